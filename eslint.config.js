@@ -1,0 +1,30 @@
+// @ts-check
+import js from '@eslint/js';
+import { defineConfig, globalIgnores } from 'eslint/config';
+import tseslint from 'typescript-eslint';
+
+/** Node globals for the few plain .js/.mjs files (TS files get no-undef turned off). */
+const nodeGlobals = {
+  process: 'readonly',
+  console: 'readonly',
+  URL: 'readonly',
+  Buffer: 'readonly',
+  setTimeout: 'readonly',
+  clearTimeout: 'readonly',
+};
+
+export default defineConfig(
+  globalIgnores(['dist/', 'node_modules/', 'coverage/', '.tmp/']),
+  js.configs.recommended,
+  tseslint.configs.recommended,
+  {
+    languageOptions: {
+      ecmaVersion: 2022,
+      sourceType: 'module',
+      globals: nodeGlobals,
+    },
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'error',
+    },
+  },
+);
