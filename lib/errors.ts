@@ -1,0 +1,67 @@
+/** Every error this package throws on purpose carries one of these codes. */
+export type WorkQueueErrorCode =
+  | 'INVALID_ARGUMENT'
+  | 'INVALID_OPTIONS'
+  | 'ENCODE_FAILED'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'LEASE_LOST'
+  | 'FOREIGN_LEASE'
+  | 'NOT_FOUND'
+  | 'BAD_STATE'
+  | 'REDIS_VERSION'
+  | 'REDIS_UNAVAILABLE'
+  | 'SCRIPT_ERROR'
+  | 'CLOSED';
+
+export class WorkQueueError extends Error {
+  override readonly name = 'WorkQueueError';
+  constructor(
+    readonly code: WorkQueueErrorCode,
+    message: string,
+    /** For INVALID_OPTIONS/INVALID_ARGUMENT: every problem found, one per entry. */
+    readonly problems: readonly string[] = [],
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/**
+ * Throw this (or an error whose `retryable` property is `false`) from a handler to
+ * dead-letter the job at once instead of retrying it.
+ */
+export class NonRetryableError extends Error {
+  override readonly name: string = 'NonRetryableError';
+  readonly retryable = false;
+}
+
+/** Negative codes returned by the Lua scripts (see lib/scripts/_common.lua). */
+const SCRIPT_CODES: Record<number, [WorkQueueErrorCode, string]> = {
+  [-1]: [
+    'LEASE_LOST',
+    'the lease was lost (expired and reclaimed, or the job was cancelled or completed)',
+  ],
+  [-2]: ['NOT_FOUND', 'no such job'],
+  [-3]: ['BAD_STATE', 'the job is not in a state that allows this'],
+};
+
+/** The one place where a script's failure code becomes a typed error. */
+export function scriptError(code: number, context: string): WorkQueueError {
+  const known = SCRIPT_CODES[code];
+  if (known) return new WorkQueueError(known[0], `${context}: ${known[1]}`);
+  return new WorkQueueError('SCRIPT_ERROR', `${context}: unexpected script code ${code}`);
+}
+
+/** Wrap a Redis/connection error in a typed error, keeping the cause. */
+export function redisError(context: string, cause: unknown): WorkQueueError {
+  if (cause instanceof WorkQueueError) return cause;
+  const msg = cause instanceof Error ? cause.message : String(cause);
+  // A reply error means Redis answered (a script or command failed), not that it is down.
+  const code =
+    cause instanceof Error && cause.name === 'ReplyError' ? 'SCRIPT_ERROR' : 'REDIS_UNAVAILABLE';
+  return new WorkQueueError(code, `${context}: ${msg}`, [], { cause });
+}
+
+export function invalid(problems: string[], what = 'invalid argument'): WorkQueueError {
+  return new WorkQueueError('INVALID_ARGUMENT', `${what}: ${problems.join('; ')}`, problems);
+}

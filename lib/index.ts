@@ -1,0 +1,13 @@
+export { WorkQueue, errorMessage, type CompleteItem, type LeaseBatch } from './queue.js';
+export { WorkQueueError, NonRetryableError, type WorkQueueErrorCode } from './errors.js';
+export { QUEUE_DEFAULTS, queueOptionProblems, type ResolvedQueueOptions } from './options.js';
+export { queueKeys, type QueueKeys } from './keys.js';
+export type * from './types.js';
+export {
+  Worker,
+  workerOptionProblems,
+  type Job,
+  type Handler,
+  type WorkerOptions,
+  type WorkerEvents,
+} from './worker.js';

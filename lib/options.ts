@@ -1,0 +1,136 @@
+import { WorkQueueError } from './errors.js';
+import type { BackoffOptions, PayloadCodec, QueueLogger, WorkQueueOptions } from './types.js';
+
+export interface ResolvedQueueOptions {
+  prefix: string;
+  codec: PayloadCodec;
+  maxPayloadBytes: number;
+  leaseMs: number;
+  maxAttempts: number;
+  backoff: BackoffOptions;
+  maxLeaseExpiries: number;
+  maxDead: number;
+  resultTtlMs: number;
+  heartbeatTimeoutMs: number;
+  logger: QueueLogger | undefined;
+}
+
+export const QUEUE_DEFAULTS = {
+  prefix: 'wq',
+  codec: 'json',
+  maxPayloadBytes: 512 * 1024,
+  leaseMs: 30_000,
+  maxAttempts: 3,
+  backoff: { type: 'exponential', delayMs: 1_000, maxDelayMs: 60_000 },
+  maxLeaseExpiries: 3,
+  maxDead: 10_000,
+  heartbeatTimeoutMs: 5_000,
+} as const satisfies Partial<ResolvedQueueOptions>;
+
+const NAME_RE = /^[A-Za-z0-9._:-]{1,100}$/;
+
+function isPositiveInt(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v > 0;
+}
+
+export function checkName(what: string, v: unknown, problems: string[]): void {
+  if (typeof v !== 'string' || !NAME_RE.test(v)) {
+    problems.push(
+      `${what} must be 1-100 characters of letters, digits, '.', '_', '-' or ':' (no '{', '}' or spaces), got ${JSON.stringify(v)}`,
+    );
+  }
+}
+
+export function checkBackoff(what: string, b: unknown, problems: string[]): void {
+  if (b === undefined) return;
+  if (typeof b !== 'object' || b === null) {
+    problems.push(`${what} must be an object { type, delayMs, maxDelayMs? }`);
+    return;
+  }
+  const o = b as Record<string, unknown>;
+  if (o.type !== 'fixed' && o.type !== 'exponential') {
+    problems.push(`${what}.type must be 'fixed' or 'exponential', got ${JSON.stringify(o.type)}`);
+  }
+  if (typeof o.delayMs !== 'number' || !Number.isInteger(o.delayMs) || o.delayMs < 0) {
+    problems.push(`${what}.delayMs must be an integer >= 0, got ${JSON.stringify(o.delayMs)}`);
+  }
+  if (o.maxDelayMs !== undefined && !isPositiveInt(o.maxDelayMs)) {
+    problems.push(
+      `${what}.maxDelayMs must be a positive integer, got ${JSON.stringify(o.maxDelayMs)}`,
+    );
+  }
+}
+
+/** Problems with queue options, one string each (empty when valid). */
+export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
+  const problems: string[] = [];
+  const p = (k: string) => path + k;
+  if (o.prefix !== undefined) checkName(p('prefix'), o.prefix, problems);
+  if (o.codec !== undefined && !['json', 'string', 'buffer'].includes(o.codec)) {
+    problems.push(
+      `${p('codec')} must be 'json', 'string' or 'buffer', got ${JSON.stringify(o.codec)}`,
+    );
+  }
+  for (const k of [
+    'maxPayloadBytes',
+    'leaseMs',
+    'maxAttempts',
+    'maxLeaseExpiries',
+    'maxDead',
+    'heartbeatTimeoutMs',
+  ] as const) {
+    const v = o[k];
+    if (v !== undefined && !isPositiveInt(v)) {
+      problems.push(`${p(k)} must be a positive integer, got ${JSON.stringify(v)}`);
+    }
+  }
+  checkBackoff(p('backoff'), o.backoff, problems);
+  if (o.storeResults !== undefined && o.storeResults !== false) {
+    if (
+      typeof o.storeResults !== 'object' ||
+      o.storeResults === null ||
+      !isPositiveInt(o.storeResults.ttlMs)
+    ) {
+      problems.push(`${p('storeResults')} must be false or { ttlMs: positive integer }`);
+    }
+  }
+  if (o.logger !== undefined && o.logger !== false) {
+    if (typeof o.logger !== 'object' || o.logger === null || typeof o.logger.warn !== 'function') {
+      problems.push(`${p('logger')} must be false or an object with a warn(message) method`);
+    }
+  }
+  return problems;
+}
+
+export function resolveQueueOptions(name: string, o: WorkQueueOptions = {}): ResolvedQueueOptions {
+  const problems: string[] = [];
+  checkName('queue name', name, problems);
+  problems.push(...queueOptionProblems(o));
+  if (problems.length > 0) {
+    throw new WorkQueueError(
+      'INVALID_OPTIONS',
+      `invalid options for queue ${JSON.stringify(name)}:\n  - ${problems.join('\n  - ')}`,
+      problems,
+    );
+  }
+  return {
+    prefix: o.prefix ?? QUEUE_DEFAULTS.prefix,
+    codec: o.codec ?? QUEUE_DEFAULTS.codec,
+    maxPayloadBytes: o.maxPayloadBytes ?? QUEUE_DEFAULTS.maxPayloadBytes,
+    leaseMs: o.leaseMs ?? QUEUE_DEFAULTS.leaseMs,
+    maxAttempts: o.maxAttempts ?? QUEUE_DEFAULTS.maxAttempts,
+    backoff: o.backoff ?? { ...QUEUE_DEFAULTS.backoff },
+    maxLeaseExpiries: o.maxLeaseExpiries ?? QUEUE_DEFAULTS.maxLeaseExpiries,
+    maxDead: o.maxDead ?? QUEUE_DEFAULTS.maxDead,
+    resultTtlMs: o.storeResults ? o.storeResults.ttlMs : 0,
+    heartbeatTimeoutMs: o.heartbeatTimeoutMs ?? QUEUE_DEFAULTS.heartbeatTimeoutMs,
+    logger: o.logger === false ? undefined : (o.logger ?? console),
+  };
+}
+
+/** Delay before the next attempt, after `attempt` failed attempts (1-based). */
+export function backoffDelay(b: BackoffOptions, attempt: number): number {
+  if (b.type === 'fixed') return b.delayMs;
+  const d = b.delayMs * 2 ** Math.max(0, attempt - 1);
+  return Math.min(d, b.maxDelayMs ?? Number.MAX_SAFE_INTEGER);
+}

@@ -1,0 +1,901 @@
+import type { Cluster, Redis } from 'ioredis';
+import { invalid, redisError, scriptError, WorkQueueError } from './errors.js';
+import { queueKeys, type QueueKeys } from './keys.js';
+import {
+  backoffDelay,
+  checkBackoff,
+  resolveQueueOptions,
+  type ResolvedQueueOptions,
+} from './options.js';
+import { defineScripts, type ScriptClient, type ScriptName } from './scripts.js';
+import type {
+  AddOptions,
+  AddResult,
+  BackoffOptions,
+  CleanReport,
+  DeadJob,
+  FailOutcome,
+  JobInfo,
+  Lease,
+  LeasedJob,
+  LeaseOptions,
+  QueueCounts,
+  RepairReport,
+  WorkQueueOptions,
+} from './types.js';
+
+type Arg = string | number | Buffer;
+type Raw = string | Buffer;
+type Reply = Array<Raw | number>;
+
+/** Meta fields as stored in Redis (see lib/scripts/_common.lua). */
+interface Meta {
+  i?: string;
+  n?: string;
+  p?: number;
+  a?: number;
+  m?: number;
+  b?: BackoffOptions;
+  x?: number;
+  e?: string;
+  r?: string;
+}
+
+/** One batch of leased jobs plus what a worker needs to wait well. */
+export interface LeaseBatch<T> {
+  jobs: LeasedJob<T>[];
+  /** Redis time when the batch was leased. */
+  now: number;
+  /** When the next delayed job is due (Redis ms), or -1. */
+  nextDue: number;
+}
+
+export interface CompleteItem<R = unknown> {
+  lease: Lease;
+  result?: R;
+}
+
+const ADD_CHUNK = 2000;
+const CLEAN_LIMIT = 1000;
+const MAX_ERROR_CHARS = 2000;
+const MIN_REDIS = [6, 2];
+
+const str = (v: Raw | number | undefined): string =>
+  v === undefined ? '' : typeof v === 'number' ? String(v) : v.toString();
+const num = (v: Raw | number | undefined): number => Number(str(v));
+
+function isPosInt(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v > 0;
+}
+
+/**
+ * One queue in one Redis (or one Cluster slot). Every state change is one Lua script.
+ * Framework-agnostic: construct it from an ioredis `Redis` or `Cluster` client.
+ */
+export class WorkQueue<T = unknown, R = unknown> {
+  readonly options: ResolvedQueueOptions;
+  readonly keys: QueueKeys;
+  private readonly scripts: ScriptClient;
+  private checked: Promise<void> | undefined;
+
+  constructor(
+    readonly client: Redis | Cluster,
+    readonly name: string,
+    options: WorkQueueOptions = {},
+  ) {
+    this.options = resolveQueueOptions(name, options);
+    this.keys = queueKeys(this.options.prefix, name);
+    this.scripts = defineScripts(client);
+  }
+
+  // ---------------------------------------------------------------- producing
+
+  /** Store and enqueue one job. Resolves `{ added: false }` when its caller id exists. */
+  async add(data: T, opts: AddOptions = {}): Promise<AddResult> {
+    const [res] = await this.addBulk([{ data, opts }]);
+    return res!;
+  }
+
+  /**
+   * Store and enqueue many jobs in a few round trips (scripts of 2 000 jobs, pipelined).
+   * Every job is validated and encoded first: one bad job refuses the batch, nothing written.
+   */
+  async addBulk(jobs: ReadonlyArray<{ data: T; opts?: AddOptions }>): Promise<AddResult[]> {
+    const problems: string[] = [];
+    const encoded = jobs.map((j, i) =>
+      this.prepareAdd(j.data, j.opts ?? {}, jobs.length > 1 ? `job ${i}: ` : '', problems),
+    );
+    if (problems.length > 0) {
+      const first = problems.find((p) => p.includes('ENCODE:'));
+      if (first) throw new WorkQueueError('ENCODE_FAILED', first.replace('ENCODE:', ''), problems);
+      const big = problems.find((p) => p.includes('TOO_LARGE:'));
+      if (big)
+        throw new WorkQueueError('PAYLOAD_TOO_LARGE', big.replace('TOO_LARGE:', ''), problems);
+      throw invalid(problems, `${this.name}: add refused`);
+    }
+    const calls: Promise<unknown>[] = [];
+    for (let i = 0; i < encoded.length; i += ADD_CHUNK) {
+      const chunk = encoded.slice(i, i + ADD_CHUNK);
+      calls.push(this.run('add', '0', [chunk.length, ...chunk.flat()]));
+    }
+    const replies = (await Promise.all(calls)) as Reply[];
+    const out: AddResult[] = [];
+    for (const reply of replies) {
+      for (let i = 0; i < reply.length; i += 2) {
+        out.push({ id: str(reply[i]), added: num(reply[i + 1]) === 1 });
+      }
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------- consuming
+
+  /** Lease up to `count` jobs, highest priority first, FIFO within a priority. */
+  async lease(opts: LeaseOptions = {}): Promise<LeasedJob<T>[]> {
+    return (await this.leaseBatch(opts)).jobs;
+  }
+
+  /** `lease`, also telling when the next delayed job is due (for a worker's wait). */
+  async leaseBatch(opts: LeaseOptions = {}): Promise<LeaseBatch<T>> {
+    const { count, leaseMs, workerId } = this.leaseArgs(opts);
+    const reply = (await this.run('lease', workerId, [count, leaseMs, workerId], true)) as Reply;
+    return this.parseLeases(reply, 3, workerId);
+  }
+
+  /** Complete one job. True exactly once per job; false when it no longer exists. */
+  async complete(lease: Lease, result?: R): Promise<boolean> {
+    const { completed } = await this.completeAndLease([{ lease, result }]);
+    return completed[0]!;
+  }
+
+  /**
+   * Complete a batch of jobs of one worker and, in the same round trip, lease up to
+   * `next.count` more. A lease that went stale still completes its job if that job (this
+   * incarnation) still exists; its new holder then loses it.
+   */
+  async completeAndLease(
+    items: ReadonlyArray<CompleteItem<R>>,
+    next?: LeaseOptions,
+  ): Promise<{ completed: boolean[] } & LeaseBatch<T>> {
+    const workerId = items[0]?.lease?.workerId ?? next?.workerId ?? '0';
+    const { count, leaseMs } = next
+      ? this.leaseArgs({ ...next, workerId })
+      : { count: 0, leaseMs: 1 };
+    const ttl = this.options.resultTtlMs;
+    const args: Arg[] = [workerId, ttl, items.length];
+    for (const { lease, result } of items) {
+      this.checkLease(lease);
+      if (lease.workerId !== workerId) {
+        throw invalid(['completeAndLease takes leases of one worker at a time']);
+      }
+      args.push(lease.seq, lease.token, ttl > 0 ? this.encodeResult(result) : '');
+    }
+    args.push(count, leaseMs);
+    const reply = (await this.run('complete', workerId, args, true)) as Reply;
+    const completed = reply.slice(3, 3 + items.length).map((v) => num(v) === 1);
+    const batch = await this.parseLeases(reply, 3 + items.length, workerId);
+    return { completed, ...batch };
+  }
+
+  /**
+   * Count a failed attempt: retry after the job's backoff while attempts remain, else
+   * dead-letter it with the error. An error with `retryable === false` (e.g.
+   * `NonRetryableError`) or `{ retryable: false }` dead-letters at once.
+   * Resolves 'lost' when the caller no longer holds the lease (nothing changed).
+   */
+  async fail(
+    lease: Lease,
+    error: unknown,
+    opts: { retryable?: boolean } = {},
+  ): Promise<FailOutcome> {
+    this.checkLease(lease);
+    const retryable =
+      opts.retryable ??
+      !(
+        typeof error === 'object' &&
+        error !== null &&
+        (error as { retryable?: unknown }).retryable === false
+      );
+    const message = errorMessage(error);
+    const job = lease as Partial<LeasedJob>;
+    const delay = backoffDelay(job.backoff ?? this.options.backoff, job.attempt ?? 1);
+    return this.failWith(lease, message, retryable ? 'retry' : 'dead', delay, '');
+  }
+
+  /** Give jobs back to the FRONT of their priority without counting an attempt. */
+  async release(leases: Lease | readonly Lease[]): Promise<boolean[]> {
+    return this.perWorker(leases, async (workerId, group) => {
+      const args: Arg[] = [workerId, group.length];
+      for (const l of group) args.push(l.seq, l.token);
+      const reply = (await this.run('release', workerId, args)) as number[];
+      return reply.map((v) => v === 1);
+    });
+  }
+
+  /** Push lease deadlines to now + `ms` (Redis time); false for each lease that is lost. */
+  async extend(leases: Lease | readonly Lease[], ms = this.options.leaseMs): Promise<boolean[]> {
+    if (!isPosInt(ms))
+      throw invalid([`extend ms must be a positive integer, got ${JSON.stringify(ms)}`]);
+    return this.perWorker(leases, async (workerId, group) => {
+      const args: Arg[] = [workerId, ms, group.length];
+      for (const l of group) args.push(l.seq, l.token);
+      const reply = (await this.run('extend', workerId, args)) as number[];
+      const deadline = reply[0]!;
+      return group.map((l, i) => {
+        const ok = reply[i + 1] === 1;
+        if (ok) l.deadline = deadline;
+        return ok;
+      });
+    });
+  }
+
+  /** Record and publish progress (a number 0…1 or a small JSON value). False when the lease is lost. */
+  async progress(lease: Lease, value: unknown): Promise<boolean> {
+    this.checkLease(lease);
+    let encoded: string | undefined;
+    try {
+      encoded = JSON.stringify(value);
+    } catch (e) {
+      throw new WorkQueueError(
+        'ENCODE_FAILED',
+        `progress value cannot be encoded: ${errorMessage(e)}`,
+      );
+    }
+    if (encoded === undefined || encoded.length > 64 * 1024) {
+      throw invalid(['progress must be a JSON value of at most 64 KiB']);
+    }
+    const r = await this.run('progress', lease.workerId, [
+      lease.seq,
+      lease.token,
+      lease.workerId,
+      encoded,
+    ]);
+    return r === 1;
+  }
+
+  // ---------------------------------------------------------------- managing
+
+  /** The job stops existing wherever it is; a holder learns on the event channel. */
+  async cancel(id: string): Promise<boolean> {
+    this.checkId(id);
+    return (await this.run('cancel', '0', [id])) === 1;
+  }
+
+  async getJob(id: string): Promise<JobInfo<T, R> | null> {
+    this.checkId(id);
+    const r = (await this.run('get', '0', [id], true)) as Reply;
+    const state = str(r[0]) as JobInfo['state'];
+    if (state === 'unknown') return null;
+    if (state === 'completed') {
+      const info: JobInfo<T, R> = { id, state };
+      try {
+        info.result = JSON.parse(str(r[2])) as R;
+      } catch (e) {
+        info.decodeError = errorMessage(e);
+      }
+      return info;
+    }
+    const meta = parseMeta(str(r[3]));
+    const info: JobInfo<T, R> = {
+      id,
+      state,
+      name: meta.n,
+      priority: meta.p ?? 5,
+      attemptsMade: meta.a ?? 0,
+      leaseExpiries: meta.x ?? 0,
+    };
+    if (meta.e !== undefined) info.lastError = meta.e;
+    if (meta.r !== undefined) info.deadReason = meta.r;
+    if (str(r[4]) !== '') info.at = num(r[4]);
+    if (str(r[5]) !== '') info.progress = JSON.parse(str(r[5])) as unknown;
+    try {
+      info.data = this.decode(r[2] as Raw);
+    } catch (e) {
+      info.decodeError = errorMessage(e);
+    }
+    return info;
+  }
+
+  /** A completed job's stored result (when `storeResults` is on and it has not expired). */
+  async getResult(id: string): Promise<R | undefined> {
+    const info = await this.getJob(id);
+    return info?.state === 'completed' ? info.result : undefined;
+  }
+
+  async counts(): Promise<QueueCounts> {
+    const r = (await this.run('counts', '0', [this.options.heartbeatTimeoutMs])) as number[];
+    const pendingByPriority = r.slice(0, 10);
+    return {
+      pendingByPriority,
+      pending: pendingByPriority.reduce((a, b) => a + b, 0),
+      delayed: r[10]!,
+      leased: r[11]!,
+      dead: r[12]!,
+      workers: r[13]!,
+    };
+  }
+
+  /**
+   * Reclaim expired leases (to the front, counting a lease expiry), reclaim the leases of
+   * workers whose heartbeat lapsed, promote due delayed jobs, drop expired results.
+   * Cost is proportional to the work found.
+   */
+  async clean(): Promise<CleanReport> {
+    const o = this.options;
+    const report: CleanReport = {
+      promoted: 0,
+      reclaimed: 0,
+      deadLettered: 0,
+      deadWorkers: 0,
+      reclaimedFromWorkers: 0,
+      resultsExpired: 0,
+    };
+    for (;;) {
+      const r = (await this.run('clean', '0', [
+        CLEAN_LIMIT,
+        o.maxLeaseExpiries,
+        o.maxDead,
+        o.heartbeatTimeoutMs,
+      ])) as Reply;
+      const [promoted, reclaimed, dead, expired] = r.slice(0, 4).map(num) as [
+        number,
+        number,
+        number,
+        number,
+      ];
+      report.promoted += promoted;
+      report.reclaimed += reclaimed;
+      report.deadLettered += dead;
+      report.resultsExpired += expired;
+      for (const w of r.slice(4).map(str)) {
+        const x = (await this.run('reclaim_worker', w, [
+          w,
+          o.heartbeatTimeoutMs,
+          o.maxLeaseExpiries,
+          o.maxDead,
+        ])) as number[];
+        if (x[0] === -1) continue;
+        report.deadWorkers += 1;
+        report.reclaimedFromWorkers += x[0]!;
+        report.deadLettered += x[1]!;
+      }
+      if (Math.max(promoted, reclaimed + dead, expired) < CLEAN_LIMIT) return report;
+    }
+  }
+
+  /**
+   * Deep check: walk the queue incrementally (LRANGE/ZRANGE pages, HSCAN) for jobs that break
+   * an invariant, and fix each one atomically. Finds nothing in normal operation.
+   */
+  async repair(): Promise<RepairReport> {
+    await this.ready();
+    const c = this.client;
+    const k = this.keys;
+    const places = new Map<string, number>();
+    const mark = (id: string) => places.set(id, (places.get(id) ?? 0) + 1);
+    const suspects = new Set<string>();
+    const page = 1000;
+    for (let p = 0; p <= 9; p++) {
+      for (let start = 0; ; start += page) {
+        const ids = await c.lrange(k.pending(p), start, start + page - 1);
+        ids.forEach(mark);
+        if (ids.length < page) break;
+      }
+    }
+    for (const key of [k.delayed, k.leased, k.dead]) {
+      for (let start = 0; ; start += page) {
+        const ids = await c.zrange(key, String(start), String(start + page - 1));
+        ids.forEach(mark);
+        if (ids.length < page) break;
+      }
+    }
+    const hscanAll = async (key: string, each: (field: string, value: string) => void) => {
+      let cursor = '0';
+      do {
+        const [next, flat] = await c.hscan(key, cursor, 'COUNT', page);
+        for (let i = 0; i < flat.length; i += 2) each(flat[i]!, flat[i + 1]!);
+        cursor = next;
+      } while (cursor !== '0');
+    };
+    const withData = new Set<string>();
+    await hscanAll(k.data, (id) => {
+      withData.add(id);
+      if ((places.get(id) ?? 0) !== 1) suspects.add(id);
+    });
+    for (const id of places.keys()) if (!withData.has(id)) suspects.add(id);
+    const leased = new Set<string>();
+    for (let start = 0; ; start += page) {
+      const ids = await c.zrange(k.leased, String(start), String(start + page - 1));
+      ids.forEach((id) => leased.add(id));
+      if (ids.length < page) break;
+    }
+    const tokens = new Set<string>();
+    await hscanAll(k.tokens, (id) => {
+      tokens.add(id);
+      if (!withData.has(id) || !leased.has(id)) suspects.add(id);
+    });
+    for (const id of leased) if (!tokens.has(id)) suspects.add(id);
+    for (const part of ['m', 'pg']) {
+      await hscanAll(k.base + part, (id) => {
+        if (!withData.has(id)) suspects.add(id);
+      });
+    }
+    const aliases: Array<[string, string]> = [];
+    await hscanAll(k.base + 'ids', (cid, id) => {
+      if (!withData.has(id)) aliases.push([cid, id]);
+    });
+    const fixes: string[] = [];
+    for (const id of suspects) {
+      const what = str((await this.run('repair', '0', [id])) as Raw);
+      if (what !== '') fixes.push(`${id}: ${what}`);
+    }
+    // A caller id pointing at a missing job: drop it, if it still does (checked atomically).
+    for (const [cid, id] of aliases) {
+      const removed = await c.eval(
+        "if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] and redis.call('HEXISTS', KEYS[2], ARGV[2]) == 0 then return redis.call('HDEL', KEYS[1], ARGV[1]) end return 0",
+        2,
+        k.base + 'ids',
+        k.data,
+        cid,
+        id,
+      );
+      if (removed === 1) fixes.push(`${cid}: caller id of a missing job`);
+    }
+    return { checked: suspects.size + aliases.length, fixes };
+  }
+
+  /** A page of the dead-letter set, oldest first. */
+  async listDead(opts: { offset?: number; limit?: number } = {}): Promise<DeadJob<T>[]> {
+    const offset = opts.offset ?? 0;
+    const limit = opts.limit ?? 100;
+    if (!Number.isInteger(offset) || offset < 0 || !isPosInt(limit) || limit > 10_000) {
+      throw invalid(['listDead: offset must be an integer >= 0 and limit 1..10000']);
+    }
+    const r = (await this.run('dead', '0', ['list', offset, limit], true)) as Reply;
+    const out: DeadJob<T>[] = [];
+    for (let i = 0; i < r.length; i += 4) {
+      const meta = parseMeta(str(r[i + 2]));
+      const job: DeadJob<T> = {
+        id: meta.i ?? str(r[i]),
+        name: meta.n,
+        reason: meta.r ?? '',
+        lastError: meta.e,
+        attemptsMade: meta.a ?? 0,
+        diedAt: num(r[i + 3]),
+      };
+      try {
+        job.data = this.decode(r[i + 1] as Raw);
+      } catch (e) {
+        job.decodeError = errorMessage(e);
+      }
+      out.push(job);
+    }
+    return out;
+  }
+
+  /** Requeue a dead job (to the back of its priority), attempts reset. False when not dead. */
+  async retryDead(id: string): Promise<boolean> {
+    this.checkId(id);
+    return (await this.run('dead', '0', ['retry', id])) === 1;
+  }
+
+  /** Purge one dead job, or (no id) the whole dead-letter set. Resolves how many were purged. */
+  async purgeDead(id?: string): Promise<number> {
+    if (id !== undefined) {
+      this.checkId(id);
+      return (await this.run('dead', '0', ['purge', id])) as number;
+    }
+    let total = 0;
+    for (;;) {
+      const n = (await this.run('dead', '0', ['purgeall', CLEAN_LIMIT])) as number;
+      total += n;
+      if (n < CLEAN_LIMIT) return total;
+    }
+  }
+
+  // ---------------------------------------------------------------- workers
+
+  /** Register a worker (its heartbeat starts now, from Redis time). Resolves its id. */
+  async registerWorker(): Promise<string> {
+    return str((await this.run('worker', '0', ['register', '0'])) as Raw);
+  }
+
+  async heartbeat(workerId: string): Promise<void> {
+    await this.run('worker', workerId, ['beat', workerId]);
+  }
+
+  /** Forget a worker that released or finished its jobs. */
+  async deregisterWorker(workerId: string): Promise<void> {
+    await this.run('worker', workerId, ['leave', workerId]);
+  }
+
+  /**
+   * Block on `blockingClient` (a connection used for nothing else) until work may be
+   * available or `timeoutMs` passes. Resolves true when woken by a new job.
+   */
+  async waitForWork(blockingClient: Redis | Cluster, timeoutMs: number): Promise<boolean> {
+    const seconds = Math.max(0.01, timeoutMs / 1000);
+    const r = await blockingClient.blpop(this.keys.wake, Number(seconds.toFixed(3)));
+    return r !== null;
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  /** Dead-letter a leased job at once with a reason (undecodable payload, no handler, ...). */
+  async deadLetter(lease: Lease, reason: string): Promise<FailOutcome> {
+    this.checkLease(lease);
+    return this.failWith(lease, reason, 'dead', 0, reason);
+  }
+
+  private async failWith(
+    lease: Lease,
+    message: string,
+    mode: 'retry' | 'dead',
+    delay: number,
+    reason: string,
+  ): Promise<FailOutcome> {
+    const r = await this.run('fail', lease.workerId, [
+      lease.seq,
+      lease.token,
+      lease.workerId,
+      message,
+      mode,
+      delay,
+      this.options.maxAttempts,
+      this.options.maxDead,
+      reason,
+    ]);
+    return r === 1 ? 'retried' : r === 2 ? 'dead' : 'lost';
+  }
+
+  private async run(
+    name: ScriptName,
+    workerId: string,
+    args: Arg[],
+    buffers = false,
+  ): Promise<unknown> {
+    await this.ready();
+    const fn =
+      this.scripts[`wq_${name}${buffers && this.options.codec === 'buffer' ? 'Buffer' : ''}`]!;
+    let reply: unknown;
+    try {
+      reply = await fn.call(
+        this.client,
+        ...this.keys.fixed,
+        this.keys.workerLeases(workerId),
+        ...args,
+      );
+    } catch (e) {
+      throw redisError(`queue ${this.name}: ${name}`, e);
+    }
+    if (typeof reply === 'number' && reply < 0 && reply !== -1)
+      throw scriptError(reply, `queue ${this.name}: ${name}`);
+    return reply;
+  }
+
+  /** Checks Redis once (version >= 6.2; warns when eviction can drop jobs). */
+  ready(): Promise<void> {
+    this.checked ??= this.checkRedis().catch((e: unknown) => {
+      this.checked = undefined;
+      throw e;
+    });
+    return this.checked;
+  }
+
+  private async checkRedis(): Promise<void> {
+    let info: string;
+    try {
+      info = await this.client.info();
+    } catch (e) {
+      throw redisError(`queue ${this.name}: cannot read Redis INFO`, e);
+    }
+    const field = (f: string) => new RegExp(`^${f}:(.*)$`, 'm').exec(info)?.[1]?.trim();
+    const version = field('redis_version') ?? '0';
+    const [major = 0, minor = 0] = version.split('.').map(Number);
+    if (major < MIN_REDIS[0]! || (major === MIN_REDIS[0] && minor < MIN_REDIS[1]!)) {
+      throw new WorkQueueError(
+        'REDIS_VERSION',
+        `queue ${this.name}: Redis ${version} is too old; nestjs-work-queue needs Redis >= 6.2`,
+      );
+    }
+    const policy = field('maxmemory_policy');
+    if (policy && policy !== 'noeviction') {
+      this.options.logger?.warn(
+        `queue ${this.name}: Redis maxmemory-policy is '${policy}': under memory pressure Redis may evict queue keys and LOSE JOBS. Set maxmemory-policy noeviction.`,
+      );
+    }
+  }
+
+  /** The eviction policy and version, for health checks. */
+  async redisInfo(): Promise<{ version: string; maxmemoryPolicy: string }> {
+    const info = await this.client.info();
+    const field = (f: string) => new RegExp(`^${f}:(.*)$`, 'm').exec(info)?.[1]?.trim() ?? '';
+    return { version: field('redis_version'), maxmemoryPolicy: field('maxmemory_policy') };
+  }
+
+  private leaseArgs(opts: LeaseOptions): { count: number; leaseMs: number; workerId: string } {
+    const count = opts.count ?? 1;
+    const leaseMs = opts.leaseMs ?? this.options.leaseMs;
+    const workerId = opts.workerId ?? '0';
+    const problems: string[] = [];
+    if (!isPosInt(count) || count > 10_000)
+      problems.push(`count must be an integer 1..10000, got ${JSON.stringify(count)}`);
+    if (!isPosInt(leaseMs))
+      problems.push(`leaseMs must be a positive integer, got ${JSON.stringify(leaseMs)}`);
+    if (!/^\d+$/.test(workerId))
+      problems.push(`workerId must come from registerWorker(), got ${JSON.stringify(workerId)}`);
+    if (problems.length) throw invalid(problems, `${this.name}: lease refused`);
+    return { count, leaseMs, workerId };
+  }
+
+  private async parseLeases(
+    reply: Reply,
+    offset: number,
+    workerId: string,
+  ): Promise<LeaseBatch<T>> {
+    const now = num(reply[0]);
+    const deadline = num(reply[1]);
+    const nextDue = num(reply[2]);
+    const jobs: LeasedJob<T>[] = [];
+    const bad: Array<[Lease, string]> = [];
+    for (let i = offset; i + 3 < reply.length; i += 4) {
+      const seq = str(reply[i]);
+      const token = str(reply[i + 1]);
+      const rawMeta = str(reply[i + 3]);
+      let meta: Meta;
+      try {
+        meta = rawMeta === '' ? {} : (JSON.parse(rawMeta) as Meta);
+      } catch {
+        meta = {};
+      }
+      const lease: Lease = {
+        queueKey: this.keys.base,
+        id: meta.i ?? seq,
+        seq,
+        token,
+        workerId,
+        deadline,
+      };
+      let data: T;
+      try {
+        data = this.decode(reply[i + 2] as Raw);
+      } catch (e) {
+        bad.push([lease, `undecodable: ${errorMessage(e)}`]);
+        continue;
+      }
+      jobs.push({
+        ...lease,
+        data,
+        name: meta.n,
+        priority: meta.p ?? 5,
+        attempt: (meta.a ?? 0) + 1,
+        maxAttempts: meta.m ?? this.options.maxAttempts,
+        leaseExpiries: meta.x ?? 0,
+        backoff: meta.b ?? this.options.backoff,
+      });
+    }
+    for (const [lease, reason] of bad) {
+      await this.deadLetter(lease, reason);
+      this.options.logger?.warn(`queue ${this.name}: job ${lease.id} dead-lettered: ${reason}`);
+    }
+    return { jobs, now, nextDue };
+  }
+
+  private prepareAdd(data: T, opts: AddOptions, at: string, problems: string[]): Arg[] {
+    const before = problems.length;
+    if (typeof opts !== 'object' || opts === null) {
+      problems.push(`${at}options must be an object`);
+      return [];
+    }
+    const { id, name, priority = 5, delayMs, runAt, maxAttempts, backoff } = opts;
+    if (id !== undefined) {
+      if (typeof id !== 'string' || id.length === 0 || id.length > 256) {
+        problems.push(`${at}id must be a string of 1-256 characters`);
+      } else if (/^\d+$/.test(id)) {
+        problems.push(
+          `${at}id ${JSON.stringify(id)} is all digits; numeric ids are reserved for generated ids`,
+        );
+      }
+    }
+    if (
+      name !== undefined &&
+      (typeof name !== 'string' || name.length === 0 || name.length > 200)
+    ) {
+      problems.push(`${at}name must be a string of 1-200 characters`);
+    }
+    if (!Number.isInteger(priority) || priority < 0 || priority > 9) {
+      problems.push(
+        `${at}priority must be an integer 0 (highest)..9 (lowest), got ${JSON.stringify(priority)}`,
+      );
+    }
+    if (
+      delayMs !== undefined &&
+      (typeof delayMs !== 'number' || !Number.isInteger(delayMs) || delayMs < 0)
+    ) {
+      problems.push(`${at}delayMs must be an integer >= 0, got ${JSON.stringify(delayMs)}`);
+    }
+    let runAtMs: number | undefined;
+    if (runAt !== undefined) {
+      runAtMs = runAt instanceof Date ? runAt.getTime() : runAt;
+      if (typeof runAtMs !== 'number' || !Number.isFinite(runAtMs))
+        problems.push(`${at}runAt must be a valid Date or ms timestamp`);
+      if (delayMs !== undefined) problems.push(`${at}give delayMs or runAt, not both`);
+    }
+    if (maxAttempts !== undefined && !isPosInt(maxAttempts)) {
+      problems.push(
+        `${at}maxAttempts must be a positive integer, got ${JSON.stringify(maxAttempts)}`,
+      );
+    }
+    checkBackoff(`${at}backoff`, backoff, problems);
+    let payload: Raw = '';
+    try {
+      payload = this.encode(data);
+    } catch (e) {
+      const code = e instanceof WorkQueueError ? e.code : 'ENCODE_FAILED';
+      problems.push(
+        `${code === 'PAYLOAD_TOO_LARGE' ? 'TOO_LARGE:' : code === 'ENCODE_FAILED' ? 'ENCODE:' : ''}${at}${errorMessage(e)}`,
+      );
+    }
+    if (problems.length > before) return [];
+    const meta: Meta = {};
+    if (id !== undefined) meta.i = id;
+    if (name !== undefined) meta.n = name;
+    if (priority !== 5) meta.p = priority;
+    if (maxAttempts !== undefined) meta.m = maxAttempts;
+    if (backoff !== undefined) meta.b = backoff;
+    const schedule = delayMs
+      ? `d${delayMs}`
+      : runAtMs !== undefined
+        ? `a${Math.floor(runAtMs)}`
+        : '';
+    return [
+      id ?? '',
+      payload,
+      Object.keys(meta).length ? JSON.stringify(meta) : '',
+      priority,
+      schedule,
+    ];
+  }
+
+  private encode(data: T): Raw {
+    const max = this.options.maxPayloadBytes;
+    let out: Raw;
+    switch (this.options.codec) {
+      case 'json': {
+        if (data === undefined)
+          throw new WorkQueueError('ENCODE_FAILED', 'data is undefined (use null for "no data")');
+        let s: string | undefined;
+        try {
+          s = JSON.stringify(data);
+        } catch (e) {
+          throw new WorkQueueError(
+            'ENCODE_FAILED',
+            `data cannot be encoded as JSON: ${errorMessage(e)}`,
+          );
+        }
+        if (s === undefined)
+          throw new WorkQueueError(
+            'ENCODE_FAILED',
+            `data of type ${typeof data} cannot be encoded as JSON`,
+          );
+        out = s;
+        break;
+      }
+      case 'string':
+        if (typeof data !== 'string')
+          throw new WorkQueueError(
+            'ENCODE_FAILED',
+            `codec 'string' takes strings, got ${typeof data}`,
+          );
+        out = data;
+        break;
+      case 'buffer':
+        if (!Buffer.isBuffer(data))
+          throw new WorkQueueError(
+            'ENCODE_FAILED',
+            `codec 'buffer' takes Buffers, got ${typeof data}`,
+          );
+        out = data;
+        break;
+    }
+    const size = typeof out === 'string' ? Buffer.byteLength(out) : out.length;
+    if (size > max)
+      throw new WorkQueueError(
+        'PAYLOAD_TOO_LARGE',
+        `payload is ${size} bytes, over maxPayloadBytes ${max}`,
+      );
+    return out;
+  }
+
+  private decode(raw: Raw): T {
+    switch (this.options.codec) {
+      case 'json':
+        return JSON.parse(raw.toString()) as T;
+      case 'string':
+        return raw.toString() as T;
+      case 'buffer':
+        return (Buffer.isBuffer(raw) ? raw : Buffer.from(raw)) as T;
+    }
+  }
+
+  private encodeResult(result: unknown): string {
+    let s: string | undefined;
+    try {
+      s = JSON.stringify(result ?? null);
+    } catch (e) {
+      throw new WorkQueueError(
+        'ENCODE_FAILED',
+        `result cannot be encoded as JSON: ${errorMessage(e)}`,
+      );
+    }
+    return s ?? 'null';
+  }
+
+  private checkLease(lease: Lease): void {
+    if (
+      typeof lease !== 'object' ||
+      lease === null ||
+      typeof lease.seq !== 'string' ||
+      typeof lease.token !== 'string'
+    ) {
+      throw new WorkQueueError('INVALID_ARGUMENT', 'not a lease (use a lease returned by lease())');
+    }
+    if (lease.queueKey !== this.keys.base) {
+      throw new WorkQueueError(
+        'FOREIGN_LEASE',
+        `lease of ${lease.queueKey} given to queue ${this.keys.base}`,
+      );
+    }
+    if (!/^\d+$/.test(lease.seq) || !/^\d+$/.test(lease.token) || !/^\d+$/.test(lease.workerId)) {
+      throw new WorkQueueError('INVALID_ARGUMENT', 'malformed lease (forged?)');
+    }
+  }
+
+  private checkId(id: string): void {
+    if (typeof id !== 'string' || id.length === 0 || id.length > 256)
+      throw invalid(['id must be a string of 1-256 characters']);
+  }
+
+  private async perWorker(
+    leases: Lease | readonly Lease[],
+    fn: (workerId: string, group: Lease[]) => Promise<boolean[]>,
+  ): Promise<boolean[]> {
+    const list = Array.isArray(leases) ? (leases as readonly Lease[]) : [leases as Lease];
+    const groups = new Map<string, Lease[]>();
+    for (const l of list) {
+      this.checkLease(l);
+      const g = groups.get(l.workerId) ?? [];
+      g.push(l);
+      groups.set(l.workerId, g);
+    }
+    const result = new Map<Lease, boolean>();
+    for (const [w, g] of groups) {
+      const r = await fn(w, g);
+      g.forEach((l, i) => result.set(l, r[i]!));
+    }
+    return list.map((l) => result.get(l)!);
+  }
+}
+
+function parseMeta(s: string): Meta {
+  if (s === '') return {};
+  try {
+    return JSON.parse(s) as Meta;
+  } catch {
+    return {};
+  }
+}
+
+export function errorMessage(e: unknown): string {
+  let m: string;
+  if (e instanceof Error) m = e.message || e.name;
+  else if (typeof e === 'string') m = e;
+  else {
+    try {
+      m = JSON.stringify(e) ?? String(e);
+    } catch {
+      m = String(e);
+    }
+  }
+  return m.length > MAX_ERROR_CHARS ? m.slice(0, MAX_ERROR_CHARS) + '…' : m;
+}

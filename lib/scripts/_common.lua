@@ -1,0 +1,233 @@
+-- Shared prelude, inlined at the top of every script by lib/scripts.ts.
+--
+-- KEYS (the same layout for every script, all sharing the queue's hash tag):
+--   1..10 pending lists p0..p9 (ids, FIFO, front = next)   11 job id counter
+--   12 lease token counter   13 data hash (id -> payload)   14 meta hash (id -> JSON)
+--   15 caller-id index (caller id -> id)   16 delayed zset (id -> due ms)
+--   17 leased zset (id -> deadline ms)   18 lease hash (id -> "token:workerId")
+--   19 dead zset (id -> died ms)   20 workers zset (workerId -> last heartbeat ms)
+--   21 wake list   22 results hash (public id -> result)   23 result expiry zset
+--   24 progress hash (id -> value)   25 worker id counter   26 event channel
+--   27 lease set of the calling worker (unused when the caller is no worker)
+-- Meta JSON fields, each present only when not default: i caller id, n name, p priority,
+-- a attempts failed, m max attempts, b backoff (opaque to Lua), x lease expiries,
+-- e last error, r dead-letter reason.
+local rcall = redis.call
+local K_ID, K_TOK, K_DATA, K_META, K_IDS = KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15]
+local K_DELAYED, K_LEASED, K_TOKENS, K_DEAD, K_WORKERS = KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20]
+local K_WAKE, K_RES, K_REXP, K_PROG, K_WSEQ, K_EV, K_WLEASES =
+  KEYS[21], KEYS[22], KEYS[23], KEYS[24], KEYS[25], KEYS[26], KEYS[27]
+local DEFAULT_PRIO = 5
+
+-- Error codes; lib/errors.ts maps them to WorkQueueError codes.
+local E_LEASE_LOST, E_NOT_FOUND, E_BAD_STATE = -1, -2, -3
+
+local function now_ms()
+  local t = rcall('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function int(x)
+  return string.format('%d', x)
+end
+
+local function decode_meta(s)
+  if s and s ~= '' then
+    return cjson.decode(s)
+  end
+  return {}
+end
+
+local function save_meta(n, meta)
+  if next(meta) ~= nil then
+    rcall('HSET', K_META, n, cjson.encode(meta))
+  else
+    rcall('HDEL', K_META, n)
+  end
+end
+
+local function prio_of(meta)
+  return meta.p or DEFAULT_PRIO
+end
+
+local function pending_key(p)
+  return KEYS[p + 1]
+end
+
+local function public_id(n, meta)
+  return meta.i or n
+end
+
+-- Wake one blocked worker; at most one token waits, so the list stays tiny.
+local function wake()
+  if rcall('LLEN', K_WAKE) == 0 then
+    rcall('RPUSH', K_WAKE, '1')
+  end
+end
+
+-- The id (a string) behind a public id, or nil.
+local function resolve(id)
+  local n = rcall('HGET', K_IDS, id)
+  if n then
+    return n
+  end
+  if string.match(id, '^[1-9][0-9]*$') and rcall('HEXISTS', K_DATA, id) == 1 then
+    local meta = decode_meta(rcall('HGET', K_META, id))
+    if meta.i == nil then
+      return id
+    end
+  end
+  return nil
+end
+
+-- Remove every trace of job n from wherever it is (it stops existing).
+local function destroy(n, meta)
+  rcall('HDEL', K_DATA, n)
+  rcall('HDEL', K_META, n)
+  rcall('HDEL', K_PROG, n)
+  rcall('HDEL', K_TOKENS, n)
+  rcall('ZREM', K_LEASED, n)
+  rcall('ZREM', K_DELAYED, n)
+  rcall('ZREM', K_DEAD, n)
+  if meta.i and rcall('HGET', K_IDS, meta.i) == n then
+    rcall('HDEL', K_IDS, meta.i)
+  end
+end
+
+local function trim_dead(max_dead)
+  local over = rcall('ZCARD', K_DEAD) - max_dead
+  if over > 0 then
+    local victims = rcall('ZRANGE', K_DEAD, 0, over - 1)
+    for _, v in ipairs(victims) do
+      destroy(v, decode_meta(rcall('HGET', K_META, v)))
+    end
+  end
+end
+
+-- Move a job that is in no other place to the dead-letter set.
+local function to_dead(n, meta, reason, now, max_dead)
+  meta.r = reason
+  save_meta(n, meta)
+  rcall('HDEL', K_PROG, n)
+  rcall('ZADD', K_DEAD, now, n)
+  trim_dead(max_dead)
+end
+
+-- Put a job that is in no other place back in its pending list.
+local function requeue(n, meta, front)
+  if front then
+    rcall('LPUSH', pending_key(prio_of(meta)), n)
+  else
+    rcall('RPUSH', pending_key(prio_of(meta)), n)
+  end
+end
+
+-- Promote up to `limit` due delayed jobs to the back of their pending lists.
+local function promote(now, limit)
+  local first = rcall('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')
+  if first[2] == nil or tonumber(first[2]) > now then
+    return 0
+  end
+  local due = rcall('ZRANGEBYSCORE', K_DELAYED, '-inf', now, 'LIMIT', 0, limit)
+  if #due == 0 then
+    return 0
+  end
+  local metas = rcall('HMGET', K_META, unpack(due))
+  for i, n in ipairs(due) do
+    requeue(n, decode_meta(metas[i]), false)
+  end
+  rcall('ZREM', K_DELAYED, unpack(due))
+  wake()
+  return #due
+end
+
+-- Take a lease on up to `count` pending jobs for worker `wid` ("0" = no worker).
+-- Appends id, token, payload, meta to `out`; returns the number leased.
+local function lease_jobs(count, lease_ms, wid, now, out)
+  promote(now, 1000)
+  local ids, datas, metas = {}, {}, {}
+  local drained = false
+  -- A cancelled job leaves its id in a pending list (its data is gone): skip it and pop on,
+  -- so `count` live jobs are leased while any are pending.
+  while #ids < count and not drained do
+    local popped = {}
+    local need = count - #ids
+    for p = 0, 9 do
+      if need <= 0 then
+        break
+      end
+      local got = rcall('LPOP', KEYS[p + 1], need)
+      if got then
+        for _, n in ipairs(got) do
+          popped[#popped + 1] = n
+        end
+        need = need - #got
+      end
+    end
+    if need > 0 then
+      drained = true
+    end
+    if #popped > 0 then
+      local d = rcall('HMGET', K_DATA, unpack(popped))
+      local m = rcall('HMGET', K_META, unpack(popped))
+      for i, n in ipairs(popped) do
+        if d[i] then
+          ids[#ids + 1] = n
+          datas[#datas + 1] = d[i]
+          metas[#metas + 1] = m[i]
+        end
+      end
+    end
+  end
+  local more = false
+  if not drained then
+    for p = 0, 9 do
+      if rcall('LLEN', KEYS[p + 1]) > 0 then
+        more = true
+        break
+      end
+    end
+  end
+  if more then
+    -- More work waits: pass the wake on to another idle worker.
+    wake()
+  else
+    -- Every pending list is empty: a wake token left behind would only wake a worker for
+    -- nothing (and outlive the queue's jobs), so drop it.
+    rcall('DEL', K_WAKE)
+  end
+  local live = #ids
+  if live == 0 then
+    return 0
+  end
+  local base = rcall('INCRBY', K_TOK, live) - live
+  local deadline = now + lease_ms
+  local zargs, hargs, sargs = {}, {}, {}
+  for i, n in ipairs(ids) do
+    local token = int(base + i)
+    zargs[#zargs + 1] = deadline
+    zargs[#zargs + 1] = n
+    hargs[#hargs + 1] = n
+    hargs[#hargs + 1] = token .. ':' .. wid
+    sargs[#sargs + 1] = n
+    out[#out + 1] = n
+    out[#out + 1] = token
+    out[#out + 1] = datas[i]
+    out[#out + 1] = metas[i] or ''
+  end
+  rcall('ZADD', K_LEASED, unpack(zargs))
+  rcall('HSET', K_TOKENS, unpack(hargs))
+  if wid ~= '0' then
+    rcall('SADD', K_WLEASES, unpack(sargs))
+  end
+  return live
+end
+
+-- When the next delayed job is due (ms), or -1.
+local function next_due()
+  local first = rcall('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')
+  if first[2] then
+    return tonumber(first[2])
+  end
+  return -1
+end

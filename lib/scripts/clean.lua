@@ -1,0 +1,44 @@
+-- clean: promote due delayed jobs, reclaim expired leases to the FRONT (counting a lease
+-- expiry; at max expiries the job is dead-lettered), drop expired results, and report
+-- workers whose heartbeat lapsed (reclaimed one by one with reclaim_worker).
+-- Cost is proportional to the work found: every step reads only due/expired entries.
+-- KEYS: the common layout.
+-- ARGV: batch limit, max lease expiries, max dead, heartbeat timeout ms.
+-- Returns: { promoted, reclaimed, dead-lettered, results dropped, then dead worker ids }.
+local limit, max_exp, max_dead, hb_timeout =
+  tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local now = now_ms()
+local promoted = promote(now, limit)
+local reclaimed, dead = 0, 0
+local expired = rcall('ZRANGEBYSCORE', K_LEASED, '-inf', now, 'LIMIT', 0, limit)
+for i = #expired, 1, -1 do
+  local n = expired[i]
+  rcall('ZREM', K_LEASED, n)
+  rcall('HDEL', K_TOKENS, n)
+  if rcall('HEXISTS', K_DATA, n) == 1 then
+    local meta = decode_meta(rcall('HGET', K_META, n))
+    meta.x = (meta.x or 0) + 1
+    if meta.x >= max_exp then
+      to_dead(n, meta, 'lease expired ' .. meta.x .. ' times', now, max_dead)
+      dead = dead + 1
+    else
+      save_meta(n, meta)
+      requeue(n, meta, true)
+      reclaimed = reclaimed + 1
+    end
+  end
+end
+if reclaimed > 0 then
+  wake()
+end
+local old = rcall('ZRANGEBYSCORE', K_REXP, '-inf', now, 'LIMIT', 0, limit)
+if #old > 0 then
+  rcall('HDEL', K_RES, unpack(old))
+  rcall('ZREM', K_REXP, unpack(old))
+end
+local out = { promoted, reclaimed, dead, #old }
+local lapsed = rcall('ZRANGEBYSCORE', K_WORKERS, '-inf', '(' .. (now - hb_timeout), 'LIMIT', 0, 100)
+for _, w in ipairs(lapsed) do
+  out[#out + 1] = w
+end
+return out

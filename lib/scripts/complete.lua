@@ -1,0 +1,87 @@
+-- complete: finish a batch of jobs, then (optionally) lease more in the same call.
+-- KEYS: the common layout; KEYS[27] is the worker's lease set.
+-- ARGV: worker id, result ttl ms (0 = results off), count, then per job: id, token, result;
+--   then lease count (0 = none), lease ms.
+-- A job completes when it still exists, whoever holds it now (a stale holder saves the work);
+-- the current holder, if another, is told on the event channel.
+-- Returns: { now, deadline, next due, then per completed job 1|0, then per leased job:
+--   id, token, payload, meta }.
+local wid = ARGV[1]
+local ttl = tonumber(ARGV[2])
+local count = tonumber(ARGV[3])
+local now = now_ms()
+local ids = {}
+for j = 0, count - 1 do
+  ids[j + 1] = ARGV[4 + j * 3]
+end
+local tokens, metas = {}, {}
+if count > 0 then
+  tokens = rcall('HMGET', K_TOKENS, unpack(ids))
+  metas = rcall('HMGET', K_META, unpack(ids))
+end
+local mine = {}
+local results = {}
+local done = {}
+for j = 1, count do
+  local n = ids[j]
+  local token = ARGV[5 + (j - 1) * 3]
+  local meta = nil
+  local ok = 0
+  if tokens[j] == token .. ':' .. wid then
+    mine[#mine + 1] = n
+    ok = 1
+    if metas[j] then
+      meta = decode_meta(metas[j])
+      if meta.i and rcall('HGET', K_IDS, meta.i) == n then
+        rcall('HDEL', K_IDS, meta.i)
+      end
+    end
+  elseif rcall('HEXISTS', K_DATA, n) == 1 then
+    meta = decode_meta(metas[j])
+    destroy(n, meta)
+    ok = 1
+    if tokens[j] then
+      rcall('PUBLISH', K_EV, 'l:' .. n)
+    end
+  end
+  if ok == 1 and ttl > 0 then
+    local pid = n
+    if meta and meta.i then
+      pid = meta.i
+    end
+    results[#results + 1] = pid
+    results[#results + 1] = ARGV[6 + (j - 1) * 3]
+  end
+  done[j] = ok
+end
+if #mine > 0 then
+  rcall('HDEL', K_DATA, unpack(mine))
+  rcall('HDEL', K_META, unpack(mine))
+  rcall('HDEL', K_TOKENS, unpack(mine))
+  rcall('HDEL', K_PROG, unpack(mine))
+  rcall('ZREM', K_LEASED, unpack(mine))
+end
+if wid ~= '0' and count > 0 then
+  rcall('SREM', K_WLEASES, unpack(ids))
+end
+if #results > 0 then
+  rcall('HSET', K_RES, unpack(results))
+  local z = {}
+  for r = 1, #results, 2 do
+    z[#z + 1] = now + ttl
+    z[#z + 1] = results[r]
+  end
+  rcall('ZADD', K_REXP, unpack(z))
+end
+local o = 4 + count * 3
+local lease_count = tonumber(ARGV[o])
+local lease_ms = tonumber(ARGV[o + 1])
+local out = { now, now + lease_ms, 0 }
+for j = 1, count do
+  out[#out + 1] = done[j]
+end
+if lease_count > 0 then
+  lease_jobs(lease_count, lease_ms, wid, now, out)
+end
+out[3] = next_due()
+return out

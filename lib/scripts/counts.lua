@@ -1,0 +1,15 @@
+-- counts: sizes of every state, cheap enough for health checks (O(1) per key).
+-- KEYS: the common layout.
+-- ARGV: heartbeat timeout ms.
+-- Returns: { p0..p9 lengths, delayed, leased, dead, live workers, Redis time ms }.
+local now = now_ms()
+local out = {}
+for p = 0, 9 do
+  out[#out + 1] = rcall('LLEN', KEYS[p + 1])
+end
+out[#out + 1] = rcall('ZCARD', K_DELAYED)
+out[#out + 1] = rcall('ZCARD', K_LEASED)
+out[#out + 1] = rcall('ZCARD', K_DEAD)
+out[#out + 1] = rcall('ZCOUNT', K_WORKERS, now - tonumber(ARGV[1]), '+inf')
+out[#out + 1] = now
+return out

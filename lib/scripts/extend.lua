@@ -1,0 +1,37 @@
+-- extend: push the deadlines of leased jobs to now + ms; also the caller's heartbeat.
+-- KEYS: the common layout; KEYS[27] is the worker's lease set.
+-- ARGV: worker id, ms, count, then per job: id, token.
+-- Returns: { deadline, then per job 1 extended | 0 lease lost }.
+local wid = ARGV[1]
+local ms = tonumber(ARGV[2])
+local count = tonumber(ARGV[3])
+local now = now_ms()
+local deadline = now + ms
+local out = { deadline }
+if count == 0 then
+  return out
+end
+local ids = {}
+for j = 1, count do
+  ids[j] = ARGV[2 + j * 2]
+end
+local tokens = rcall('HMGET', K_TOKENS, unpack(ids))
+local z = {}
+local lost = {}
+for j = 1, count do
+  if tokens[j] == ARGV[3 + j * 2] .. ':' .. wid then
+    z[#z + 1] = deadline
+    z[#z + 1] = ids[j]
+    out[j + 1] = 1
+  else
+    lost[#lost + 1] = ids[j]
+    out[j + 1] = 0
+  end
+end
+if #z > 0 then
+  rcall('ZADD', K_LEASED, 'XX', unpack(z))
+end
+if #lost > 0 and wid ~= '0' then
+  rcall('SREM', K_WLEASES, unpack(lost))
+end
+return out

@@ -1,0 +1,35 @@
+-- fail: count a failed attempt of a leased job; retry it after a delay or dead-letter it.
+-- KEYS: the common layout; KEYS[27] is the worker's lease set.
+-- ARGV: id, token, worker id, error message, mode ('retry' | 'dead'), retry delay ms,
+--   default max attempts, max dead, dead reason (used when mode is 'dead'; '' = the error).
+-- Returns: 1 retried, 2 dead-lettered, E_LEASE_LOST when the caller does not hold the lease.
+local n, token, wid, err, mode = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local delay, max_default, max_dead = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+if rcall('HGET', K_TOKENS, n) ~= token .. ':' .. wid then
+  return E_LEASE_LOST
+end
+local now = now_ms()
+local meta = decode_meta(rcall('HGET', K_META, n))
+meta.a = (meta.a or 0) + 1
+meta.e = err
+rcall('ZREM', K_LEASED, n)
+rcall('HDEL', K_TOKENS, n)
+if wid ~= '0' then
+  rcall('SREM', K_WLEASES, n)
+end
+if mode == 'dead' or meta.a >= (meta.m or max_default) then
+  local reason = ARGV[9]
+  if reason == '' then
+    reason = err
+  end
+  to_dead(n, meta, reason, now, max_dead)
+  return 2
+end
+save_meta(n, meta)
+if delay > 0 then
+  rcall('ZADD', K_DELAYED, now + delay, n)
+else
+  requeue(n, meta, false)
+  wake()
+end
+return 1

@@ -1,0 +1,31 @@
+-- get: the state of one job, by public id.
+-- KEYS: the common layout.
+-- ARGV: public id.
+-- Returns: { state, id, payload, meta, score (due / deadline / died ms, or ''), progress }
+--   with state one of pending | delayed | leased | dead | completed | unknown;
+--   for completed, payload is the stored result.
+local id = ARGV[1]
+local n = resolve(id)
+if not n then
+  local res = rcall('HGET', K_RES, id)
+  if res then
+    return { 'completed', '', res, '', '', '' }
+  end
+  return { 'unknown' }
+end
+local data = rcall('HGET', K_DATA, n)
+local meta = rcall('HGET', K_META, n) or ''
+local prog = rcall('HGET', K_PROG, n) or ''
+local s = rcall('ZSCORE', K_LEASED, n)
+if s then
+  return { 'leased', n, data, meta, s, prog }
+end
+s = rcall('ZSCORE', K_DELAYED, n)
+if s then
+  return { 'delayed', n, data, meta, s, prog }
+end
+s = rcall('ZSCORE', K_DEAD, n)
+if s then
+  return { 'dead', n, data, meta, s, prog }
+end
+return { 'pending', n, data, meta, '', prog }

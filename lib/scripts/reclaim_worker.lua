@@ -1,0 +1,45 @@
+-- reclaim_worker: if the worker's heartbeat lapsed (checked again here, atomically), put every
+-- job it still holds back at the FRONT (counting a lease expiry) and forget the worker.
+-- KEYS: the common layout; KEYS[27] is that worker's lease set.
+-- ARGV: worker id, heartbeat timeout ms, max lease expiries, max dead.
+-- Returns: { reclaimed, dead-lettered }, or { -1 } when the worker is alive after all.
+local wid, hb_timeout, max_exp, max_dead = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local now = now_ms()
+local beat = rcall('ZSCORE', K_WORKERS, wid)
+if beat and tonumber(beat) >= now - hb_timeout then
+  return { -1 }
+end
+local reclaimed, dead = 0, 0
+-- The jobs this worker still holds, in the order they were leased (tokens increase).
+local held = {}
+for _, n in ipairs(rcall('SMEMBERS', K_WLEASES)) do
+  local t = rcall('HGET', K_TOKENS, n)
+  if t and string.sub(t, -(#wid + 1)) == ':' .. wid then
+    held[#held + 1] = { n, tonumber(string.sub(t, 1, -(#wid + 2))) }
+  end
+end
+table.sort(held, function(a, b)
+  return a[2] < b[2]
+end)
+-- Walk backwards so the first job leased ends up first in line.
+for i = #held, 1, -1 do
+  local n = held[i][1]
+  rcall('ZREM', K_LEASED, n)
+  rcall('HDEL', K_TOKENS, n)
+  local meta = decode_meta(rcall('HGET', K_META, n))
+  meta.x = (meta.x or 0) + 1
+  if meta.x >= max_exp then
+    to_dead(n, meta, 'lease expired ' .. meta.x .. ' times (worker died)', now, max_dead)
+    dead = dead + 1
+  else
+    save_meta(n, meta)
+    requeue(n, meta, true)
+    reclaimed = reclaimed + 1
+  end
+end
+rcall('DEL', K_WLEASES)
+rcall('ZREM', K_WORKERS, wid)
+if reclaimed > 0 then
+  wake()
+end
+return { reclaimed, dead }

@@ -1,0 +1,26 @@
+-- release: give leased jobs back to the FRONT of their pending lists, no attempt counted.
+-- KEYS: the common layout; KEYS[27] is the worker's lease set.
+-- ARGV: worker id, count, then per job: id, token.
+-- Returns: per job 1 released | 0 lease lost.
+local wid = ARGV[1]
+local count = tonumber(ARGV[2])
+local out = {}
+-- Walk backwards so the first job given ends up first in line.
+for j = count, 1, -1 do
+  local n, token = ARGV[1 + j * 2], ARGV[2 + j * 2]
+  if rcall('HGET', K_TOKENS, n) == token .. ':' .. wid then
+    rcall('ZREM', K_LEASED, n)
+    rcall('HDEL', K_TOKENS, n)
+    requeue(n, decode_meta(rcall('HGET', K_META, n)), true)
+    out[j] = 1
+  else
+    out[j] = 0
+  end
+  if wid ~= '0' then
+    rcall('SREM', K_WLEASES, n)
+  end
+end
+if count > 0 then
+  wake()
+end
+return out

@@ -1,0 +1,102 @@
+-- repair: check one suspect job against every invariant and fix what is broken.
+-- The client finds suspects by walking the queue incrementally (SCAN-family commands);
+-- this script re-checks atomically, so a job that moved meanwhile is left alone.
+-- Invariant: a job with a payload is in exactly one place (a pending list, the delayed set,
+-- the leased set with a lease token, or the dead set); nothing refers to a job without one.
+-- KEYS: the common layout.
+-- ARGV: id.
+-- Returns: '' when nothing was wrong, else a short description of the fix.
+local n = ARGV[1]
+local fixes = {}
+local function fixed(what)
+  fixes[#fixes + 1] = what
+end
+local has_data = rcall('HEXISTS', K_DATA, n) == 1
+local token = rcall('HGET', K_TOKENS, n)
+local leased = rcall('ZSCORE', K_LEASED, n)
+if not has_data then
+  if leased or token then
+    rcall('ZREM', K_LEASED, n)
+    rcall('HDEL', K_TOKENS, n)
+    fixed('lease without payload')
+  end
+  if rcall('ZREM', K_DELAYED, n) + rcall('ZREM', K_DEAD, n) > 0 then
+    fixed('entry without payload')
+  end
+  if rcall('HDEL', K_META, n) + rcall('HDEL', K_PROG, n) > 0 then
+    fixed('metadata without payload')
+  end
+  local removed = 0
+  for p = 0, 9 do
+    removed = removed + rcall('LREM', KEYS[p + 1], 0, n)
+  end
+  if removed > 0 then
+    fixed('pending entry without payload')
+  end
+  return table.concat(fixes, '; ')
+end
+local meta = decode_meta(rcall('HGET', K_META, n))
+if leased and not token then
+  rcall('ZREM', K_LEASED, n)
+  leased = false
+  fixed('lease without token')
+elseif token and not leased then
+  rcall('HDEL', K_TOKENS, n)
+  token = false
+  fixed('token without lease')
+end
+local delayed = rcall('ZSCORE', K_DELAYED, n)
+local dead = rcall('ZSCORE', K_DEAD, n)
+local in_lists = 0
+local where = {}
+for p = 0, 9 do
+  local c = #rcall('LPOS', KEYS[p + 1], n, 'COUNT', 0)
+  if c > 0 then
+    where[#where + 1] = { p, c }
+    in_lists = in_lists + c
+  end
+end
+local function unlist(keep_one)
+  for i, w in ipairs(where) do
+    local c = w[2]
+    if keep_one and i == 1 then
+      c = c - 1
+    end
+    if c > 0 then
+      -- From the tail, so a kept entry keeps its place in line.
+      rcall('LREM', KEYS[w[1] + 1], -c, n)
+    end
+  end
+end
+-- Keep the most advanced place; drop the others.
+if leased then
+  if delayed or dead or in_lists > 0 then
+    fixed('leased job also queued elsewhere')
+  end
+  rcall('ZREM', K_DELAYED, n)
+  rcall('ZREM', K_DEAD, n)
+  unlist(false)
+elseif dead then
+  if delayed or in_lists > 0 then
+    fixed('dead job also queued elsewhere')
+  end
+  rcall('ZREM', K_DELAYED, n)
+  unlist(false)
+elseif delayed then
+  if in_lists > 0 then
+    fixed('delayed job also pending')
+  end
+  unlist(false)
+elseif in_lists == 0 then
+  requeue(n, meta, false)
+  wake()
+  fixed('payload in no queue: requeued')
+elseif in_lists > 1 then
+  unlist(true)
+  fixed('job pending ' .. in_lists .. ' times')
+end
+if meta.i and rcall('HGET', K_IDS, meta.i) ~= n then
+  rcall('HSET', K_IDS, meta.i, n)
+  fixed('caller id index restored')
+end
+return table.concat(fixes, '; ')

@@ -1,0 +1,168 @@
+/** How a retried job waits before its next attempt. */
+export interface BackoffOptions {
+  /** `fixed`: always `delayMs`; `exponential`: `delayMs * 2^(attempt-1)`, capped by `maxDelayMs`. */
+  type: 'fixed' | 'exponential';
+  delayMs: number;
+  maxDelayMs?: number;
+}
+
+/** How payloads are stored: JSON (default), strings as given, or raw bytes. */
+export type PayloadCodec = 'json' | 'string' | 'buffer';
+
+export interface WorkQueueOptions {
+  /** Key prefix; every key is `<prefix>:{<queue>}:<part>`. Default `wq`. */
+  prefix?: string;
+  /** Payload encoding. Default `json`. */
+  codec?: PayloadCodec;
+  /** Largest encoded payload accepted by `add`, in bytes. Default 512 KiB. */
+  maxPayloadBytes?: number;
+  /** Lease length when `lease()` is not given one. Default 30 000 ms. */
+  leaseMs?: number;
+  /** Attempts (handler runs that fail) before a job is dead-lettered. Default 3. */
+  maxAttempts?: number;
+  /** Delay between attempts. Default exponential from 1 000 ms, capped at 60 000 ms. */
+  backoff?: BackoffOptions;
+  /** Lease expiries (crashes, timeouts) before a job is dead-lettered. Default 3. */
+  maxLeaseExpiries?: number;
+  /** Dead-letter set size; the oldest are purged past it. Default 10 000. */
+  maxDead?: number;
+  /** Keep handler results for `ttlMs` (read them with `getResult`). Default off. */
+  storeResults?: false | { ttlMs: number };
+  /** A worker whose heartbeat is older than this is dead; `clean` reclaims its jobs. Default 5 000 ms. */
+  heartbeatTimeoutMs?: number;
+  /** Where warnings go (eviction policy, ...). Default `console`. `false` silences them. */
+  logger?: QueueLogger | false;
+}
+
+export interface QueueLogger {
+  warn(message: string): void;
+  error?(message: string): void;
+  log?(message: string): void;
+  debug?(message: string): void;
+}
+
+export interface AddOptions {
+  /** Caller id: dedupes while the job exists. Must contain a non-digit (numbers are generated ids). */
+  id?: string;
+  /** Job name (a Nest processor routes by it). */
+  name?: string;
+  /** 0 (highest) … 9 (lowest). Default 5. */
+  priority?: number;
+  /** Run no earlier than this many ms from now (Redis time). */
+  delayMs?: number;
+  /** Run no earlier than this time (compared with Redis time). */
+  runAt?: Date | number;
+  /** Overrides the queue's `maxAttempts` for this job. */
+  maxAttempts?: number;
+  /** Overrides the queue's `backoff` for this job. */
+  backoff?: BackoffOptions;
+}
+
+export interface AddResult {
+  id: string;
+  /** false when a job with this caller id already exists (nothing was changed). */
+  added: boolean;
+}
+
+/** A worker's exclusive, time-limited claim on a job. */
+export interface Lease {
+  /** The queue's key base (`<prefix>:{<queue>}:`), to refuse leases of another queue. */
+  readonly queueKey: string;
+  /** Public job id: the caller id, or the generated number. */
+  readonly id: string;
+  /** Internal job number (the incarnation: a re-added caller id gets a new one). */
+  readonly seq: string;
+  /** Fencing token of this lease. */
+  readonly token: string;
+  /** Worker the lease belongs to ('0' when leased without a registered worker). */
+  readonly workerId: string;
+  /** Deadline, ms since epoch in Redis time. */
+  deadline: number;
+}
+
+export interface LeasedJob<T = unknown> extends Lease {
+  readonly data: T;
+  readonly name: string | undefined;
+  readonly priority: number;
+  /** 1 for the first run; counts failed attempts, not lease expiries. */
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly leaseExpiries: number;
+  readonly backoff: BackoffOptions;
+}
+
+export interface LeaseOptions {
+  /** Up to this many jobs. Default 1. */
+  count?: number;
+  /** Lease length. Default the queue's `leaseMs`. */
+  leaseMs?: number;
+  /** Registered worker id (from `registerWorker`), so a dead worker's leases are reclaimed early. */
+  workerId?: string;
+}
+
+export type FailOutcome = 'retried' | 'dead' | 'lost';
+
+export type JobState = 'pending' | 'delayed' | 'leased' | 'dead' | 'completed' | 'unknown';
+
+export interface JobInfo<T = unknown, R = unknown> {
+  id: string;
+  state: JobState;
+  data?: T;
+  name?: string;
+  priority?: number;
+  /** Failed attempts so far. */
+  attemptsMade?: number;
+  leaseExpiries?: number;
+  lastError?: string;
+  /** For dead jobs: why. */
+  deadReason?: string;
+  /** Due time (delayed), lease deadline (leased) or death time (dead), ms in Redis time. */
+  at?: number;
+  progress?: unknown;
+  /** For completed jobs, when results are stored. */
+  result?: R;
+  /** When the stored payload cannot be decoded. */
+  decodeError?: string;
+}
+
+export interface QueueCounts {
+  /** Pending jobs per priority 0..9 (cancelled jobs count until a lease skips them). */
+  pendingByPriority: number[];
+  pending: number;
+  delayed: number;
+  leased: number;
+  dead: number;
+  /** Workers whose heartbeat is fresh. */
+  workers: number;
+}
+
+export interface CleanReport {
+  promoted: number;
+  /** Expired leases put back. */
+  reclaimed: number;
+  /** Jobs dead-lettered for too many lease expiries. */
+  deadLettered: number;
+  /** Dead workers whose leases were reclaimed. */
+  deadWorkers: number;
+  /** Jobs reclaimed from dead workers. */
+  reclaimedFromWorkers: number;
+  resultsExpired: number;
+}
+
+export interface RepairReport {
+  /** Job ids checked as suspects. */
+  checked: number;
+  /** One entry per fixed job: `<id>: <what was wrong>`. */
+  fixes: string[];
+}
+
+export interface DeadJob<T = unknown> {
+  id: string;
+  data?: T;
+  name?: string;
+  reason: string;
+  lastError?: string;
+  attemptsMade: number;
+  diedAt: number;
+  decodeError?: string;
+}

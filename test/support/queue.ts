@@ -1,0 +1,37 @@
+import { Redis } from 'ioredis';
+import { WorkQueue } from '../../lib/index.js';
+import type { WorkQueueOptions } from '../../lib/index.js';
+import { deleteKeys, testRedisUrl, uniqueName } from './keys.js';
+
+/**
+ * Queues for one test file: each gets a random name and prefix on the shared Redis, and
+ * `cleanup()` removes their keys and closes the clients.
+ */
+export class QueueFixture {
+  private readonly clients: Redis[] = [];
+  private readonly prefixes: string[] = [];
+
+  /** A fresh client to the shared test Redis (closed by cleanup). */
+  client(): Redis {
+    const c = new Redis(testRedisUrl(), { maxRetriesPerRequest: 3 });
+    this.clients.push(c);
+    return c;
+  }
+
+  queue<T = unknown, R = unknown>(
+    options: WorkQueueOptions = {},
+    client = this.client(),
+  ): WorkQueue<T, R> {
+    const prefix = options.prefix ?? uniqueName('t');
+    this.prefixes.push(prefix);
+    return new WorkQueue<T, R>(client, uniqueName(), { logger: false, ...options, prefix });
+  }
+
+  async cleanup(): Promise<void> {
+    const c = this.clients[0] ?? new Redis(testRedisUrl());
+    for (const p of this.prefixes) await deleteKeys(c, `${p}:*`);
+    await Promise.all(this.clients.map((x) => x.quit().catch(() => x.disconnect())));
+    this.clients.length = 0;
+    this.prefixes.length = 0;
+  }
+}
