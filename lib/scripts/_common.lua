@@ -122,15 +122,37 @@ local function requeue(n, meta, front)
   end
 end
 
--- Promote up to `limit` due delayed jobs to the back of their pending lists.
+-- Sort {id, score} pairs by score, then by numeric id (a sorted set orders equal scores by
+-- the member's bytes, which puts '10' before '9': not the order the jobs came in).
+local function sort_by_score_then_id(items)
+  table.sort(items, function(a, b)
+    if a[2] ~= b[2] then
+      return a[2] < b[2]
+    end
+    return (tonumber(a[1]) or 0) < (tonumber(b[1]) or 0)
+  end)
+  return items
+end
+
+-- Promote up to `limit` due delayed jobs to the back of their pending lists, in due order
+-- (ties in the order the jobs were added).
 local function promote(now, limit)
   local first = rcall('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')
   if first[2] == nil or tonumber(first[2]) > now then
     return 0
   end
-  local due = rcall('ZRANGEBYSCORE', K_DELAYED, '-inf', now, 'LIMIT', 0, limit)
-  if #due == 0 then
+  local scored = rcall('ZRANGEBYSCORE', K_DELAYED, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
+  if #scored == 0 then
     return 0
+  end
+  local items = {}
+  for i = 1, #scored, 2 do
+    items[#items + 1] = { scored[i], tonumber(scored[i + 1]) }
+  end
+  sort_by_score_then_id(items)
+  local due = {}
+  for i, it in ipairs(items) do
+    due[i] = it[1]
   end
   local metas = rcall('HMGET', K_META, unpack(due))
   for i, n in ipairs(due) do

@@ -10,9 +10,16 @@ local limit, max_exp, max_dead, hb_timeout =
 local now = now_ms()
 local promoted = promote(now, limit)
 local reclaimed, dead = 0, 0
-local expired = rcall('ZRANGEBYSCORE', K_LEASED, '-inf', now, 'LIMIT', 0, limit)
+local scored = rcall('ZRANGEBYSCORE', K_LEASED, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
+local expired = {}
+for i = 1, #scored, 2 do
+  expired[#expired + 1] = { scored[i], tonumber(scored[i + 1]) }
+end
+-- Earliest deadline first; equal deadlines (one leased batch) in id order.
+sort_by_score_then_id(expired)
+-- Walk backwards so the first of them ends up first in line.
 for i = #expired, 1, -1 do
-  local n = expired[i]
+  local n = expired[i][1]
   rcall('ZREM', K_LEASED, n)
   rcall('HDEL', K_TOKENS, n)
   if rcall('HEXISTS', K_DATA, n) == 1 then

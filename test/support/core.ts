@@ -1,0 +1,96 @@
+/**
+ * Helpers for the core integration tests (test/integration/core-*.test.ts).
+ */
+import { Redis } from 'ioredis';
+import { WorkQueue } from '../../lib/index.js';
+import type { WorkQueueOptions } from '../../lib/index.js';
+import type { QueueFixture } from './queue.js';
+import { getFreePort } from './redis-server.js';
+
+/** Redis server time in ms (the clock every deadline and due time is measured against). */
+export async function redisNow(client: Redis): Promise<number> {
+  const [s, us] = await client.time();
+  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+}
+
+/** The rejection of `p` (fails the test if `p` resolves). */
+export async function errorOf(p: Promise<unknown> | (() => unknown)): Promise<unknown> {
+  try {
+    await (typeof p === 'function' ? p() : p);
+  } catch (e) {
+    return e;
+  }
+  throw new Error('expected a rejection, but it resolved');
+}
+
+/**
+ * The same queue as `q` (same name and prefix) on a fresh connection of the fixture, e.g. for
+ * several concurrent clients of one queue.
+ */
+export function sameQueue<T, R>(
+  fx: QueueFixture,
+  q: WorkQueue<T, R>,
+  options: WorkQueueOptions = {},
+): WorkQueue<T, R> {
+  return new WorkQueue<T, R>(fx.client(), q.name, {
+    logger: false,
+    ...options,
+    prefix: q.options.prefix,
+  });
+}
+
+/**
+ * Count every command a client sends (all of them go through `sendCommand`, scripts too).
+ * `names` lists them in order, lower case.
+ */
+export function countCommands(client: Redis): { names: string[]; readonly count: number } {
+  const names: string[] = [];
+  const original = client.sendCommand.bind(client);
+  client.sendCommand = ((command: { name: string }, ...rest: unknown[]) => {
+    names.push(String(command.name).toLowerCase());
+    return (original as (...a: unknown[]) => unknown)(command, ...rest);
+  }) as Redis['sendCommand'];
+  return {
+    names,
+    get count() {
+      return names.length;
+    },
+  };
+}
+
+/**
+ * A client that can never reach Redis: lazy, pointed at a port that nothing listens on, no
+ * offline queue, no retries. Any command it is asked to send fails at once.
+ */
+export async function offlineClient(): Promise<Redis> {
+  const port = await getFreePort();
+  const client = new Redis({
+    host: '127.0.0.1',
+    port,
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 500,
+  });
+  client.on('error', () => {
+    // failures are asserted through command results
+  });
+  return client;
+}
+
+/** Sum of `calls` for the given commands in `INFO commandstats` (server-wide counters). */
+export async function commandCalls(client: Redis, commands: readonly string[]): Promise<number> {
+  const info = await client.info('commandstats');
+  let total = 0;
+  for (const cmd of commands) {
+    const m = new RegExp(`^cmdstat_${cmd}:calls=(\\d+)`, 'm').exec(info);
+    if (m) total += Number(m[1]);
+  }
+  return total;
+}
+
+/** Keys of a queue relative to its base (`<prefix>:{<queue>}:`), sorted. */
+export function relativeKeys(base: string, keys: readonly string[]): string[] {
+  return keys.map((k) => (k.startsWith(base) ? k.slice(base.length) : `(foreign) ${k}`)).sort();
+}
