@@ -8,7 +8,7 @@
  * - `acquireSharedRedis()` picks ONE Redis for a whole run: `REDIS_URL` if set, else a Docker
  *   engine via testcontainers (only if one is reachable), else the local `redis-server` binary.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { accessSync, constants as fsConstants, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
@@ -99,6 +99,42 @@ export function findRedisServerBinary(): string | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * On a fresh Debian-like machine where we run as root and apt-get exists, install the
+ * redis-server package (saying so). Anywhere else, do nothing: the caller explains the options.
+ * Set WQ_NO_APT_INSTALL=1 to never do it.
+ */
+export function installRedisServer(log: (line: string) => void): void {
+  if (process.env.WQ_NO_APT_INSTALL === '1' || process.getuid?.() !== 0) return;
+  const aptGet = ['/usr/bin/apt-get', '/bin/apt-get'].find((p) => {
+    try {
+      accessSync(p, fsConstants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  if (!aptGet) return;
+  log(
+    '[redis] redis-server not found: installing the Debian package with apt-get (running as root)',
+  );
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  for (const args of [
+    ['update', '-qq'],
+    ['install', '-y', '-qq', 'redis-server'],
+  ]) {
+    const r = spawnSync(aptGet, args, {
+      env,
+      stdio: ['ignore', 'ignore', 'inherit'],
+      timeout: 300_000,
+    });
+    if (r.status !== 0) {
+      log(`[redis] apt-get ${args[0]} failed (exit ${r.status ?? r.signal})`);
+      return;
+    }
+  }
 }
 
 /** A TCP port that was free a moment ago (ask the OS via listen(0)). */
@@ -501,6 +537,7 @@ export async function acquireSharedRedis(
     problems.push('no Docker engine reachable');
   }
 
+  if (!findRedisServerBinary()) installRedisServer(log);
   if (findRedisServerBinary()) {
     try {
       const handle = await startRedis();
