@@ -425,9 +425,11 @@ export class WorkQueue<T = unknown, R = unknown> {
       if (!withData.has(id)) aliases.push([cid, id]);
     });
     const fixes: string[] = [];
+    let tombstones = 0;
     for (const id of suspects) {
       const what = str((await this.run('repair', '0', [id])) as Raw);
-      if (what !== '') fixes.push(`${id}: ${what}`);
+      if (what === '~tombstone') tombstones += 1;
+      else if (what !== '') fixes.push(`${id}: ${what}`);
     }
     // A caller id pointing at a missing job: drop it, if it still does (checked atomically).
     for (const [cid, id] of aliases) {
@@ -441,7 +443,7 @@ export class WorkQueue<T = unknown, R = unknown> {
       );
       if (removed === 1) fixes.push(`${cid}: caller id of a missing job`);
     }
-    return { checked: suspects.size + aliases.length, fixes };
+    return { checked: suspects.size + aliases.length, fixes, tombstones };
   }
 
   /** A page of the dead-letter set, oldest first. */

@@ -154,6 +154,8 @@ export interface RepairReport {
   checked: number;
   /** One entry per fixed job: `<id>: <what was wrong>`. */
   fixes: string[];
+  /** Pending-list entries of cancelled jobs dropped on the way (normal, not a fix). */
+  tombstones: number;
 }
 
 export interface DeadJob<T = unknown> {

@@ -169,6 +169,7 @@ local function lease_jobs(count, lease_ms, wid, now, out)
   promote(now, 1000)
   local ids, datas, metas = {}, {}, {}
   local drained = false
+  local last_p = 0
   -- A cancelled job leaves its id in a pending list (its data is gone): skip it and pop on,
   -- so `count` live jobs are leased while any are pending.
   while #ids < count and not drained do
@@ -180,6 +181,7 @@ local function lease_jobs(count, lease_ms, wid, now, out)
       end
       local got = rcall('LPOP', KEYS[p + 1], need)
       if got then
+        last_p = p
         for _, n in ipairs(got) do
           popped[#popped + 1] = n
         end
@@ -203,7 +205,8 @@ local function lease_jobs(count, lease_ms, wid, now, out)
   end
   local more = false
   if not drained then
-    for p = 0, 9 do
+    -- Lists before the last one popped from were emptied on the way.
+    for p = last_p, 9 do
       if rcall('LLEN', KEYS[p + 1]) > 0 then
         more = true
         break

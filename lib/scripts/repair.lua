@@ -5,7 +5,8 @@
 -- the leased set with a lease token, or the dead set); nothing refers to a job without one.
 -- KEYS: the common layout.
 -- ARGV: id.
--- Returns: '' when nothing was wrong, else a short description of the fix.
+-- Returns: '' when nothing was wrong, '~tombstone' when only entries of cancelled jobs were
+--   dropped from pending lists (normal), else a short description of the fix.
 local n = ARGV[1]
 local fixes = {}
 local function fixed(what)
@@ -30,8 +31,9 @@ if not has_data then
   for p = 0, 9 do
     removed = removed + rcall('LREM', KEYS[p + 1], 0, n)
   end
-  if removed > 0 then
-    fixed('pending entry without payload')
+  if removed > 0 and #fixes == 0 then
+    -- Entries of cancelled jobs wait in their lists until a lease skips them: normal, not a fix.
+    return '~tombstone'
   end
   return table.concat(fixes, '; ')
 end

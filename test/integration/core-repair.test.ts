@@ -160,4 +160,14 @@ describe('repair fixes tampered state', () => {
     expect(report.fixes).toEqual([]);
     expect(await snapshot(c, q)).toEqual(before);
   });
+
+  it('a cancelled pending job is not a fix: its list entry is dropped as a tombstone', async () => {
+    const q = fx.queue<number>();
+    await q.addBulk([1, 2, 3].map((data) => ({ data })));
+    expect(await q.cancel('2')).toBe(true);
+    const report = await q.repair();
+    expect(report).toMatchObject({ fixes: [], tombstones: 1 });
+    expect((await q.counts()).pending).toBe(2);
+    expect((await q.lease({ count: 3 })).map((j) => j.data)).toEqual([1, 3]);
+  });
 });
