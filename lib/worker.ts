@@ -176,8 +176,26 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       Math.max(50, Math.floor(this.leaseMs / 3)),
     );
     this.renewTimer.unref();
-    if (this.closing) return;
-    this.scheduleFlush();
+    // close() may have run meanwhile (it waits for start only so long): undo what we opened.
+    if (this.closing) await this.releaseConnections();
+    else this.scheduleFlush();
+  }
+
+  /** Stop timers, the heartbeat and our own connections. Idempotent. */
+  private async releaseConnections(): Promise<void> {
+    clearInterval(this.renewTimer);
+    // Stop beating first, so no late beat registers the worker again.
+    await this.heartbeat?.stop();
+    const blocking = this.blocking;
+    if (blocking && blocking.status !== 'end') blocking.disconnect(false);
+    const sub = this.subscriber;
+    if (sub && sub.status !== 'end') {
+      await within(
+        sub.quit().catch(() => undefined),
+        1_000,
+      );
+      if ((sub.status as string) !== 'end') sub.disconnect(false);
+    }
   }
 
   /** Stop taking new jobs (running ones finish). */
@@ -209,7 +227,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     this.closing = true;
     clearTimeout(this.retryTimer);
     // The blocking connection is ours alone: closing it ends an idle BLPOP at once.
-    this.blocking?.disconnect(false);
+    if (this.blocking && this.blocking.status !== 'end') this.blocking.disconnect(false);
     if (this.started)
       await within(
         this.started.catch(() => undefined),
@@ -239,21 +257,13 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     }
     await within(this.flush(), CALL_TIMEOUT_MS);
     await within(Promise.allSettled([...this.inflight]), CALL_TIMEOUT_MS);
-    clearInterval(this.renewTimer);
-    // Stop beating first, so no late beat registers the worker again.
-    await this.heartbeat?.stop();
+    await this.releaseConnections();
     if (this.id !== '0') {
       await within(
         this.queue.deregisterWorker(this.id).catch((e: unknown) => this.report(e)),
         CALL_TIMEOUT_MS,
       );
     }
-    const sub = this.subscriber;
-    if (sub)
-      await within(
-        sub.quit().catch(() => undefined),
-        1_000,
-      ).finally(() => sub.disconnect());
   }
 
   // -------------------------------------------------------------- the loop
