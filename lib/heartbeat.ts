@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker as Thread } from 'node:worker_threads';
-import { Cluster, type Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 
 /**
  * A worker's heartbeat, sent from a worker thread with its own Redis connection, so that a
@@ -70,7 +70,8 @@ export function startHeartbeat(
   intervalMs: number,
   onError: (e: unknown) => void,
 ): Heartbeat & { threaded: boolean } {
-  const isCluster = client instanceof Cluster;
+  // Duck-typed: a Cluster from another copy of ioredis is not `instanceof` ours.
+  const isCluster = (client as { isCluster?: unknown }).isCluster === true;
   try {
     const ioredisPath = createRequire(import.meta.url).resolve('ioredis');
     const thread = new Thread(THREAD_CODE, {

@@ -13,6 +13,8 @@ export interface ResolvedQueueOptions {
   resultTtlMs: number;
   heartbeatTimeoutMs: number;
   logger: QueueLogger | undefined;
+  replicaAcks: number;
+  replicaAckTimeoutMs: number;
 }
 
 export const QUEUE_DEFAULTS = {
@@ -25,6 +27,8 @@ export const QUEUE_DEFAULTS = {
   maxLeaseExpiries: 3,
   maxDead: 10_000,
   heartbeatTimeoutMs: 5_000,
+  replicaAcks: 0,
+  replicaAckTimeoutMs: 1_000,
 } as const satisfies Partial<ResolvedQueueOptions>;
 
 const NAME_RE = /^[A-Za-z0-9._:-]{1,100}$/;
@@ -84,6 +88,19 @@ export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
       problems.push(`${p(k)} must be a positive integer, got ${JSON.stringify(v)}`);
     }
   }
+  if (o.replicaAckTimeoutMs !== undefined && !isPositiveInt(o.replicaAckTimeoutMs)) {
+    problems.push(
+      `${p('replicaAckTimeoutMs')} must be a positive integer, got ${JSON.stringify(o.replicaAckTimeoutMs)}`,
+    );
+  }
+  if (
+    o.replicaAcks !== undefined &&
+    (typeof o.replicaAcks !== 'number' || !Number.isInteger(o.replicaAcks) || o.replicaAcks < 0)
+  ) {
+    problems.push(
+      `${p('replicaAcks')} must be an integer >= 0, got ${JSON.stringify(o.replicaAcks)}`,
+    );
+  }
   checkBackoff(p('backoff'), o.backoff, problems);
   if (o.storeResults !== undefined && o.storeResults !== false) {
     if (
@@ -125,6 +142,8 @@ export function resolveQueueOptions(name: string, o: WorkQueueOptions = {}): Res
     resultTtlMs: o.storeResults ? o.storeResults.ttlMs : 0,
     heartbeatTimeoutMs: o.heartbeatTimeoutMs ?? QUEUE_DEFAULTS.heartbeatTimeoutMs,
     logger: o.logger === false ? undefined : (o.logger ?? console),
+    replicaAcks: o.replicaAcks ?? QUEUE_DEFAULTS.replicaAcks,
+    replicaAckTimeoutMs: o.replicaAckTimeoutMs ?? QUEUE_DEFAULTS.replicaAckTimeoutMs,
   };
 }
 

@@ -25,6 +25,7 @@ import type {
 } from './types.js';
 
 type Arg = string | number | Buffer;
+type PipelineScript = (...args: Arg[]) => unknown;
 type Raw = string | Buffer;
 type Reply = Array<Raw | number>;
 
@@ -116,7 +117,10 @@ export class WorkQueue<T = unknown, R = unknown> {
     const calls: Promise<unknown>[] = [];
     for (let i = 0; i < encoded.length; i += ADD_CHUNK) {
       const chunk = encoded.slice(i, i + ADD_CHUNK);
-      calls.push(this.run('add', '0', [chunk.length, ...chunk.flat()]));
+      const args = [chunk.length, ...chunk.flat()];
+      calls.push(
+        this.options.replicaAcks > 0 ? this.runReplicated('add', args) : this.run('add', '0', args),
+      );
     }
     const replies = (await Promise.all(calls)) as Reply[];
     const out: AddResult[] = [];
@@ -575,6 +579,52 @@ export class WorkQueue<T = unknown, R = unknown> {
     return reply;
   }
 
+  /**
+   * `run`, then `WAIT replicaAcks replicaAckTimeoutMs` on the same connection: both in one
+   * pipeline, which a Cluster client sends to the one node that serves the queue's slot, so the
+   * WAIT counts the replicas of the node that ran the script. A script refused before it ran
+   * (slot moved or migrating, cluster down during a failover) is sent again.
+   */
+  private async runReplicated(name: ScriptName, args: Arg[]): Promise<unknown> {
+    await this.ready();
+    const { replicaAcks: want, replicaAckTimeoutMs: timeoutMs } = this.options;
+    const context = `queue ${this.name}: ${name}`;
+    const deadline = Date.now() + Math.max(10_000, 2 * timeoutMs);
+    for (let attempt = 1; ; attempt++) {
+      const p = this.client.pipeline();
+      const script = (p as unknown as Record<string, PipelineScript>)[`wq_${name}`]!;
+      script.call(p, ...this.keys.fixed, this.keys.workerLeases('0'), ...args);
+      p.call('WAIT', want, timeoutMs);
+      let res: Array<[Error | null, unknown]> | null;
+      try {
+        res = await p.exec();
+      } catch (e) {
+        throw redisError(context, e);
+      }
+      const [[err, reply], [waitErr, acks]] = res as [
+        [Error | null, unknown],
+        [Error | null, unknown],
+      ];
+      if (err) {
+        if (/^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /.test(err.message) && Date.now() < deadline) {
+          if (isCluster(this.client)) this.client.refreshSlotsCache();
+          await new Promise((r) => setTimeout(r, Math.min(500, 25 * attempt)));
+          continue;
+        }
+        throw redisError(context, err);
+      }
+      if (waitErr) throw redisError(`${context}: WAIT`, waitErr);
+      if (typeof reply === 'number' && reply < 0 && reply !== -1) throw scriptError(reply, context);
+      if (Number(acks) < want) {
+        throw new WorkQueueError(
+          'NOT_REPLICATED',
+          `${context}: stored on the master but confirmed by ${Number(acks)} of ${want} replica(s) within ${timeoutMs} ms; it is lost if the master fails before replicating it. Add it again with the same caller id to retry without a duplicate.`,
+        );
+      }
+      return reply;
+    }
+  }
+
   /** Checks Redis once (version >= 6.2; warns when eviction can drop jobs). */
   ready(): Promise<void> {
     this.checked ??= this.checkRedis().catch((e: unknown) => {
@@ -585,34 +635,58 @@ export class WorkQueue<T = unknown, R = unknown> {
   }
 
   private async checkRedis(): Promise<void> {
-    let info: string;
+    let infos: Array<{ version: string; maxmemoryPolicy: string }>;
     try {
-      info = await this.client.info();
+      infos = await this.infos();
     } catch (e) {
       throw redisError(`queue ${this.name}: cannot read Redis INFO`, e);
     }
-    const field = (f: string) => new RegExp(`^${f}:(.*)$`, 'm').exec(info)?.[1]?.trim();
-    const version = field('redis_version') ?? '0';
-    const [major = 0, minor = 0] = version.split('.').map(Number);
-    if (major < MIN_REDIS[0]! || (major === MIN_REDIS[0] && minor < MIN_REDIS[1]!)) {
-      throw new WorkQueueError(
-        'REDIS_VERSION',
-        `queue ${this.name}: Redis ${version} is too old; nestjs-work-queue needs Redis >= 6.2`,
-      );
-    }
-    const policy = field('maxmemory_policy');
-    if (policy && policy !== 'noeviction') {
-      this.options.logger?.warn(
-        `queue ${this.name}: Redis maxmemory-policy is '${policy}': under memory pressure Redis may evict queue keys and LOSE JOBS. Set maxmemory-policy noeviction.`,
-      );
+    for (const { version, maxmemoryPolicy: policy } of infos) {
+      const [major = 0, minor = 0] = version.split('.').map(Number);
+      if (major < MIN_REDIS[0]! || (major === MIN_REDIS[0] && minor < MIN_REDIS[1]!)) {
+        throw new WorkQueueError(
+          'REDIS_VERSION',
+          `queue ${this.name}: Redis ${version || '(unknown)'} is too old; nestjs-work-queue needs Redis >= 6.2`,
+        );
+      }
+      if (policy && policy !== 'noeviction') {
+        this.options.logger?.warn(
+          `queue ${this.name}: Redis maxmemory-policy is '${policy}': under memory pressure Redis may evict queue keys and LOSE JOBS. Set maxmemory-policy noeviction.`,
+        );
+        break;
+      }
     }
   }
 
-  /** The eviction policy and version, for health checks. */
+  /**
+   * The eviction policy and version, for health checks. On a Cluster, of every master: the
+   * lowest version, and the first policy other than `noeviction` if any master has one.
+   */
   async redisInfo(): Promise<{ version: string; maxmemoryPolicy: string }> {
-    const info = await this.client.info();
-    const field = (f: string) => new RegExp(`^${f}:(.*)$`, 'm').exec(info)?.[1]?.trim() ?? '';
-    return { version: field('redis_version'), maxmemoryPolicy: field('maxmemory_policy') };
+    const infos = await this.infos();
+    const lowest = infos.reduce((a, b) => (compareVersions(b.version, a.version) < 0 ? b : a));
+    const risky = infos.find((i) => i.maxmemoryPolicy !== 'noeviction');
+    return { version: lowest.version, maxmemoryPolicy: (risky ?? lowest).maxmemoryPolicy };
+  }
+
+  /**
+   * INFO of the Redis, or of every master of a Cluster (a keyless command would reach one random
+   * node, and masters can be configured differently).
+   */
+  private async infos(): Promise<Array<{ version: string; maxmemoryPolicy: string }>> {
+    const c = this.client;
+    let texts: string[];
+    if (isCluster(c)) {
+      await c.ping(); // connects, so that the masters are known
+      texts = await Promise.all(c.nodes('master').map((n) => n.info()));
+      if (texts.length === 0) texts = [await c.info()];
+    } else {
+      texts = [await c.info()];
+    }
+    return texts.map((info) => {
+      const field = (f: string) => new RegExp(`^${f}:(.*)$`, 'm').exec(info)?.[1]?.trim() ?? '';
+      return { version: field('redis_version'), maxmemoryPolicy: field('maxmemory_policy') };
+    });
   }
 
   private leaseArgs(opts: LeaseOptions): { count: number; leaseMs: number; workerId: string } {
@@ -877,6 +951,21 @@ export class WorkQueue<T = unknown, R = unknown> {
     }
     return list.map((l) => result.get(l)!);
   }
+}
+
+/** Duck-typed, so that a Cluster from another copy of ioredis is recognised too. */
+function isCluster(c: Redis | Cluster): c is Cluster {
+  return (c as { isCluster?: unknown }).isCluster === true;
+}
+
+function compareVersions(a: string, b: string): number {
+  const x = a.split('.').map(Number);
+  const y = b.split('.').map(Number);
+  for (let i = 0; i < Math.max(x.length, y.length); i++) {
+    const d = (x[i] || 0) - (y[i] || 0);
+    if (d !== 0) return d;
+  }
+  return 0;
 }
 
 function parseMeta(s: string): Meta {

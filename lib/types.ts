@@ -32,6 +32,24 @@ export interface WorkQueueOptions {
   heartbeatTimeoutMs?: number;
   /** Where warnings go (eviction policy, ...). Default `console`. `false` silences them. */
   logger?: QueueLogger | false;
+  /**
+   * Replicas that must acknowledge an `add`/`addBulk` before it resolves. Default 0: resolve
+   * as soon as the master has the job. Redis replicates asynchronously, so when a master dies
+   * (or a Cluster fails over) the jobs it acknowledged in the last moments before dying, that
+   * had not reached its replica yet, are gone from the promoted replica. With `replicaAcks: n`
+   * each add is followed, on the same connection, by `WAIT n replicaAckTimeoutMs`; when fewer
+   * than `n` replicas confirm in time the add rejects with `NOT_REPLICATED` (the job IS stored
+   * on the master and will run unless a failover loses it: add it again with the same caller
+   * `id` to retry without a duplicate). This narrows the loss window, it does not close it:
+   * `WAIT` is not a consensus, and a failover can still promote a replica that did not ack.
+   * Costs one extra command per add (batched per 2 000 jobs in `addBulk`) and, while a
+   * replica lags or is down, holds the connection for up to the timeout. Other writes
+   * (lease, complete, fail, cancel) are never waited for: losing one of those makes a job
+   * run again or reappear, it does not lose it.
+   */
+  replicaAcks?: number;
+  /** How long `add` waits for `replicaAcks` replicas, in ms. Default 1 000. */
+  replicaAckTimeoutMs?: number;
 }
 
 export interface QueueLogger {

@@ -1,0 +1,3 @@
+export * from './inject-queue.decorator.js';
+export * from './process.decorator.js';
+export * from './processor.decorator.js';

@@ -1,0 +1,27 @@
+import { SetMetadata } from '@nestjs/common';
+import type { ProcessorOptions } from '../interfaces/processor-options.interface.js';
+import { WORK_QUEUE_PROCESSOR_METADATA } from '../work-queue.constants.js';
+
+/** What `@Processor()` records on a class. */
+export interface ProcessorMetadata {
+  readonly queueName: string;
+  readonly options: ProcessorOptions;
+}
+
+/**
+ * Marks a provider class as the consumer of a queue; its `@Process()` methods handle the jobs.
+ * The class must be a singleton provider (request-scoped and transient ones are skipped with a
+ * warning). Worker options given here override the module's `defaults`.
+ *
+ * ```ts
+ * @Processor('emails', { concurrency: 10 })
+ * export class EmailProcessor {
+ *   @Process('welcome') welcome(job: Job<EmailJob>) { ... }
+ *   @Process() other(job: Job<EmailJob>) { ... }
+ * }
+ * ```
+ */
+export function Processor(queueName: string, options: ProcessorOptions = {}): ClassDecorator {
+  const metadata: ProcessorMetadata = { queueName, options: { ...options } };
+  return SetMetadata(WORK_QUEUE_PROCESSOR_METADATA, metadata);
+}

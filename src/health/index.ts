@@ -1,0 +1,7 @@
+export {
+  WorkQueueHealthIndicator,
+  WorkQueueHealthModule,
+  type WorkQueueHealthCounts,
+  type WorkQueueHealthDetails,
+  type WorkQueueHealthOptions,
+} from './work-queue.health.js';

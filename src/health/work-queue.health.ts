@@ -1,0 +1,167 @@
+import { performance } from 'node:perf_hooks';
+import { Injectable, Module } from '@nestjs/common';
+import {
+  HealthIndicatorService,
+  TerminusModule,
+  type HealthIndicatorResult,
+} from '@nestjs/terminus';
+import { errorMessage, type QueueCounts } from '../../lib/index.js';
+import { WorkQueueContext } from '../work-queue.context.js';
+
+export interface WorkQueueHealthOptions {
+  /** Queues to report and check (default: every registered queue). */
+  queues?: string[];
+  /** Down when a queue has more pending (waiting, not delayed) jobs than this. */
+  maxPending?: number;
+  /** Down when a queue's dead-letter set holds more jobs than this. */
+  maxDead?: number;
+  /** Down when a queue has fewer live workers (across all instances) than this. */
+  minWorkers?: number;
+  /** Down when Redis does not answer within this many ms. Default 1 000. */
+  timeoutMs?: number;
+  /**
+   * Down when Redis' `maxmemory-policy` is not `noeviction` (Redis may then evict queue keys and
+   * lose jobs). Default false: the detail `evictionWarning` is set instead.
+   */
+  requireNoEviction?: boolean;
+}
+
+/** Per-queue detail of a health check. */
+export type WorkQueueHealthCounts = Pick<
+  QueueCounts,
+  'pending' | 'delayed' | 'leased' | 'dead' | 'workers'
+>;
+
+/** What `isHealthy()` reports when Redis answered. */
+export interface WorkQueueHealthDetails extends Record<string, unknown> {
+  latencyMs: number;
+  redisVersion: string;
+  maxmemoryPolicy: string;
+  evictionWarning?: string;
+  queues: Record<string, WorkQueueHealthCounts>;
+  /** Why the indicator is down (thresholds crossed, unknown queues). */
+  problems?: string[];
+}
+
+const UNREACHABLE_STATUSES = new Set(['close', 'end', 'reconnecting']);
+
+/**
+ * Terminus health indicator for the queues (Terminus >= 11, `HealthIndicatorService`):
+ *
+ * ```ts
+ * @Get('health') @HealthCheck()
+ * check() {
+ *   return this.health.check([() => this.queues.isHealthy('queues', { maxDead: 100 })]);
+ * }
+ * ```
+ *
+ * Reports Redis' ping latency, version and eviction policy, and per queue the pending, delayed,
+ * leased and dead jobs and live workers. Down when Redis does not answer within `timeoutMs`
+ * (never hangs the endpoint) or a threshold is crossed.
+ */
+@Injectable()
+export class WorkQueueHealthIndicator {
+  constructor(
+    private readonly health: HealthIndicatorService,
+    private readonly context: WorkQueueContext,
+  ) {}
+
+  async isHealthy<const Key extends string>(
+    key: Key,
+    options: WorkQueueHealthOptions = {},
+  ): Promise<HealthIndicatorResult<Key>> {
+    const indicator = this.health.check(key);
+    const timeoutMs = options.timeoutMs ?? 1_000;
+    const status = this.context.client.status;
+    if (UNREACHABLE_STATUSES.has(status)) {
+      return indicator.down({ message: `Redis is unreachable (connection ${status})` });
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const work = this.inspect(options);
+    work.catch(() => undefined); // a late failure after the timeout is not unhandled
+    try {
+      const details = await Promise.race([
+        work,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`Redis did not answer within ${timeoutMs} ms`)),
+            timeoutMs,
+          );
+        }),
+      ]);
+      return details.problems ? indicator.down(details) : indicator.up(details);
+    } catch (e) {
+      return indicator.down({ message: `Redis is unreachable: ${errorMessage(e)}` });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async inspect(options: WorkQueueHealthOptions): Promise<WorkQueueHealthDetails> {
+    const problems: string[] = [];
+    const names = options.queues ?? this.context.queues.map((q) => q.name);
+    const queues = names.flatMap((name) => {
+      const q = this.context.getQueue(name);
+      if (!q) problems.push(`queue "${name}" is not registered`);
+      return q ? [q] : [];
+    });
+    const client = this.context.client;
+    const started = performance.now();
+    await client.ping();
+    const latencyMs = Math.round((performance.now() - started) * 10) / 10;
+    const [info, ...counts] = await Promise.all([
+      queues[0]?.redisInfo() ?? redisInfoOf(client),
+      ...queues.map((q) => q.counts()),
+    ]);
+    const details: WorkQueueHealthDetails = {
+      latencyMs,
+      redisVersion: info.version,
+      maxmemoryPolicy: info.maxmemoryPolicy,
+      queues: {},
+    };
+    if (info.maxmemoryPolicy !== 'noeviction') {
+      const warning = `maxmemory-policy is '${info.maxmemoryPolicy}': Redis may evict queue keys and lose jobs; set it to noeviction`;
+      details.evictionWarning = warning;
+      if (options.requireNoEviction) problems.push(warning);
+    }
+    queues.forEach((q, i) => {
+      const c = counts[i]!;
+      details.queues[q.name] = {
+        pending: c.pending,
+        delayed: c.delayed,
+        leased: c.leased,
+        dead: c.dead,
+        workers: c.workers,
+      };
+      const at = `queue "${q.name}"`;
+      if (options.maxPending !== undefined && c.pending > options.maxPending)
+        problems.push(`${at}: ${c.pending} pending jobs, over maxPending ${options.maxPending}`);
+      if (options.maxDead !== undefined && c.dead > options.maxDead)
+        problems.push(`${at}: ${c.dead} dead jobs, over maxDead ${options.maxDead}`);
+      if (options.minWorkers !== undefined && c.workers < options.minWorkers)
+        problems.push(`${at}: ${c.workers} live workers, under minWorkers ${options.minWorkers}`);
+    });
+    if (problems.length > 0) details.problems = problems;
+    return details;
+  }
+}
+
+async function redisInfoOf(
+  client: WorkQueueContext['client'],
+): Promise<{ version: string; maxmemoryPolicy: string }> {
+  const info = await client.info();
+  const field = (f: string) => new RegExp(`^${f}:(.*)$`, 'm').exec(info)?.[1]?.trim() ?? '';
+  return { version: field('redis_version'), maxmemoryPolicy: field('maxmemory_policy') };
+}
+
+/**
+ * `imports: [TerminusModule, WorkQueueHealthModule]` provides `WorkQueueHealthIndicator`
+ * (`WorkQueueModule.forRoot()` must be imported too). Equivalent: import `TerminusModule` and add
+ * `WorkQueueHealthIndicator` to your module's providers.
+ */
+@Module({
+  imports: [TerminusModule],
+  providers: [WorkQueueHealthIndicator],
+  exports: [WorkQueueHealthIndicator],
+})
+export class WorkQueueHealthModule {}

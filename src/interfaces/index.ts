@@ -1,0 +1,3 @@
+export * from './processor-options.interface.js';
+export * from './register-queue-options.interface.js';
+export * from './work-queue-module-options.interface.js';

@@ -1,0 +1,75 @@
+import type { LoggerService } from '@nestjs/common';
+import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
+import type { WorkerOptions, WorkQueueOptions } from '../../lib/index.js';
+
+/** Connect with a Redis URL (`redis://` or `rediss://`). The module owns the connection. */
+export interface WorkQueueUrlConnection {
+  url: string;
+  redis?: never;
+  client?: never;
+  cluster?: never;
+}
+
+/** Connect with ioredis options. The module owns the connection. */
+export interface WorkQueueRedisConnection {
+  redis: RedisOptions;
+  url?: never;
+  client?: never;
+  cluster?: never;
+}
+
+/** Use an existing ioredis client (or Cluster). The module never closes it. */
+export interface WorkQueueClientConnection {
+  client: Redis | Cluster;
+  url?: never;
+  redis?: never;
+  cluster?: never;
+}
+
+/** Connect to a Redis Cluster. The module owns the connection. */
+export interface WorkQueueClusterConnection {
+  cluster: { nodes: ClusterNode[]; options?: ClusterOptions };
+  url?: never;
+  redis?: never;
+  client?: never;
+}
+
+/** Exactly one way to reach Redis. */
+export type WorkQueueConnectionOptions =
+  | WorkQueueUrlConnection
+  | WorkQueueRedisConnection
+  | WorkQueueClientConnection
+  | WorkQueueClusterConnection;
+
+/** Queue options every registered queue starts from (the prefix and logger are module-wide). */
+export type WorkQueueQueueDefaults = Omit<WorkQueueOptions, 'prefix' | 'logger'>;
+
+/** Worker options every `@Processor()` starts from (`leaseMs` comes from the queue options). */
+export type WorkQueueWorkerDefaults = Pick<
+  WorkerOptions,
+  'concurrency' | 'jobTimeoutMs' | 'idleTimeoutMs' | 'heartbeatIntervalMs'
+>;
+
+/** Defaults for queues and their workers; `registerQueue()` and `@Processor()` override them. */
+export type WorkQueueDefaults = WorkQueueQueueDefaults & WorkQueueWorkerDefaults;
+
+/**
+ * The cleaner: `false` turns it off. `intervalMs` defaults to the smallest `heartbeatTimeoutMs`
+ * or `leaseMs` of the registered queues, within 100..5 000 ms.
+ */
+export type WorkQueueCleanerOptions = false | { intervalMs?: number };
+
+export interface WorkQueueModuleOptions {
+  /** Exactly one of `{ url }`, `{ redis }`, `{ client }`, `{ cluster }`. */
+  connection: WorkQueueConnectionOptions;
+  /** Key prefix of every queue: `<prefix>:{<queue>}:<part>`. Default `wq`. */
+  prefix?: string;
+  /** Defaults of every queue and worker. */
+  defaults?: WorkQueueDefaults;
+  /** Where the module and its queues log. Default `new Logger('WorkQueue')`; `false` silences. */
+  logger?: LoggerService | false;
+  /** How long shutdown waits for running jobs before releasing them to the queue. Default 10 000 ms. */
+  shutdownTimeoutMs?: number;
+  /** The scheduled cleaner (reclaims expired leases and dead workers' jobs). Default on. */
+  cleaner?: WorkQueueCleanerOptions;
+}

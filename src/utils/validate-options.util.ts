@@ -1,0 +1,238 @@
+import { queueOptionProblems, WorkQueueError, workerOptionProblems } from '../../lib/index.js';
+import { checkName } from '../../lib/options.js';
+import type { ProcessorOptions } from '../interfaces/processor-options.interface.js';
+import type {
+  WorkQueueModuleOptions,
+  WorkQueueQueueDefaults,
+  WorkQueueWorkerDefaults,
+} from '../interfaces/work-queue-module-options.interface.js';
+
+// Records (not arrays) so that the compiler notices an option added to the interfaces.
+const QUEUE_DEFAULT_KEYS: Record<keyof WorkQueueQueueDefaults, true> = {
+  codec: true,
+  maxPayloadBytes: true,
+  leaseMs: true,
+  maxAttempts: true,
+  backoff: true,
+  maxLeaseExpiries: true,
+  maxDead: true,
+  storeResults: true,
+  heartbeatTimeoutMs: true,
+  replicaAcks: true,
+  replicaAckTimeoutMs: true,
+};
+const WORKER_DEFAULT_KEYS: Record<keyof WorkQueueWorkerDefaults, true> = {
+  concurrency: true,
+  jobTimeoutMs: true,
+  idleTimeoutMs: true,
+  heartbeatIntervalMs: true,
+};
+const PROCESSOR_KEYS: Record<keyof ProcessorOptions, true> = {
+  ...WORKER_DEFAULT_KEYS,
+  leaseMs: true,
+};
+const MODULE_KEYS: Record<keyof WorkQueueModuleOptions, true> = {
+  connection: true,
+  prefix: true,
+  defaults: true,
+  logger: true,
+  shutdownTimeoutMs: true,
+  cleaner: true,
+};
+const CONNECTION_KINDS = ['url', 'redis', 'client', 'cluster'] as const;
+
+type Bag = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Bag => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const show = (v: unknown): string => {
+  if (typeof v === 'function') return 'a function';
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return String(v);
+  }
+};
+
+function unknownKeys(
+  o: Bag,
+  known: Record<string, true>,
+  path: string,
+  problems: string[],
+  hints: Record<string, string> = {},
+): void {
+  for (const k of Object.keys(o)) {
+    if (known[k] || o[k] === undefined) continue;
+    problems.push(hints[k] ?? `${path}${k} is not a known option`);
+  }
+}
+
+function pick(o: Bag, keys: Record<string, true>): Bag {
+  const out: Bag = {};
+  for (const k of Object.keys(keys)) if (o[k] !== undefined) out[k] = o[k];
+  return out;
+}
+
+/** One error listing every problem, one per line. */
+export function invalidOptions(title: string, problems: readonly string[]): WorkQueueError {
+  return new WorkQueueError('INVALID_OPTIONS', `${title}:\n  - ${problems.join('\n  - ')}`, [
+    ...problems,
+  ]);
+}
+
+function connectionProblems(c: unknown, problems: string[]): void {
+  const wanted = 'give exactly one of { url }, { redis }, { client } or { cluster }';
+  if (c === undefined) {
+    problems.push(`connection is required: ${wanted}`);
+    return;
+  }
+  if (!isObject(c)) {
+    problems.push(`connection must be an object: ${wanted}, got ${show(c)}`);
+    return;
+  }
+  const given = CONNECTION_KINDS.filter((k) => c[k] !== undefined);
+  unknownKeys(c, { url: true, redis: true, client: true, cluster: true }, 'connection.', problems);
+  if (given.length === 0) problems.push(`connection is empty: ${wanted}`);
+  if (given.length > 1) {
+    problems.push(`connection has ${given.join(' and ')}: ${wanted}`);
+  }
+  if (c.url !== undefined) {
+    let ok = false;
+    if (typeof c.url === 'string') {
+      try {
+        ok = ['redis:', 'rediss:'].includes(new URL(c.url).protocol);
+      } catch {
+        ok = false;
+      }
+    }
+    if (!ok) {
+      problems.push(
+        `connection.url must be a redis:// or rediss:// URL, got ${typeof c.url === 'string' ? JSON.stringify(c.url) : show(c.url)}`,
+      );
+    }
+  }
+  if (c.redis !== undefined && !isObject(c.redis)) {
+    problems.push(`connection.redis must be an object of ioredis options, got ${show(c.redis)}`);
+  }
+  if (c.client !== undefined) {
+    const cl = c.client as Bag | null;
+    if (
+      !isObject(cl) ||
+      typeof cl.duplicate !== 'function' ||
+      typeof cl.quit !== 'function' ||
+      typeof cl.defineCommand !== 'function'
+    ) {
+      problems.push('connection.client must be an ioredis Redis or Cluster instance');
+    }
+  }
+  if (c.cluster !== undefined) {
+    if (!isObject(c.cluster)) {
+      problems.push(`connection.cluster must be an object { nodes, options? }`);
+    } else {
+      const { nodes, options } = c.cluster;
+      if (!Array.isArray(nodes) || nodes.length === 0) {
+        problems.push(
+          `connection.cluster.nodes must be a non-empty array of nodes, got ${show(nodes)}`,
+        );
+      }
+      if (options !== undefined && !isObject(options)) {
+        problems.push(`connection.cluster.options must be an object of ioredis Cluster options`);
+      }
+      unknownKeys(c.cluster, { nodes: true, options: true }, 'connection.cluster.', problems);
+    }
+  }
+}
+
+function loggerProblems(l: unknown, path: string, problems: string[]): void {
+  if (l === undefined || l === false) return;
+  const ok =
+    isObject(l) &&
+    typeof l.log === 'function' &&
+    typeof l.warn === 'function' &&
+    typeof l.error === 'function';
+  if (!ok) problems.push(`${path} must be false or a Nest LoggerService (log, warn, error)`);
+}
+
+/** Every problem with the options of `WorkQueueModule.forRoot()`, one string each. */
+export function moduleOptionProblems(options: unknown): string[] {
+  const problems: string[] = [];
+  if (!isObject(options)) {
+    return [`options must be an object with at least { connection }, got ${show(options)}`];
+  }
+  unknownKeys(options, MODULE_KEYS, '', problems);
+  connectionProblems(options.connection, problems);
+  if (options.prefix !== undefined) {
+    problems.push(...queueOptionProblems({ prefix: options.prefix as string }));
+  }
+  const d = options.defaults;
+  if (d !== undefined) {
+    if (!isObject(d)) {
+      problems.push(`defaults must be an object, got ${show(d)}`);
+    } else {
+      unknownKeys(d, { ...QUEUE_DEFAULT_KEYS, ...WORKER_DEFAULT_KEYS }, 'defaults.', problems, {
+        prefix: 'defaults.prefix is not allowed: set prefix at the top level of the options',
+        logger: 'defaults.logger is not allowed: set logger at the top level of the options',
+      });
+      problems.push(...queueOptionProblems(pick(d, QUEUE_DEFAULT_KEYS), 'defaults.'));
+      problems.push(...workerOptionProblems(pick(d, WORKER_DEFAULT_KEYS), 'defaults.'));
+    }
+  }
+  loggerProblems(options.logger, 'logger', problems);
+  const t = options.shutdownTimeoutMs;
+  if (t !== undefined && (typeof t !== 'number' || !Number.isInteger(t) || t < 0)) {
+    problems.push(`shutdownTimeoutMs must be an integer >= 0, got ${show(t)}`);
+  }
+  const c = options.cleaner;
+  if (c !== undefined && c !== false) {
+    if (!isObject(c)) {
+      problems.push(`cleaner must be false or { intervalMs? }, got ${show(c)}`);
+    } else {
+      unknownKeys(c, { intervalMs: true }, 'cleaner.', problems);
+      const i = c.intervalMs;
+      if (i !== undefined && (typeof i !== 'number' || !Number.isInteger(i) || i <= 0)) {
+        problems.push(`cleaner.intervalMs must be a positive integer, got ${show(i)}`);
+      }
+    }
+  }
+  return problems;
+}
+
+/** Every problem with one `registerQueue()` entry (name and overrides). */
+export function registerQueueProblems(registration: unknown): string[] {
+  const problems: string[] = [];
+  if (!isObject(registration)) {
+    return [
+      `a queue registration must be an object { name, ...options }, got ${show(registration)}`,
+    ];
+  }
+  checkName('name', registration.name, problems);
+  unknownKeys(registration, { ...QUEUE_DEFAULT_KEYS, name: true, prefix: true }, '', problems, {
+    logger: 'logger is not allowed per queue: set it in WorkQueueModule.forRoot()',
+  });
+  const { name: _name, ...rest } = registration;
+  void _name;
+  problems.push(...queueOptionProblems(rest));
+  return problems;
+}
+
+/** Every problem with the options of one `@Processor()`; `at` names it. */
+export function processorOptionProblems(options: unknown, at: string): string[] {
+  if (!isObject(options)) return [`${at}options must be an object, got ${show(options)}`];
+  const problems: string[] = [];
+  unknownKeys(options, PROCESSOR_KEYS, at, problems, {
+    autostart: `${at}autostart is not allowed: the module starts workers at application bootstrap`,
+    closeTimeoutMs: `${at}closeTimeoutMs is not allowed: set shutdownTimeoutMs in WorkQueueModule.forRoot()`,
+  });
+  problems.push(...workerOptionProblems(options, at));
+  return problems;
+}
+
+/** The worker options among `defaults`. */
+export function workerDefaultsOf(defaults: Bag | undefined): WorkQueueWorkerDefaults {
+  return defaults ? (pick(defaults, WORKER_DEFAULT_KEYS) as WorkQueueWorkerDefaults) : {};
+}
+
+/** The queue options among `defaults`. */
+export function queueDefaultsOf(defaults: Bag | undefined): WorkQueueQueueDefaults {
+  return defaults ? (pick(defaults, QUEUE_DEFAULT_KEYS) as WorkQueueQueueDefaults) : {};
+}

@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import {
+  Injectable,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import { errorMessage, type CleanReport, type WorkQueue } from '../lib/index.js';
+import { WORK_QUEUE_MODULE_DEFAULTS } from './work-queue.constants.js';
+import { WorkQueueContext } from './work-queue.context.js';
+
+/** What one cleaner round did for one queue. */
+export interface CleanerRun {
+  queue: string;
+  /** False when another instance (or this one) cleaned this queue less than an interval ago. */
+  ran: boolean;
+  report?: CleanReport;
+  /** Set when cleaning failed (the next round tries again). */
+  error?: string;
+}
+
+const STOP_WAIT_MS = 2_000;
+
+/**
+ * Runs `queue.clean()` for every registered queue on an interval: reclaims expired leases and
+ * the jobs of workers whose heartbeat lapsed, promotes due delayed jobs. However many instances
+ * of the application run, each queue is cleaned at most about once per interval: a round first
+ * takes the queue's guard key, `SET <prefix>:{<queue>}:cleaner <instanceId> NX PX <ttl>`, and
+ * skips the queue when another instance holds it. The guard lives slightly less than the interval
+ * (by a tenth of it, at most 200 ms) so that the instance that cleaned last is not locked out of
+ * its own next round by the time the round trip took.
+ *
+ * A failing round is logged and the timer lives on; the timer is `unref`'d and stops (waiting
+ * briefly for a running round) before the connections close. `cleaner: false` turns it off.
+ */
+@Injectable()
+export class WorkQueueCleaner implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  /** Written into the guard key, to tell which instance cleaned last. */
+  readonly instanceId = randomUUID();
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<CleanerRun[]> | undefined;
+  private interval = 0;
+
+  constructor(private readonly context: WorkQueueContext) {}
+
+  /** The interval in ms (0 while stopped or disabled). */
+  get intervalMs(): number {
+    return this.timer ? this.interval : 0;
+  }
+
+  onApplicationBootstrap(): void {
+    const options = this.context.cleaner;
+    const queues = this.context.queues;
+    if (options === false || queues.length === 0) return;
+    // Often enough that a dead worker's jobs, or an expired lease, wait at most about one
+    // heartbeat timeout or lease more than necessary.
+    this.interval =
+      options.intervalMs ??
+      Math.max(
+        WORK_QUEUE_MODULE_DEFAULTS.cleanerMinIntervalMs,
+        Math.min(
+          WORK_QUEUE_MODULE_DEFAULTS.cleanerMaxIntervalMs,
+          ...queues.map((q) => Math.min(q.options.heartbeatTimeoutMs, q.options.leaseMs)),
+        ),
+      );
+    this.timer = setInterval(() => void this.tick(), this.interval);
+    this.timer.unref();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    const running = this.running;
+    if (!running) return;
+    let wait: NodeJS.Timeout | undefined;
+    await Promise.race([
+      running.catch(() => undefined),
+      new Promise((resolve) => {
+        wait = setTimeout(resolve, STOP_WAIT_MS);
+      }),
+    ]);
+    clearTimeout(wait);
+  }
+
+  /**
+   * One round now: every registered queue whose guard this instance can take is cleaned.
+   * Never rejects; failures are logged and reported per queue.
+   */
+  async runOnce(): Promise<CleanerRun[]> {
+    const ttl = Math.max(1, this.guardTtl());
+    const runs: CleanerRun[] = [];
+    for (const queue of this.context.queues) runs.push(await this.cleanQueue(queue, ttl));
+    return runs;
+  }
+
+  private async tick(): Promise<void> {
+    if (this.running || !this.timer) return; // the previous round is still going
+    this.running = this.runOnce();
+    try {
+      await this.running;
+    } catch (e) {
+      this.context.logger?.error(`cleaner: round failed: ${errorMessage(e)}`);
+    } finally {
+      this.running = undefined;
+    }
+  }
+
+  private guardTtl(): number {
+    const interval = this.interval || WORK_QUEUE_MODULE_DEFAULTS.cleanerMaxIntervalMs;
+    return interval - Math.min(200, Math.floor(interval / 10));
+  }
+
+  private async cleanQueue(queue: WorkQueue, ttl: number): Promise<CleanerRun> {
+    const log = this.context.logger;
+    try {
+      const guard = `${queue.keys.base}cleaner`;
+      const taken = await queue.client.set(guard, this.instanceId, 'PX', ttl, 'NX');
+      if (taken !== 'OK') return { queue: queue.name, ran: false };
+      const report = await queue.clean();
+      const done = Object.entries(report).filter(([, n]) => n > 0);
+      if (done.length > 0) {
+        log?.debug?.(
+          `cleaner: queue "${queue.name}": ${done.map(([k, n]) => `${k} ${n}`).join(', ')}`,
+        );
+      }
+      return { queue: queue.name, ran: true, report };
+    } catch (e) {
+      const error = errorMessage(e);
+      log?.warn(`cleaner: queue "${queue.name}": ${error} (will retry next round)`);
+      return { queue: queue.name, ran: false, error };
+    }
+  }
+}

@@ -1,0 +1,20 @@
+/** Metadata key set by `@Processor()` on a class. */
+export const WORK_QUEUE_PROCESSOR_METADATA = 'work-queue:processor';
+
+/** Metadata key set by `@Process()` on a method. */
+export const WORK_QUEUE_PROCESS_METADATA = 'work-queue:process';
+
+/** Prefix of the injection tokens of queues: `WorkQueue:<name>` (see `getQueueToken`). */
+export const WORK_QUEUE_TOKEN_PREFIX = 'WorkQueue:';
+
+/** Logger context of the module's default logger. */
+export const WORK_QUEUE_LOGGER_CONTEXT = 'WorkQueue';
+
+/** Defaults of the module options. */
+export const WORK_QUEUE_MODULE_DEFAULTS = {
+  prefix: 'wq',
+  shutdownTimeoutMs: 10_000,
+  /** The default cleaner interval: min(heartbeatTimeoutMs, leaseMs) of the queues, within these. */
+  cleanerMaxIntervalMs: 5_000,
+  cleanerMinIntervalMs: 100,
+} as const;

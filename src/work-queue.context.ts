@@ -1,0 +1,179 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type LoggerService,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { Cluster, Redis } from 'ioredis';
+import { errorMessage, WorkQueue } from '../lib/index.js';
+import type { RegisterQueueOptions } from './interfaces/register-queue-options.interface.js';
+import type {
+  WorkQueueCleanerOptions,
+  WorkQueueModuleOptions,
+  WorkQueueQueueDefaults,
+  WorkQueueWorkerDefaults,
+} from './interfaces/work-queue-module-options.interface.js';
+import {
+  invalidOptions,
+  moduleOptionProblems,
+  queueDefaultsOf,
+  registerQueueProblems,
+  workerDefaultsOf,
+} from './utils/validate-options.util.js';
+import { WORK_QUEUE_LOGGER_CONTEXT, WORK_QUEUE_MODULE_DEFAULTS } from './work-queue.constants.js';
+import { WORK_QUEUE_MODULE_OPTIONS } from './work-queue.module-definition.js';
+
+const QUIT_TIMEOUT_MS = 1_000;
+
+/**
+ * The module's state for one application: validated options, the Redis connection, and the
+ * queues registered so far (a per-application registry, not static state). Created at bootstrap
+ * from the `forRoot()` options, which is where invalid options fail with every problem listed.
+ */
+@Injectable()
+export class WorkQueueContext implements OnApplicationShutdown {
+  /** The connection every queue uses (workers open their own duplicates). */
+  readonly client: Redis | Cluster;
+  /** False for a client given as `connection.client`: the module never closes it. */
+  readonly ownsClient: boolean;
+  readonly prefix: string;
+  /** The module's logger; undefined when `logger: false`. */
+  readonly logger: LoggerService | undefined;
+  readonly shutdownTimeoutMs: number;
+  readonly cleaner: WorkQueueCleanerOptions;
+  readonly workerDefaults: Readonly<WorkQueueWorkerDefaults>;
+  readonly queueDefaults: Readonly<WorkQueueQueueDefaults>;
+  private readonly registry = new Map<string, { queue: WorkQueue; signature: string }>();
+  private closing: Promise<void> | undefined;
+
+  constructor(@Inject(WORK_QUEUE_MODULE_OPTIONS) options: WorkQueueModuleOptions) {
+    const problems = moduleOptionProblems(options);
+    if (problems.length > 0) throw invalidOptions('invalid WorkQueueModule options', problems);
+    this.prefix = options.prefix ?? WORK_QUEUE_MODULE_DEFAULTS.prefix;
+    this.logger =
+      options.logger === false
+        ? undefined
+        : (options.logger ?? new Logger(WORK_QUEUE_LOGGER_CONTEXT));
+    this.shutdownTimeoutMs =
+      options.shutdownTimeoutMs ?? WORK_QUEUE_MODULE_DEFAULTS.shutdownTimeoutMs;
+    this.cleaner = options.cleaner ?? {};
+    const defaults = options.defaults as Record<string, unknown> | undefined;
+    this.workerDefaults = workerDefaultsOf(defaults);
+    this.queueDefaults = queueDefaultsOf(defaults);
+    const c = options.connection;
+    this.ownsClient = c.client === undefined;
+    // Owned connections are lazy: nothing connects until the first command, so a bootstrap that
+    // fails before any queue is used leaves no socket behind.
+    if (c.client !== undefined) this.client = c.client;
+    else if (c.url !== undefined) this.client = new Redis(c.url, { lazyConnect: true });
+    else if (c.redis !== undefined) this.client = new Redis({ lazyConnect: true, ...c.redis });
+    else this.client = new Cluster(c.cluster.nodes, { lazyConnect: true, ...c.cluster.options });
+    if (this.ownsClient) this.watchConnection(this.client);
+  }
+
+  /**
+   * The queue registered under `name` (by `registerQueue`/`registerQueueAsync`); created on the
+   * first registration. Registering a name again returns the same queue when the options are the
+   * same, and fails when they differ.
+   */
+  registerQueue(registration: RegisterQueueOptions): WorkQueue {
+    const problems = registerQueueProblems(registration);
+    const where = `WorkQueueModule.registerQueue(${JSON.stringify(
+      typeof registration === 'object' && registration !== null ? registration.name : registration,
+    )})`;
+    if (problems.length > 0) throw invalidOptions(`invalid options in ${where}`, problems);
+    const { name, ...overrides } = registration;
+    const signature = stableStringify(overrides);
+    const known = this.registry.get(name);
+    if (known) {
+      if (known.signature === signature) return known.queue;
+      throw invalidOptions(`queue "${name}" is registered twice with different options`, [
+        `first: ${known.signature}`,
+        `then:  ${signature}`,
+        `register it once (e.g. in a shared module) or with the same options everywhere`,
+      ]);
+    }
+    const queue = new WorkQueue(this.client, name, {
+      ...this.queueDefaults,
+      prefix: this.prefix,
+      ...overrides,
+      logger: this.logger ?? false,
+    });
+    this.registry.set(name, { queue, signature });
+    return queue;
+  }
+
+  /** The registered queue of that name, if any. */
+  getQueue<T = unknown, R = unknown>(name: string): WorkQueue<T, R> | undefined {
+    return this.registry.get(name)?.queue as WorkQueue<T, R> | undefined;
+  }
+
+  /** Every registered queue, in registration order. */
+  get queues(): WorkQueue[] {
+    return [...this.registry.values()].map((r) => r.queue);
+  }
+
+  /** Closes the connection the module created (never a client given by the user). */
+  onApplicationShutdown(): Promise<void> {
+    this.closing ??= this.close();
+    return this.closing;
+  }
+
+  private async close(): Promise<void> {
+    if (!this.ownsClient) return;
+    const client = this.client;
+    if (client.status === 'end') return;
+    if (client.status !== 'ready') {
+      // Not connected (lazy, connecting, reconnecting): nothing to say goodbye to.
+      client.disconnect();
+      return;
+    }
+    // QUIT, then wait for the socket to close. Calling disconnect() right after QUIT, on a socket
+    // that may already be closed, would leave ioredis' 2 s "force close" timer behind.
+    let timer: NodeJS.Timeout | undefined;
+    const ended = await Promise.race([
+      new Promise<boolean>((resolve) => client.once('end', () => resolve(true))),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), QUIT_TIMEOUT_MS);
+      }),
+      client.quit().then(
+        () => new Promise<boolean>(() => undefined), // wait for 'end' (or the timeout)
+        () => false,
+      ),
+    ]);
+    clearTimeout(timer);
+    if (!ended && !isEnded(client)) client.disconnect();
+  }
+
+  /** Log losing and regaining the connection once each, not every reconnect attempt. */
+  private watchConnection(client: Redis | Cluster): void {
+    let lost = false;
+    const lose = (why: string) => {
+      if (lost || this.closing) return;
+      lost = true;
+      this.logger?.error(`Redis connection ${why}; reconnecting`);
+    };
+    client.on('error', (e: unknown) => lose(`error: ${errorMessage(e)}`));
+    client.on('close', () => lose('lost'));
+    client.on('ready', () => {
+      if (!lost) return;
+      lost = false;
+      this.logger?.log('Redis connection restored');
+    });
+  }
+}
+
+/** Read again after an await (the compiler would keep the narrowed status). */
+function isEnded(client: Redis | Cluster): boolean {
+  return client.status === 'end';
+}
+
+/** JSON with sorted keys, to compare two registrations of one queue. */
+function stableStringify(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) =>
+    typeof x === 'object' && x !== null && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : x,
+  );
+}

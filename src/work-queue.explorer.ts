@@ -1,0 +1,197 @@
+import { Injectable } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import type { Job, WorkQueue } from '../lib/index.js';
+import type { ProcessorOptions } from './interfaces/processor-options.interface.js';
+import { invalidOptions, processorOptionProblems } from './utils/validate-options.util.js';
+import { WorkQueueMetadataAccessor } from './work-queue-metadata.accessor.js';
+import { WorkQueueContext } from './work-queue.context.js';
+
+/** One `@Process()` method, bound to its instance. */
+export interface ProcessHandler {
+  readonly className: string;
+  readonly methodName: string;
+  invoke(job: Job): unknown;
+}
+
+/** Everything that consumes one queue: one worker runs it. */
+export interface QueueProcessor {
+  readonly queue: WorkQueue;
+  /** The `@Processor()` classes of this queue (usually one). */
+  readonly classNames: readonly string[];
+  /** Worker options merged from those classes (without the module defaults). */
+  readonly options: ProcessorOptions;
+  /** `@Process('name')` methods by job name. */
+  readonly named: ReadonlyMap<string, ProcessHandler>;
+  /** The `@Process()` method: unnamed jobs and names without a method of their own. */
+  readonly catchAll: ProcessHandler | undefined;
+}
+
+type Wrapper = ReturnType<DiscoveryService['getProviders']>[number];
+
+interface Draft {
+  queueName: string;
+  queue: WorkQueue | undefined;
+  classNames: string[];
+  options: Record<string, unknown>;
+  optionOwner: Record<string, string>;
+  named: Map<string, ProcessHandler>;
+  catchAll: ProcessHandler | undefined;
+}
+
+const quote = (s: string) => `'${s.replace(/'/g, "\\'")}'`;
+
+/**
+ * Finds `@Processor()` providers and their `@Process()` methods, in every module, whether they
+ * were registered with `useClass`, `useFactory` or `useValue` (the metadata is read from the
+ * instance's class). Request-scoped and transient providers are skipped with a warning: a worker
+ * runs for the whole application, not per request.
+ *
+ * Several `@Processor()` classes may consume one queue: they then share ONE worker, so their job
+ * names must not overlap, at most one of them may have a catch-all `@Process()`, and their worker
+ * options must agree. Anything else fails the bootstrap with every problem listed.
+ */
+@Injectable()
+export class WorkQueueExplorer {
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly accessor: WorkQueueMetadataAccessor,
+    private readonly context: WorkQueueContext,
+  ) {}
+
+  explore(): QueueProcessor[] {
+    const problems: string[] = [];
+    const drafts = new Map<string, Draft>();
+    const seen = new Set<unknown>();
+    for (const wrapper of this.discovery.getProviders()) {
+      if (wrapper.isAlias) continue; // useExisting: the same instance is found under its own token
+      const target = this.targetOf(wrapper);
+      const meta = this.accessor.getProcessorMetadata(target);
+      if (!meta || typeof target !== 'function') continue;
+      const className = target.name || '(anonymous class)';
+      if (wrapper.isTransient || !wrapper.isDependencyTreeStatic()) {
+        this.context.logger?.warn(
+          `@Processor(${quote(meta.queueName)}) on ${className} is skipped: it is request-scoped or transient (or depends on such a provider); a processor must be a singleton`,
+        );
+        continue;
+      }
+      const instance: unknown = wrapper.instance;
+      if (typeof instance !== 'object' || instance === null || seen.has(instance)) continue;
+      seen.add(instance);
+      this.addProcessor(drafts, className, meta.queueName, meta.options, instance, problems);
+    }
+    if (problems.length > 0) {
+      throw invalidOptions('WorkQueueModule cannot start its processors', problems);
+    }
+    return [...drafts.values()].map((d) => ({
+      queue: d.queue!,
+      classNames: d.classNames,
+      options: d.options as ProcessorOptions,
+      named: d.named,
+      catchAll: d.catchAll,
+    }));
+  }
+
+  /** The class whose metadata describes this provider. */
+  private targetOf(wrapper: Wrapper): unknown {
+    if (!wrapper.isNotMetatype) return wrapper.metatype; // useClass (or a plain class provider)
+    const instance: unknown = wrapper.instance; // useFactory / useValue: the instance's class
+    return typeof instance === 'object' && instance !== null ? instance.constructor : undefined;
+  }
+
+  private addProcessor(
+    drafts: Map<string, Draft>,
+    className: string,
+    queueName: string,
+    options: ProcessorOptions,
+    instance: object,
+    problems: string[],
+  ): void {
+    const at = `@Processor(${quote(queueName)}) on ${className}: `;
+    let draft = drafts.get(queueName);
+    if (!draft) {
+      const queue = this.context.getQueue(queueName);
+      if (!queue) {
+        problems.push(
+          `${at}queue ${JSON.stringify(queueName)} is not registered; add WorkQueueModule.registerQueue({ name: ${quote(queueName)} }) to the imports of a module`,
+        );
+      }
+      draft = {
+        queueName,
+        queue,
+        classNames: [],
+        options: {},
+        optionOwner: {},
+        named: new Map(),
+        catchAll: undefined,
+      };
+      drafts.set(queueName, draft);
+    }
+    if (draft.classNames.includes(className)) {
+      problems.push(
+        `${at}found twice (is ${className} provided in more than one module? Provide it once)`,
+      );
+      return;
+    }
+    draft.classNames.push(className);
+
+    const optionProblems = processorOptionProblems(options, at);
+    problems.push(...optionProblems);
+    if (optionProblems.length === 0) {
+      for (const [key, value] of Object.entries(options)) {
+        if (value === undefined) continue;
+        const owner = draft.optionOwner[key];
+        if (owner !== undefined && draft.options[key] !== value) {
+          problems.push(
+            `${at}${key} is ${JSON.stringify(value)} but ${owner} (same queue, same worker) sets ${JSON.stringify(draft.options[key])}; set worker options on one of them`,
+          );
+          continue;
+        }
+        draft.options[key] = value;
+        draft.optionOwner[key] = className;
+      }
+    }
+
+    const prototype = Object.getPrototypeOf(instance) as Record<string, unknown> | null;
+    let methods = 0;
+    for (const methodName of this.scanner.getAllMethodNames(prototype)) {
+      const method = prototype?.[methodName];
+      const process = this.accessor.getProcessMetadata(method);
+      if (!process || typeof method !== 'function') continue;
+      methods++;
+      const handler: ProcessHandler = {
+        className,
+        methodName,
+        invoke: (job) => (method as (job: Job) => unknown).call(instance, job),
+      };
+      const name = process.name;
+      if (name === undefined) {
+        if (draft.catchAll) {
+          problems.push(
+            `${at}two catch-all @Process() methods for queue ${JSON.stringify(queueName)}: ${describe(draft.catchAll)} and ${describe(handler)}`,
+          );
+        } else draft.catchAll = handler;
+        continue;
+      }
+      if (typeof name !== 'string' || name.length === 0 || name.length > 200) {
+        problems.push(
+          `${at}@Process(${JSON.stringify(name)}) on ${methodName}: the job name must be a string of 1-200 characters`,
+        );
+        continue;
+      }
+      const other = draft.named.get(name);
+      if (other) {
+        problems.push(
+          `${at}two @Process(${quote(name)}) methods for queue ${JSON.stringify(queueName)}: ${describe(other)} and ${describe(handler)}`,
+        );
+      } else draft.named.set(name, handler);
+    }
+    if (methods === 0) {
+      problems.push(`${at}no @Process() method; add @Process() to the method that handles jobs`);
+    }
+  }
+}
+
+function describe(h: ProcessHandler): string {
+  return `${h.className}.${h.methodName}()`;
+}

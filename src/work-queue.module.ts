@@ -1,0 +1,83 @@
+import { Module, type DynamicModule, type Provider } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import type {
+  RegisterQueueAsyncOptions,
+  RegisterQueueOptions,
+} from './interfaces/register-queue-options.interface.js';
+import { getQueueToken } from './utils/get-queue-token.util.js';
+import { WorkQueueMetadataAccessor } from './work-queue-metadata.accessor.js';
+import { WorkQueueCleaner } from './work-queue.cleaner.js';
+import { WorkQueueContext } from './work-queue.context.js';
+import { WorkQueueExplorer } from './work-queue.explorer.js';
+import {
+  ConfigurableWorkQueueModule,
+  WORK_QUEUE_ASYNC_OPTIONS_TYPE,
+  WORK_QUEUE_OPTIONS_TYPE,
+} from './work-queue.module-definition.js';
+import { WorkQueueRegistrar } from './work-queue.registrar.js';
+
+const CORE_PROVIDERS: Provider[] = [
+  WorkQueueContext,
+  WorkQueueMetadataAccessor,
+  WorkQueueExplorer,
+  WorkQueueRegistrar,
+  WorkQueueCleaner,
+];
+const CORE_EXPORTS = [WorkQueueContext, WorkQueueRegistrar, WorkQueueCleaner];
+
+/**
+ * Redis work queues for Nest.
+ *
+ * - `WorkQueueModule.forRoot({ connection, prefix?, defaults?, ... })` (or `forRootAsync`) once,
+ *   in the root module: a global module with the connection, the processors' workers and the
+ *   cleaner.
+ * - `WorkQueueModule.registerQueue({ name: 'emails' })` wherever a queue is injected
+ *   (`@InjectQueue('emails')`) or consumed (`@Processor('emails')`).
+ */
+@Module({})
+export class WorkQueueModule extends ConfigurableWorkQueueModule {
+  static forRoot(options: typeof WORK_QUEUE_OPTIONS_TYPE): DynamicModule {
+    return withCore(super.forRoot(options));
+  }
+
+  static forRootAsync(options: typeof WORK_QUEUE_ASYNC_OPTIONS_TYPE): DynamicModule {
+    return withCore(super.forRootAsync(options));
+  }
+
+  /** Provides each queue under `getQueueToken(name)`, for `@InjectQueue(name)` and processors. */
+  static registerQueue(...queues: RegisterQueueOptions[]): DynamicModule {
+    const providers: Provider[] = queues.map((registration) => ({
+      provide: getQueueToken(registration.name),
+      useFactory: (context: WorkQueueContext) => context.registerQueue(registration),
+      inject: [WorkQueueContext],
+    }));
+    return { module: WorkQueueModule, providers, exports: providers };
+  }
+
+  /** Like `registerQueue`, with options from a factory (e.g. from `ConfigService`). */
+  static registerQueueAsync(...queues: RegisterQueueAsyncOptions[]): DynamicModule {
+    const providers: Provider[] = queues.map(({ name, inject = [], useFactory }) => ({
+      provide: getQueueToken(name),
+      useFactory: async (context: WorkQueueContext, ...args: unknown[]) => {
+        const overrides = await (useFactory as (...a: unknown[]) => unknown)(...args);
+        return context.registerQueue({
+          ...(typeof overrides === 'object' && overrides !== null ? overrides : {}),
+          name,
+        });
+      },
+      inject: [WorkQueueContext, ...inject],
+    }));
+    const imports = queues.flatMap((q) => q.imports ?? []);
+    return { module: WorkQueueModule, imports, providers, exports: providers };
+  }
+}
+
+function withCore(definition: DynamicModule): DynamicModule {
+  return {
+    ...definition,
+    global: true,
+    imports: [...(definition.imports ?? []), DiscoveryModule],
+    providers: [...(definition.providers ?? []), ...CORE_PROVIDERS],
+    exports: [...(definition.exports ?? []), ...CORE_EXPORTS],
+  };
+}
