@@ -65,6 +65,20 @@ local function wake()
   end
 end
 
+-- Add delayed jobs (flat due, id, due, id, ...). When one is due before every job already
+-- waiting there, wake an idle worker: it may be sleeping until a later due time.
+local function schedule(flat)
+  local first = rcall('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')
+  local earliest = tonumber(flat[1])
+  for i = 3, #flat, 2 do
+    earliest = math.min(earliest, tonumber(flat[i]))
+  end
+  rcall('ZADD', K_DELAYED, unpack(flat))
+  if first[2] == nil or earliest < tonumber(first[2]) then
+    wake()
+  end
+end
+
 -- The id (a string) behind a public id, or nil.
 local function resolve(id)
   local n = rcall('HGET', K_IDS, id)

@@ -79,7 +79,7 @@ if #meta_args > 0 then
   rcall('HSET', K_META, unpack(meta_args))
 end
 if #delayed > 0 then
-  rcall('ZADD', K_DELAYED, unpack(delayed))
+  schedule(delayed)
 end
 local any = false
 for p = 0, 9 do

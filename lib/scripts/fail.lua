@@ -27,7 +27,7 @@ if mode == 'dead' or meta.a >= (meta.m or max_default) then
 end
 save_meta(n, meta)
 if delay > 0 then
-  rcall('ZADD', K_DELAYED, now + delay, n)
+  schedule({ now + delay, n })
 else
   requeue(n, meta, false)
   wake()

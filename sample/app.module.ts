@@ -1,0 +1,41 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { TerminusModule } from '@nestjs/terminus';
+import { WorkQueueModule } from '../src/index.js';
+import { WorkQueueHealthIndicator } from '../src/health/index.js';
+import { EmailProcessor } from './email.processor.js';
+import { EMAILS } from './emails.js';
+import { HealthController } from './health.controller.js';
+import { JobsController } from './jobs.controller.js';
+
+export interface SampleOptions {
+  redisUrl: string;
+  /** Key prefix (tests use a random one). Default `sample`. */
+  prefix?: string;
+}
+
+@Module({})
+export class AppModule {
+  static forRoot({ redisUrl, prefix = 'sample' }: SampleOptions): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        WorkQueueModule.forRoot({
+          connection: { url: redisUrl },
+          prefix,
+          defaults: { leaseMs: 30_000, heartbeatTimeoutMs: 5_000 },
+          shutdownTimeoutMs: 5_000,
+        }),
+        WorkQueueModule.registerQueue({
+          name: EMAILS,
+          maxAttempts: 3,
+          backoff: { type: 'exponential', delayMs: 200, maxDelayMs: 5_000 },
+          // Results are kept an hour, so GET /jobs/:id shows finished jobs as `completed`.
+          storeResults: { ttlMs: 3_600_000 },
+        }),
+        TerminusModule,
+      ],
+      controllers: [JobsController, HealthController],
+      providers: [EmailProcessor, WorkQueueHealthIndicator],
+    };
+  }
+}

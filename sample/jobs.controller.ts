@@ -1,0 +1,56 @@
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  NotFoundException,
+  Param,
+  Post,
+} from '@nestjs/common';
+import { InjectQueue, type JobInfo, type WorkQueue } from '../src/index.js';
+import { CreateJobDto } from './create-job.dto.js';
+import { EMAILS, type EmailJob, type EmailResult } from './emails.js';
+
+@Controller()
+export class JobsController {
+  constructor(@InjectQueue(EMAILS) private readonly emails: WorkQueue<EmailJob, EmailResult>) {}
+
+  @Post('jobs')
+  async create(@Body() body: CreateJobDto): Promise<{ id: string; added: boolean }> {
+    return this.emails.add(body.data as EmailJob, {
+      name: body.name,
+      priority: body.priority,
+      delayMs: body.delayMs,
+      id: body.id,
+    });
+  }
+
+  @Get('jobs/:id')
+  async get(@Param('id') id: string): Promise<JobInfo<EmailJob, EmailResult>> {
+    return (await this.emails.getJob(id)) ?? { id, state: 'unknown' };
+  }
+
+  @Delete('jobs/:id')
+  async cancel(@Param('id') id: string): Promise<{ id: string; cancelled: true }> {
+    if (!(await this.emails.cancel(id))) throw new NotFoundException(`no job ${id}`);
+    return { id, cancelled: true };
+  }
+
+  @Get('queues')
+  async queues(): Promise<Record<string, Awaited<ReturnType<WorkQueue['counts']>>>> {
+    return { [EMAILS]: await this.emails.counts() };
+  }
+
+  @Get('dead')
+  async dead() {
+    return this.emails.listDead({ limit: 100 });
+  }
+
+  @Post('dead/:id/retry')
+  @HttpCode(200)
+  async retry(@Param('id') id: string): Promise<{ id: string; retried: true }> {
+    if (!(await this.emails.retryDead(id))) throw new NotFoundException(`no dead job ${id}`);
+    return { id, retried: true };
+  }
+}

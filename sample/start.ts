@@ -1,0 +1,39 @@
+/**
+ * `npm start`: run the sample app with a Redis.
+ *
+ * Uses REDIS_URL when set; otherwise a Docker engine (testcontainers) when one is reachable;
+ * otherwise a private local redis-server on a free port with its data in a temp dir (installed
+ * with apt-get first when missing and we are root on a Debian-like machine) — the same logic
+ * as the test harness. The app runs in a child process; signals are forwarded to it, and the
+ * private Redis is stopped once the app has shut down.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { acquireSharedRedis, RedisUnavailableError } from '../test/support/redis-server.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+let redis;
+try {
+  redis = await acquireSharedRedis({ log: (line) => console.log(line) });
+} catch (e) {
+  if (e instanceof RedisUnavailableError) {
+    console.error(`Cannot start the sample: ${e.message}`);
+    process.exit(1);
+  }
+  throw e;
+}
+
+const app = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'sample/main.ts'], {
+  cwd: root,
+  stdio: 'inherit',
+  env: { ...process.env, REDIS_URL: redis.url },
+});
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => app.kill(signal));
+}
+
+app.on('exit', (code, signal) => {
+  void redis.dispose().finally(() => process.exit(code ?? (signal ? 0 : 1)));
+});
