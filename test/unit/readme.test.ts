@@ -15,7 +15,7 @@ function readmeBlocks(): string[] {
 describe('README', () => {
   it('has TypeScript examples, and every one of them type-checks against the sources', () => {
     const blocks = readmeBlocks();
-    expect(blocks.length).toBeGreaterThanOrEqual(1);
+    expect(blocks.length).toBeGreaterThanOrEqual(3);
     const dir = join(root, 'test', '.readme');
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
