@@ -20,6 +20,8 @@ export default {
   rootDir: '.',
   modulePathIgnorePatterns: ['<rootDir>/dist/', '<rootDir>/coverage/'],
   testMatch: ['<rootDir>/test/**/*.test.ts'],
+  // Redis Cluster tests start their own clusters: `npm run test:cluster` (jest.cluster.config.js).
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/cluster/'],
   moduleFileExtensions: ['ts', 'cts', 'js', 'mjs', 'cjs', 'json'],
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },

@@ -42,6 +42,15 @@ interface Meta {
   r?: string;
 }
 
+interface AckItem {
+  args: Arg[];
+  resolve(reply: unknown): void;
+  reject(e: unknown): void;
+  /** Past it, a refused script is no longer sent again. */
+  deadline: number;
+  tries: number;
+}
+
 /** One batch of leased jobs plus what a worker needs to wait well. */
 export interface LeaseBatch<T> {
   jobs: LeasedJob<T>[];
@@ -57,6 +66,8 @@ export interface CompleteItem<R = unknown> {
 }
 
 const ADD_CHUNK = 2000;
+/** Cluster replies to a command that did not run (safe to send again). */
+const REFUSED = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /;
 const CLEAN_LIMIT = 1000;
 const MAX_ERROR_CHARS = 2000;
 const MIN_REDIS = [6, 2];
@@ -78,6 +89,9 @@ export class WorkQueue<T = unknown, R = unknown> {
   readonly keys: QueueKeys;
   private readonly scripts: ScriptClient;
   private checked: Promise<void> | undefined;
+  /** Adds waiting for their pipeline + WAIT (`replicaAcks`), and whether one is out. */
+  private readonly acks: AckItem[] = [];
+  private acking = false;
 
   constructor(
     readonly client: Redis | Cluster,
@@ -119,7 +133,7 @@ export class WorkQueue<T = unknown, R = unknown> {
       const chunk = encoded.slice(i, i + ADD_CHUNK);
       const args = [chunk.length, ...chunk.flat()];
       calls.push(
-        this.options.replicaAcks > 0 ? this.runReplicated('add', args) : this.run('add', '0', args),
+        this.options.replicaAcks > 0 ? this.addReplicated(args) : this.run('add', '0', args),
       );
     }
     const replies = (await Promise.all(calls)) as Reply[];
@@ -580,49 +594,81 @@ export class WorkQueue<T = unknown, R = unknown> {
   }
 
   /**
-   * `run`, then `WAIT replicaAcks replicaAckTimeoutMs` on the same connection: both in one
-   * pipeline, which a Cluster client sends to the one node that serves the queue's slot, so the
-   * WAIT counts the replicas of the node that ran the script. A script refused before it ran
-   * (slot moved or migrating, cluster down during a failover) is sent again.
+   * An `add` script followed by `WAIT replicaAcks replicaAckTimeoutMs` on the same connection:
+   * one pipeline, which a Cluster client sends to the node that serves the queue's slot, so the
+   * WAIT counts the replicas of the node that ran the script. Group commit: while one such
+   * pipeline is out (WAIT holds its connection), further adds queue up and go together in the
+   * next one, behind a single WAIT. A script refused before it ran (slot moved or migrating,
+   * cluster down during a failover) is sent again.
    */
-  private async runReplicated(name: ScriptName, args: Arg[]): Promise<unknown> {
-    await this.ready();
-    const { replicaAcks: want, replicaAckTimeoutMs: timeoutMs } = this.options;
-    const context = `queue ${this.name}: ${name}`;
-    const deadline = Date.now() + Math.max(10_000, 2 * timeoutMs);
-    for (let attempt = 1; ; attempt++) {
-      const p = this.client.pipeline();
-      const script = (p as unknown as Record<string, PipelineScript>)[`wq_${name}`]!;
-      script.call(p, ...this.keys.fixed, this.keys.workerLeases('0'), ...args);
-      p.call('WAIT', want, timeoutMs);
-      let res: Array<[Error | null, unknown]> | null;
-      try {
-        res = await p.exec();
-      } catch (e) {
-        throw redisError(context, e);
-      }
-      const [[err, reply], [waitErr, acks]] = res as [
-        [Error | null, unknown],
-        [Error | null, unknown],
-      ];
-      if (err) {
-        if (/^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /.test(err.message) && Date.now() < deadline) {
-          if (isCluster(this.client)) this.client.refreshSlotsCache();
-          await new Promise((r) => setTimeout(r, Math.min(500, 25 * attempt)));
-          continue;
+  private addReplicated(args: Arg[]): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const patience = Math.max(10_000, 2 * this.options.replicaAckTimeoutMs);
+      this.acks.push({ args, resolve, reject, deadline: Date.now() + patience, tries: 0 });
+      if (!this.acking) void this.flushAcks();
+    });
+  }
+
+  private async flushAcks(): Promise<void> {
+    this.acking = true;
+    try {
+      await this.ready();
+      while (this.acks.length > 0) {
+        const batch = this.acks.splice(0);
+        let again: AckItem[] = [];
+        try {
+          again = await this.sendAcked(batch);
+        } catch (e) {
+          for (const it of batch) it.reject(redisError(`queue ${this.name}: add`, e));
         }
-        throw redisError(context, err);
+        if (again.length > 0) {
+          if (isCluster(this.client)) this.client.refreshSlotsCache();
+          const tries = Math.max(...again.map((it) => ++it.tries));
+          await new Promise((r) => setTimeout(r, Math.min(500, 25 * tries)));
+          this.acks.unshift(...again);
+        }
       }
-      if (waitErr) throw redisError(`${context}: WAIT`, waitErr);
-      if (typeof reply === 'number' && reply < 0 && reply !== -1) throw scriptError(reply, context);
-      if (Number(acks) < want) {
-        throw new WorkQueueError(
-          'NOT_REPLICATED',
-          `${context}: stored on the master but confirmed by ${Number(acks)} of ${want} replica(s) within ${timeoutMs} ms; it is lost if the master fails before replicating it. Add it again with the same caller id to retry without a duplicate.`,
-        );
-      }
-      return reply;
+    } catch (e) {
+      for (const it of this.acks.splice(0)) it.reject(e);
+    } finally {
+      this.acking = false;
     }
+  }
+
+  /** One pipeline: the batch's scripts, then WAIT. Settles each item, or returns it to resend. */
+  private async sendAcked(batch: AckItem[]): Promise<AckItem[]> {
+    const { replicaAcks: want, replicaAckTimeoutMs: timeoutMs } = this.options;
+    const context = `queue ${this.name}: add`;
+    const p = this.client.pipeline();
+    const script = (p as unknown as Record<string, PipelineScript>).wq_add!;
+    for (const it of batch)
+      script.call(p, ...this.keys.fixed, this.keys.workerLeases('0'), ...it.args);
+    p.call('WAIT', want, timeoutMs);
+    const res = (await p.exec()) ?? [];
+    const [waitErr, acks] = res[batch.length] ?? [new Error('no reply to WAIT'), 0];
+    const again: AckItem[] = [];
+    batch.forEach((it, i) => {
+      const [err, reply] = res[i] ?? [new Error('no reply'), undefined];
+      if (err && REFUSED.test(err.message) && Date.now() < it.deadline) {
+        again.push(it);
+      } else if (err) {
+        it.reject(redisError(context, err));
+      } else if (waitErr) {
+        it.reject(redisError(`${context}: WAIT`, waitErr));
+      } else if (typeof reply === 'number' && reply < 0 && reply !== -1) {
+        it.reject(scriptError(reply, context));
+      } else if (Number(acks) < want) {
+        it.reject(
+          new WorkQueueError(
+            'NOT_REPLICATED',
+            `${context}: stored on the master but confirmed by ${Number(acks)} of ${want} replica(s) within ${timeoutMs} ms; it is lost if the master fails before replicating it. Add it again with the same caller id to retry without a duplicate.`,
+          ),
+        );
+      } else {
+        it.resolve(reply);
+      }
+    });
+    return again;
   }
 
   /** Checks Redis once (version >= 6.2; warns when eviction can drop jobs). */
