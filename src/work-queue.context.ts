@@ -68,7 +68,17 @@ export class WorkQueueContext implements OnApplicationShutdown {
     if (c.client !== undefined) this.client = c.client;
     else if (c.url !== undefined) this.client = new Redis(c.url, { lazyConnect: true });
     else if (c.redis !== undefined) this.client = new Redis({ lazyConnect: true, ...c.redis });
-    else this.client = new Cluster(c.cluster.nodes, { lazyConnect: true, ...c.cluster.options });
+    else {
+      // ioredis gives up after ~1.6 s of redirections by default, shorter than a failover
+      // (about cluster-node-timeout + a second): keep retrying ~10 s unless told otherwise.
+      this.client = new Cluster(c.cluster.nodes, {
+        lazyConnect: true,
+        retryDelayOnFailover: 200,
+        retryDelayOnClusterDown: 200,
+        maxRedirections: 50,
+        ...c.cluster.options,
+      });
+    }
     if (this.ownsClient) this.watchConnection(this.client);
   }
 
