@@ -1,0 +1,388 @@
+/**
+ * ONE benchmark measurement, in a fresh process (started by test/bench/run.ts):
+ *
+ *   node --import ./scripts/register-ts.mjs test/bench/child.ts <lib> <kind> '<params json>'
+ *
+ * Prints exactly one JSON line on stdout (a ChildResult, or a ChildFailure with exit code 1).
+ * Every kind first runs a short untimed warm-up of the same code path in this process (JIT).
+ * Multi-process `process` runs also talk to the orchestrator over IPC (ready / count; go / stop).
+ */
+import { Redis } from 'ioredis';
+import type { Adapter, ConsumeOptions, JobData, LibName, Producer } from './libs/types.js';
+import { LIBS } from './libs/types.js';
+import {
+  CHILD_KINDS,
+  type ChildFailure,
+  type ChildKind,
+  type ChildMessage,
+  type ChildParams,
+  type ChildResult,
+  type ParentMessage,
+} from './protocol.js';
+import {
+  callDeltas,
+  commandCalls,
+  errorText,
+  info,
+  infoNumber,
+  quantile,
+  sleep,
+  wallMs,
+} from './util.js';
+
+const QUEUE = 'bench';
+
+async function loadAdapter(lib: LibName, p: ChildParams): Promise<Adapter> {
+  const config = { host: p.host, port: p.port, retries: p.failEvery > 0 };
+  switch (lib) {
+    case 'ours':
+      return (await import('./libs/ours.js')).create(config);
+    case 'bullmq':
+      return (await import('./libs/bullmq.js')).create(config);
+    case 'bee':
+      return (await import('./libs/bee.js')).create(config);
+  }
+}
+
+/** Payload maker: `{"i":n}`, or padded to about `bytes` bytes of JSON. */
+function payloads(bytes: number): (i: number) => JobData {
+  if (bytes <= 0) return (i) => ({ i });
+  const pad = 'x'.repeat(Math.max(0, bytes - JSON.stringify({ i: 10_000, pad: '' }).length));
+  return (i) => ({ i, pad });
+}
+
+async function addInChunks(
+  producer: Producer,
+  from: number,
+  count: number,
+  chunk: number,
+  make: (i: number) => JobData,
+): Promise<void> {
+  for (let start = from; start < from + count; start += chunk) {
+    const end = Math.min(from + count, start + chunk);
+    const batch: JobData[] = [];
+    for (let i = start; i < end; i++) batch.push(make(i));
+    await producer.addBulk(batch);
+  }
+}
+
+/** Counts completions; `done` resolves at the target-th one. */
+function completionCounter(target: number) {
+  let resolve!: () => void;
+  const done = new Promise<void>((r) => (resolve = r));
+  const c = {
+    completed: 0,
+    failed: 0,
+    lastAt: 0,
+    done,
+    onCompleted: () => {
+      c.completed += 1;
+      c.lastAt = wallMs();
+      if (c.completed === target) resolve();
+    },
+    onFailed: () => {
+      c.failed += 1;
+    },
+  };
+  return c;
+}
+
+const onError = (e: unknown) => process.stderr.write(`[child] library error: ${errorText(e)}\n`);
+
+function handlerFor(p: ChildParams): ConsumeOptions['handler'] {
+  const every = p.failEvery;
+  return async (data, firstAttempt) => {
+    if (every > 0 && firstAttempt && data.i % every === 0) throw new Error('planned failure');
+  };
+}
+
+/** Fill a queue with `count` jobs and process them all with one worker (untimed). */
+async function warmProcess(adapter: Adapter, p: ChildParams, queue: string): Promise<void> {
+  const count = Math.max(1, p.warmup);
+  const make = payloads(p.payloadBytes);
+  const producer = await adapter.producer(queue);
+  await producer.ready();
+  await addInChunks(producer, 0, count, p.bulkSize, make);
+  await producer.close();
+  const c = completionCounter(count);
+  const consumer = await adapter.consumer(queue, {
+    concurrency: p.concurrency,
+    handler: handlerFor(p),
+    onCompleted: c.onCompleted,
+    onFailed: c.onFailed,
+    onError,
+  });
+  await c.done;
+  await consumer.close();
+}
+
+async function measureAdd(adapter: Adapter, p: ChildParams, bulk: boolean): Promise<ChildResult> {
+  const make = payloads(p.payloadBytes);
+  const producer = await adapter.producer(QUEUE);
+  await producer.ready();
+  const run = async (from: number, count: number) => {
+    if (bulk) await addInChunks(producer, from, count, p.bulkSize, make);
+    else for (let i = from; i < from + count; i++) await producer.add(make(i));
+  };
+  await run(0, p.warmup);
+  const t0 = performance.now();
+  await run(p.warmup, p.n);
+  const seconds = (performance.now() - t0) / 1000;
+  await producer.close();
+  return {
+    ok: true,
+    lib: adapter.lib,
+    kind: bulk ? 'addBulk' : 'add',
+    value: p.n / seconds,
+    jobs: p.n,
+    seconds,
+  };
+}
+
+interface StatsSnapshot {
+  calls: Map<string, number>;
+  reads: number;
+}
+
+async function snapshot(stats: Redis): Promise<StatsSnapshot> {
+  const calls = await commandCalls(stats);
+  const reads = await infoNumber(stats, 'stats', 'total_reads_processed');
+  return { calls, reads };
+}
+
+/** IPC with the orchestrator (multi-process runs). */
+function parentChannel() {
+  const waiters = new Map<ParentMessage['type'], () => void>();
+  const seen = new Set<ParentMessage['type']>();
+  process.on('message', (m: ParentMessage) => {
+    seen.add(m.type);
+    waiters.get(m.type)?.();
+  });
+  return {
+    send(m: ChildMessage) {
+      process.send?.(m);
+    },
+    wait(type: ParentMessage['type']): Promise<void> {
+      if (seen.has(type)) return Promise.resolve();
+      return new Promise((r) => waiters.set(type, r));
+    },
+  };
+}
+
+async function measureProcess(adapter: Adapter, p: ChildParams): Promise<ChildResult> {
+  const multi = p.procs > 1;
+  const parent = multi ? parentChannel() : undefined;
+  const stats = new Redis({ host: p.host, port: p.port });
+  try {
+    await warmProcess(adapter, p, `${QUEUE}-warm-${p.index}`);
+    if (p.index === 0) {
+      const producer = await adapter.producer(QUEUE);
+      await producer.ready();
+      await addInChunks(producer, 0, p.n, p.bulkSize, payloads(p.payloadBytes));
+      await producer.close();
+    }
+    if (parent) {
+      parent.send({ type: 'ready' });
+      await parent.wait('go');
+    }
+    const before = multi ? undefined : await snapshot(stats);
+    const c = completionCounter(multi ? Number.POSITIVE_INFINITY : p.n);
+    const handler = handlerFor(p);
+    let firstAt = 0;
+    const startAt = wallMs();
+    const consumer = await adapter.consumer(QUEUE, {
+      concurrency: p.concurrency,
+      handler: (data, firstAttempt) => {
+        if (firstAt === 0) firstAt = wallMs();
+        return handler(data, firstAttempt);
+      },
+      onCompleted: c.onCompleted,
+      onFailed: c.onFailed,
+      onError,
+    });
+    let reported = 0;
+    const ticker = parent
+      ? setInterval(() => {
+          if (c.completed !== reported) {
+            reported = c.completed;
+            parent.send({ type: 'count', completed: reported });
+          }
+        }, 20)
+      : undefined;
+    await (parent ? parent.wait('stop') : c.done);
+    clearInterval(ticker);
+    const after = before ? await snapshot(stats) : undefined;
+    await consumer.close();
+
+    const seconds = (c.lastAt - startAt) / 1000;
+    const result: ChildResult = {
+      ok: true,
+      lib: adapter.lib,
+      kind: 'process',
+      value: c.completed / seconds,
+      jobs: c.completed,
+      seconds,
+      startAt,
+      lastAt: c.lastAt,
+      firstJobMs: firstAt - startAt,
+      failedAttempts: c.failed,
+    };
+    if (before && after) {
+      const deltas = callDeltas(before.calls, after.calls);
+      // The snapshot itself: the first snapshot's 2 INFO calls land in the second one's count.
+      deltas.set('info', (deltas.get('info') ?? 0) - 2);
+      let total = 0;
+      for (const v of deltas.values()) total += v;
+      result.commandsPerJob = total / c.completed;
+      // total_reads_processed counts the reading INFO itself: 2 of the second snapshot.
+      result.readsPerJob = (after.reads - before.reads - 2) / c.completed;
+      result.commandMix = Object.fromEntries(
+        [...deltas]
+          .filter(([, v]) => v > 0)
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, 12)
+          .map(([k, v]) => [k, Math.round((v / c.completed) * 1000) / 1000]),
+      );
+    }
+    return result;
+  } finally {
+    stats.disconnect();
+  }
+}
+
+async function measureLatency(adapter: Adapter, p: ChildParams): Promise<ChildResult> {
+  const make = payloads(p.payloadBytes);
+  const producer = await adapter.producer(QUEUE);
+  await producer.ready();
+  let started: (() => void) | undefined;
+  let completed: (() => void) | undefined;
+  let t1 = 0;
+  const consumer = await adapter.consumer(QUEUE, {
+    concurrency: 1,
+    handler: () => {
+      t1 = performance.now();
+      started?.();
+    },
+    onCompleted: () => completed?.(),
+    onError,
+  });
+  // A first job proves the worker is up (its connections open, its loop running).
+  const lat: number[] = [];
+  const total = p.warmup + p.samples;
+  for (let s = -1; s < total; s++) {
+    const isStarted = new Promise<void>((r) => (started = r));
+    const isCompleted = new Promise<void>((r) => (completed = r));
+    const t0 = performance.now();
+    await producer.add(make(s + 1));
+    await isStarted;
+    const us = (t1 - t0) * 1000;
+    await isCompleted;
+    if (s >= p.warmup) lat.push(us);
+    await sleep(s < 0 ? 200 : p.spacingMs);
+  }
+  await consumer.close();
+  await producer.close();
+  lat.sort((a, b) => a - b);
+  const p50 = quantile(lat, 0.5);
+  return {
+    ok: true,
+    lib: adapter.lib,
+    kind: 'latency',
+    value: p50,
+    jobs: lat.length,
+    p50Us: p50,
+    p99Us: quantile(lat, 0.99),
+    meanUs: lat.reduce((a, b) => a + b, 0) / lat.length,
+    maxUs: lat[lat.length - 1],
+  };
+}
+
+async function measureBytes(adapter: Adapter, p: ChildParams): Promise<ChildResult> {
+  const make = payloads(p.payloadBytes);
+  const stats = new Redis({ host: p.host, port: p.port });
+  try {
+    // Warm-up on another queue: loads the scripts (their cache counts in used_memory).
+    const warm = await adapter.producer(`${QUEUE}-warm`);
+    await warm.ready();
+    await addInChunks(warm, 0, Math.max(1, p.warmup), p.bulkSize, make);
+    await warm.close();
+    const producer = await adapter.producer(QUEUE);
+    await producer.ready();
+    const memory = async () => {
+      await sleep(250); // let Redis shrink client buffers in its cron
+      const m = await info(stats, 'memory');
+      const used = Number(m.get('used_memory'));
+      const clients = Number(m.get('mem_clients_normal') ?? 0);
+      return { used, dataset: used - clients };
+    };
+    const before = await memory();
+    await addInChunks(producer, 0, p.n, p.bulkSize, make);
+    const after = await memory();
+    await producer.close();
+    return {
+      ok: true,
+      lib: adapter.lib,
+      kind: 'bytes',
+      value: (after.used - before.used) / p.n,
+      jobs: p.n,
+      datasetBytesPerJob: (after.dataset - before.dataset) / p.n,
+    };
+  } finally {
+    stats.disconnect();
+  }
+}
+
+async function main(): Promise<ChildResult> {
+  const [lib, kind, json] = process.argv.slice(2);
+  if (!LIBS.includes(lib as LibName) || !CHILD_KINDS.includes(kind as ChildKind) || !json) {
+    throw new Error(
+      `usage: child.ts <${LIBS.join('|')}> <${CHILD_KINDS.join('|')}> '<params json>'`,
+    );
+  }
+  const p = JSON.parse(json) as ChildParams;
+  const adapter = await loadAdapter(lib as LibName, p);
+  switch (kind as ChildKind) {
+    case 'add':
+      return measureAdd(adapter, p, false);
+    case 'addBulk':
+      return measureAdd(adapter, p, true);
+    case 'process':
+      return measureProcess(adapter, p);
+    case 'latency':
+      return measureLatency(adapter, p);
+    case 'bytes':
+      return measureBytes(adapter, p);
+  }
+}
+
+function finish(line: ChildResult | ChildFailure, code: number): void {
+  process.stdout.write(`${JSON.stringify(line)}\n`, () => process.exit(code));
+}
+
+const timeoutMs = (() => {
+  try {
+    return (JSON.parse(process.argv[4] ?? '{}') as Partial<ChildParams>).timeoutMs ?? 300_000;
+  } catch {
+    return 300_000;
+  }
+})();
+setTimeout(() => {
+  finish(
+    {
+      ok: false,
+      lib: process.argv[2] ?? '?',
+      kind: process.argv[3] ?? '?',
+      error: `timed out after ${timeoutMs} ms`,
+    },
+    1,
+  );
+}, timeoutMs).unref();
+
+main().then(
+  (result) => finish(result, 0),
+  (e: unknown) =>
+    finish(
+      { ok: false, lib: process.argv[2] ?? '?', kind: process.argv[3] ?? '?', error: errorText(e) },
+      1,
+    ),
+);

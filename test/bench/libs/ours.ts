@@ -1,0 +1,53 @@
+import { Redis } from 'ioredis';
+import { Worker, WorkQueue } from '../../../lib/index.js';
+import { oursQueueOptions } from './settings.js';
+import type {
+  Adapter,
+  AdapterConfig,
+  ConsumeOptions,
+  Consumer,
+  JobData,
+  Producer,
+} from './types.js';
+
+export function create(config: AdapterConfig): Adapter {
+  const client = () => new Redis({ host: config.host, port: config.port });
+  const options = oursQueueOptions(config.retries);
+  return {
+    lib: 'ours',
+    async producer(name: string): Promise<Producer> {
+      const redis = client();
+      const queue = new WorkQueue<JobData>(redis, name, options);
+      return {
+        ready: () => queue.ready(),
+        add: async (data) => {
+          await queue.add(data);
+        },
+        addBulk: async (data) => {
+          await queue.addBulk(data.map((d) => ({ data: d })));
+        },
+        close: async () => {
+          await redis.quit();
+        },
+      };
+    },
+    async consumer(name: string, opts: ConsumeOptions): Promise<Consumer> {
+      const redis = client();
+      const queue = new WorkQueue<JobData, void>(redis, name, options);
+      const worker = new Worker<JobData, void>(
+        queue,
+        (job) => opts.handler(job.data, job.attempt === 1),
+        { concurrency: opts.concurrency },
+      );
+      worker.on('completed', () => opts.onCompleted());
+      worker.on('failed', () => opts.onFailed?.());
+      worker.on('error', (e) => opts.onError(e));
+      return {
+        close: async () => {
+          await worker.close();
+          await redis.quit();
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * The common interface every benchmarked library is driven through (see ours.ts, bullmq.ts,
+ * bee.ts). An adapter only translates; all timing is done by test/bench/child.ts.
+ */
+
+export const LIBS = ['ours', 'bullmq', 'bee'] as const;
+export type LibName = (typeof LIBS)[number];
+
+export const LIB_LABELS: Record<LibName, string> = {
+  ours: 'ours',
+  bullmq: 'BullMQ',
+  bee: 'Bee-Queue',
+};
+
+/** A job's payload: `{"i":n}`, plus padding for the payload-size figures. */
+export interface JobData {
+  i: number;
+  pad?: string;
+}
+
+export interface AdapterConfig {
+  host: string;
+  port: number;
+  /**
+   * Mixed workload: jobs may fail once and must then be retried at once (ours: maxAttempts 2,
+   * fixed backoff 0; BullMQ: attempts 2, fixed backoff 0; Bee-Queue: retries(1), immediate).
+   */
+  retries: boolean;
+}
+
+export interface Producer {
+  /** Resolves once connected (so that connecting is never timed). */
+  ready(): Promise<void>;
+  /** Add one job (one `add` / `createJob().save()` call). */
+  add(data: JobData): Promise<void>;
+  /** Add many jobs in one call (`addBulk` / `saveAll`). */
+  addBulk(data: readonly JobData[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface ConsumeOptions {
+  concurrency: number;
+  /** The job handler; throwing fails the attempt. `firstAttempt` is false on a retry. */
+  handler: (data: JobData, firstAttempt: boolean) => void | Promise<void>;
+  /** Called once per job whose success the library has recorded in Redis. */
+  onCompleted: () => void;
+  /** Called once per failed attempt the library has recorded in Redis. */
+  onFailed?: () => void;
+  /** Errors the library reports (connection trouble, ...). */
+  onError: (error: unknown) => void;
+}
+
+export interface Consumer {
+  close(): Promise<void>;
+}
+
+export interface Adapter {
+  readonly lib: LibName;
+  /** A producer on `queue`, with its own connection(s). */
+  producer(queue: string): Promise<Producer>;
+  /** Start ONE worker on `queue` (its own connections), processing at once. */
+  consumer(queue: string, opts: ConsumeOptions): Promise<Consumer>;
+}
+
+/** What the orchestrator prints about a library: its version and every option it is given. */
+export interface LibDescription {
+  lib: LibName;
+  label: string;
+  versions: Record<string, string>;
+  options: Record<string, string>;
+}

@@ -1,0 +1,76 @@
+/** What run.ts and child.ts say to each other (argv, the result line, IPC messages). */
+import type { LibName } from './libs/types.js';
+
+/**
+ * What a child measures:
+ * - `add`: jobs/s adding one job at a time, each awaited;
+ * - `addBulk`: jobs/s adding `bulkSize` jobs per call, each call awaited;
+ * - `process`: jobs/s of ONE worker process over `n` pre-added jobs, from worker start to the
+ *   last completion (with `procs` > 1 the orchestrator coordinates several such children);
+ * - `latency`: add → handler start of an idle worker, `samples` times, `spacingMs` apart;
+ * - `bytes`: Redis `used_memory` growth per waiting job over `n` added jobs.
+ */
+export type ChildKind = 'add' | 'addBulk' | 'process' | 'latency' | 'bytes';
+export const CHILD_KINDS: readonly ChildKind[] = ['add', 'addBulk', 'process', 'latency', 'bytes'];
+
+export interface ChildParams {
+  host: string;
+  port: number;
+  /** Jobs measured (process: in total, over all worker processes). */
+  n: number;
+  /** Untimed jobs (or latency samples) first, in the same process: JIT warm-up. */
+  warmup: number;
+  concurrency: number;
+  /** 0: the payload is `{"i":n}`; else it is padded to about this many bytes of JSON. */
+  payloadBytes: number;
+  /** Jobs per addBulk call (addBulk, and pre-adding / filling for the other kinds). */
+  bulkSize: number;
+  /** Mixed workload: job i fails its first attempt when i % failEvery === 0 (0: never). */
+  failEvery: number;
+  samples: number;
+  spacingMs: number;
+  /** process: how many worker processes take part, and which one this is (0 fills the queue). */
+  procs: number;
+  index: number;
+  /** Give up (and fail) after this long. */
+  timeoutMs: number;
+}
+
+export interface ChildResult {
+  ok: true;
+  lib: LibName;
+  kind: ChildKind;
+  /** The figure: jobs/s (add, addBulk, process), µs p50 (latency), bytes/job (bytes). */
+  value: number;
+  jobs?: number;
+  seconds?: number;
+  /** process: wall-clock ms (performance.timeOrigin + now) of worker start / last completion. */
+  startAt?: number;
+  lastAt?: number;
+  /** process: from worker start to the first handler call (connecting, registering, ...). */
+  firstJobMs?: number;
+  failedAttempts?: number;
+  /** process, single worker process: Redis commands per completed job (incl. inside Lua). */
+  commandsPerJob?: number;
+  /** process, single worker process: Redis socket reads (≈ client round trips) per job. */
+  readsPerJob?: number;
+  /** process, single worker process: calls per command, per job (the biggest ones). */
+  commandMix?: Record<string, number>;
+  p50Us?: number;
+  p99Us?: number;
+  meanUs?: number;
+  maxUs?: number;
+  /** bytes: used_memory minus client buffers, per job. */
+  datasetBytesPerJob?: number;
+}
+
+export interface ChildFailure {
+  ok: false;
+  lib: string;
+  kind: string;
+  error: string;
+}
+
+/** IPC, multi-process `process` runs only. */
+export type ChildMessage = { type: 'ready' } | { type: 'count'; completed: number };
+export type ParentMessage = { type: 'go' } | { type: 'stop' };
