@@ -56,7 +56,7 @@ export interface LeaseBatch<T> {
   jobs: LeasedJob<T>[];
   /** Redis time when the batch was leased. */
   now: number;
-  /** When the next delayed job is due (Redis ms), or -1. */
+  /** When the next delayed job is due (Redis ms), -1 when none, 0 when not looked up (full batch). */
   nextDue: number;
 }
 
@@ -89,6 +89,9 @@ export class WorkQueue<T = unknown, R = unknown> {
   readonly keys: QueueKeys;
   private readonly scripts: ScriptClient;
   private checked: Promise<void> | undefined;
+  private isReady = false;
+  /** Leases this queue handed out (their shape needs no checking). */
+  private readonly issued = new WeakSet<Lease>();
   /** Adds waiting for their pipeline + WAIT (`replicaAcks`), and whether one is out. */
   private readonly acks: AckItem[] = [];
   private acking = false;
@@ -574,7 +577,7 @@ export class WorkQueue<T = unknown, R = unknown> {
     args: Arg[],
     buffers = false,
   ): Promise<unknown> {
-    await this.ready();
+    if (!this.isReady) await this.ready();
     const fn =
       this.scripts[`wq_${name}${buffers && this.options.codec === 'buffer' ? 'Buffer' : ''}`]!;
     let reply: unknown;
@@ -673,10 +676,15 @@ export class WorkQueue<T = unknown, R = unknown> {
 
   /** Checks Redis once (version >= 6.2; warns when eviction can drop jobs). */
   ready(): Promise<void> {
-    this.checked ??= this.checkRedis().catch((e: unknown) => {
-      this.checked = undefined;
-      throw e;
-    });
+    this.checked ??= this.checkRedis().then(
+      () => {
+        this.isReady = true;
+      },
+      (e: unknown) => {
+        this.checked = undefined;
+        throw e;
+      },
+    );
     return this.checked;
   }
 
@@ -785,8 +793,13 @@ export class WorkQueue<T = unknown, R = unknown> {
         bad.push([lease, `undecodable: ${errorMessage(e)}`]);
         continue;
       }
-      jobs.push({
-        ...lease,
+      const job: LeasedJob<T> = {
+        queueKey: lease.queueKey,
+        id: lease.id,
+        seq,
+        token,
+        workerId,
+        deadline,
         data,
         name: meta.n,
         priority: meta.p ?? 5,
@@ -794,7 +807,9 @@ export class WorkQueue<T = unknown, R = unknown> {
         maxAttempts: meta.m ?? this.options.maxAttempts,
         leaseExpiries: meta.x ?? 0,
         backoff: meta.b ?? this.options.backoff,
-      });
+      };
+      this.issued.add(job);
+      jobs.push(job);
     }
     for (const [lease, reason] of bad) {
       await this.deadLetter(lease, reason);
@@ -954,6 +969,7 @@ export class WorkQueue<T = unknown, R = unknown> {
   }
 
   private checkLease(lease: Lease): void {
+    if (this.issued.has(lease)) return; // ours, unchanged shape: skip the checks below
     if (
       typeof lease !== 'object' ||
       lease === null ||

@@ -5,7 +5,8 @@
 --   'a<ms>' = absolute Redis time in ms).
 -- Returns: flat list, per job: id, added (1 new | 0 an existing job has that caller id).
 local count = tonumber(ARGV[1])
-local now = now_ms()
+-- Redis time, read only when a job has a schedule.
+local now = nil
 local out = {}
 local fresh = 0
 for j = 0, count - 1 do
@@ -47,6 +48,9 @@ for j = 0, count - 1 do
     end
     local due = nil
     local kind = string.sub(sched, 1, 1)
+    if kind ~= '' and not now then
+      now = now_ms()
+    end
     if kind == 'd' then
       due = now + tonumber(string.sub(sched, 2))
     elseif kind == 'a' then

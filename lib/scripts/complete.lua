@@ -4,7 +4,7 @@
 --   then lease count (0 = none), lease ms.
 -- A job completes when it still exists, whoever holds it now (a stale holder saves the work);
 -- the current holder, if another, is told on the event channel.
--- Returns: { now, deadline, next due, then per completed job 1|0, then per leased job:
+-- Returns: { now, deadline, next due (as in lease.lua), then per completed job 1|0, then per leased job:
 --   id, token, payload, meta }.
 local wid = ARGV[1]
 local ttl = tonumber(ARGV[2])
@@ -80,8 +80,8 @@ local out = { now, now + lease_ms, 0 }
 for j = 1, count do
   out[#out + 1] = done[j]
 end
-if lease_count > 0 then
-  lease_jobs(lease_count, lease_ms, wid, now, out)
+-- The next due time matters only to a worker left with free slots.
+if lease_count > 0 and lease_jobs(lease_count, lease_ms, wid, now, out) < lease_count then
+  out[3] = next_due()
 end
-out[3] = next_due()
 return out

@@ -1,10 +1,13 @@
 -- lease: promote due delayed jobs, then lease up to `count` jobs, highest priority first.
 -- KEYS: the common layout; KEYS[27] is the worker's lease set.
 -- ARGV: count, lease ms, worker id ('0' = none).
--- Returns: { now, deadline, next delayed due (-1 = none), then per job: id, token, payload, meta }.
+-- Returns: { now, deadline, next delayed due (-1 = none; 0 = not looked up because the batch is
+--   full), then per job: id, token, payload, meta }.
 local now = now_ms()
 local lease_ms = tonumber(ARGV[2])
 local out = { now, now + lease_ms, 0 }
-lease_jobs(tonumber(ARGV[1]), lease_ms, ARGV[3], now, out)
-out[3] = next_due()
+local count = tonumber(ARGV[1])
+if lease_jobs(count, lease_ms, ARGV[3], now, out) < count then
+  out[3] = next_due()
+end
 return out
