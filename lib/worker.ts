@@ -30,6 +30,12 @@ export interface WorkerOptions {
   concurrency?: number;
   /** Lease length; leases of running jobs are renewed every third of it. Default the queue's. */
   leaseMs?: number;
+  /**
+   * Jobs leased ahead of free slots, so the next one starts without waiting for a round trip.
+   * Their leases run (and are renewed) while they wait; `pause()` and `close()` give them back.
+   * Default 1; 0 turns it off.
+   */
+  prefetch?: number;
   /** A handler running longer is aborted and its job failed (an attempt). Default: no limit. */
   jobTimeoutMs?: number;
   /** Longest idle wait before looking again, in case a wake-up was lost. Default 5 000 ms. */
@@ -54,7 +60,9 @@ export interface WorkerEvents<T, R> {
 interface Running<T> {
   lease: LeasedJob<T>;
   job: Job<T>;
-  controller: AbortController;
+  /** Created when the handler first reads `job.signal` (most never do). */
+  controller?: AbortController;
+  abortReason?: unknown;
   /** Set when the worker stopped caring about this run's outcome (lost, released). */
   settled: boolean;
   done: Promise<void>;
@@ -83,10 +91,20 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   readonly concurrency: number;
   readonly leaseMs: number;
   private id = '0';
+  /**
+   * Runs in flight, by lease token (unique per lease). Not by job: a job whose lease was
+   * reclaimed can be leased again by this same worker while its stale run still goes on.
+   */
   private readonly running = new Map<string, Running<T>>();
+  /** The live run of each job, by job number (a newer lease of the job replaces it). */
+  private readonly bySeq = new Map<string, Running<T>>();
+  /** Prefetched jobs waiting for a slot. */
+  private buffer: LeasedJob<T>[] = [];
+  /** Jobs asked for by lease calls still in flight. */
+  private requested = 0;
+  readonly prefetch: number;
   private completes: Array<CompleteItem<R> & { run: Running<T> }> = [];
   private flushQueued = false;
-  private fetching = false;
   private idle = false;
   private paused = false;
   private closing = false;
@@ -97,12 +115,16 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   private heartbeat: (Heartbeat & { threaded: boolean }) | undefined;
   private renewTimer: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
+  private dueTimer: NodeJS.Timeout | undefined;
+  private dueAt = 0;
   private retryDelay = 0;
   private readonly idleTimeoutMs: number;
   private readonly jobTimeoutMs: number | undefined;
   private readonly heartbeatIntervalMs: number;
   private readonly closeTimeoutMs: number;
   private drained: (() => void) | undefined;
+  /** Ends the current idle wait (see waitIdle). */
+  private stopIdle: (() => void) | undefined;
   private readonly inflight = new Set<Promise<unknown>>();
 
   constructor(
@@ -120,6 +142,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       );
     }
     this.concurrency = options.concurrency ?? 1;
+    this.prefetch = options.prefetch ?? 1;
     this.leaseMs = options.leaseMs ?? queue.options.leaseMs;
     this.idleTimeoutMs = options.idleTimeoutMs ?? 5_000;
     this.jobTimeoutMs = options.jobTimeoutMs;
@@ -171,6 +194,9 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     });
     sub.on('message', (_channel: string, message: string) => this.onEvent(message));
     await sub.subscribe(q.keys.events);
+    // Lease only once the heartbeat thread beats (bounded): a handler blocking the event loop
+    // before that would also stop the main thread's bridge beats, and the worker would look dead.
+    await within(this.heartbeat.firstBeat, q.options.heartbeatTimeoutMs);
     this.renewTimer = setInterval(
       () => void this.renew(),
       Math.max(50, Math.floor(this.leaseMs / 3)),
@@ -201,6 +227,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   /** Stop taking new jobs (running ones finish). */
   pause(): void {
     this.paused = true;
+    this.releaseBuffer();
   }
 
   resume(): void {
@@ -226,8 +253,12 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   private async doClose(timeoutMs: number): Promise<void> {
     this.closing = true;
     clearTimeout(this.retryTimer);
+    clearTimeout(this.dueTimer);
+    // Prefetched jobs go back at once, so other workers can take them while we drain.
+    void this.releaseBuffer();
     // The blocking connection is ours alone: closing it ends an idle BLPOP at once.
     if (this.blocking && this.blocking.status !== 'end') this.blocking.disconnect(false);
+    this.stopIdle?.();
     if (this.started)
       await within(
         this.started.catch(() => undefined),
@@ -242,10 +273,16 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     // Whatever still runs goes back to the front; its outcome no longer counts.
     const left = [...this.running.values()].filter((r) => !r.settled);
     for (const r of left) this.settle(r, 'worker closing');
+    // The Redis calls below share one budget: with Redis unreachable each would otherwise wait
+    // out its own timeout (several seconds in all); this way close() resolves about
+    // CALL_TIMEOUT_MS after the drain. Connections (heartbeat first) are released meanwhile.
+    const end = Date.now() + CALL_TIMEOUT_MS;
+    const budget = () => Math.max(0, end - Date.now());
+    const connectionsReleased = this.releaseConnections();
     if (left.length > 0) {
       const released = await within(
         this.queue.release(left.map((r) => r.lease)).catch((e: unknown) => this.report(e)),
-        CALL_TIMEOUT_MS,
+        budget(),
       );
       if (!released)
         this.report(
@@ -255,21 +292,42 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
           ),
         );
     }
-    await within(this.flush(), CALL_TIMEOUT_MS);
-    await within(Promise.allSettled([...this.inflight]), CALL_TIMEOUT_MS);
-    await this.releaseConnections();
+    await within(this.flush(), budget());
+    await within(Promise.allSettled([...this.inflight]), budget());
+    // The heartbeat has stopped before the worker leaves, so no late beat registers it again.
+    await connectionsReleased;
     if (this.id !== '0') {
       await within(
         this.queue.deregisterWorker(this.id).catch((e: unknown) => this.report(e)),
-        CALL_TIMEOUT_MS,
+        budget(),
       );
     }
   }
 
   // -------------------------------------------------------------- the loop
 
+  /** Jobs to ask for now: free slots plus prefetch, less what is held or on its way. */
   private freeSlots(): number {
-    return this.concurrency - this.running.size;
+    return (
+      this.concurrency + this.prefetch - this.running.size - this.buffer.length - this.requested
+    );
+  }
+
+  /** Start leased jobs while slots are free; keep the rest in the prefetch buffer. */
+  private place(jobs: LeasedJob<T>[]): void {
+    for (const lease of jobs) this.buffer.push(lease);
+    while (this.buffer.length > 0 && this.running.size < this.concurrency && !this.paused) {
+      this.run(this.buffer.shift()!);
+    }
+    if (this.paused) this.releaseBuffer();
+  }
+
+  /** Give prefetched jobs back to the front of the queue (pause, close). */
+  private releaseBuffer(): Promise<unknown> {
+    const leases = this.buffer;
+    if (leases.length === 0) return Promise.resolve();
+    this.buffer = [];
+    return this.track(this.queue.release(leases)).catch((e: unknown) => this.report(e));
   }
 
   private scheduleFlush(): void {
@@ -281,14 +339,16 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     });
   }
 
-  /** Send finished jobs' completes and lease into free slots, in one round trip. */
+  /**
+   * Send finished jobs' completes and lease into free slots, in one round trip. Several may be in
+   * flight at once (a pipeline): each asks only for slots nobody asked for yet.
+   */
   private async flush(): Promise<void> {
     const items = this.completes;
-    const want =
-      this.closing || this.paused || this.fetching || this.retryTimer ? 0 : this.freeSlots();
+    const want = this.closing || this.paused || this.retryTimer ? 0 : Math.max(0, this.freeSlots());
     if (items.length === 0 && want === 0) return;
     this.completes = [];
-    if (want > 0) this.fetching = true;
+    this.requested += want;
     try {
       const r = await this.track(
         this.queue.completeAndLease(
@@ -296,21 +356,30 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
           want > 0 ? { count: want, leaseMs: this.leaseMs, workerId: this.id } : undefined,
         ),
       );
+      this.requested -= want;
       this.retryDelay = 0;
       items.forEach((it, i) => this.afterComplete(it.run, it.result as R, r.completed[i]!));
-      for (const lease of r.jobs) this.run(lease);
-      if (want > 0) {
-        this.fetching = false;
-        if (r.jobs.length === 0 && this.freeSlots() > 0) {
+      if (this.closing) {
+        // Too late to start them: straight back to the front.
+        this.buffer.push(...r.jobs);
+        void this.releaseBuffer();
+        return;
+      }
+      this.place(r.jobs);
+      if (want > 0 && this.freeSlots() > 0) {
+        if (r.jobs.length < want && this.requested === 0) {
+          // The queue ran dry: wait on Redis for more. Already waiting: the wait may end later
+          // than the next delayed job is due (its wake-up can race this lease), so look again then.
           if (!this.idle) void this.waitIdle(r.nextDue, r.now);
-        } else if (this.freeSlots() > 0) {
+          else if (r.nextDue > 0) this.lookAgainAt(r.nextDue - r.now + 1);
+        } else if (r.jobs.length === want) {
           this.scheduleFlush();
         }
       }
     } catch (e) {
       // Keep the completes (the work is done) and try again shortly.
+      this.requested -= want;
       this.completes = items.concat(this.completes);
-      if (want > 0) this.fetching = false;
       this.report(e);
       this.retryLater();
     }
@@ -335,9 +404,14 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     this.idle = true;
     let timeout = this.idleTimeoutMs;
     if (nextDue > 0) timeout = Math.max(1, Math.min(timeout, nextDue - now + 1));
+    // close() ends the wait at once: with Redis down, disconnecting does not settle a BLPOP
+    // that waits to be resent, and its timer would outlive the worker by up to the timeout.
+    const stopped = new Promise<false>((resolve) => {
+      this.stopIdle = () => resolve(false);
+    });
     try {
       const answered = await within(
-        this.queue.waitForWork(conn, timeout).then(() => true),
+        Promise.race([this.queue.waitForWork(conn, timeout).then(() => true), stopped]),
         timeout + CALL_TIMEOUT_MS,
       );
       // No answer at all: the connection is half-dead. Reconnect it.
@@ -349,8 +423,22 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       }
     } finally {
       this.idle = false;
+      this.stopIdle = undefined;
     }
     if (!this.closing) this.scheduleFlush();
+  }
+
+  /** Lease again in `ms` (the earliest such request wins). */
+  private lookAgainAt(ms: number): void {
+    const at = Date.now() + Math.max(1, ms);
+    if (this.dueTimer && this.dueAt <= at) return;
+    clearTimeout(this.dueTimer);
+    this.dueAt = at;
+    this.dueTimer = setTimeout(() => {
+      this.dueTimer = undefined;
+      this.scheduleFlush();
+    }, at - Date.now());
+    this.dueTimer.unref();
   }
 
   /** Keep track of a call that close() must wait for. */
@@ -362,7 +450,6 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   }
 
   private run(lease: LeasedJob<T>): void {
-    const controller = new AbortController();
     const q = this.queue;
     const job: Job<T> = {
       id: lease.id,
@@ -372,20 +459,30 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       attempt: lease.attempt,
       maxAttempts: lease.maxAttempts,
       queueName: q.name,
-      signal: controller.signal,
+      get signal(): AbortSignal {
+        if (!run.controller) {
+          run.controller = new AbortController();
+          if (run.abortReason !== undefined) run.controller.abort(run.abortReason);
+        }
+        return run.controller.signal;
+      },
       progress: async (value) => {
         const ok = await q.progress(lease, value);
-        if (!ok) this.lose(lease.seq, 'lease lost');
+        if (!ok) this.lose(run, 'lease lost');
         return ok;
       },
       extend: async (ms = this.leaseMs) => {
         const [ok] = await q.extend(lease, ms);
-        if (!ok) this.lose(lease.seq, 'lease lost');
+        if (!ok) this.lose(run, 'lease lost');
         return ok!;
       },
     };
-    const run: Running<T> = { lease, job, controller, settled: false, done: Promise.resolve() };
-    this.running.set(lease.seq, run);
+    const run: Running<T> = { lease, job, settled: false, done: Promise.resolve() };
+    // A run of the same job still here holds a lease that was reclaimed (this one replaced it).
+    const stale = this.bySeq.get(lease.seq);
+    if (stale) this.lose(stale, 'lease lost (expired and reclaimed)');
+    this.bySeq.set(lease.seq, run);
+    this.running.set(lease.token, run);
     if (this.jobTimeoutMs !== undefined) {
       run.timer = setTimeout(() => void this.timeOut(run), this.jobTimeoutMs);
     }
@@ -454,7 +551,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       'BAD_STATE',
       `job ${run.job.id} timed out after ${this.jobTimeoutMs} ms`,
     );
-    run.controller.abort(error);
+    this.abort(run, error);
     await this.onFailure(run, error);
   }
 
@@ -462,7 +559,9 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   private finish(run: Running<T>): void {
     run.settled = true;
     clearTimeout(run.timer);
-    this.running.delete(run.lease.seq);
+    this.running.delete(run.lease.token);
+    if (this.bySeq.get(run.lease.seq) === run) this.bySeq.delete(run.lease.seq);
+    if (!this.closing && !this.paused && this.buffer.length > 0) this.run(this.buffer.shift()!);
     if (this.running.size === 0) this.drained?.();
   }
 
@@ -470,12 +569,16 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   private settle(run: Running<T>, reason: string): void {
     if (run.settled) return;
     this.finish(run);
-    run.controller.abort(new WorkQueueError('LEASE_LOST', reason));
+    this.abort(run, new WorkQueueError('LEASE_LOST', reason));
   }
 
-  private lose(seq: string, reason: string): void {
-    const run = this.running.get(seq);
-    if (!run || run.settled) return;
+  private abort(run: Running<T>, reason: unknown): void {
+    if (run.controller) run.controller.abort(reason);
+    else run.abortReason ??= reason;
+  }
+
+  private lose(run: Running<T>, reason: string): void {
+    if (run.settled) return;
     this.settle(run, reason);
     this.emitSafe('leaseLost', run.job, reason);
     this.scheduleFlush();
@@ -485,21 +588,30 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   private onEvent(message: string): void {
     const kind = message.slice(0, 2);
     const seq = message.slice(2);
-    if (kind === 'c:') this.lose(seq, 'job cancelled');
-    else if (kind === 'l:') this.lose(seq, 'job completed by another lease holder');
+    const reason =
+      kind === 'c:'
+        ? 'job cancelled'
+        : kind === 'l:'
+          ? 'job completed by another lease holder'
+          : undefined;
+    if (!reason) return;
+    const run = this.bySeq.get(seq);
+    if (run) this.lose(run, reason);
+    // A prefetched job that is gone: drop it (its lease is void).
+    this.buffer = this.buffer.filter((l) => l.seq !== seq);
   }
 
   /** Extend every running job's lease in one call; abort the ones that are lost. */
   private async renew(): Promise<void> {
     const runs = [...this.running.values()].filter((r) => !r.settled);
-    if (runs.length === 0) return;
+    const waiting = this.buffer.slice();
+    if (runs.length + waiting.length === 0) return;
     try {
-      const ok = await this.queue.extend(
-        runs.map((r) => r.lease),
-        this.leaseMs,
-      );
+      const ok = await this.queue.extend([...runs.map((r) => r.lease), ...waiting], this.leaseMs);
       ok.forEach((v, i) => {
-        if (!v) this.lose(runs[i]!.lease.seq, 'lease lost (expired and reclaimed)');
+        if (v) return;
+        if (i < runs.length) this.lose(runs[i]!, 'lease lost (expired and reclaimed)');
+        else this.buffer = this.buffer.filter((l) => l !== waiting[i - runs.length]);
       });
     } catch (e) {
       this.report(e);
@@ -553,6 +665,15 @@ export function workerOptionProblems(o: WorkerOptions, path = ''): string[] {
     problems.push(
       `${path}closeTimeoutMs must be a number >= 0, got ${JSON.stringify(o.closeTimeoutMs)}`,
     );
+  }
+  if (
+    o.prefetch !== undefined &&
+    (typeof o.prefetch !== 'number' ||
+      !Number.isInteger(o.prefetch) ||
+      o.prefetch < 0 ||
+      o.prefetch > 10_000)
+  ) {
+    problems.push(`${path}prefetch must be an integer 0..10000, got ${JSON.stringify(o.prefetch)}`);
   }
   if (o.concurrency !== undefined && o.concurrency > 10_000)
     problems.push(`${path}concurrency must be at most 10000`);

@@ -47,7 +47,7 @@ export type WorkQueueQueueDefaults = Omit<WorkQueueOptions, 'prefix' | 'logger'>
 /** Worker options every `@Processor()` starts from (`leaseMs` comes from the queue options). */
 export type WorkQueueWorkerDefaults = Pick<
   WorkerOptions,
-  'concurrency' | 'jobTimeoutMs' | 'idleTimeoutMs' | 'heartbeatIntervalMs'
+  'concurrency' | 'prefetch' | 'jobTimeoutMs' | 'idleTimeoutMs' | 'heartbeatIntervalMs'
 >;
 
 /** Defaults for queues and their workers; `registerQueue()` and `@Processor()` override them. */

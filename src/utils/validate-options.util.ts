@@ -26,6 +26,7 @@ const WORKER_DEFAULT_KEYS: Record<keyof WorkQueueWorkerDefaults, true> = {
   jobTimeoutMs: true,
   idleTimeoutMs: true,
   heartbeatIntervalMs: true,
+  prefetch: true,
 };
 const PROCESSOR_KEYS: Record<keyof ProcessorOptions, true> = {
   ...WORKER_DEFAULT_KEYS,
@@ -107,7 +108,7 @@ function connectionProblems(c: unknown, problems: string[]): void {
     }
     if (!ok) {
       problems.push(
-        `connection.url must be a redis:// or rediss:// URL, got ${typeof c.url === 'string' ? JSON.stringify(c.url) : show(c.url)}`,
+        `connection.url must be a redis:// or rediss:// URL, got ${typeof c.url === 'string' ? JSON.stringify(redactUrl(c.url)) : show(c.url)}`,
       );
     }
   }
@@ -235,4 +236,9 @@ export function workerDefaultsOf(defaults: Bag | undefined): WorkQueueWorkerDefa
 /** The queue options among `defaults`. */
 export function queueDefaultsOf(defaults: Bag | undefined): WorkQueueQueueDefaults {
   return defaults ? (pick(defaults, QUEUE_DEFAULT_KEYS) as WorkQueueQueueDefaults) : {};
+}
+
+/** The URL with its password (if any) masked, for error messages that get logged. */
+function redactUrl(url: string): string {
+  return url.replace(/^([^/]*\/\/[^/@:]*:)[^@/]*@/, '$1***@');
 }
