@@ -28,8 +28,10 @@ export class QueueFixture {
   }
 
   async cleanup(): Promise<void> {
-    const c = this.clients[0] ?? new Redis(testRedisUrl());
-    for (const p of this.prefixes) await deleteKeys(c, `${p}:*`);
+    // A client of our own only when needed, and closed below like the others.
+    if (this.prefixes.length > 0 && this.clients.length === 0) this.client();
+    const c = this.clients[0];
+    if (c) for (const p of this.prefixes) await deleteKeys(c, `${p}:*`);
     await Promise.all(this.clients.map((x) => x.quit().catch(() => x.disconnect())));
     this.clients.length = 0;
     this.prefixes.length = 0;

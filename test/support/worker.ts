@@ -1,0 +1,81 @@
+/**
+ * Helpers for the Worker runtime tests (test/integration/worker-*.test.ts).
+ */
+import type { Redis } from 'ioredis';
+import type { Worker, WorkerEvents } from '../../lib/index.js';
+
+/** A promise with its resolve exposed, e.g. to hold a handler until the test lets it go. */
+export interface Deferred<T = void> {
+  promise: Promise<T>;
+  resolve(value: T): void;
+  readonly settled: boolean;
+}
+
+export function deferred<T = void>(): Deferred<T> {
+  let resolve!: (v: T) => void;
+  let settled = false;
+  const promise = new Promise<T>((r) => {
+    resolve = (v) => {
+      settled = true;
+      r(v);
+    };
+  });
+  return {
+    promise,
+    resolve,
+    get settled() {
+      return settled;
+    },
+  };
+}
+
+/** Every event a worker emits, in order, as `[name, ...args]`. */
+export function recordEvents<T, R>(
+  w: Worker<T, R>,
+): Array<[keyof WorkerEvents<T, R>, ...unknown[]]> {
+  const events: Array<[keyof WorkerEvents<T, R>, ...unknown[]]> = [];
+  for (const name of ['completed', 'failed', 'retried', 'dead', 'leaseLost', 'error'] as const) {
+    (w.on as (e: string, l: (...a: unknown[]) => void) => unknown)(name, (...args: unknown[]) => {
+      events.push([name, ...args]);
+    });
+  }
+  return events;
+}
+
+/** `INFO commandstats` as `{ command: calls }` (server-wide counters, lower-case names). */
+export async function commandStats(client: Redis): Promise<Record<string, number>> {
+  const info = await client.info('commandstats');
+  const out: Record<string, number> = {};
+  for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) out[m[1]!] = Number(m[2]);
+  return out;
+}
+
+/** `after - before` per command, only the ones that changed. */
+export function statsDelta(
+  before: Record<string, number>,
+  after: Record<string, number>,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(after)) {
+    const d = v - (before[k] ?? 0);
+    if (d !== 0) out[k] = d;
+  }
+  return out;
+}
+
+/** The `q`-quantile (0…1) of `values` (nearest rank). */
+export function quantile(values: readonly number[], q: number): number {
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!;
+}
+
+/** Resolves `p`, or rejects after `ms` naming `what` (a deadline for calls that must not hang). */
+export function deadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms);
+    }),
+  ]);
+}
