@@ -5,8 +5,9 @@ import type { LibName } from './libs/types.js';
  * What a child measures:
  * - `add`: jobs/s adding one job at a time, each awaited;
  * - `addBulk`: jobs/s adding `bulkSize` jobs per call, each call awaited;
- * - `process`: jobs/s of ONE worker process over `n` pre-added jobs, from worker start to the
- *   last completion (with `procs` > 1 the orchestrator coordinates several such children);
+ * - `process`: jobs/s of ONE worker process over `n` pre-added jobs, from the first handler call
+ *   to the last completion — worker start-up excluded for every library, reported separately
+ *   (with `procs` > 1 the orchestrator coordinates several such children);
  * - `latency`: add → handler start of an idle worker, `samples` times, `spacingMs` apart;
  * - `bytes`: Redis `used_memory` growth per waiting job over `n` added jobs.
  */
@@ -44,7 +45,7 @@ export interface ChildResult {
   value: number;
   jobs?: number;
   seconds?: number;
-  /** process: wall-clock ms (performance.timeOrigin + now) of worker start / last completion. */
+  /** process: wall-clock ms (performance.timeOrigin + now) of the first handler call / last completion. */
   startAt?: number;
   lastAt?: number;
   /** process: from worker start to the first handler call (connecting, registering, ...). */
