@@ -58,9 +58,13 @@ export function scriptError(code: number, context: string): WorkQueueError {
 export function redisError(context: string, cause: unknown): WorkQueueError {
   if (cause instanceof WorkQueueError) return cause;
   const msg = cause instanceof Error ? cause.message : String(cause);
-  // A reply error means Redis answered (a script or command failed), not that it is down.
+  // A reply error means Redis answered (a script or command failed), not that it is down —
+  // unless it refused the credentials: then Redis is as good as unreachable.
+  const refusedAuth = /^(WRONGPASS|NOAUTH)\b/.test(msg);
   const code =
-    cause instanceof Error && cause.name === 'ReplyError' ? 'SCRIPT_ERROR' : 'REDIS_UNAVAILABLE';
+    cause instanceof Error && cause.name === 'ReplyError' && !refusedAuth
+      ? 'SCRIPT_ERROR'
+      : 'REDIS_UNAVAILABLE';
   return new WorkQueueError(code, `${context}: ${msg}`, [], { cause });
 }
 

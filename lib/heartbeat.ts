@@ -13,11 +13,46 @@ import type { Cluster, Redis } from 'ioredis';
  * the heartbeat's.
  */
 export interface Heartbeat {
+  /**
+   * Resolves once the thread's first beat has landed (at once for the main-thread fallback).
+   * A worker leases only after it: a handler blocking the event loop earlier would stop the
+   * main thread's bridge beats while the thread is still starting.
+   */
+  readonly firstBeat: Promise<void>;
   stop(): Promise<void>;
 }
 
-const BEAT_LUA =
-  "local t = redis.call('TIME') redis.call('ZADD', KEYS[1], tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), ARGV[1]) return 1";
+/**
+ * One beat: the worker's registry entry gets Redis' time. With KEYS[2] (the worker's lease set)
+ * and KEYS[3] (the lease hash), also drop from its lease set the jobs it no longer holds: a
+ * leased job that was cancelled, completed by a stale holder, or reclaimed leaves its id there
+ * (those scripts cannot name the holder's set in KEYS), and the set would otherwise grow for
+ * the worker's lifetime. O(jobs in the set), at most `concurrency` plus those few.
+ */
+const BEAT_LUA = `
+local t = redis.call('TIME')
+redis.call('ZADD', KEYS[1], tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), ARGV[1])
+if #KEYS == 3 then
+  local held = redis.call('SMEMBERS', KEYS[2])
+  if #held > 0 then
+    local tokens = redis.call('HMGET', KEYS[3], unpack(held))
+    local suffix = ':' .. ARGV[1]
+    for i, n in ipairs(held) do
+      local tk = tokens[i]
+      if not tk or string.sub(tk, -#suffix) ~= suffix then
+        redis.call('SREM', KEYS[2], n)
+      end
+    end
+  end
+end
+return 1`;
+
+/** The keys a beat touches: `workersKey` is `<prefix>:{<queue>}:w` (lib/keys.ts). */
+function beatKeys(workersKey: string, workerId: string): string[] {
+  if (!workersKey.endsWith(':w')) return [workersKey];
+  const base = workersKey.slice(0, -1);
+  return [workersKey, `${base}wl:${workerId}`, `${base}lt`];
+}
 
 // Runs in the thread (CommonJS, evaluated from this string so it works from source and dist alike).
 const THREAD_CODE = `
@@ -29,9 +64,13 @@ const client = d.cluster
   : new ioredis.Redis({ ...d.options, lazyConnect: false, maxRetriesPerRequest: 1 });
 client.on('error', () => {});
 let stopped = false;
+let first = true;
 const beat = () => {
   if (stopped) return;
-  client.eval(d.lua, 1, d.key, d.workerId).catch(() => {});
+  client.eval(d.lua, d.keys.length, ...d.keys, d.workerId).then(() => {
+    if (first && !stopped) parentPort.postMessage('beat');
+    first = false;
+  }, () => {});
 };
 const timer = setInterval(beat, d.intervalMs);
 beat();
@@ -61,7 +100,10 @@ function cloneable(v: unknown, depth = 0): unknown {
 
 /**
  * Start a heartbeat thread beating `workerId` into the `workersKey` zset every `intervalMs`.
- * Falls back to a main-thread timer (returned `threaded: false`) if the thread cannot start.
+ * Until the thread's first beat has landed (starting a thread and connecting can take longer
+ * than a heartbeat timeout on a loaded machine, and the worker leases meanwhile), the main
+ * thread beats too. Falls back to a main-thread timer (returned `threaded: false`) if the thread
+ * cannot start.
  */
 export function startHeartbeat(
   client: Redis | Cluster,
@@ -72,6 +114,10 @@ export function startHeartbeat(
 ): Heartbeat & { threaded: boolean } {
   // Duck-typed: a Cluster from another copy of ioredis is not `instanceof` ours.
   const isCluster = (client as { isCluster?: unknown }).isCluster === true;
+  const keys = beatKeys(workersKey, workerId);
+  const mainBeat = (report: (e: unknown) => void) => () => {
+    client.eval(BEAT_LUA, keys.length, ...keys, workerId).catch(report);
+  };
   try {
     const ioredisPath = createRequire(import.meta.url).resolve('ioredis');
     const thread = new Thread(THREAD_CODE, {
@@ -83,7 +129,7 @@ export function startHeartbeat(
           ? cloneable((client as unknown as { startupNodes: unknown }).startupNodes)
           : undefined,
         options: cloneable(client.options),
-        key: workersKey,
+        keys,
         workerId,
         intervalMs,
         lua: BEAT_LUA,
@@ -91,17 +137,38 @@ export function startHeartbeat(
     });
     thread.unref();
     thread.on('error', onError);
+    // Bridge beats from the main thread until the thread's own first beat has landed. Their
+    // failures are not reported: the thread's beats are the ones that count.
+    const bridge = setInterval(
+      mainBeat(() => undefined),
+      intervalMs,
+    );
+    bridge.unref();
+    let beaten!: () => void;
+    const firstBeat = new Promise<void>((resolve) => {
+      beaten = resolve;
+    });
+    thread.on('message', (m) => {
+      if (m !== 'beat') return;
+      clearInterval(bridge);
+      beaten();
+    });
     let stopping: Promise<void> | undefined;
     return {
       threaded: true,
+      firstBeat,
       stop() {
+        clearInterval(bridge);
+        beaten();
         stopping ??= new Promise<void>((resolve) => {
           const done = () => {
             clearTimeout(timer);
             void thread.terminate().finally(resolve);
           };
           const timer = setTimeout(done, 2_000);
-          thread.once('message', done);
+          thread.on('message', (m) => {
+            if (m === 'stopped') done();
+          });
           thread.once('exit', done);
           thread.postMessage('stop');
         });
@@ -110,13 +177,11 @@ export function startHeartbeat(
     };
   } catch (e) {
     onError(e);
-    const beat = () => {
-      client.eval(BEAT_LUA, 1, workersKey, workerId).catch(onError);
-    };
-    const timer = setInterval(beat, intervalMs);
+    const timer = setInterval(mainBeat(onError), intervalMs);
     timer.unref();
     return {
       threaded: false,
+      firstBeat: Promise.resolve(),
       stop: async () => clearInterval(timer),
     };
   }

@@ -119,10 +119,17 @@ export class WorkQueue<T = unknown, R = unknown> {
    * Every job is validated and encoded first: one bad job refuses the batch, nothing written.
    */
   async addBulk(jobs: ReadonlyArray<{ data: T; opts?: AddOptions }>): Promise<AddResult[]> {
+    if (!Array.isArray(jobs))
+      throw invalid(['addBulk takes an array of { data, opts? }'], `${this.name}: add refused`);
     const problems: string[] = [];
-    const encoded = jobs.map((j, i) =>
-      this.prepareAdd(j.data, j.opts ?? {}, jobs.length > 1 ? `job ${i}: ` : '', problems),
-    );
+    const encoded = jobs.map((j, i) => {
+      const at = jobs.length > 1 ? `job ${i}: ` : '';
+      if (typeof j !== 'object' || j === null) {
+        problems.push(`${at}must be an object { data, opts? }`);
+        return [];
+      }
+      return this.prepareAdd(j.data, j.opts ?? {}, at, problems);
+    });
     if (problems.length > 0) {
       const first = problems.find((p) => p.includes('ENCODE:'));
       if (first) throw new WorkQueueError('ENCODE_FAILED', first.replace('ENCODE:', ''), problems);
@@ -178,13 +185,15 @@ export class WorkQueue<T = unknown, R = unknown> {
     items: ReadonlyArray<CompleteItem<R>>,
     next?: LeaseOptions,
   ): Promise<{ completed: boolean[] } & LeaseBatch<T>> {
+    if (!Array.isArray(items)) throw invalid(['completeAndLease takes an array of { lease }']);
     const workerId = items[0]?.lease?.workerId ?? next?.workerId ?? '0';
     const { count, leaseMs } = next
       ? this.leaseArgs({ ...next, workerId })
       : { count: 0, leaseMs: 1 };
     const ttl = this.options.resultTtlMs;
     const args: Arg[] = [workerId, ttl, items.length];
-    for (const { lease, result } of items) {
+    for (const item of items) {
+      const { lease, result } = (item ?? {}) as CompleteItem<R>;
       this.checkLease(lease);
       if (lease.workerId !== workerId) {
         throw invalid(['completeAndLease takes leases of one worker at a time']);
@@ -308,7 +317,13 @@ export class WorkQueue<T = unknown, R = unknown> {
     if (meta.e !== undefined) info.lastError = meta.e;
     if (meta.r !== undefined) info.deadReason = meta.r;
     if (str(r[4]) !== '') info.at = num(r[4]);
-    if (str(r[5]) !== '') info.progress = JSON.parse(str(r[5])) as unknown;
+    if (str(r[5]) !== '') {
+      try {
+        info.progress = JSON.parse(str(r[5])) as unknown;
+      } catch {
+        info.progress = str(r[5]); // written by hand, not JSON: shown as stored
+      }
+    }
     try {
       info.data = this.decode(r[2] as Raw);
     } catch (e) {
@@ -390,6 +405,14 @@ export class WorkQueue<T = unknown, R = unknown> {
    */
   async repair(): Promise<RepairReport> {
     await this.ready();
+    try {
+      return await this.repairWalk();
+    } catch (e) {
+      throw redisError(`queue ${this.name}: repair`, e);
+    }
+  }
+
+  private async repairWalk(): Promise<RepairReport> {
     const c = this.client;
     const k = this.keys;
     const places = new Map<string, number>();
@@ -744,9 +767,10 @@ export class WorkQueue<T = unknown, R = unknown> {
   }
 
   private leaseArgs(opts: LeaseOptions): { count: number; leaseMs: number; workerId: string } {
-    const count = opts.count ?? 1;
-    const leaseMs = opts.leaseMs ?? this.options.leaseMs;
-    const workerId = opts.workerId ?? '0';
+    const o: LeaseOptions = opts ?? {};
+    const count = o.count ?? 1;
+    const leaseMs = o.leaseMs ?? this.options.leaseMs;
+    const workerId = o.workerId ?? '0';
     const problems: string[] = [];
     if (!isPosInt(count) || count > 10_000)
       problems.push(`count must be an integer 1..10000, got ${JSON.stringify(count)}`);
@@ -772,11 +796,17 @@ export class WorkQueue<T = unknown, R = unknown> {
       const seq = str(reply[i]);
       const token = str(reply[i + 1]);
       const rawMeta = str(reply[i + 3]);
-      let meta: Meta;
-      try {
-        meta = rawMeta === '' ? {} : (JSON.parse(rawMeta) as Meta);
-      } catch {
-        meta = {};
+      let meta: Meta = {};
+      let badMeta: string | undefined;
+      if (rawMeta !== '') {
+        try {
+          const parsed: unknown = JSON.parse(rawMeta);
+          if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed))
+            meta = saneMeta(parsed as Record<string, unknown>);
+          else badMeta = 'not a JSON object';
+        } catch {
+          badMeta = `not valid JSON (${Buffer.byteLength(rawMeta)} bytes)`;
+        }
       }
       const lease: Lease = {
         queueKey: this.keys.base,
@@ -786,11 +816,20 @@ export class WorkQueue<T = unknown, R = unknown> {
         workerId,
         deadline,
       };
+      if (badMeta !== undefined) {
+        bad.push([lease, `undecodable metadata: ${badMeta}`]);
+        continue;
+      }
       let data: T;
       try {
         data = this.decode(reply[i + 2] as Raw);
-      } catch (e) {
-        bad.push([lease, `undecodable: ${errorMessage(e)}`]);
+      } catch {
+        // The reason is logged: say what is wrong, never quote the payload (JSON.parse's
+        // message does).
+        bad.push([
+          lease,
+          `undecodable: payload is not valid JSON (${rawSize(reply[i + 2])} bytes)`,
+        ]);
         continue;
       }
       const job: LeasedJob<T> = {
@@ -1030,19 +1069,49 @@ function compareVersions(a: string, b: string): number {
   return 0;
 }
 
+function rawSize(v: Raw | number | undefined): number {
+  return Buffer.isBuffer(v) ? v.length : Buffer.byteLength(str(v));
+}
+
 function parseMeta(s: string): Meta {
   if (s === '') return {};
   try {
-    return JSON.parse(s) as Meta;
+    const parsed: unknown = JSON.parse(s);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? saneMeta(parsed as Record<string, unknown>)
+      : {};
   } catch {
     return {};
   }
 }
 
+/**
+ * The fields of stored metadata that have the expected type and range (as the scripts read it,
+ * see decode_meta in _common.lua): metadata written by hand must not turn `attempt` into a
+ * string or `priority` into 42.
+ */
+function saneMeta(o: Record<string, unknown>): Meta {
+  const meta: Meta = {};
+  const count = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+  for (const k of ['i', 'n', 'e', 'r'] as const) if (typeof o[k] === 'string') meta[k] = o[k];
+  if (count(o.p) && o.p <= 9) meta.p = o.p;
+  for (const k of ['a', 'm', 'x'] as const) if (count(o[k])) meta[k] = o[k];
+  if (o.b !== undefined) {
+    const problems: string[] = [];
+    checkBackoff('b', o.b, problems);
+    if (problems.length === 0) meta.b = o.b as BackoffOptions;
+  }
+  return meta;
+}
+
 export function errorMessage(e: unknown): string {
   let m: string;
+  const like = e as { message?: unknown; name?: unknown } | null;
   if (e instanceof Error) m = e.message || e.name;
   else if (typeof e === 'string') m = e;
+  // An error from another realm (vm context, worker, test runner) is not `instanceof Error`.
+  else if (typeof like === 'object' && like !== null && typeof like.message === 'string')
+    m = like.message || String(like.name ?? 'Error');
   else {
     try {
       m = JSON.stringify(e) ?? String(e);

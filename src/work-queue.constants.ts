@@ -14,6 +14,12 @@ export const WORK_QUEUE_LOGGER_CONTEXT = 'WorkQueue';
 export const WORK_QUEUE_MODULE_DEFAULTS = {
   prefix: 'wq',
   shutdownTimeoutMs: 10_000,
+  /**
+   * How long the bootstrap waits for a worker to start (Redis version check, registration).
+   * With Redis unreachable, ioredis would retry each command about 75 s (20 times, backing off
+   * to 5 s) before failing it.
+   */
+  startTimeoutMs: 10_000,
   /** The default cleaner interval: min(heartbeatTimeoutMs, leaseMs) of the queues, within these. */
   cleanerMaxIntervalMs: 5_000,
   cleanerMinIntervalMs: 100,

@@ -4,7 +4,14 @@ import {
   type OnApplicationBootstrap,
   type OnModuleInit,
 } from '@nestjs/common';
-import { errorMessage, NonRetryableError, Worker, type Handler } from '../lib/index.js';
+import {
+  errorMessage,
+  NonRetryableError,
+  Worker,
+  WorkQueueError,
+  type Handler,
+} from '../lib/index.js';
+import { WORK_QUEUE_MODULE_DEFAULTS } from './work-queue.constants.js';
 import { WorkQueueContext } from './work-queue.context.js';
 import { WorkQueueExplorer, type QueueProcessor } from './work-queue.explorer.js';
 
@@ -49,12 +56,47 @@ export class WorkQueueRegistrar
     await Promise.all(
       this.processors.map(async (p) => {
         const worker = this.workers.get(p.queue.name)!;
-        await worker.start();
+        await this.startWithin(worker, p.queue.name);
         this.context.logger?.log(
           `worker of queue "${p.queue.name}" started (concurrency ${worker.concurrency}; ${p.classNames.join(', ')})`,
         );
       }),
     );
+  }
+
+  /**
+   * Start a worker, failing the bootstrap with a clear error when Redis does not answer within
+   * `startTimeoutMs` (the client would otherwise retry for about 75 s). The start goes on in the
+   * background; `app.close()` closes the worker.
+   */
+  private async startWithin(worker: Worker, queue: string): Promise<void> {
+    const ms = WORK_QUEUE_MODULE_DEFAULTS.startTimeoutMs;
+    const client = this.context.client;
+    let lastError: string | undefined;
+    const onError = (e: unknown) => {
+      lastError = errorMessage(e);
+    };
+    client.on('error', onError);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        worker.start(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            const why = lastError ? `: ${lastError}` : '';
+            reject(
+              new WorkQueueError(
+                'REDIS_UNAVAILABLE',
+                `queue "${queue}": its worker could not start within ${ms} ms, Redis did not answer${why}`,
+              ),
+            );
+          }, ms);
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+      client.off('error', onError);
+    }
   }
 
   beforeApplicationShutdown(): Promise<void> {

@@ -31,11 +31,36 @@ local function int(x)
   return string.format('%d', x)
 end
 
+-- Metadata as a table. Never raises: metadata written by hand in a shape the queue does not
+-- expect (not JSON, not an object, fields of the wrong type or range) must not make every script
+-- that touches the job fail (one such job would stall a worker's batch or a whole clean()).
+-- Unusable fields are dropped (defaults apply); the client dead-letters a job whose metadata
+-- is not a JSON object when it is leased ('undecodable metadata').
+local META_NUMBERS = { 'p', 'a', 'm', 'x' }
+local META_STRINGS = { 'i', 'n', 'e', 'r' }
 local function decode_meta(s)
-  if s and s ~= '' then
-    return cjson.decode(s)
+  if not s or s == '' then
+    return {}
   end
-  return {}
+  local ok, meta = pcall(cjson.decode, s)
+  if not ok or type(meta) ~= 'table' then
+    return {}
+  end
+  for _, f in ipairs(META_NUMBERS) do
+    local v = meta[f]
+    if v ~= nil and (type(v) ~= 'number' or v < 0 or v % 1 ~= 0) then
+      meta[f] = nil
+    end
+  end
+  if meta.p and meta.p > 9 then
+    meta.p = nil
+  end
+  for _, f in ipairs(META_STRINGS) do
+    if meta[f] ~= nil and type(meta[f]) ~= 'string' then
+      meta[f] = nil
+    end
+  end
+  return meta
 end
 
 local function save_meta(n, meta)
@@ -92,6 +117,11 @@ local function resolve(id)
     end
   end
   return nil
+end
+
+-- Whether a lease hash value ('token:workerId', or nil) belongs to worker `wid`.
+local function held_by(value, wid)
+  return value ~= nil and value ~= false and string.sub(value, -(#wid + 1)) == ':' .. wid
 end
 
 -- Remove every trace of job n from wherever it is (it stops existing).

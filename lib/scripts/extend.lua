@@ -24,7 +24,11 @@ for j = 1, count do
     z[#z + 1] = ids[j]
     out[j + 1] = 1
   else
-    lost[#lost + 1] = ids[j]
+    -- Lost. Forget it from our lease set, unless we hold the job under a newer lease (a stale
+    -- or forged token must not hide a job we hold from reclaim_worker).
+    if not held_by(tokens[j], wid) then
+      lost[#lost + 1] = ids[j]
+    end
     out[j + 1] = 0
   end
 end

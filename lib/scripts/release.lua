@@ -8,15 +8,18 @@ local out = {}
 -- Walk backwards so the first job given ends up first in line.
 for j = count, 1, -1 do
   local n, token = ARGV[1 + j * 2], ARGV[2 + j * 2]
-  if rcall('HGET', K_TOKENS, n) == token .. ':' .. wid then
+  local current = rcall('HGET', K_TOKENS, n)
+  if current == token .. ':' .. wid then
     rcall('ZREM', K_LEASED, n)
     rcall('HDEL', K_TOKENS, n)
     requeue(n, decode_meta(rcall('HGET', K_META, n)), true)
     out[j] = 1
+    current = nil
   else
     out[j] = 0
   end
-  if wid ~= '0' then
+  -- Forget it from our lease set, unless we hold the job under another (newer) lease.
+  if wid ~= '0' and not held_by(current, wid) then
     rcall('SREM', K_WLEASES, n)
   end
 end

@@ -1,0 +1,266 @@
+/**
+ * Redis ACLs: the queue works as a user limited to its key prefix, its channels and the commands
+ * it needs — and those commands are exactly what a representative workload runs (INFO
+ * commandstats), with no ACL denial. A user limited to prefix A cannot touch prefix B through
+ * the queue: clear errors, B unchanged, a worker keeps running.
+ *
+ * The minimal ACL (README, operations section), for prefix `wq`:
+ *   ACL SETUSER wq on >password resetkeys resetchannels ~wq:* &wq:* -@all <COMMANDS below>
+ */
+import 'reflect-metadata';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Module } from '@nestjs/common';
+import { TerminusModule } from '@nestjs/terminus';
+import { Test } from '@nestjs/testing';
+import { Redis } from 'ioredis';
+import { WorkQueueHealthIndicator, WorkQueueHealthModule } from '../../src/health/index.js';
+import {
+  getQueueToken,
+  NonRetryableError,
+  WorkQueue,
+  WorkQueueCleaner,
+  WorkQueueError,
+  WorkQueueModule,
+  Worker,
+} from '../../src/index.js';
+import { errorOf } from '../support/core.js';
+import { keysMatching } from '../support/keys.js';
+import { startRedis, type RedisHandle } from '../support/redis-server.js';
+import { waitFor } from '../support/wait.js';
+
+/**
+ * Every command the queue, its workers (heartbeat thread included), repair, the Nest cleaner and
+ * the health indicator send — directly or from their Lua scripts (Redis checks script calls
+ * against the user's ACL too). Add `+wait` with `replicaAcks`, and `+client|setinfo` on Redis
+ * >= 7.2 to keep ioredis' optional handshake out of the ACL log (its failure is ignored).
+ */
+const COMMANDS = [
+  // sent by the client
+  'evalsha',
+  'eval',
+  'info',
+  'ping',
+  'blpop',
+  'subscribe',
+  'lrange',
+  'zrange',
+  'hscan',
+  'set',
+  // run inside the scripts
+  'time',
+  'hget',
+  'hset',
+  'hdel',
+  'hmget',
+  'hexists',
+  'incr',
+  'incrby',
+  'llen',
+  'lpop',
+  'lpos',
+  'lpush',
+  'lrem',
+  'rpush',
+  'publish',
+  'sadd',
+  'smembers',
+  'srem',
+  'zadd',
+  'zcard',
+  'zcount',
+  'zrangebyscore',
+  'zrem',
+  'zscore',
+  'del',
+];
+
+/** `+client|setinfo` when this Redis has it (>= 7.2): ioredis sends it at connect. */
+let extra: string[] = [];
+
+/** The ACL rules of a user limited to one prefix. */
+const aclRules = (prefix: string, password: string) => [
+  'on',
+  `>${password}`,
+  'resetkeys',
+  'resetchannels',
+  `~${prefix}:*`,
+  `&${prefix}:*`,
+  '-@all',
+  ...COMMANDS.map((c) => `+${c}`),
+  ...extra,
+];
+
+let server: RedisHandle;
+let admin: Redis;
+beforeAll(async () => {
+  server = await startRedis();
+  admin = new Redis(server.url);
+  const [setinfo] = (await admin.call('COMMAND', 'INFO', 'client|setinfo')) as unknown[];
+  if (setinfo) extra = ['+client|setinfo'];
+  await admin.call('ACL', 'SETUSER', 'wq', ...aclRules('wq', 'wq-pass'));
+  await admin.call('ACL', 'SETUSER', 'wq-a', ...aclRules('a', 'a-pass'));
+});
+afterAll(async () => {
+  admin.disconnect();
+  await server.dispose();
+});
+
+const asUser = (username: string, password: string) =>
+  new Redis({ host: server.host, port: server.port, username, password, maxRetriesPerRequest: 2 });
+
+/** Calls per command since the last CONFIG RESETSTAT (server-wide; admin sends none meanwhile). */
+async function commandsRun(): Promise<string[]> {
+  const info = await admin.info('commandstats');
+  return [...info.matchAll(/^cmdstat_([^:]+):calls=\d+/gm)].map((m) => m[1]!).sort();
+}
+
+describe('a user limited to ~wq:* &wq:* and the minimal command set', () => {
+  it('runs a representative workload with no ACL denial, using exactly those commands', async () => {
+    // A duplicated pending entry, so that repair has something to fix (and runs its LPOS path).
+    const setup = new WorkQueue(admin, 'acl', { logger: false });
+    await setup.add({ tamper: true });
+    await admin.rpush(setup.keys.pending(5), '1');
+    await admin.call('ACL', 'LOG', 'RESET');
+    await admin.config('RESETSTAT');
+
+    const client = asUser('wq', 'wq-pass');
+    const warnings: string[] = [];
+    const q = new WorkQueue<unknown>(client, 'acl', {
+      logger: { warn: (m) => void warnings.push(m), error: (m) => void warnings.push(m) },
+      heartbeatTimeoutMs: 400,
+      backoff: { type: 'fixed', delayMs: 10 },
+    });
+    const errors: unknown[] = [];
+    const aborted: string[] = [];
+    const done: unknown[] = [];
+    const worker = new Worker(
+      q,
+      async (job) => {
+        if (job.data === 'dead') throw new NonRetryableError('refused');
+        await job.progress(0.5);
+        await job.extend(2_000);
+        if (job.data === 'hold' || job.data === 'hold-at-close') {
+          await new Promise<void>((resolve) => {
+            job.signal.addEventListener('abort', () => {
+              aborted.push(job.id);
+              resolve();
+            });
+          });
+        }
+        done.push(job.data);
+        return 'ok';
+      },
+      { concurrency: 4, idleTimeoutMs: 200 },
+    );
+    worker.on('error', (e) => errors.push(e));
+    expect((await q.repair()).fixes).toEqual([expect.stringMatching(/^1: job pending 2 times/)]);
+    await q.add({ n: 1 }, { id: 'cid-1', priority: 1 });
+    await q.addBulk([{ data: 'dead' }, { data: 'later', opts: { delayMs: 50 } }]);
+    await q.add('hold', { id: 'hold' });
+    await waitFor(() => done.length >= 3, { what: 'jobs to run' });
+    await waitFor(async () => (await q.getJob('hold'))?.state === 'leased', {
+      what: 'hold leased',
+    });
+    expect(await q.cancel('hold')).toBe(true);
+    await waitFor(() => aborted.includes('hold'), { what: 'the cancel to reach the holder' });
+    const [dead] = await q.listDead();
+    expect(dead?.reason).toBe('refused');
+    expect(await q.retryDead(dead!.id)).toBe(true);
+    await waitFor(async () => (await q.counts()).dead === 1, {
+      what: 'the retried job to die again',
+    });
+    expect(await q.purgeDead()).toBe(1);
+    await q.clean();
+    expect((await q.counts()).workers).toBe(1);
+    expect(await q.getJob('cid-1')).toBeNull();
+    // Closing with a job still running gives it back to the front of its queue.
+    await q.add('hold-at-close', { id: 'hold-at-close' });
+    await waitFor(async () => (await q.getJob('hold-at-close'))?.state === 'leased', {
+      what: 'hold-at-close leased',
+    });
+    await worker.close({ timeoutMs: 50 });
+    expect((await q.getJob('hold-at-close'))?.state).toBe('pending');
+
+    // The Nest layer on the same user: its cleaner (SET NX PX guard) and health indicator (PING).
+    @Module({
+      imports: [
+        WorkQueueModule.forRoot({
+          connection: {
+            redis: { host: server.host, port: server.port, username: 'wq', password: 'wq-pass' },
+          },
+          logger: false,
+          cleaner: false,
+        }),
+        WorkQueueModule.registerQueue({ name: 'acl' }),
+        TerminusModule,
+        WorkQueueHealthModule,
+      ],
+    })
+    class AclApp {}
+    const ref = await Test.createTestingModule({ imports: [AclApp] }).compile();
+    const app = ref.createNestApplication({ logger: false });
+    await app.init();
+    const [cleaned] = await app.get(WorkQueueCleaner).runOnce();
+    expect(cleaned).toMatchObject({ queue: 'acl', ran: true });
+    const health = await app.get(WorkQueueHealthIndicator).isHealthy('queues');
+    expect(health.queues.status).toBe('up');
+    expect(app.get<WorkQueue>(getQueueToken('acl')).options.prefix).toBe('wq');
+    await app.close();
+    await client.quit();
+
+    expect(errors).toEqual([]);
+    expect(warnings).toEqual([]);
+    expect(await admin.call('ACL', 'LOG')).toEqual([]);
+    // Minimal: every allowed command was needed by the workload (auth, quit and the handshake
+    // are always allowed; the admin's INFO/ACL/CONFIG are not counted here).
+    const ran = (await commandsRun()).filter(
+      (c) =>
+        !['hello', 'auth', 'quit', 'client|setinfo', 'acl|log', 'config|resetstat'].includes(c),
+    );
+    expect(ran).toEqual([...COMMANDS].sort());
+  });
+});
+
+describe('a user limited to prefix "a" cannot touch prefix "b" through the queue', () => {
+  it('every operation on b fails with a clear error, b is unchanged, a worker on b survives', async () => {
+    const b = new WorkQueue(admin, 'shared', { prefix: 'b', logger: false });
+    await b.add({ secret: 'of b' }, { id: 'b-job' });
+    const before = await keysMatching(admin, 'b:*');
+    const snapshot = await admin.hgetall(b.keys.data);
+
+    const client = asUser('wq-a', 'a-pass');
+    client.on('error', () => undefined);
+    const own = new WorkQueue(client, 'shared', { prefix: 'a', logger: false });
+    await own.add('fine');
+    expect((await own.lease())[0]?.data).toBe('fine');
+
+    const intruder = new WorkQueue(client, 'shared', { prefix: 'b', logger: false });
+    const ops: Record<string, () => Promise<unknown>> = {
+      add: () => intruder.add('x'),
+      lease: () => intruder.lease(),
+      getJob: () => intruder.getJob('b-job'),
+      cancel: () => intruder.cancel('b-job'),
+      counts: () => intruder.counts(),
+      clean: () => intruder.clean(),
+      purgeDead: () => intruder.purgeDead(),
+      repair: () => intruder.repair(),
+    };
+    for (const [name, op] of Object.entries(ops)) {
+      const e = (await errorOf(op)) as WorkQueueError;
+      expect({ name, code: e.code }).toEqual({ name, code: 'SCRIPT_ERROR' });
+      expect(e.message).toMatch(/NOPERM/);
+    }
+    // A worker on b: it cannot even register; start() rejects, close() resolves.
+    const w = new Worker(intruder, () => null, { autostart: false });
+    expect(((await errorOf(w.start())) as WorkQueueError).message).toMatch(/NOPERM/);
+    await w.close({ timeoutMs: 100 });
+    // b's channel is off limits too.
+    const sub = asUser('wq-a', 'a-pass');
+    await expect(sub.subscribe(b.keys.events)).rejects.toThrow(/NOPERM/);
+    sub.disconnect();
+
+    expect(await keysMatching(admin, 'b:*')).toEqual(before);
+    expect(await admin.hgetall(b.keys.data)).toEqual(snapshot);
+    client.disconnect();
+  });
+});
