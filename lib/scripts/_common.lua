@@ -178,6 +178,23 @@ local function sort_by_score_then_id(items)
   return items
 end
 
+-- Take back a lease that lapsed (expired, or its worker died): count a lease expiry, then put
+-- the job at the FRONT of its list, or dead-letter it once it has expired `max_exp` times.
+-- Returns true when requeued, false when dead-lettered.
+local function expire_lease(n, now, max_exp, max_dead, why)
+  rcall('ZREM', K_LEASED, n)
+  rcall('HDEL', K_TOKENS, n)
+  local meta = decode_meta(rcall('HGET', K_META, n))
+  meta.x = (meta.x or 0) + 1
+  if meta.x >= max_exp then
+    to_dead(n, meta, 'lease expired ' .. meta.x .. ' times' .. why, now, max_dead)
+    return false
+  end
+  save_meta(n, meta)
+  requeue(n, meta, true)
+  return true
+end
+
 -- Promote up to `limit` due delayed jobs to the back of their pending lists, in due order
 -- (ties in the order the jobs were added).
 local function promote(now, limit)

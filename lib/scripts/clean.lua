@@ -20,19 +20,14 @@ sort_by_score_then_id(expired)
 -- Walk backwards so the first of them ends up first in line.
 for i = #expired, 1, -1 do
   local n = expired[i][1]
-  rcall('ZREM', K_LEASED, n)
-  rcall('HDEL', K_TOKENS, n)
-  if rcall('HEXISTS', K_DATA, n) == 1 then
-    local meta = decode_meta(rcall('HGET', K_META, n))
-    meta.x = (meta.x or 0) + 1
-    if meta.x >= max_exp then
-      to_dead(n, meta, 'lease expired ' .. meta.x .. ' times', now, max_dead)
-      dead = dead + 1
-    else
-      save_meta(n, meta)
-      requeue(n, meta, true)
-      reclaimed = reclaimed + 1
-    end
+  if rcall('HEXISTS', K_DATA, n) == 0 then
+    -- A lease without a payload: nothing to give back.
+    rcall('ZREM', K_LEASED, n)
+    rcall('HDEL', K_TOKENS, n)
+  elseif expire_lease(n, now, max_exp, max_dead, '') then
+    reclaimed = reclaimed + 1
+  else
+    dead = dead + 1
   end
 end
 if reclaimed > 0 then

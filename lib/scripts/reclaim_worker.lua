@@ -23,18 +23,10 @@ table.sort(held, function(a, b)
 end)
 -- Walk backwards so the first job leased ends up first in line.
 for i = #held, 1, -1 do
-  local n = held[i][1]
-  rcall('ZREM', K_LEASED, n)
-  rcall('HDEL', K_TOKENS, n)
-  local meta = decode_meta(rcall('HGET', K_META, n))
-  meta.x = (meta.x or 0) + 1
-  if meta.x >= max_exp then
-    to_dead(n, meta, 'lease expired ' .. meta.x .. ' times (worker died)', now, max_dead)
-    dead = dead + 1
-  else
-    save_meta(n, meta)
-    requeue(n, meta, true)
+  if expire_lease(held[i][1], now, max_exp, max_dead, ' (worker died)') then
     reclaimed = reclaimed + 1
+  else
+    dead = dead + 1
   end
 end
 rcall('DEL', K_WLEASES)
