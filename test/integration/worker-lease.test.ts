@@ -123,7 +123,8 @@ describe('Worker lease loss', () => {
     const q = fx.queue<string>();
     const admin = fx.client();
     const { runs, handler } = gatedHandler<string>();
-    const w = worker(q, handler, { leaseMs: 1_500 });
+    // No prefetch: with a free prefetch slot the worker itself could take the reclaimed job.
+    const w = worker(q, handler, { leaseMs: 1_500, prefetch: 0 });
     const events = recordEvents(w);
     const { id } = await q.add('stolen');
     await waitFor(() => runs.length === 1, { what: 'job started' });
