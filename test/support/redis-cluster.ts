@@ -6,16 +6,19 @@
  * process exit if `dispose()` was not called; it never touches processes it did not start.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants as fsConstants, mkdirSync, rmSync } from 'node:fs';
+import { accessSync, constants as fsConstants, mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import {
   findRedisServerBinary,
+  forgetDir,
   getFreePort,
+  killOnExit,
   pingOnce,
   RedisUnavailableError,
+  removeOnExit,
 } from './redis-server.js';
 
 const HOST = '127.0.0.1';
@@ -103,30 +106,6 @@ export function findRedisCliBinary(): string | undefined {
 
 // ------------------------------------------------------------------------------ processes
 
-const live = new Set<ChildProcess>();
-const dirs = new Set<string>();
-let hooked = false;
-function hookExit(): void {
-  if (hooked) return;
-  hooked = true;
-  process.once('exit', () => {
-    for (const c of live) {
-      try {
-        c.kill('SIGKILL');
-      } catch {
-        // gone
-      }
-    }
-    for (const d of dirs) {
-      try {
-        rmSync(d, { recursive: true, force: true });
-      } catch {
-        // best effort
-      }
-    }
-  });
-}
-
 interface NodeProc {
   port: number;
   busPort: number;
@@ -198,9 +177,7 @@ function spawnNode(bin: string, n: NodeProc, args: string[]): void {
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
   child.on('error', (e) => collect(Buffer.from(`\n[spawn error] ${e.message}\n`)));
-  live.add(child);
-  child.once('exit', () => live.delete(child));
-  hookExit();
+  killOnExit(child);
   n.child = child;
 }
 
@@ -314,7 +291,7 @@ export async function startRedisCluster(
   const extra = opts.extraArgs ?? [];
   const startTimeoutMs = opts.startTimeoutMs ?? 60_000;
   const root = await mkdtemp(path.join(os.tmpdir(), 'wq-cluster-'));
-  dirs.add(root);
+  removeOnExit(root);
   const procs = new Map<number, NodeProc>();
   const used = new Set<number>();
   const freePort = async () => {
@@ -420,7 +397,7 @@ export async function startRedisCluster(
         [...procs.values()].map((n) => (n.child ? waitExit(n.child, 10_000) : true)),
       );
       await rm(root, { recursive: true, force: true });
-      dirs.delete(root);
+      forgetDir(root);
     },
   };
 

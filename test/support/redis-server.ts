@@ -219,6 +219,23 @@ function installExitHook(): void {
   });
 }
 
+/** Kill `child` if this process exits before it does (also used by redis-cluster.ts). */
+export function killOnExit(child: ChildProcess): void {
+  liveChildren.add(child);
+  child.once('exit', () => liveChildren.delete(child));
+  installExitHook();
+}
+
+/** Remove `dir` when this process exits, unless `forgetDir(dir)` is called first. */
+export function removeOnExit(dir: string): void {
+  tempDirs.add(dir);
+  installExitHook();
+}
+
+export function forgetDir(dir: string): void {
+  tempDirs.delete(dir);
+}
+
 // ---------------------------------------------------------------------------------------------
 // startRedis: a private redis-server process
 
@@ -238,9 +255,7 @@ function spawnRedis(bin: string, args: string[]): Spawned {
   child.stderr?.on('data', collect);
   // spawn errors (ENOENT, EACCES) are reported as 'error' events; keep them in the output.
   child.on('error', (err) => collect(Buffer.from(`\n[spawn error] ${err.message}\n`)));
-  liveChildren.add(child);
-  child.once('exit', () => liveChildren.delete(child));
-  installExitHook();
+  killOnExit(child);
   return { child, output: () => out };
 }
 
@@ -304,7 +319,7 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisHan
 
   const ownsDir = opts.dir === undefined;
   const dir = opts.dir ?? (await mkdtemp(path.join(os.tmpdir(), 'wq-redis-')));
-  if (ownsDir) tempDirs.add(dir);
+  if (ownsDir) removeOnExit(dir);
 
   // A port from listen(0) can be grabbed by someone else before redis binds it (parallel
   // workers): retry with a fresh port a few times. An explicit port is tried once.
@@ -328,7 +343,7 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisHan
   if (!spawned) {
     if (ownsDir) {
       await rm(dir, { recursive: true, force: true });
-      tempDirs.delete(dir);
+      forgetDir(dir);
     }
     throw new Error(`Could not start ${bin}: ${lastFailure}`);
   }
@@ -394,7 +409,7 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisHan
       await terminate('SIGTERM');
       if (ownsDir) {
         await rm(dir, { recursive: true, force: true });
-        tempDirs.delete(dir);
+        forgetDir(dir);
       }
     },
   };
