@@ -14,7 +14,7 @@ local reclaimed, dead = 0, 0
 local held = {}
 for _, n in ipairs(rcall('SMEMBERS', K_WLEASES)) do
   local t = rcall('HGET', K_TOKENS, n)
-  if t and string.sub(t, -(#wid + 1)) == ':' .. wid then
+  if held_by(t, wid) then
     held[#held + 1] = { n, tonumber(string.sub(t, 1, -(#wid + 2))) }
   end
 end
