@@ -44,11 +44,15 @@ export interface QueueKeys {
   pending(priority: number): string;
   /** The lease set of one worker (KEYS[27]); worker '0' means "no worker". */
   workerLeases(workerId: string): string;
+  /** KEYS of add.lua: six fixed keys, then the pending lists of `priorities` (digits). */
+  forAdd(priorities: string): readonly string[];
 }
 
 export function queueKeys(prefix: string, queue: string): QueueKeys {
   const base = `${prefix}:{${queue}}:`;
   const fixed = KEY_PARTS.map((p) => base + p);
+  const addFixed = ['id', 'd', 'm', 'ids', 'dl', 'wake'].map((p) => base + p);
+  const addKeys = new Map<string, readonly string[]>();
   return {
     base,
     fixed,
@@ -62,5 +66,13 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
     tokens: base + 'lt',
     pending: (p) => base + 'p' + p,
     workerLeases: (w) => base + 'wl:' + w,
+    forAdd(priorities) {
+      let keys = addKeys.get(priorities);
+      if (!keys) {
+        keys = [...addFixed, ...Array.from(priorities, (p) => base + 'p' + p)];
+        addKeys.set(priorities, keys);
+      }
+      return keys;
+    },
   };
 }

@@ -140,8 +140,8 @@ export class WorkQueue<T = unknown, R = unknown> {
     }
     const calls: Promise<unknown>[] = [];
     for (let i = 0; i < encoded.length; i += ADD_CHUNK) {
-      const chunk = encoded.slice(i, i + ADD_CHUNK);
-      const args = [chunk.length, ...chunk.flat()];
+      const chunk = encoded.length <= ADD_CHUNK ? encoded : encoded.slice(i, i + ADD_CHUNK);
+      const args = this.addArgs(chunk);
       calls.push(
         this.options.replicaAcks > 0 ? this.addReplicated(args) : this.run('add', '0', args),
       );
@@ -605,12 +605,10 @@ export class WorkQueue<T = unknown, R = unknown> {
       this.scripts[`wq_${name}${buffers && this.options.codec === 'buffer' ? 'Buffer' : ''}`]!;
     let reply: unknown;
     try {
-      reply = await fn.call(
-        this.client,
-        ...this.keys.fixed,
-        this.keys.workerLeases(workerId),
-        ...args,
-      );
+      // add takes its own keys (numkeys first, in args); every other script the fixed layout.
+      reply = await (name === 'add'
+        ? fn.call(this.client, ...args)
+        : fn.call(this.client, ...this.keys.fixed, this.keys.workerLeases(workerId), ...args));
     } catch (e) {
       throw redisError(`queue ${this.name}: ${name}`, e);
     }
@@ -667,8 +665,7 @@ export class WorkQueue<T = unknown, R = unknown> {
     const context = `queue ${this.name}: add`;
     const p = this.client.pipeline();
     const script = (p as unknown as Record<string, PipelineScript>).wq_add!;
-    for (const it of batch)
-      script.call(p, ...this.keys.fixed, this.keys.workerLeases('0'), ...it.args);
+    for (const it of batch) script.call(p, ...it.args);
     p.call('WAIT', want, timeoutMs);
     const res = (await p.exec()) ?? [];
     const [waitErr, acks] = res[batch.length] ?? [new Error('no reply to WAIT'), 0];
@@ -855,6 +852,22 @@ export class WorkQueue<T = unknown, R = unknown> {
       this.options.logger?.warn(`queue ${this.name}: job ${lease.id} dead-lettered: ${reason}`);
     }
     return { jobs, now, nextDue };
+  }
+
+  /**
+   * KEYS and ARGV of one add script (see lib/scripts/_keys_add.lua): numkeys, the six keys
+   * every add needs, the pending lists of the priorities this chunk uses; then those
+   * priorities as digits, the job count and each job's values.
+   */
+  private addArgs(chunk: Arg[][]): Arg[] {
+    let used = 0;
+    for (const job of chunk) used |= 1 << (job[3] as number);
+    let digits = '';
+    for (let p = 0; p <= 9; p++) if (used & (1 << p)) digits += p;
+    const keys = this.keys.forAdd(digits);
+    const args: Arg[] = [keys.length, ...keys, digits, chunk.length];
+    for (const job of chunk) for (const v of job) args.push(v);
+    return args;
   }
 
   private prepareAdd(data: T, opts: AddOptions, at: string, problems: string[]): Arg[] {

@@ -21,21 +21,29 @@ export const SCRIPT_NAMES = [
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
-/** KEYS every script takes: the 26 fixed keys plus the calling worker's lease set. */
+/** KEYS every script but add takes: the 26 fixed keys plus the calling worker's lease set. */
 export const NUMBER_OF_KEYS = 27;
+
+/** Scripts with their own KEYS layout (lib/scripts/_keys_<name>.lua), called with numkeys first. */
+const OWN_LAYOUT: ReadonlySet<ScriptName> = new Set(['add']);
 
 const dir = new URL('./scripts/', import.meta.url);
 
 let sources: Map<ScriptName, string> | undefined;
 
-/** The Lua source of each script, with the shared prelude inlined. */
+/**
+ * The Lua source of each script: its KEYS layout (_keys.lua, or _keys_<name>.lua), the shared
+ * functions (_common.lua), then the script itself.
+ */
 export function scriptSources(): Map<ScriptName, string> {
   if (!sources) {
-    const common = readFileSync(new URL('_common.lua', dir), 'utf8');
+    const read = (file: string) => readFileSync(new URL(file, dir), 'utf8');
+    const common = read('_common.lua');
+    const keys = read('_keys.lua');
     sources = new Map(
       SCRIPT_NAMES.map((name) => [
         name,
-        `${common}\n-- ${name}.lua\n${readFileSync(new URL(`${name}.lua`, dir), 'utf8')}`,
+        `${OWN_LAYOUT.has(name) ? read(`_keys_${name}.lua`) : keys}\n${common}\n-- ${name}.lua\n${read(`${name}.lua`)}`,
       ]),
     );
   }
@@ -54,7 +62,10 @@ const defined = new WeakSet<object>();
 export function defineScripts(client: Redis | Cluster): ScriptClient {
   if (!defined.has(client)) {
     for (const [name, lua] of scriptSources()) {
-      client.defineCommand(`wq_${name}`, { numberOfKeys: NUMBER_OF_KEYS, lua });
+      client.defineCommand(`wq_${name}`, {
+        numberOfKeys: OWN_LAYOUT.has(name) ? undefined : NUMBER_OF_KEYS,
+        lua,
+      });
     }
     defined.add(client);
   }

@@ -1,22 +1,9 @@
--- Shared prelude, inlined at the top of every script by lib/scripts.ts.
+-- Shared functions, inlined into every script by lib/scripts.ts after its KEYS layout
+-- (_keys.lua, or _keys_<script>.lua), which binds rcall, the K_* key names and pending_key.
 --
--- KEYS (the same layout for every script, all sharing the queue's hash tag):
---   1..10 pending lists p0..p9 (ids, FIFO, front = next)   11 job id counter
---   12 lease token counter   13 data hash (id -> payload)   14 meta hash (id -> JSON)
---   15 caller-id index (caller id -> id)   16 delayed zset (id -> due ms)
---   17 leased zset (id -> deadline ms)   18 lease hash (id -> "token:workerId")
---   19 dead zset (id -> died ms)   20 workers zset (workerId -> last heartbeat ms)
---   21 wake list   22 results hash (public id -> result)   23 result expiry zset
---   24 progress hash (id -> value)   25 worker id counter   26 event channel
---   27 lease set of the calling worker (unused when the caller is no worker)
 -- Meta JSON fields, each present only when not default: i caller id, n name, p priority,
 -- a attempts failed, m max attempts, b backoff (opaque to Lua), x lease expiries,
 -- e last error, r dead-letter reason.
-local rcall = redis.call
-local K_ID, K_TOK, K_DATA, K_META, K_IDS = KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15]
-local K_DELAYED, K_LEASED, K_TOKENS, K_DEAD, K_WORKERS = KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20]
-local K_WAKE, K_RES, K_REXP, K_PROG, K_WSEQ, K_EV, K_WLEASES =
-  KEYS[21], KEYS[22], KEYS[23], KEYS[24], KEYS[25], KEYS[26], KEYS[27]
 local DEFAULT_PRIO = 5
 
 -- Error codes; lib/errors.ts maps them to WorkQueueError codes.
@@ -73,10 +60,6 @@ end
 
 local function prio_of(meta)
   return meta.p or DEFAULT_PRIO
-end
-
-local function pending_key(p)
-  return KEYS[p + 1]
 end
 
 local function public_id(n, meta)

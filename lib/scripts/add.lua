@@ -1,16 +1,16 @@
 -- add: store and enqueue a batch of jobs.
--- KEYS: the common layout (see _common.lua).
--- ARGV: count, then per job 5 values: caller id ('' = generate), payload,
---   meta JSON ('' = none), priority (0..9), schedule ('' = now, 'd<ms>' = delay,
---   'a<ms>' = absolute Redis time in ms).
+-- KEYS: see _keys_add.lua.
+-- ARGV: the priorities used (digits, see _keys_add.lua), count, then per job 5 values:
+--   caller id ('' = generate), payload, meta JSON ('' = none), priority (0..9),
+--   schedule ('' = now, 'd<ms>' = delay, 'a<ms>' = absolute Redis time in ms).
 -- Returns: flat list, per job: id, added (1 new | 0 an existing job has that caller id).
-local count = tonumber(ARGV[1])
+local count = tonumber(ARGV[2])
 -- Redis time, read only when a job has a schedule.
 local now = nil
 local out = {}
 local fresh = 0
 for j = 0, count - 1 do
-  local cid = ARGV[2 + j * 5]
+  local cid = ARGV[3 + j * 5]
   if cid == '' or rcall('HEXISTS', K_IDS, cid) == 0 then
     fresh = fresh + 1
   end
@@ -25,7 +25,7 @@ local pending = {}
 local delayed = {}
 local k = 0
 for j = 0, count - 1 do
-  local o = 2 + j * 5
+  local o = 3 + j * 5
   local cid, payload, meta, prio, sched = ARGV[o], ARGV[o + 1], ARGV[o + 2], ARGV[o + 3], ARGV[o + 4]
   local existing = false
   if cid ~= '' then
