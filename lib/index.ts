@@ -1,4 +1,10 @@
-export { WorkQueue, errorMessage, type CompleteItem, type LeaseBatch } from './queue.js';
+export {
+  WorkQueue,
+  errorMessage,
+  type CompleteItem,
+  type LeaseBatch,
+  type WorkerCallOptions,
+} from './queue.js';
 export { WorkQueueError, NonRetryableError, type WorkQueueErrorCode } from './errors.js';
 export { QUEUE_DEFAULTS, queueOptionProblems, type ResolvedQueueOptions } from './options.js';
 export { queueKeys, type QueueKeys } from './keys.js';

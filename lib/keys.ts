@@ -26,12 +26,13 @@ export const KEY_PARTS = [
   'pg',
   'wseq',
   'ev',
+  'pk',
 ] as const;
 
 export interface QueueKeys {
   /** `<prefix>:{<queue>}:` */
   readonly base: string;
-  /** The 26 fixed keys, in the order every script expects (KEYS[1..26]). */
+  /** The 27 fixed keys, in the order every script but add expects (KEYS[1..27]). */
   readonly fixed: readonly string[];
   readonly wake: string;
   readonly events: string;
@@ -42,16 +43,20 @@ export interface QueueKeys {
   readonly dead: string;
   readonly tokens: string;
   pending(priority: number): string;
-  /** The lease set of one worker (KEYS[27]); worker '0' means "no worker". */
+  /** The lease set of one worker (KEYS[28]); worker '0' means "no worker". */
   workerLeases(workerId: string): string;
-  /** KEYS of add.lua: six fixed keys, then the pending lists of `priorities` (digits). */
+  /** A worker's own wake-up key, watched with the wake list: close() ends its wait there. */
+  workerWake(workerId: string): string;
+  /** KEYS of add.lua: ten fixed keys, then the pending lists of `priorities` (digits). */
   forAdd(priorities: string): readonly string[];
 }
 
 export function queueKeys(prefix: string, queue: string): QueueKeys {
   const base = `${prefix}:{${queue}}:`;
   const fixed = KEY_PARTS.map((p) => base + p);
-  const addFixed = ['id', 'd', 'm', 'ids', 'dl', 'wake'].map((p) => base + p);
+  const addFixed = ['id', 'd', 'm', 'ids', 'dl', 'wake', 'pk', 'tok', 'ls', 'lt'].map(
+    (p) => base + p,
+  );
   const addKeys = new Map<string, readonly string[]>();
   return {
     base,
@@ -66,6 +71,7 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
     tokens: base + 'lt',
     pending: (p) => base + 'p' + p,
     workerLeases: (w) => base + 'wl:' + w,
+    workerWake: (w) => base + 'ww:' + w,
     forAdd(priorities) {
       let keys = addKeys.get(priorities);
       if (!keys) {

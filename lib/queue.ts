@@ -65,6 +65,16 @@ export interface CompleteItem<R = unknown> {
   result?: R;
 }
 
+/** What a Worker adds to `completeAndLease` (see lib/scripts/complete.lua). */
+export interface WorkerCallOptions {
+  /** Mark the worker parked for this long when the lease comes back short (0: do not). */
+  parkMs?: number;
+  /** Hand-off leases popped from the wake list by `waitForWork`, to take over first. */
+  adopt?: readonly Lease[];
+  /** Lease length of adopted jobs when nothing is leased in the same call. */
+  leaseMs?: number;
+}
+
 const ADD_CHUNK = 2000;
 /** Cluster replies to a command that did not run (safe to send again). */
 const REFUSED = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /;
@@ -184,12 +194,14 @@ export class WorkQueue<T = unknown, R = unknown> {
   async completeAndLease(
     items: ReadonlyArray<CompleteItem<R>>,
     next?: LeaseOptions,
-  ): Promise<{ completed: boolean[] } & LeaseBatch<T>> {
+    worker?: WorkerCallOptions,
+  ): Promise<{ completed: boolean[]; adopted: boolean[] } & LeaseBatch<T>> {
     if (!Array.isArray(items)) throw invalid(['completeAndLease takes an array of { lease }']);
-    const workerId = items[0]?.lease?.workerId ?? next?.workerId ?? '0';
+    const adopt = worker?.adopt ?? [];
+    const workerId = items[0]?.lease?.workerId ?? adopt[0]?.workerId ?? next?.workerId ?? '0';
     const { count, leaseMs } = next
       ? this.leaseArgs({ ...next, workerId })
-      : { count: 0, leaseMs: 1 };
+      : { count: 0, leaseMs: worker?.leaseMs ?? this.options.leaseMs };
     const ttl = this.options.resultTtlMs;
     const args: Arg[] = [workerId, ttl, items.length];
     for (const item of items) {
@@ -200,11 +212,21 @@ export class WorkQueue<T = unknown, R = unknown> {
       }
       args.push(lease.seq, lease.token, ttl > 0 ? this.encodeResult(result) : '');
     }
-    args.push(count, leaseMs);
+    args.push(count, leaseMs, worker?.parkMs ?? 0, adopt.length);
+    for (const lease of adopt) {
+      if (lease.workerId !== workerId) {
+        throw invalid(['completeAndLease takes leases of one worker at a time']);
+      }
+      args.push(lease.seq, lease.token);
+    }
     const reply = (await this.run('complete', workerId, args, true)) as Reply;
-    const completed = reply.slice(3, 3 + items.length).map((v) => num(v) === 1);
-    const batch = await this.parseLeases(reply, 3 + items.length, workerId);
-    return { completed, ...batch };
+    const flags = reply.slice(3, 3 + items.length + adopt.length).map((v) => num(v) === 1);
+    const batch = await this.parseLeases(reply, 3 + flags.length, workerId);
+    return {
+      completed: flags.slice(0, items.length),
+      adopted: flags.slice(items.length),
+      ...batch,
+    };
   }
 
   /**
@@ -555,14 +577,50 @@ export class WorkQueue<T = unknown, R = unknown> {
     await this.run('worker', workerId, ['leave', workerId]);
   }
 
+  /** Stop handing jobs off to a worker (it pauses); one waiting for it goes back in line. */
+  async unparkWorker(workerId: string): Promise<void> {
+    await this.run('worker', workerId, ['unpark', workerId]);
+  }
+
   /**
    * Block on `blockingClient` (a connection used for nothing else) until work may be
-   * available or `timeoutMs` passes. Resolves true when woken by a new job.
+   * available or `timeoutMs` passes. Resolves true when woken, a job when one was handed off
+   * to this (parked) worker — adopt it with `completeAndLease([], …, { adopt })` — and false
+   * on timeout or when the worker's own wake-up key (`keys.workerWake`) was pushed.
    */
-  async waitForWork(blockingClient: Redis | Cluster, timeoutMs: number): Promise<boolean> {
+  async waitForWork(
+    blockingClient: Redis | Cluster,
+    timeoutMs: number,
+    workerId = '0',
+  ): Promise<boolean | LeasedJob<T>> {
     const seconds = Math.max(0.01, timeoutMs / 1000);
-    const r = await blockingClient.blpop(this.keys.wake, Number(seconds.toFixed(3)));
-    return r !== null;
+    const stop = this.keys.workerWake(workerId);
+    const r = await blockingClient.blpopBuffer(this.keys.wake, stop, Number(seconds.toFixed(3)));
+    if (r === null || r[0].toString() === stop) return false;
+    return this.parseHandoff(r[1], workerId) ?? true;
+  }
+
+  /**
+   * A wake list entry that is a job handed off to parked workers (see lib/scripts/add.lua):
+   * `h<id>:<token>:<deadline>:<priority>:<meta bytes>\n<meta><payload>`. The lease is the
+   * popping worker's once it adopts it (`completeAndLease(…, { adopt })`). Undefined for a
+   * plain wake-up, and for an entry that cannot be decoded: that one is not adopted, so its
+   * hand-off lease lapses and clean() puts it back, to be dead-lettered by a regular lease.
+   */
+  private parseHandoff(entry: Buffer, workerId: string): LeasedJob<T> | undefined {
+    const nl = entry.indexOf(10);
+    const head = /^h(\d+):(\d+):(\d+):\d:(\d+)$/.exec(entry.toString('latin1', 0, Math.max(0, nl)));
+    if (nl < 0 || !head) return undefined;
+    const metaEnd = nl + 1 + Number(head[4]);
+    const parsed = this.parseJob(
+      head[1]!,
+      head[2]!,
+      entry.subarray(metaEnd),
+      entry.toString('utf8', nl + 1, metaEnd),
+      workerId,
+      Number(head[3]),
+    );
+    return 'data' in parsed ? parsed : undefined;
   }
 
   // ---------------------------------------------------------------- internals
@@ -788,70 +846,78 @@ export class WorkQueue<T = unknown, R = unknown> {
     const deadline = num(reply[1]);
     const nextDue = num(reply[2]);
     const jobs: LeasedJob<T>[] = [];
-    const bad: Array<[Lease, string]> = [];
+    const bad: Array<{ lease: Lease; reason: string }> = [];
     for (let i = offset; i + 3 < reply.length; i += 4) {
       const seq = str(reply[i]);
       const token = str(reply[i + 1]);
-      const rawMeta = str(reply[i + 3]);
-      let meta: Meta = {};
-      let badMeta: string | undefined;
-      if (rawMeta !== '') {
-        try {
-          const parsed: unknown = JSON.parse(rawMeta);
-          if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed))
-            meta = saneMeta(parsed as Record<string, unknown>);
-          else badMeta = 'not a JSON object';
-        } catch {
-          badMeta = `not valid JSON (${Buffer.byteLength(rawMeta)} bytes)`;
-        }
-      }
-      const lease: Lease = {
-        queueKey: this.keys.base,
-        id: meta.i ?? seq,
+      const job = this.parseJob(
         seq,
         token,
+        reply[i + 2] as Raw,
+        str(reply[i + 3]),
         workerId,
         deadline,
-      };
-      if (badMeta !== undefined) {
-        bad.push([lease, `undecodable metadata: ${badMeta}`]);
-        continue;
-      }
-      let data: T;
-      try {
-        data = this.decode(reply[i + 2] as Raw);
-      } catch {
-        // The reason is logged: say what is wrong, never quote the payload (JSON.parse's
-        // message does).
-        bad.push([
-          lease,
-          `undecodable: payload is not valid JSON (${rawSize(reply[i + 2])} bytes)`,
-        ]);
-        continue;
-      }
-      const job: LeasedJob<T> = {
-        queueKey: lease.queueKey,
-        id: lease.id,
-        seq,
-        token,
-        workerId,
-        deadline,
-        data,
-        name: meta.n,
-        priority: meta.p ?? 5,
-        attempt: (meta.a ?? 0) + 1,
-        maxAttempts: meta.m ?? this.options.maxAttempts,
-        leaseExpiries: meta.x ?? 0,
-        backoff: meta.b ?? this.options.backoff,
-      };
-      this.issued.add(job);
-      jobs.push(job);
+      );
+      if ('data' in job) jobs.push(job);
+      else bad.push(job);
     }
-    for (const [lease, reason] of bad) {
+    for (const { lease, reason } of bad) {
       await this.deadLetter(lease, reason);
       this.options.logger?.warn(`queue ${this.name}: job ${lease.id} dead-lettered: ${reason}`);
     }
     return { jobs, now, nextDue };
+  }
+
+  /** One leased job from its stored parts, or why it cannot be run. */
+  private parseJob(
+    seq: string,
+    token: string,
+    raw: Raw,
+    rawMeta: string,
+    workerId: string,
+    deadline: number,
+  ): LeasedJob<T> | { lease: Lease; reason: string } {
+    let meta: Meta = {};
+    let badMeta: string | undefined;
+    if (rawMeta !== '') {
+      try {
+        const parsed: unknown = JSON.parse(rawMeta);
+        if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed))
+          meta = saneMeta(parsed as Record<string, unknown>);
+        else badMeta = 'not a JSON object';
+      } catch {
+        badMeta = `not valid JSON (${Buffer.byteLength(rawMeta)} bytes)`;
+      }
+    }
+    const lease: Lease = {
+      queueKey: this.keys.base,
+      id: meta.i ?? seq,
+      seq,
+      token,
+      workerId,
+      deadline,
+    };
+    if (badMeta !== undefined) return { lease, reason: `undecodable metadata: ${badMeta}` };
+    let data: T;
+    try {
+      data = this.decode(raw);
+    } catch {
+      // The reason is logged: say what is wrong, never quote the payload (JSON.parse's
+      // message does).
+      return { lease, reason: `undecodable: payload is not valid JSON (${rawSize(raw)} bytes)` };
+    }
+    const job: LeasedJob<T> = {
+      ...lease,
+      data,
+      name: meta.n,
+      priority: meta.p ?? 5,
+      attempt: (meta.a ?? 0) + 1,
+      maxAttempts: meta.m ?? this.options.maxAttempts,
+      leaseExpiries: meta.x ?? 0,
+      backoff: meta.b ?? this.options.backoff,
+    };
+    this.issued.add(job);
+    return job;
   }
 
   /**
@@ -865,7 +931,7 @@ export class WorkQueue<T = unknown, R = unknown> {
     let digits = '';
     for (let p = 0; p <= 9; p++) if (used & (1 << p)) digits += p;
     const keys = this.keys.forAdd(digits);
-    const args: Arg[] = [keys.length, ...keys, digits, chunk.length];
+    const args: Arg[] = [keys.length, ...keys, digits, this.options.leaseMs, chunk.length];
     for (const job of chunk) for (const v of job) args.push(v);
     return args;
   }

@@ -21,8 +21,8 @@ export const SCRIPT_NAMES = [
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
-/** KEYS every script but add takes: the 26 fixed keys plus the calling worker's lease set. */
-export const NUMBER_OF_KEYS = 27;
+/** KEYS every script but add takes: the 27 fixed keys plus the calling worker's lease set. */
+export const NUMBER_OF_KEYS = 28;
 
 /** Scripts with their own KEYS layout (lib/scripts/_keys_<name>.lua), called with numkeys first. */
 const OWN_LAYOUT: ReadonlySet<ScriptName> = new Set(['add']);

@@ -71,6 +71,19 @@ interface Running<T> {
 
 const CALL_TIMEOUT_MS = 3_000;
 
+interface Deferred<X> {
+  promise: Promise<X>;
+  resolve(value: X): void;
+}
+
+function deferred<X>(): Deferred<X> {
+  let resolve!: (value: X) => void;
+  const promise = new Promise<X>((r) => (resolve = r));
+  return { promise, resolve };
+}
+/** A parked worker counts as parked this much longer than its longest idle wait. */
+const PARK_MARGIN_MS = 1_000;
+
 /** Resolve `p`, or undefined after `ms` (for shutdown paths that must not hang). */
 function within<X>(p: Promise<X>, ms: number): Promise<X | undefined> {
   let t: NodeJS.Timeout;
@@ -104,6 +117,15 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   private requested = 0;
   readonly prefetch: number;
   private completes: Array<CompleteItem<R> & { run: Running<T> }> = [];
+  /** Jobs handed off to this worker (popped from the wake list), to adopt in the next flush. */
+  private adopting: LeasedJob<T>[] = [];
+  /**
+   * Handed-off jobs not adopted yet, by token, each with what its adoption will say (they are
+   * not renewed, and their handlers' extend/progress wait: the lease is not ours yet).
+   */
+  private readonly unadopted = new Map<string, Deferred<boolean>>();
+  /** Tokens of handed-off jobs that came while pausing or closing: released once adopted. */
+  private readonly late = new Set<string>();
   private flushQueued = false;
   private idle = false;
   private paused = false;
@@ -125,6 +147,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   private drained: (() => void) | undefined;
   /** Ends the current idle wait (see waitIdle). */
   private stopIdle: (() => void) | undefined;
+  /** Settles when the current idle wait's BLPOP has answered (or failed). */
+  private idleSettled: Promise<unknown> | undefined;
   private readonly inflight = new Set<Promise<unknown>>();
 
   constructor(
@@ -227,7 +251,9 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   /** Stop taking new jobs (running ones finish). */
   pause(): void {
     this.paused = true;
-    this.releaseBuffer();
+    void this.releaseBuffer();
+    if (this.id !== '0')
+      void this.track(this.queue.unparkWorker(this.id)).catch((e: unknown) => this.report(e));
   }
 
   resume(): void {
@@ -254,8 +280,13 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     this.closing = true;
     clearTimeout(this.retryTimer);
     clearTimeout(this.dueTimer);
-    // Prefetched jobs go back at once, so other workers can take them while we drain.
+    // No more hand-offs to us (one waiting for us goes back in line, ahead of what we release
+    // later, which was leased before it); prefetched jobs go back at once, so other workers can
+    // take them while we drain.
+    if (this.id !== '0')
+      void this.track(this.queue.unparkWorker(this.id)).catch((e: unknown) => this.report(e));
     void this.releaseBuffer();
+    await this.endIdleWait();
     // The blocking connection is ours alone: closing it ends an idle BLPOP at once.
     if (this.blocking && this.blocking.status !== 'end') this.blocking.disconnect(false);
     this.stopIdle?.();
@@ -294,6 +325,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     }
     await within(this.flush(), budget());
     await within(Promise.allSettled([...this.inflight]), budget());
+    // Hand-offs the closing flush could not adopt are not ours: their lease lapses.
+    for (const d of this.unadopted.values()) d.resolve(false);
     // The heartbeat has stopped before the worker leaves, so no late beat registers it again.
     await connectionsReleased;
     if (this.id !== '0') {
@@ -324,9 +357,11 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
 
   /** Give prefetched jobs back to the front of the queue (pause, close). */
   private releaseBuffer(): Promise<unknown> {
-    const leases = this.buffer;
-    if (leases.length === 0) return Promise.resolve();
+    // A handed-off job not adopted yet is released once it is (see afterAdopt).
+    for (const l of this.buffer) if (this.unadopted.has(l.token)) this.late.add(l.token);
+    const leases = this.buffer.filter((l) => !this.unadopted.has(l.token));
     this.buffer = [];
+    if (leases.length === 0) return Promise.resolve();
     return this.track(this.queue.release(leases)).catch((e: unknown) => this.report(e));
   }
 
@@ -345,19 +380,23 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
    */
   private async flush(): Promise<void> {
     const items = this.completes;
+    const adopt = this.adopting;
     const want = this.closing || this.paused || this.retryTimer ? 0 : Math.max(0, this.freeSlots());
-    if (items.length === 0 && want === 0) return;
+    if (items.length === 0 && want === 0 && adopt.length === 0) return;
     this.completes = [];
+    this.adopting = [];
     this.requested += want;
     try {
       const r = await this.track(
         this.queue.completeAndLease(
           items,
           want > 0 ? { count: want, leaseMs: this.leaseMs, workerId: this.id } : undefined,
+          { parkMs: this.idleTimeoutMs + PARK_MARGIN_MS, adopt, leaseMs: this.leaseMs },
         ),
       );
       this.requested -= want;
       this.retryDelay = 0;
+      r.adopted.forEach((ok, i) => this.afterAdopt(adopt[i]!, ok));
       items.forEach((it, i) => this.afterComplete(it.run, it.result as R, r.completed[i]!));
       if (this.closing) {
         // Too late to start them: straight back to the front.
@@ -377,9 +416,10 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
         }
       }
     } catch (e) {
-      // Keep the completes (the work is done) and try again shortly.
+      // Keep the completes (the work is done) and adoptions, and try again shortly.
       this.requested -= want;
       this.completes = items.concat(this.completes);
+      this.adopting = adopt.concat(this.adopting);
       this.report(e);
       this.retryLater();
     }
@@ -409,11 +449,13 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     const stopped = new Promise<false>((resolve) => {
       this.stopIdle = () => resolve(false);
     });
+    const answer = this.queue.waitForWork(conn, timeout, this.id).then((got) => {
+      if (typeof got === 'object') this.receiveHandoff(got);
+      return true;
+    });
+    this.idleSettled = answer.catch(() => undefined);
     try {
-      const answered = await within(
-        Promise.race([this.queue.waitForWork(conn, timeout).then(() => true), stopped]),
-        timeout + CALL_TIMEOUT_MS,
-      );
+      const answered = await within(Promise.race([answer, stopped]), timeout + CALL_TIMEOUT_MS);
       // No answer at all: the connection is half-dead. Reconnect it.
       if (!answered && !this.closing) conn.disconnect(true);
     } catch (e) {
@@ -426,6 +468,67 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       this.stopIdle = undefined;
     }
     if (!this.closing) this.scheduleFlush();
+  }
+
+  /**
+   * End an idle wait through Redis (a push to this worker's own key, which its BLPOP also
+   * watches) rather than by cutting the connection: a hand-off popped just before must still
+   * reach us (it is then adopted and given back); a cut would strand it until its lease
+   * lapses. Bounded; with Redis unreachable close() cuts the connection anyway.
+   */
+  private async endIdleWait(): Promise<void> {
+    const settled = this.idleSettled;
+    if (!this.idle || !settled || this.blocking?.status !== 'ready') return;
+    const c = this.queue.client;
+    const key = this.queue.keys.workerWake(this.id);
+    const pushed = await within(
+      c.rpush(key, '1').then(
+        () => true,
+        () => false,
+      ),
+      1_000,
+    );
+    if (!pushed) return;
+    await within(settled, 1_000);
+    await within(
+      c.del(key).catch(() => 0),
+      1_000,
+    );
+  }
+
+  /**
+   * A job an add handed off to this parked worker: start it now, and adopt its lease in the
+   * next flush (with the job's complete, when the handler is that quick); when pausing or
+   * closing, adopt it only to release it. Adopting after the handler started keeps the round
+   * trip out of the latency; the hand-off lease is as long as a lease (see add.lua), so a
+   * handler that blocks the event loop first loses it no sooner than a regular lease.
+   */
+  private receiveHandoff(job: LeasedJob<T>): void {
+    this.adopting.push(job);
+    this.unadopted.set(job.token, deferred<boolean>());
+    if (this.paused || this.closing) this.late.add(job.token);
+    else this.place([job]);
+    this.scheduleFlush();
+  }
+
+  private afterAdopt(lease: LeasedJob<T>, ok: boolean): void {
+    this.unadopted.get(lease.token)?.resolve(ok);
+    this.unadopted.delete(lease.token);
+    const late = this.late.delete(lease.token);
+    if (!ok) {
+      // Cancelled, or its hand-off lease lapsed and the job went back: not ours to finish.
+      const run = this.running.get(lease.token);
+      if (run) this.lose(run, 'hand-off lost before adoption (cancelled or reclaimed)');
+      this.buffer = this.buffer.filter((l) => l.token !== lease.token);
+    } else if (late) {
+      this.buffer.push(lease);
+      void this.releaseBuffer();
+    }
+  }
+
+  /** Resolves true at once for a lease that is ours; for a hand-off, once adopted (or not). */
+  private adopted(lease: LeasedJob<T>): Promise<boolean> | boolean {
+    return this.unadopted.get(lease.token)?.promise ?? true;
   }
 
   /** Lease again in `ms` (the earliest such request wins). */
@@ -467,14 +570,15 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
         return run.controller.signal;
       },
       progress: async (value) => {
-        const ok = await q.progress(lease, value);
+        // A handed-off job's lease is ours only once adopted.
+        const ok = (await this.adopted(lease)) && (await q.progress(lease, value));
         if (!ok) this.lose(run, 'lease lost');
         return ok;
       },
       extend: async (ms = this.leaseMs) => {
-        const [ok] = await q.extend(lease, ms);
+        const ok = (await this.adopted(lease)) && (await q.extend(lease, ms))[0]!;
         if (!ok) this.lose(run, 'lease lost');
-        return ok!;
+        return ok;
       },
     };
     const run: Running<T> = { lease, job, settled: false, done: Promise.resolve() };
@@ -603,8 +707,10 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
 
   /** Extend every running job's lease in one call; abort the ones that are lost. */
   private async renew(): Promise<void> {
-    const runs = [...this.running.values()].filter((r) => !r.settled);
-    const waiting = this.buffer.slice();
+    const runs = [...this.running.values()].filter(
+      (r) => !r.settled && !this.unadopted.has(r.lease.token),
+    );
+    const waiting = this.buffer.filter((l) => !this.unadopted.has(l.token));
     if (runs.length + waiting.length === 0) return;
     try {
       const ok = await this.queue.extend([...runs.map((r) => r.lease), ...waiting], this.leaseMs);

@@ -161,13 +161,41 @@ local function sort_by_score_then_id(items)
   return items
 end
 
+-- A wake list entry: a hand-off (see add.lua) as { n, token, p, entry }, else nil.
+local function parse_hand(w)
+  if not w then
+    return nil
+  end
+  local n, token, p = string.match(w, '^h(%d+):(%d+):%d+:(%d):')
+  if not n then
+    return nil
+  end
+  return { n = n, token = token, p = tonumber(p), entry = w }
+end
+
+-- Drop job n's hand-off entry from the wake list (it is always first there), if it is there:
+-- the job was cancelled or went back to its list, so no worker should start it.
+local function drop_hand(n)
+  local h = parse_hand(rcall('LINDEX', K_WAKE, 0))
+  if h and h.n == n then
+    rcall('LPOP', K_WAKE)
+  end
+end
+
 -- Take back a lease that lapsed (expired, or its worker died): count a lease expiry, then put
 -- the job at the FRONT of its list, or dead-letter it once it has expired `max_exp` times.
 -- Returns true when requeued, false when dead-lettered.
 local function expire_lease(n, now, max_exp, max_dead, why)
   rcall('ZREM', K_LEASED, n)
+  local holder = rcall('HGET', K_TOKENS, n)
   rcall('HDEL', K_TOKENS, n)
   local meta = decode_meta(rcall('HGET', K_META, n))
+  if held_by(holder, 'h') then
+    -- A hand-off nobody adopted (its worker died or went away first): the job never ran.
+    drop_hand(n)
+    requeue(n, meta, true)
+    return true
+  end
   meta.x = (meta.x or 0) + 1
   if meta.x >= max_exp then
     to_dead(n, meta, 'lease expired ' .. meta.x .. ' times' .. why, now, max_dead)
@@ -207,9 +235,35 @@ local function promote(now, limit)
   return #due
 end
 
+-- With no worker parked any more (the last one left, paused or died), a hand-off waiting in
+-- the wake list has nobody to pop it: put the job back first in its pending list.
+local function unhand_if_none_parked(now)
+  if #rcall('ZRANGEBYSCORE', K_PARKED, now, '+inf', 'LIMIT', 0, 1) > 0 then
+    return
+  end
+  local h = parse_hand(rcall('LINDEX', K_WAKE, 0))
+  if not h then
+    return
+  end
+  rcall('LPOP', K_WAKE)
+  if rcall('HGET', K_TOKENS, h.n) == h.token .. ':h' then
+    rcall('ZREM', K_LEASED, h.n)
+    rcall('HDEL', K_TOKENS, h.n)
+    rcall('LPUSH', pending_key(h.p), h.n)
+    wake()
+  end
+end
+
 -- Take a lease on up to `count` pending jobs for worker `wid` ("0" = no worker).
+-- A job handed off to parked workers and still in the wake list is taken in its turn (first
+-- of its priority: its list was empty when it came). A worker left with free slots is marked
+-- parked for `park_ms` (0 = not a worker that parks), so that adds hand jobs off to it.
 -- Appends id, token, payload, meta to `out`; returns the number leased.
-local function lease_jobs(count, lease_ms, wid, now, out)
+local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
+  if wid ~= '0' then
+    rcall('ZREM', K_PARKED, wid)
+  end
+  local hand = parse_hand(rcall('LPOP', K_WAKE))
   promote(now, 1000)
   local ids, datas, metas = {}, {}, {}
   local drained = false
@@ -223,7 +277,15 @@ local function lease_jobs(count, lease_ms, wid, now, out)
       if need <= 0 then
         break
       end
-      local got = rcall('LPOP', KEYS[p + 1], need)
+      if hand and not hand.taken and hand.p == p then
+        hand.taken = true
+        if rcall('HGET', K_TOKENS, hand.n) == hand.token .. ':h' then
+          popped[#popped + 1] = hand.n
+          need = need - 1
+          last_p = p
+        end
+      end
+      local got = need > 0 and rcall('LPOP', KEYS[p + 1], need)
       if got then
         last_p = p
         for _, n in ipairs(got) do
@@ -265,7 +327,14 @@ local function lease_jobs(count, lease_ms, wid, now, out)
     -- nothing (and outlive the queue's jobs), so drop it.
     rcall('DEL', K_WAKE)
   end
+  if hand and not hand.taken then
+    -- Not reached (the batch filled up first): it stays first in line for the next worker.
+    rcall('LPUSH', K_WAKE, hand.entry)
+  end
   local live = #ids
+  if park_ms > 0 and live < count then
+    rcall('ZADD', K_PARKED, now + park_ms, wid)
+  end
   if live == 0 then
     return 0
   end

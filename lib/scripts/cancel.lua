@@ -7,6 +7,9 @@ if not n then
   return 0
 end
 local leased = rcall('HEXISTS', K_TOKENS, n) == 1
+if leased then
+  drop_hand(n)
+end
 destroy(n, decode_meta(rcall('HGET', K_META, n)))
 if leased then
   rcall('PUBLISH', K_EV, 'c:' .. n)

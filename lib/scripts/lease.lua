@@ -1,5 +1,5 @@
 -- lease: promote due delayed jobs, then lease up to `count` jobs, highest priority first.
--- KEYS: the common layout; KEYS[27] is the worker's lease set.
+-- KEYS: the common layout; KEYS[28] is the worker's lease set.
 -- ARGV: count, lease ms, worker id ('0' = none).
 -- Returns: { now, deadline, next delayed due (-1 = none; 0 = not looked up because the batch is
 --   full), then per job: id, token, payload, meta }.
@@ -7,7 +7,7 @@ local now = now_ms()
 local lease_ms = tonumber(ARGV[2])
 local out = { now, now + lease_ms, 0 }
 local count = tonumber(ARGV[1])
-if lease_jobs(count, lease_ms, ARGV[3], now, out) < count then
+if lease_jobs(count, lease_ms, ARGV[3], now, out, 0) < count then
   out[3] = next_due()
 end
 return out

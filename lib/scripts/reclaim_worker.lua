@@ -1,6 +1,6 @@
 -- reclaim_worker: if the worker's heartbeat lapsed (checked again here, atomically), put every
 -- job it still holds back at the FRONT (counting a lease expiry) and forget the worker.
--- KEYS: the common layout; KEYS[27] is that worker's lease set.
+-- KEYS: the common layout; KEYS[28] is that worker's lease set.
 -- ARGV: worker id, heartbeat timeout ms, max lease expiries, max dead.
 -- Returns: { reclaimed, dead-lettered }, or { -1 } when the worker is alive after all.
 local wid, hb_timeout, max_exp, max_dead = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -31,6 +31,8 @@ for i = #held, 1, -1 do
 end
 rcall('DEL', K_WLEASES)
 rcall('ZREM', K_WORKERS, wid)
+rcall('ZREM', K_PARKED, wid)
+unhand_if_none_parked(now)
 if reclaimed > 0 then
   wake()
 end

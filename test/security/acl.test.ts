@@ -46,6 +46,7 @@ const COMMANDS = [
   'zrange',
   'hscan',
   'set',
+  'del', // also inside the scripts; the client when a worker closes (its wake-up key)
   // run inside the scripts
   'time',
   'hget',
@@ -55,12 +56,13 @@ const COMMANDS = [
   'hexists',
   'incr',
   'incrby',
+  'lindex',
   'llen',
   'lpop',
   'lpos',
   'lpush',
   'lrem',
-  'rpush',
+  'rpush', // also sent by the client when a worker closes (its wake-up key)
   'publish',
   'sadd',
   'smembers',
@@ -71,7 +73,6 @@ const COMMANDS = [
   'zrangebyscore',
   'zrem',
   'zscore',
-  'del',
 ];
 
 /** `+client|setinfo` when this Redis has it (>= 7.2): ioredis sends it at connect. */
