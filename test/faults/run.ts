@@ -857,7 +857,7 @@ async function endChecks(ctx: Ctx, phase: 'live' | 'closed'): Promise<void> {
     const allowed = new Set([...FINISHED_OK, 'dead', 'd', 'm', 'ids', 'cleaner']);
     // Stored results (opt-in, with a TTL) are not keys of unfinished jobs.
     if (ctx.s.storeResults) allowed.add('res').add('rx');
-    if (phase === 'live') allowed.add('w');
+    if (phase === 'live') allowed.add('w').add('pk'); // registered and parked workers
     const extra = keys.filter((k) => !allowed.has(k));
     for (const k of extra) {
       const type = await c.type(q.keys.base + k);
