@@ -101,24 +101,26 @@ async function netInputBytes(): Promise<number> {
 }
 
 /**
- * Write `cmd` on a fresh socket and destroy it as soon as the bytes are handed to the kernel;
- * resolves once Redis has read them and dropped the client.
+ * Write `cmd` on a fresh socket and close it as soon as the bytes are handed to the kernel;
+ * resolves once Redis has read them and dropped the client. The client half-closes (FIN) and
+ * reads and discards every reply: closing with replies unread would send a reset instead, and
+ * a reset can make the kernel drop bytes Redis has not read yet (the command then never
+ * reached Redis, and the check below fails).
  */
 async function writeAndDie(cmd: Recorded, input: number): Promise<void> {
   const name = `crash-${process.pid}-${++rawSeq}`;
   const sock = net.connect(server.port, server.host);
   await once(sock, 'connect');
+  sock.resume();
   const bytes = Buffer.concat([resp(['CLIENT', 'SETNAME', name]), resp([cmd.name, ...cmd.args])]);
   await new Promise<void>((resolve) => {
-    sock.write(bytes, () => {
-      sock.destroy();
-      resolve();
-    });
+    sock.end(bytes, resolve);
   });
   await waitFor(async () => !String(await admin.client('LIST')).includes(`name=${name} `), {
     what: `client ${name} to be gone`,
     timeoutMs: 5_000,
   });
+  sock.destroy();
   // The command did reach Redis (whatever Redis then did with it).
   expect((await netInputBytes()) - input).toBeGreaterThanOrEqual(bytes.length);
 }
