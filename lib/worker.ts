@@ -33,9 +33,12 @@ export interface WorkerOptions {
   /**
    * Jobs leased ahead of free slots, so the next one starts without waiting for a round trip.
    * Their leases run (and are renewed) while they wait; `pause()` and `close()` give them back.
-   * Default 1; 0 turns it off.
+   * Default 'auto': as many as the worker finishes in one round trip to Redis (measured: the
+   * average round trip of its calls × concurrency / the average handler time), at least 1 and at
+   * most 32 — so 1 for jobs that take longer than a round trip (a buffered job waits at most
+   * about one job), more for jobs much shorter than one. A number pins it; 0 turns it off.
    */
-  prefetch?: number;
+  prefetch?: number | 'auto';
   /** A handler running longer is aborted and its job failed (an attempt). Default: no limit. */
   jobTimeoutMs?: number;
   /** Longest idle wait before looking again, in case a wake-up was lost. Default 5 000 ms. */
@@ -70,6 +73,12 @@ interface Running<T> {
 }
 
 const CALL_TIMEOUT_MS = 3_000;
+/** Most jobs 'auto' prefetch holds ahead (for jobs far shorter than a round trip). */
+const AUTO_PREFETCH_MAX = 32;
+/** Weight of the newest sample in the running averages of 'auto' prefetch. */
+const AVERAGE_WEIGHT = 0.1;
+const average = (avg: number, sample: number) =>
+  Number.isFinite(avg) ? avg + (sample - avg) * AVERAGE_WEIGHT : sample;
 
 interface Deferred<X> {
   promise: Promise<X>;
@@ -115,7 +124,11 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   private buffer: LeasedJob<T>[] = [];
   /** Jobs asked for by lease calls still in flight. */
   private requested = 0;
-  readonly prefetch: number;
+  /** The `prefetch` option as given ('auto' unless pinned). */
+  private readonly prefetchOption: number | 'auto';
+  /** Averages for 'auto' prefetch (ms, exponentially weighted): handler run, lease call. */
+  private jobMs = Number.POSITIVE_INFINITY;
+  private callMs = 0;
   private completes: Array<CompleteItem<R> & { run: Running<T> }> = [];
   /** Jobs handed off to this worker (popped from the wake list), to adopt in the next flush. */
   private adopting: LeasedJob<T>[] = [];
@@ -166,7 +179,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       );
     }
     this.concurrency = options.concurrency ?? 1;
-    this.prefetch = options.prefetch ?? 1;
+    this.prefetchOption = options.prefetch ?? 'auto';
     this.leaseMs = options.leaseMs ?? queue.options.leaseMs;
     this.idleTimeoutMs = options.idleTimeoutMs ?? 5_000;
     this.jobTimeoutMs = options.jobTimeoutMs;
@@ -339,6 +352,13 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
 
   // -------------------------------------------------------------- the loop
 
+  /** Jobs held leased ahead of free slots now (see the `prefetch` option). */
+  get prefetch(): number {
+    if (this.prefetchOption !== 'auto') return this.prefetchOption;
+    const ahead = Math.ceil((this.concurrency * this.callMs) / this.jobMs);
+    return Math.min(AUTO_PREFETCH_MAX, Math.max(1, Number.isFinite(ahead) ? ahead : 1));
+  }
+
   /** Jobs to ask for now: free slots plus prefetch, less what is held or on its way. */
   private freeSlots(): number {
     return (
@@ -386,6 +406,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     this.completes = [];
     this.adopting = [];
     this.requested += want;
+    const sentAt = performance.now();
     try {
       const r = await this.track(
         this.queue.completeAndLease(
@@ -396,6 +417,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       );
       this.requested -= want;
       this.retryDelay = 0;
+      if (want > 0) this.callMs = average(this.callMs, performance.now() - sentAt);
       r.adopted.forEach((ok, i) => this.afterAdopt(adopt[i]!, ok));
       items.forEach((it, i) => this.afterComplete(it.run, it.result as R, r.completed[i]!));
       if (this.closing) {
@@ -592,12 +614,15 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     }
     run.done = (async () => {
       let result: R;
+      const startedAt = performance.now();
       try {
         result = await this.handler(job);
       } catch (error) {
+        this.jobMs = average(this.jobMs, performance.now() - startedAt);
         await this.onFailure(run, error);
         return;
       }
+      this.jobMs = average(this.jobMs, performance.now() - startedAt);
       this.onSuccess(run, result);
     })();
   }
@@ -774,12 +799,15 @@ export function workerOptionProblems(o: WorkerOptions, path = ''): string[] {
   }
   if (
     o.prefetch !== undefined &&
+    o.prefetch !== 'auto' &&
     (typeof o.prefetch !== 'number' ||
       !Number.isInteger(o.prefetch) ||
       o.prefetch < 0 ||
       o.prefetch > 10_000)
   ) {
-    problems.push(`${path}prefetch must be an integer 0..10000, got ${JSON.stringify(o.prefetch)}`);
+    problems.push(
+      `${path}prefetch must be 'auto' or an integer 0..10000, got ${JSON.stringify(o.prefetch)}`,
+    );
   }
   if (o.concurrency !== undefined && o.concurrency > 10_000)
     problems.push(`${path}concurrency must be at most 10000`);

@@ -66,7 +66,7 @@ describe('Worker concurrency', () => {
         active--;
         done++;
       },
-      { concurrency: N },
+      { concurrency: N, prefetch: 1 },
     );
     // Redis' view, sampled meanwhile: never more than N leases held, plus the prefetched job.
     let sampling = true;
@@ -85,6 +85,34 @@ describe('Worker concurrency', () => {
     expect(maxLeased).toBeLessThanOrEqual(N + w.prefetch);
     expect(w.activeCount).toBe(0);
     expect(await q.counts()).toMatchObject({ pending: 0, leased: 0 });
+  });
+
+  it("prefetch 'auto': many jobs ahead for jobs far shorter than a round trip, one for slow jobs", async () => {
+    const fast = fx.queue<number>();
+    await fast.addBulk(Array.from({ length: 3_000 }, (_, i) => ({ data: i })));
+    let fastDone = 0;
+    let maxFastLeased = 0;
+    const quick = worker(fast, () => void fastDone++);
+    expect(quick.prefetch).toBe(1); // nothing measured yet
+    while (fastDone < 3_000) {
+      maxFastLeased = Math.max(maxFastLeased, (await fast.counts()).leased);
+      await sleep(1);
+    }
+    expect(quick.prefetch).toBeGreaterThan(4);
+    expect(maxFastLeased).toBeGreaterThan(2); // more than concurrency 1 + one prefetched job
+
+    const slow = fx.queue<number>();
+    await slow.addBulk(Array.from({ length: 12 }, (_, i) => ({ data: i })));
+    let slowDone = 0;
+    let maxSlowLeased = 0;
+    const lazy = worker(slow, async () => {
+      maxSlowLeased = Math.max(maxSlowLeased, (await slow.counts()).leased);
+      await sleep(40);
+      slowDone++;
+    });
+    await waitFor(() => slowDone === 12, { what: '12 slow jobs', timeoutMs: 10_000 });
+    expect(lazy.prefetch).toBe(1);
+    expect(maxSlowLeased).toBeLessThanOrEqual(2);
   });
 
   it('a slow job does not hold back the other slots', async () => {
