@@ -906,8 +906,14 @@ export class WorkQueue<T = unknown, R = unknown> {
       // message does).
       return { lease, reason: `undecodable: payload is not valid JSON (${rawSize(raw)} bytes)` };
     }
+    // A literal with every field (not a spread of `lease`): one object shape for every job.
     const job: LeasedJob<T> = {
-      ...lease,
+      queueKey: lease.queueKey,
+      id: lease.id,
+      seq,
+      token,
+      workerId,
+      deadline,
       data,
       name: meta.n,
       priority: meta.p ?? 5,
