@@ -4,28 +4,25 @@
  * deregisters. close() always resolves, also with Redis gone, and is idempotent.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { Worker, WorkQueue } from '../../lib/index.js';
-import type { Handler, Job, WorkerOptions } from '../../lib/index.js';
+import type { Handler, Job } from '../../lib/index.js';
 import { uniqueName } from '../support/keys.js';
 import { QueueFixture } from '../support/queue.js';
 import { startRedis, type RedisHandle } from '../support/redis-server.js';
 import { waitFor } from '../support/wait.js';
-import { deadline, deferred, recordEvents, type Deferred } from '../support/worker.js';
+import {
+  deadline,
+  deferred,
+  recordEvents,
+  type Deferred,
+  workersClosedAfterEach,
+} from '../support/worker.js';
 
 const fx = new QueueFixture();
-const workers: Worker<never, never>[] = [];
-afterEach(async () => {
-  await Promise.all(workers.splice(0).map((w) => w.close({ timeoutMs: 0 })));
-});
 afterAll(() => fx.cleanup());
-
-function worker<T, R>(q: WorkQueue<T, R>, h: Handler<T, R>, o: WorkerOptions = {}): Worker<T, R> {
-  const w = new Worker(q, h, o);
-  workers.push(w as unknown as Worker<never, never>);
-  return w;
-}
+const worker = workersClosedAfterEach();
 
 /** Pending timers and immediates of this process (ours and Jest's). */
 const activeTimers = () =>

@@ -3,29 +3,25 @@
  * (round trips far fewer than jobs), and pause()/resume().
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { Worker, WorkQueue } from '../../lib/index.js';
-import type { Handler, WorkerOptions } from '../../lib/index.js';
+import { WorkQueue } from '../../lib/index.js';
+import type { Handler } from '../../lib/index.js';
 import { uniqueName } from '../support/keys.js';
 import { QueueFixture } from '../support/queue.js';
 import { startRedis, type RedisHandle } from '../support/redis-server.js';
 import { waitFor } from '../support/wait.js';
-import { commandStats, deferred, statsDelta, type Deferred } from '../support/worker.js';
+import {
+  commandStats,
+  deferred,
+  statsDelta,
+  type Deferred,
+  workersClosedAfterEach,
+} from '../support/worker.js';
 
 const fx = new QueueFixture();
-const workers: Worker<never, never>[] = [];
-afterEach(async () => {
-  await Promise.all(workers.splice(0).map((w) => w.close({ timeoutMs: 0 })));
-});
 afterAll(() => fx.cleanup());
-
-function worker<T, R>(q: WorkQueue<T, R>, h: Handler<T, R>, o: WorkerOptions = {}): Worker<T, R> {
-  const w = new Worker(q, h, o);
-  workers.push(w as unknown as Worker<never, never>);
-  w.on('error', (e) => console.error('worker error', e));
-  return w;
-}
+const worker = workersClosedAfterEach((e) => console.error('worker error', e));
 
 describe('Worker concurrency', () => {
   it('prefetch 0 holds exactly `concurrency` leases; pause() gives prefetched jobs back', async () => {

@@ -2,25 +2,16 @@
  * Worker runtime: what a handler receives, what its outcome does (complete / retry / dead),
  * which events fire with which arguments, and robustness against odd handlers and listeners.
  */
-import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
-import { NonRetryableError, Worker, WorkQueueError } from '../../lib/index.js';
-import type { FailOutcome, Handler, Job, WorkerOptions, WorkQueue } from '../../lib/index.js';
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { NonRetryableError, WorkQueueError } from '../../lib/index.js';
+import type { FailOutcome, Job } from '../../lib/index.js';
 import { QueueFixture } from '../support/queue.js';
 import { waitFor } from '../support/wait.js';
-import { deferred, recordEvents } from '../support/worker.js';
+import { deferred, recordEvents, workersClosedAfterEach } from '../support/worker.js';
 
 const fx = new QueueFixture();
-const workers: Worker<never, never>[] = [];
-afterEach(async () => {
-  await Promise.all(workers.splice(0).map((w) => w.close({ timeoutMs: 0 })));
-});
 afterAll(() => fx.cleanup());
-
-function worker<T, R>(q: WorkQueue<T, R>, h: Handler<T, R>, o: WorkerOptions = {}): Worker<T, R> {
-  const w = new Worker(q, h, o);
-  workers.push(w as unknown as Worker<never, never>);
-  return w;
-}
+const worker = workersClosedAfterEach();
 
 describe('Worker handler', () => {
   it('gets id, data, name, priority, attempt, signal, progress() and extend()', async () => {

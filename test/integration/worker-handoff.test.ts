@@ -7,27 +7,17 @@
  * takes a waiting hand-off in its priority turn; cancel before adoption aborts the run; a
  * paused worker gives a hand-off back; leaving or dying removes the worker from the parked set.
  */
-import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
+import { afterAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { Worker } from '../../lib/index.js';
-import type { Handler, Job, LeasedJob, WorkerOptions, WorkQueue } from '../../lib/index.js';
+import type { Job, LeasedJob, WorkQueue } from '../../lib/index.js';
 import { QueueFixture } from '../support/queue.js';
 import { startRedis } from '../support/redis-server.js';
 import { waitFor } from '../support/wait.js';
-import { deferred, recordEvents } from '../support/worker.js';
+import { deferred, recordEvents, workersClosedAfterEach } from '../support/worker.js';
 
 const fx = new QueueFixture();
-const workers: Worker<never, never>[] = [];
-afterEach(async () => {
-  await Promise.all(workers.splice(0).map((w) => w.close({ timeoutMs: 0 })));
-});
 afterAll(() => fx.cleanup());
-
-function worker<T, R>(q: WorkQueue<T, R>, h: Handler<T, R>, o: WorkerOptions = {}): Worker<T, R> {
-  const w = new Worker(q, h, o);
-  workers.push(w as unknown as Worker<never, never>);
-  return w;
-}
+const worker = workersClosedAfterEach();
 
 const parkedKey = (q: WorkQueue) => `${q.keys.base}pk`;
 

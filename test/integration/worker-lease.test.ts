@@ -4,26 +4,22 @@
  * stale holder) aborts the job's signal, and the handler's late return changes nothing.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
+import { afterAll, describe, expect, it } from '@jest/globals';
 import type { Redis } from 'ioredis';
-import { Worker, WorkQueueError } from '../../lib/index.js';
-import type { Handler, Job, WorkerOptions, WorkQueue } from '../../lib/index.js';
+import { WorkQueueError } from '../../lib/index.js';
+import type { Handler, Job, WorkQueue } from '../../lib/index.js';
 import { QueueFixture } from '../support/queue.js';
 import { waitFor } from '../support/wait.js';
-import { deferred, recordEvents, type Deferred } from '../support/worker.js';
+import {
+  deferred,
+  recordEvents,
+  type Deferred,
+  workersClosedAfterEach,
+} from '../support/worker.js';
 
 const fx = new QueueFixture();
-const workers: Worker<never, never>[] = [];
-afterEach(async () => {
-  await Promise.all(workers.splice(0).map((w) => w.close({ timeoutMs: 0 })));
-});
 afterAll(() => fx.cleanup());
-
-function worker<T, R>(q: WorkQueue<T, R>, h: Handler<T, R>, o: WorkerOptions = {}): Worker<T, R> {
-  const w = new Worker(q, h, o);
-  workers.push(w as unknown as Worker<never, never>);
-  return w;
-}
+const worker = workersClosedAfterEach();
 
 /**
  * Make a leased job's lease expire now and reclaim it with `clean()`. The worker may renew the

@@ -1,8 +1,31 @@
 /**
  * Helpers for the Worker runtime tests (test/integration/worker-*.test.ts).
  */
+import { afterEach } from '@jest/globals';
 import type { Redis } from 'ioredis';
-import type { Worker, WorkerEvents } from '../../lib/index.js';
+import { Worker } from '../../lib/index.js';
+import type { Handler, WorkerEvents, WorkerOptions, WorkQueue } from '../../lib/index.js';
+
+/**
+ * `worker(q, handler, options)` for one test file: every worker it makes is closed (timeout 0)
+ * after each test. `onError` listens to each worker's 'error' events.
+ */
+export function workersClosedAfterEach(onError?: (e: unknown) => void) {
+  const workers: Worker<never, never>[] = [];
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((w) => w.close({ timeoutMs: 0 })));
+  });
+  return function worker<T, R>(
+    q: WorkQueue<T, R>,
+    h: Handler<T, R>,
+    o: WorkerOptions = {},
+  ): Worker<T, R> {
+    const w = new Worker(q, h, o);
+    workers.push(w as unknown as Worker<never, never>);
+    if (onError) w.on('error', onError);
+    return w;
+  };
+}
 
 /** A promise with its resolve exposed, e.g. to hold a handler until the test lets it go. */
 export interface Deferred<T = void> {
