@@ -73,6 +73,8 @@ interface Running<T> {
 }
 
 const CALL_TIMEOUT_MS = 3_000;
+/** A parked worker counts as parked this much longer than its longest idle wait. */
+const PARK_MARGIN_MS = 1_000;
 /** Most jobs 'auto' prefetch holds ahead (for jobs far shorter than a round trip). */
 const AUTO_PREFETCH_MAX = 32;
 /** Weight of the newest sample in the running averages of 'auto' prefetch. */
@@ -90,8 +92,6 @@ function deferred<X>(): Deferred<X> {
   const promise = new Promise<X>((r) => (resolve = r));
   return { promise, resolve };
 }
-/** A parked worker counts as parked this much longer than its longest idle wait. */
-const PARK_MARGIN_MS = 1_000;
 
 /** Resolve `p`, or undefined after `ms` (for shutdown paths that must not hang). */
 function within<X>(p: Promise<X>, ms: number): Promise<X | undefined> {
