@@ -853,6 +853,14 @@ async function endChecks(ctx: Ctx, phase: 'live' | 'closed'): Promise<void> {
       );
     if (rep.tombstones > 0 && phase === 'live')
       ctx.note(`${name}: repair dropped ${rep.tombstones} tombstone(s) of cancelled jobs`);
+    // A worker's lease set can still name jobs that finished elsewhere (reclaimed and completed
+    // by another worker, leased by a call whose reply was lost): its next heartbeat drops them.
+    // Give the live workers' heartbeats (every heartbeatTimeoutMs / 4: 750 ms at most here) a
+    // few beats.
+    for (let i = 0; phase === 'live' && i < 30; i++) {
+      if ((await keysMatching(c, `${q.keys.base}wl:*`)).length === 0) break;
+      await sleep(100);
+    }
     const keys = (await keysMatching(c, `${q.keys.base}*`)).map((k) => k.slice(q.keys.base.length));
     const allowed = new Set([...FINISHED_OK, 'dead', 'd', 'm', 'ids', 'cleaner']);
     // Stored results (opt-in, with a TTL) are not keys of unfinished jobs.
