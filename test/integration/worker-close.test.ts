@@ -7,18 +7,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { Worker, WorkQueue } from '../../lib/index.js';
-import type { Handler, Job } from '../../lib/index.js';
 import { uniqueName } from '../support/keys.js';
 import { QueueFixture } from '../support/queue.js';
 import { startRedis, type RedisHandle } from '../support/redis-server.js';
 import { waitFor } from '../support/wait.js';
-import {
-  deadline,
-  deferred,
-  recordEvents,
-  type Deferred,
-  workersClosedAfterEach,
-} from '../support/worker.js';
+import { deadline, gatedHandler, recordEvents, workersClosedAfterEach } from '../support/worker.js';
 
 const fx = new QueueFixture();
 afterAll(() => fx.cleanup());
@@ -27,16 +20,6 @@ const worker = workersClosedAfterEach();
 /** Pending timers and immediates of this process (ours and Jest's). */
 const activeTimers = () =>
   process.getActiveResourcesInfo().filter((r) => r === 'Timeout' || r === 'Immediate').length;
-
-function gatedHandler<T>() {
-  const runs: Array<{ job: Job<T>; gate: Deferred<string> }> = [];
-  const handler: Handler<T, string> = async (job) => {
-    const gate = deferred<string>();
-    runs.push({ job, gate });
-    return gate.promise;
-  };
-  return { runs, handler };
-}
 
 describe('Worker.close()', () => {
   it('waits for a job that finishes within the timeout: completed, nothing released', async () => {

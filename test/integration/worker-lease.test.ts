@@ -7,15 +7,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import type { Redis } from 'ioredis';
 import { WorkQueueError } from '../../lib/index.js';
-import type { Handler, Job, WorkQueue } from '../../lib/index.js';
+import type { Job, WorkQueue } from '../../lib/index.js';
 import { QueueFixture } from '../support/queue.js';
 import { waitFor } from '../support/wait.js';
-import {
-  deferred,
-  recordEvents,
-  type Deferred,
-  workersClosedAfterEach,
-} from '../support/worker.js';
+import { gatedHandler, recordEvents, workersClosedAfterEach } from '../support/worker.js';
 
 const fx = new QueueFixture();
 afterAll(() => fx.cleanup());
@@ -33,17 +28,6 @@ async function expireAndReclaim(admin: Redis, q: WorkQueue, seq: string): Promis
     },
     { what: `lease of ${seq} reclaimed` },
   );
-}
-
-/** A handler whose runs each wait for their own gate; `runs` lists them in start order. */
-function gatedHandler<T>() {
-  const runs: Array<{ job: Job<T>; gate: Deferred<string> }> = [];
-  const handler: Handler<T, string> = async (job) => {
-    const gate = deferred<string>();
-    runs.push({ job, gate });
-    return gate.promise;
-  };
-  return { runs, handler };
 }
 
 describe('Worker lease renewal', () => {

@@ -4,7 +4,7 @@
 import { afterEach } from '@jest/globals';
 import type { Redis } from 'ioredis';
 import { Worker } from '../../lib/index.js';
-import type { Handler, WorkerEvents, WorkerOptions, WorkQueue } from '../../lib/index.js';
+import type { Handler, Job, WorkerEvents, WorkerOptions, WorkQueue } from '../../lib/index.js';
 
 /**
  * `worker(q, handler, options)` for one test file: every worker it makes is closed (timeout 0)
@@ -101,4 +101,15 @@ export function deadline<T>(p: Promise<T>, ms: number, what: string): Promise<T>
       timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms);
     }),
   ]);
+}
+
+/** A handler whose runs each wait for their own gate; `runs` lists them in start order. */
+export function gatedHandler<T>() {
+  const runs: Array<{ job: Job<T>; gate: Deferred<string> }> = [];
+  const handler: Handler<T, string> = async (job) => {
+    const gate = deferred<string>();
+    runs.push({ job, gate });
+    return gate.promise;
+  };
+  return { runs, handler };
 }
