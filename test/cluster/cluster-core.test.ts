@@ -200,7 +200,9 @@ describe('core on a Redis Cluster', () => {
     const lost = new Promise<string>((r) => w.once('leaseLost', (_job, reason) => r(reason)));
     const t2 = Date.now();
     expect(await q.cancel(held.id)).toBe(true);
-    expect(await lost).toBe('job cancelled');
+    // Learnt from the event, or (when the cancel beat the worker's adoption of the hand-off
+    // that brought the job) from the refused adoption.
+    expect(await lost).toMatch(/^job cancelled$|^hand-off lost before adoption \(cancelled/);
     console.log(`cluster worker: cancel -> signal aborted ${Date.now() - t2} ms`);
     expect(aborted).toBeInstanceOf(Error);
     await waitFor(() => heard.includes(`c:${held.id}`), { what: 'event on another node' });

@@ -123,7 +123,9 @@ describe('Redis Cluster slot migration', () => {
     );
     expect(addErrors).toEqual([]);
     expect(workerErrors).toEqual([]);
-    expect(moved.keysMoved).toBeGreaterThan(5);
+    // The queue's state spans several keys (data, leases, workers, ...); how many exist at the
+    // moment of the move depends on how many jobs wait (a hand-off queues none).
+    expect(moved.keysMoved).toBeGreaterThan(2);
     // Every key of the queue now lives on the target; none stayed behind.
     expect(await cluster.command(source.port, 'CLUSTER', 'COUNTKEYSINSLOT', slot)).toBe(0);
     expect(
