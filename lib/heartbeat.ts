@@ -34,11 +34,13 @@ local t = redis.call('TIME')
 redis.call('ZADD', KEYS[1], tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), ARGV[1])
 if #KEYS == 3 then
   local held = redis.call('SMEMBERS', KEYS[2])
-  if #held > 0 then
-    local tokens = redis.call('HMGET', KEYS[3], unpack(held))
-    local suffix = ':' .. ARGV[1]
-    for i, n in ipairs(held) do
-      local tk = tokens[i]
+  local suffix = ':' .. ARGV[1]
+  -- In chunks: unpack() takes at most ~8,000 values.
+  for i = 1, #held, 1000 do
+    local part = { unpack(held, i, math.min(i + 999, #held)) }
+    local tokens = redis.call('HMGET', KEYS[3], unpack(part))
+    for j, n in ipairs(part) do
+      local tk = tokens[j]
       if not tk or string.sub(tk, -#suffix) ~= suffix then
         redis.call('SREM', KEYS[2], n)
       end

@@ -73,6 +73,8 @@ interface Running<T> {
 }
 
 const CALL_TIMEOUT_MS = 3_000;
+/** Most jobs one lease call may ask for (`lease({ count })`'s maximum). */
+const MAX_LEASE_COUNT = 10_000;
 /** A parked worker counts as parked this much longer than its longest idle wait. */
 const PARK_MARGIN_MS = 1_000;
 /** Most jobs 'auto' prefetch holds ahead (for jobs far shorter than a round trip). */
@@ -401,7 +403,10 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   private async flush(): Promise<void> {
     const items = this.completes;
     const adopt = this.adopting;
-    const want = this.closing || this.paused || this.retryTimer ? 0 : Math.max(0, this.freeSlots());
+    const want =
+      this.closing || this.paused || this.retryTimer
+        ? 0
+        : Math.min(MAX_LEASE_COUNT, Math.max(0, this.freeSlots()));
     if (items.length === 0 && want === 0 && adopt.length === 0) return;
     this.completes = [];
     this.adopting = [];

@@ -18,6 +18,33 @@ local function int(x)
   return string.format('%d', x)
 end
 
+-- Lua's unpack() and redis.call() take at most ~8,000 values: variable-size argument lists go
+-- through these, in chunks of CHUNK values (even, so pairs stay together). Every public
+-- operation accepts sizes far above that limit.
+local CHUNK = 1000
+
+-- rcall(cmd, key, <values>) for every chunk of `values`.
+local function rcall_each(cmd, key, values)
+  for i = 1, #values, CHUNK do
+    rcall(cmd, key, unpack(values, i, math.min(i + CHUNK - 1, #values)))
+  end
+end
+
+-- HMGET of any number of fields, as one list (false for a missing field).
+local function hmget(key, fields)
+  if #fields <= CHUNK then
+    return rcall('HMGET', key, unpack(fields))
+  end
+  local out = {}
+  for i = 1, #fields, CHUNK do
+    local part = rcall('HMGET', key, unpack(fields, i, math.min(i + CHUNK - 1, #fields)))
+    for j = 1, #part do
+      out[#out + 1] = part[j]
+    end
+  end
+  return out
+end
+
 -- Metadata as a table. Never raises: metadata written by hand in a shape the queue does not
 -- expect (not JSON, not an object, fields of the wrong type or range) must not make every script
 -- that touches the job fail (one such job would stall a worker's batch or a whole clean()).
@@ -81,7 +108,7 @@ local function schedule(flat)
   for i = 3, #flat, 2 do
     earliest = math.min(earliest, tonumber(flat[i]))
   end
-  rcall('ZADD', K_DELAYED, unpack(flat))
+  rcall_each('ZADD', K_DELAYED, flat)
   if first[2] == nil or earliest < tonumber(first[2]) then
     wake()
   end
@@ -226,11 +253,11 @@ local function promote(now, limit)
   for i, it in ipairs(items) do
     due[i] = it[1]
   end
-  local metas = rcall('HMGET', K_META, unpack(due))
+  local metas = hmget(K_META, due)
   for i, n in ipairs(due) do
     requeue(n, decode_meta(metas[i]), false)
   end
-  rcall('ZREM', K_DELAYED, unpack(due))
+  rcall_each('ZREM', K_DELAYED, due)
   wake()
   return #due
 end
@@ -298,8 +325,8 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
       drained = true
     end
     if #popped > 0 then
-      local d = rcall('HMGET', K_DATA, unpack(popped))
-      local m = rcall('HMGET', K_META, unpack(popped))
+      local d = hmget(K_DATA, popped)
+      local m = hmget(K_META, popped)
       for i, n in ipairs(popped) do
         if d[i] then
           ids[#ids + 1] = n
@@ -353,10 +380,10 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
     out[#out + 1] = datas[i]
     out[#out + 1] = metas[i] or ''
   end
-  rcall('ZADD', K_LEASED, unpack(zargs))
-  rcall('HSET', K_TOKENS, unpack(hargs))
+  rcall_each('ZADD', K_LEASED, zargs)
+  rcall_each('HSET', K_TOKENS, hargs)
   if wid ~= '0' then
-    rcall('SADD', K_WLEASES, unpack(sargs))
+    rcall_each('SADD', K_WLEASES, sargs)
   end
   return live
 end

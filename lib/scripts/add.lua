@@ -114,10 +114,10 @@ for j = 0, count - 1 do
   end
 end
 if #data_args > 0 then
-  rcall('HSET', K_DATA, unpack(data_args))
+  rcall_each('HSET', K_DATA, data_args)
 end
 if #meta_args > 0 then
-  rcall('HSET', K_META, unpack(meta_args))
+  rcall_each('HSET', K_META, meta_args)
 end
 if hand then
   hand_off(unpack(hand))
@@ -129,7 +129,7 @@ local any = false
 for p = 0, 9 do
   local list = pending[p]
   if list then
-    rcall('RPUSH', pending_key(p), unpack(list))
+    rcall_each('RPUSH', pending_key(p), list)
     any = true
   end
 end

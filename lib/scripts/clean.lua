@@ -35,8 +35,8 @@ if reclaimed > 0 then
 end
 local old = rcall('ZRANGEBYSCORE', K_REXP, '-inf', now, 'LIMIT', 0, limit)
 if #old > 0 then
-  rcall('HDEL', K_RES, unpack(old))
-  rcall('ZREM', K_REXP, unpack(old))
+  rcall_each('HDEL', K_RES, old)
+  rcall_each('ZREM', K_REXP, old)
 end
 local out = { promoted, reclaimed, dead, #old }
 local lapsed = rcall('ZRANGEBYSCORE', K_WORKERS, '-inf', '(' .. (now - hb_timeout), 'LIMIT', 0, 100)

@@ -34,8 +34,8 @@ for j = 0, count - 1 do
 end
 local tokens, metas = {}, {}
 if count > 0 then
-  tokens = rcall('HMGET', K_TOKENS, unpack(ids))
-  metas = rcall('HMGET', K_META, unpack(ids))
+  tokens = hmget(K_TOKENS, ids)
+  metas = hmget(K_META, ids)
 end
 local mine = {}
 local results = {}
@@ -73,23 +73,23 @@ for j = 1, count do
   done[j] = ok
 end
 if #mine > 0 then
-  rcall('HDEL', K_DATA, unpack(mine))
-  rcall('HDEL', K_META, unpack(mine))
-  rcall('HDEL', K_TOKENS, unpack(mine))
-  rcall('HDEL', K_PROG, unpack(mine))
-  rcall('ZREM', K_LEASED, unpack(mine))
+  rcall_each('HDEL', K_DATA, mine)
+  rcall_each('HDEL', K_META, mine)
+  rcall_each('HDEL', K_TOKENS, mine)
+  rcall_each('HDEL', K_PROG, mine)
+  rcall_each('ZREM', K_LEASED, mine)
 end
 if wid ~= '0' and count > 0 then
-  rcall('SREM', K_WLEASES, unpack(ids))
+  rcall_each('SREM', K_WLEASES, ids)
 end
 if #results > 0 then
-  rcall('HSET', K_RES, unpack(results))
+  rcall_each('HSET', K_RES, results)
   local z = {}
   for r = 1, #results, 2 do
     z[#z + 1] = now + ttl
     z[#z + 1] = results[r]
   end
-  rcall('ZADD', K_REXP, unpack(z))
+  rcall_each('ZADD', K_REXP, z)
 end
 local out = { now, now + lease_ms, 0 }
 for j = 1, count do

@@ -15,7 +15,7 @@ local ids = {}
 for j = 1, count do
   ids[j] = ARGV[2 + j * 2]
 end
-local tokens = rcall('HMGET', K_TOKENS, unpack(ids))
+local tokens = hmget(K_TOKENS, ids)
 local z = {}
 local lost = {}
 for j = 1, count do
@@ -33,9 +33,11 @@ for j = 1, count do
   end
 end
 if #z > 0 then
-  rcall('ZADD', K_LEASED, 'XX', unpack(z))
+  for i = 1, #z, CHUNK do
+    rcall('ZADD', K_LEASED, 'XX', unpack(z, i, math.min(i + CHUNK - 1, #z)))
+  end
 end
 if #lost > 0 and wid ~= '0' then
-  rcall('SREM', K_WLEASES, unpack(lost))
+  rcall_each('SREM', K_WLEASES, lost)
 end
 return out
