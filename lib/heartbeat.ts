@@ -31,8 +31,16 @@ export interface Heartbeat {
  */
 const BEAT_LUA = `
 local t = redis.call('TIME')
-redis.call('ZADD', KEYS[1], tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), ARGV[1])
-if #KEYS == 3 then
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[1], now, ARGV[1])
+-- No beat of any worker for the heartbeat timeout: Redis was out of reach; judge beats anew
+-- from now (the same rule as beat() in lib/scripts/_common.lua).
+local last = tonumber(redis.call('HGET', KEYS[4], 'b'))
+redis.call('HSET', KEYS[4], 'b', now)
+if last and now - last > tonumber(ARGV[2]) then
+  redis.call('HSET', KEYS[4], 's', now)
+end
+if #KEYS == 4 then
   local held = redis.call('SMEMBERS', KEYS[2])
   local suffix = ':' .. ARGV[1]
   -- In chunks: unpack() takes at most ~8,000 values.
@@ -51,9 +59,8 @@ return 1`;
 
 /** The keys a beat touches: `workersKey` is `<prefix>:{<queue>}:w` (lib/keys.ts). */
 function beatKeys(workersKey: string, workerId: string): string[] {
-  if (!workersKey.endsWith(':w')) return [workersKey];
   const base = workersKey.slice(0, -1);
-  return [workersKey, `${base}wl:${workerId}`, `${base}lt`];
+  return [workersKey, `${base}wl:${workerId}`, `${base}lt`, `${base}hb`];
 }
 
 // Runs in the thread (CommonJS, evaluated from this string so it works from source and dist alike).
@@ -69,7 +76,7 @@ let stopped = false;
 let first = true;
 const beat = () => {
   if (stopped) return;
-  client.eval(d.lua, d.keys.length, ...d.keys, d.workerId).then(() => {
+  client.eval(d.lua, d.keys.length, ...d.keys, d.workerId, d.timeoutMs).then(() => {
     if (first && !stopped) parentPort.postMessage('beat');
     first = false;
   }, () => {});
@@ -112,13 +119,14 @@ export function startHeartbeat(
   workersKey: string,
   workerId: string,
   intervalMs: number,
+  timeoutMs: number,
   onError: (e: unknown) => void,
 ): Heartbeat & { threaded: boolean } {
   // Duck-typed: a Cluster from another copy of ioredis is not `instanceof` ours.
   const isCluster = (client as { isCluster?: unknown }).isCluster === true;
   const keys = beatKeys(workersKey, workerId);
   const mainBeat = (report: (e: unknown) => void) => () => {
-    client.eval(BEAT_LUA, keys.length, ...keys, workerId).catch(report);
+    client.eval(BEAT_LUA, keys.length, ...keys, workerId, timeoutMs).catch(report);
   };
   try {
     const ioredisPath = createRequire(import.meta.url).resolve('ioredis');
@@ -134,6 +142,7 @@ export function startHeartbeat(
         keys,
         workerId,
         intervalMs,
+        timeoutMs,
         lua: BEAT_LUA,
       },
     });

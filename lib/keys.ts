@@ -27,12 +27,14 @@ export const KEY_PARTS = [
   'wseq',
   'ev',
   'pk',
+  'hb',
+  'ix',
 ] as const;
 
 export interface QueueKeys {
   /** `<prefix>:{<queue>}:` */
   readonly base: string;
-  /** The 27 fixed keys, in the order every script but add expects (KEYS[1..27]). */
+  /** The 29 fixed keys, in the order every script but add expects (KEYS[1..29]). */
   readonly fixed: readonly string[];
   readonly wake: string;
   readonly events: string;
@@ -43,12 +45,18 @@ export interface QueueKeys {
   readonly dead: string;
   readonly tokens: string;
   pending(priority: number): string;
-  /** The lease set of one worker (KEYS[28]); worker '0' means "no worker". */
+  /** The lease set of one worker (KEYS[30]); worker '0' means "no worker". */
   workerLeases(workerId: string): string;
-  /** A worker's own wake-up key, watched with the wake list: close() ends its wait there. */
-  workerWake(workerId: string): string;
-  /** KEYS of add.lua: ten fixed keys, then the pending lists of `priorities` (digits). */
-  forAdd(priorities: string): readonly string[];
+  /** A worker's hand-off list (KEYS[31]): what its idle wait moved out of the wake list. */
+  workerHands(workerId: string): string;
+  /** A producer's record of its add calls (idempotent re-sends; see add.lua). */
+  adds(session: string): string;
+  /** A cancel's acknowledgement by the worker that held the job (see cancel.lua). */
+  cancelAck(ackId: string): string;
+  /** Channel on which workers announce cancel acknowledgements. */
+  readonly cancelAcks: string;
+  /** KEYS of add.lua: eleven fixed keys, then the pending lists of `priorities` (digits). */
+  forAdd(session: string, priorities: string): readonly string[];
 }
 
 export function queueKeys(prefix: string, queue: string): QueueKeys {
@@ -58,6 +66,7 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
     (p) => base + p,
   );
   const addKeys = new Map<string, readonly string[]>();
+  const adds = (session: string) => base + 'ik:' + session;
   return {
     base,
     fixed,
@@ -71,12 +80,16 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
     tokens: base + 'lt',
     pending: (p) => base + 'p' + p,
     workerLeases: (w) => base + 'wl:' + w,
-    workerWake: (w) => base + 'ww:' + w,
-    forAdd(priorities) {
-      let keys = addKeys.get(priorities);
+    workerHands: (w) => base + 'hx:' + w,
+    adds,
+    cancelAck: (id) => base + 'ca:' + id,
+    cancelAcks: base + 'ev:a',
+    forAdd(session, priorities) {
+      const memo = session + '/' + priorities;
+      let keys = addKeys.get(memo);
       if (!keys) {
-        keys = [...addFixed, ...Array.from(priorities, (p) => base + 'p' + p)];
-        addKeys.set(priorities, keys);
+        keys = [...addFixed, adds(session), ...Array.from(priorities, (p) => base + 'p' + p)];
+        addKeys.set(memo, keys);
       }
       return keys;
     },

@@ -15,6 +15,8 @@ export interface ResolvedQueueOptions {
   logger: QueueLogger | undefined;
   replicaAcks: number;
   replicaAckTimeoutMs: number;
+  commandTimeoutMs: number;
+  dedupeWindowMs: number;
 }
 
 export const QUEUE_DEFAULTS = {
@@ -26,9 +28,11 @@ export const QUEUE_DEFAULTS = {
   backoff: { type: 'exponential', delayMs: 1_000, maxDelayMs: 60_000 },
   maxLeaseExpiries: 3,
   maxDead: 10_000,
-  heartbeatTimeoutMs: 5_000,
+  heartbeatTimeoutMs: 2_000,
   replicaAcks: 0,
   replicaAckTimeoutMs: 1_000,
+  commandTimeoutMs: 5_000,
+  dedupeWindowMs: 60_000,
 } as const satisfies Partial<ResolvedQueueOptions>;
 
 const NAME_RE = /^[A-Za-z0-9._:-]{1,100}$/;
@@ -82,6 +86,7 @@ export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
     'maxLeaseExpiries',
     'maxDead',
     'heartbeatTimeoutMs',
+    'commandTimeoutMs',
   ] as const) {
     const v = o[k];
     if (v !== undefined && !isPositiveInt(v)) {
@@ -91,6 +96,16 @@ export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
   if (o.replicaAckTimeoutMs !== undefined && !isPositiveInt(o.replicaAckTimeoutMs)) {
     problems.push(
       `${p('replicaAckTimeoutMs')} must be a positive integer, got ${JSON.stringify(o.replicaAckTimeoutMs)}`,
+    );
+  }
+  if (
+    o.dedupeWindowMs !== undefined &&
+    (typeof o.dedupeWindowMs !== 'number' ||
+      !Number.isInteger(o.dedupeWindowMs) ||
+      o.dedupeWindowMs < 0)
+  ) {
+    problems.push(
+      `${p('dedupeWindowMs')} must be an integer >= 0, got ${JSON.stringify(o.dedupeWindowMs)}`,
     );
   }
   if (
@@ -144,6 +159,8 @@ export function resolveQueueOptions(name: string, o: WorkQueueOptions = {}): Res
     logger: o.logger === false ? undefined : (o.logger ?? console),
     replicaAcks: o.replicaAcks ?? QUEUE_DEFAULTS.replicaAcks,
     replicaAckTimeoutMs: o.replicaAckTimeoutMs ?? QUEUE_DEFAULTS.replicaAckTimeoutMs,
+    commandTimeoutMs: o.commandTimeoutMs ?? QUEUE_DEFAULTS.commandTimeoutMs,
+    dedupeWindowMs: o.dedupeWindowMs ?? QUEUE_DEFAULTS.dedupeWindowMs,
   };
 }
 

@@ -1,4 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
+import { bounded } from './bounded.js';
+import { CancelAcks } from './cancel-acks.js';
 import { invalid, redisError, scriptError, WorkQueueError } from './errors.js';
 import { queueKeys, type QueueKeys } from './keys.js';
 import {
@@ -58,6 +61,11 @@ export interface LeaseBatch<T> {
   now: number;
   /** When the next delayed job is due (Redis ms), -1 when none, 0 when not looked up (full batch). */
   nextDue: number;
+  /**
+   * A suspect job (its last worker died while it ran beside others) waits to run alone: the
+   * worker should finish what it holds, lease nothing meanwhile, then lease again.
+   */
+  drain: boolean;
 }
 
 export interface CompleteItem<R = unknown> {
@@ -71,11 +79,37 @@ export interface WorkerCallOptions {
   parkMs?: number;
   /** Hand-off leases popped from the wake list by `waitForWork`, to take over first. */
   adopt?: readonly Lease[];
+  /** The worker's idle wait moved entries into its hand-off list since its last call. */
+  sweep?: boolean;
   /** Lease length of adopted jobs when nothing is leased in the same call. */
   leaseMs?: number;
 }
 
 const ADD_CHUNK = 2000;
+/** Add calls whose records one add call deletes at most (the rest go with the next). */
+const MAX_ACKS_PER_ADD = 1000;
+const ADD_OPTION_KEYS: ReadonlySet<string> = new Set<keyof AddOptions>([
+  'id',
+  'name',
+  'priority',
+  'delayMs',
+  'runAt',
+  'maxAttempts',
+  'backoff',
+]);
+/** What a BullMQ habit is called here (unknown `add` options are refused, never ignored). */
+const BULLMQ_HINTS: Readonly<Record<string, string>> = {
+  jobId: "BullMQ's jobId is `id` here",
+  delay: "BullMQ's delay is `delayMs` here",
+  attempts: "BullMQ's attempts is `maxAttempts` here",
+  lifo: 'jobs run first-in first-out within a priority; use `priority` 0 (highest) to run first',
+  removeOnComplete:
+    'completed jobs are always removed (results are opt-in with the queue option `storeResults`)',
+  removeOnFail: 'failed jobs go to the dead-letter set, capped by the queue option `maxDead`',
+  timestamp: 'the add time is Redis time, not settable',
+  repeat: 'repeatable jobs are not supported yet',
+  deduplication: 'a caller `id` dedupes (see the queue option `dedupeWindowMs`)',
+};
 /** Cluster replies to a command that did not run (safe to send again). */
 const REFUSED = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /;
 const CLEAN_LIMIT = 1000;
@@ -105,6 +139,12 @@ export class WorkQueue<T = unknown, R = unknown> {
   /** Adds waiting for their pipeline + WAIT (`replicaAcks`), and whether one is out. */
   private readonly acks: AckItem[] = [];
   private acking = false;
+  /** This producer's add calls: a session id and a counter (see add.lua: idempotent re-sends). */
+  private readonly session = randomBytes(8).toString('base64url');
+  private addSeq = 0;
+  /** Add calls whose replies arrived since the last add call (their records can go). */
+  private addsAcked: number[] = [];
+  private readonly cancelAcks: CancelAcks;
 
   constructor(
     readonly client: Redis | Cluster,
@@ -114,6 +154,15 @@ export class WorkQueue<T = unknown, R = unknown> {
     this.options = resolveQueueOptions(name, options);
     this.keys = queueKeys(this.options.prefix, name);
     this.scripts = defineScripts(client);
+    this.cancelAcks = new CancelAcks(client, this.keys, this.options.commandTimeoutMs);
+  }
+
+  /**
+   * Close the connections this queue opened itself (one that waits for cancel acknowledgements,
+   * opened on demand). The client given to the constructor is the caller's: never closed here.
+   */
+  async close(): Promise<void> {
+    await this.cancelAcks.close();
   }
 
   // ---------------------------------------------------------------- producing
@@ -151,10 +200,11 @@ export class WorkQueue<T = unknown, R = unknown> {
     const calls: Promise<unknown>[] = [];
     for (let i = 0; i < encoded.length; i += ADD_CHUNK) {
       const chunk = encoded.length <= ADD_CHUNK ? encoded : encoded.slice(i, i + ADD_CHUNK);
-      const args = this.addArgs(chunk);
-      calls.push(
-        this.options.replicaAcks > 0 ? this.addReplicated(args) : this.run('add', '0', args),
-      );
+      const seq = ++this.addSeq;
+      const args = this.addArgs(chunk, seq);
+      const call =
+        this.options.replicaAcks > 0 ? this.addReplicated(args) : this.run('add', '0', args);
+      calls.push(call.then((reply) => (this.addsAcked.push(seq), reply)));
     }
     const replies = (await Promise.all(calls)) as Reply[];
     const out: AddResult[] = [];
@@ -177,7 +227,7 @@ export class WorkQueue<T = unknown, R = unknown> {
   async leaseBatch(opts: LeaseOptions = {}): Promise<LeaseBatch<T>> {
     const { count, leaseMs, workerId } = this.leaseArgs(opts);
     const reply = (await this.run('lease', workerId, [count, leaseMs, workerId], true)) as Reply;
-    return this.parseLeases(reply, 3, workerId);
+    return this.parseLeases(reply, 4, workerId);
   }
 
   /** Complete one job. True exactly once per job; false when it no longer exists. */
@@ -202,8 +252,25 @@ export class WorkQueue<T = unknown, R = unknown> {
     const { count, leaseMs } = next
       ? this.leaseArgs({ ...next, workerId })
       : { count: 0, leaseMs: worker?.leaseMs ?? this.options.leaseMs };
-    const ttl = this.options.resultTtlMs;
-    const args: Arg[] = [workerId, ttl, items.length];
+    const o = this.options;
+    const ttl = o.resultTtlMs;
+    const args: Arg[] = [
+      workerId,
+      ttl,
+      o.dedupeWindowMs,
+      count,
+      leaseMs,
+      worker?.parkMs ?? 0,
+      worker?.sweep ? 1 : 0,
+      adopt.length,
+      items.length,
+    ];
+    for (const lease of adopt) {
+      if (lease.workerId !== workerId) {
+        throw invalid(['completeAndLease takes leases of one worker at a time']);
+      }
+      args.push(lease.token);
+    }
     for (const item of items) {
       const { lease, result } = (item ?? {}) as CompleteItem<R>;
       this.checkLease(lease);
@@ -212,19 +279,12 @@ export class WorkQueue<T = unknown, R = unknown> {
       }
       args.push(lease.seq, lease.token, ttl > 0 ? this.encodeResult(result) : '');
     }
-    args.push(count, leaseMs, worker?.parkMs ?? 0, adopt.length);
-    for (const lease of adopt) {
-      if (lease.workerId !== workerId) {
-        throw invalid(['completeAndLease takes leases of one worker at a time']);
-      }
-      args.push(lease.seq, lease.token);
-    }
     const reply = (await this.run('complete', workerId, args, true)) as Reply;
-    const flags = reply.slice(3, 3 + items.length + adopt.length).map((v) => num(v) === 1);
-    const batch = await this.parseLeases(reply, 3 + flags.length, workerId);
+    const flags = reply.slice(4, 4 + adopt.length + items.length).map((v) => num(v) === 1);
+    const batch = await this.parseLeases(reply, 4 + flags.length, workerId);
     return {
-      completed: flags.slice(0, items.length),
-      adopted: flags.slice(items.length),
+      adopted: flags.slice(0, adopt.length),
+      completed: flags.slice(adopt.length),
       ...batch,
     };
   }
@@ -307,10 +367,17 @@ export class WorkQueue<T = unknown, R = unknown> {
 
   // ---------------------------------------------------------------- managing
 
-  /** The job stops existing wherever it is; a holder learns on the event channel. */
+  /**
+   * The job stops existing wherever it is. When a live worker holds it (running, prefetched or
+   * handed off), cancel resolves once that worker has acknowledged that it will never start the
+   * job (its signal aborts if it runs), or after `commandTimeoutMs` when it does not answer.
+   */
   async cancel(id: string): Promise<boolean> {
     this.checkId(id);
-    return (await this.run('cancel', '0', [id])) === 1;
+    const ack = randomBytes(8).toString('base64url');
+    const r = await this.run('cancel', '0', [id, ack, this.options.heartbeatTimeoutMs]);
+    if (r === 2) await this.cancelAcks.wait(ack);
+    return r === 1 || r === 2;
   }
 
   async getJob(id: string): Promise<JobInfo<T, R> | null> {
@@ -320,6 +387,7 @@ export class WorkQueue<T = unknown, R = unknown> {
     if (state === 'unknown') return null;
     if (state === 'completed') {
       const info: JobInfo<T, R> = { id, state };
+      if (num(r[4]) !== 1) return info; // a caller id within its dedupe window, no result kept
       try {
         info.result = JSON.parse(str(r[2])) as R;
       } catch (e) {
@@ -387,6 +455,7 @@ export class WorkQueue<T = unknown, R = unknown> {
       deadWorkers: 0,
       reclaimedFromWorkers: 0,
       resultsExpired: 0,
+      callerIdsFreed: 0,
     };
     for (;;) {
       const r = (await this.run('clean', '0', [
@@ -395,7 +464,8 @@ export class WorkQueue<T = unknown, R = unknown> {
         o.maxDead,
         o.heartbeatTimeoutMs,
       ])) as Reply;
-      const [promoted, reclaimed, dead, expired] = r.slice(0, 4).map(num) as [
+      const [promoted, reclaimed, dead, expired, freed] = r.slice(0, 5).map(num) as [
+        number,
         number,
         number,
         number,
@@ -405,7 +475,8 @@ export class WorkQueue<T = unknown, R = unknown> {
       report.reclaimed += reclaimed;
       report.deadLettered += dead;
       report.resultsExpired += expired;
-      for (const w of r.slice(4).map(str)) {
+      report.callerIdsFreed += freed;
+      for (const w of r.slice(5).map(str)) {
         const x = (await this.run('reclaim_worker', w, [
           w,
           o.heartbeatTimeoutMs,
@@ -417,7 +488,7 @@ export class WorkQueue<T = unknown, R = unknown> {
         report.reclaimedFromWorkers += x[0]!;
         report.deadLettered += x[1]!;
       }
-      if (Math.max(promoted, reclaimed + dead, expired) < CLEAN_LIMIT) return report;
+      if (Math.max(promoted, reclaimed + dead, expired, freed) < CLEAN_LIMIT) return report;
     }
   }
 
@@ -435,7 +506,18 @@ export class WorkQueue<T = unknown, R = unknown> {
   }
 
   private async repairWalk(): Promise<RepairReport> {
-    const c = this.client;
+    const raw = this.client;
+    const t = this.options.commandTimeoutMs;
+    const at = `queue ${this.name}: repair`;
+    // Every read of the walk bounded like the scripts.
+    const c = {
+      lrange: (k: string, a: number, b: number) => bounded(raw, t, at, () => raw.lrange(k, a, b)),
+      zrange: (k: string, a: string, b: string) => bounded(raw, t, at, () => raw.zrange(k, a, b)),
+      hscan: (k: string, cursor: string, count: number) =>
+        bounded(raw, t, at, () => raw.hscan(k, cursor, 'COUNT', count)),
+      eval: (script: string, numKeys: number, ...args: string[]) =>
+        bounded(raw, t, at, () => raw.eval(script, numKeys, ...args)),
+    };
     const k = this.keys;
     const places = new Map<string, number>();
     const mark = (id: string) => places.set(id, (places.get(id) ?? 0) + 1);
@@ -458,7 +540,7 @@ export class WorkQueue<T = unknown, R = unknown> {
     const hscanAll = async (key: string, each: (field: string, value: string) => void) => {
       let cursor = '0';
       do {
-        const [next, flat] = await c.hscan(key, cursor, 'COUNT', page);
+        const [next, flat] = await c.hscan(key, cursor, page);
         for (let i = 0; i < flat.length; i += 2) each(flat[i]!, flat[i + 1]!);
         cursor = next;
       } while (cursor !== '0');
@@ -565,39 +647,63 @@ export class WorkQueue<T = unknown, R = unknown> {
 
   /** Register a worker (its heartbeat starts now, from Redis time). Resolves its id. */
   async registerWorker(): Promise<string> {
-    return str((await this.run('worker', '0', ['register', '0'])) as Raw);
+    return str((await this.run('worker', '0', ['register', '0', this.hbTimeout])) as Raw);
   }
 
   async heartbeat(workerId: string): Promise<void> {
-    await this.run('worker', workerId, ['beat', workerId]);
+    await this.run('worker', workerId, ['beat', workerId, this.hbTimeout]);
   }
 
   /** Forget a worker that released or finished its jobs. */
   async deregisterWorker(workerId: string): Promise<void> {
-    await this.run('worker', workerId, ['leave', workerId]);
+    await this.run('worker', workerId, ['leave', workerId, this.hbTimeout]);
   }
 
   /** Stop handing jobs off to a worker (it pauses); one waiting for it goes back in line. */
   async unparkWorker(workerId: string): Promise<void> {
-    await this.run('worker', workerId, ['unpark', workerId]);
+    await this.run('worker', workerId, ['unpark', workerId, this.hbTimeout]);
+  }
+
+  /**
+   * After a dropped connection: give back at once every job Redis says the worker holds but the
+   * worker does not know of (`known`: tokens of its running, buffered and handed-off jobs).
+   * Resolves how many leases and hand-offs went back.
+   */
+  async reconcile(
+    workerId: string,
+    known: readonly string[],
+  ): Promise<{ leases: number; handoffs: number }> {
+    const r = (await this.run('reconcile', workerId, [workerId, ...known])) as number[];
+    return { leases: r[0]!, handoffs: r[1]! };
+  }
+
+  private get hbTimeout(): number {
+    return this.options.heartbeatTimeoutMs;
   }
 
   /**
    * Block on `blockingClient` (a connection used for nothing else) until work may be
-   * available or `timeoutMs` passes. Resolves true when woken, a job when one was handed off
-   * to this (parked) worker — adopt it with `completeAndLease([], …, { adopt })` — and false
-   * on timeout or when the worker's own wake-up key (`keys.workerWake`) was pushed.
+   * available or `timeoutMs` passes: BLMOVE from the wake list into the worker's hand-off list,
+   * so that whatever it takes is findable from its identity (a dead worker's hand-offs are
+   * reclaimed with its leases). Resolves true when woken, a job when one was handed off to this
+   * (parked) worker — adopt it with `completeAndLease([], …, { adopt, sweep })` — and false on
+   * timeout. After an entry was taken, the next call must sweep the hand-off list.
    */
   async waitForWork(
     blockingClient: Redis | Cluster,
     timeoutMs: number,
-    workerId = '0',
+    workerId: string,
   ): Promise<boolean | LeasedJob<T>> {
     const seconds = Math.max(0.01, timeoutMs / 1000);
-    const stop = this.keys.workerWake(workerId);
-    const r = await blockingClient.blpopBuffer(this.keys.wake, stop, Number(seconds.toFixed(3)));
-    if (r === null || r[0].toString() === stop) return false;
-    return this.parseHandoff(r[1], workerId) ?? true;
+    const r = await blockingClient.blmoveBuffer(
+      this.keys.wake,
+      this.keys.workerHands(workerId),
+      'LEFT',
+      'RIGHT',
+      Number(seconds.toFixed(3)),
+    );
+    if (r === null) return false;
+    return this.parseHandoff(r, workerId) ?? true;
   }
 
   /**
@@ -662,16 +768,24 @@ export class WorkQueue<T = unknown, R = unknown> {
     const fn =
       this.scripts[`wq_${name}${buffers && this.options.codec === 'buffer' ? 'Buffer' : ''}`]!;
     let reply: unknown;
+    const context = `queue ${this.name}: ${name}`;
     try {
       // add takes its own keys (numkeys first, in args); every other script the fixed layout.
-      reply = await (name === 'add'
-        ? fn.call(this.client, ...args)
-        : fn.call(this.client, ...this.keys.fixed, this.keys.workerLeases(workerId), ...args));
+      reply = await bounded(this.client, this.options.commandTimeoutMs, context, () =>
+        name === 'add'
+          ? fn.call(this.client, ...args)
+          : fn.call(
+              this.client,
+              ...this.keys.fixed,
+              this.keys.workerLeases(workerId),
+              this.keys.workerHands(workerId),
+              ...args,
+            ),
+      );
     } catch (e) {
       throw redisError(`queue ${this.name}: ${name}`, e);
     }
-    if (typeof reply === 'number' && reply < 0 && reply !== -1)
-      throw scriptError(reply, `queue ${this.name}: ${name}`);
+    if (typeof reply === 'number' && reply < 0 && reply !== -1) throw scriptError(reply, context);
     return reply;
   }
 
@@ -725,7 +839,11 @@ export class WorkQueue<T = unknown, R = unknown> {
     const script = (p as unknown as Record<string, PipelineScript>).wq_add!;
     for (const it of batch) script.call(p, ...it.args);
     p.call('WAIT', want, timeoutMs);
-    const res = (await p.exec()) ?? [];
+    const o = this.options;
+    const res =
+      (await bounded(this.client, o.commandTimeoutMs + o.replicaAckTimeoutMs, context, () =>
+        p.exec(),
+      )) ?? [];
     const [waitErr, acks] = res[batch.length] ?? [new Error('no reply to WAIT'), 0];
     const again: AckItem[] = [];
     batch.forEach((it, i) => {
@@ -769,7 +887,12 @@ export class WorkQueue<T = unknown, R = unknown> {
   private async checkRedis(): Promise<void> {
     let infos: Array<{ version: string; maxmemoryPolicy: string }>;
     try {
-      infos = await this.infos();
+      infos = await bounded(
+        this.client,
+        this.options.commandTimeoutMs,
+        `queue ${this.name}: INFO`,
+        () => this.infos(),
+      );
     } catch (e) {
       throw redisError(`queue ${this.name}: cannot read Redis INFO`, e);
     }
@@ -845,6 +968,7 @@ export class WorkQueue<T = unknown, R = unknown> {
     const now = num(reply[0]);
     const deadline = num(reply[1]);
     const nextDue = num(reply[2]);
+    const drain = num(reply[3]) === 1;
     const jobs: LeasedJob<T>[] = [];
     const bad: Array<{ lease: Lease; reason: string }> = [];
     for (let i = offset; i + 3 < reply.length; i += 4) {
@@ -865,7 +989,7 @@ export class WorkQueue<T = unknown, R = unknown> {
       await this.deadLetter(lease, reason);
       this.options.logger?.warn(`queue ${this.name}: job ${lease.id} dead-lettered: ${reason}`);
     }
-    return { jobs, now, nextDue };
+    return { jobs, now, nextDue, drain };
   }
 
   /** One leased job from its stored parts, or why it cannot be run. */
@@ -931,13 +1055,17 @@ export class WorkQueue<T = unknown, R = unknown> {
    * every add needs, the pending lists of the priorities this chunk uses; then those
    * priorities as digits, the job count and each job's values.
    */
-  private addArgs(chunk: Arg[][]): Arg[] {
+  private addArgs(chunk: Arg[][], seq: number): Arg[] {
     let used = 0;
     for (const job of chunk) used |= 1 << (job[3] as number);
     let digits = '';
     for (let p = 0; p <= 9; p++) if (used & (1 << p)) digits += p;
-    const keys = this.keys.forAdd(digits);
-    const args: Arg[] = [keys.length, ...keys, digits, this.options.leaseMs, chunk.length];
+    const keys = this.keys.forAdd(this.session, digits);
+    const acked = this.addsAcked.splice(0, MAX_ACKS_PER_ADD);
+    const o = this.options;
+    const args: Arg[] = [keys.length, ...keys, digits, o.leaseMs, chunk.length, seq];
+    // Records outlive any re-send of a call that resolved (within commandTimeoutMs).
+    args.push(Math.max(60_000, 4 * o.commandTimeoutMs), acked.length, ...acked);
     for (const job of chunk) for (const v of job) args.push(v);
     return args;
   }
@@ -947,6 +1075,13 @@ export class WorkQueue<T = unknown, R = unknown> {
     if (typeof opts !== 'object' || opts === null) {
       problems.push(`${at}options must be an object`);
       return [];
+    }
+    for (const key of Object.keys(opts)) {
+      if (ADD_OPTION_KEYS.has(key)) continue;
+      const hint = BULLMQ_HINTS[key];
+      problems.push(
+        `${at}unknown option ${JSON.stringify(key)}${hint ? ` (${hint})` : ''}; known: ${[...ADD_OPTION_KEYS].join(', ')}`,
+      );
     }
     const { id, name, priority = 5, delayMs, runAt, maxAttempts, backoff } = opts;
     if (id !== undefined) {
@@ -1108,7 +1243,7 @@ export class WorkQueue<T = unknown, R = unknown> {
         `lease of ${lease.queueKey} given to queue ${this.keys.base}`,
       );
     }
-    if (!/^\d+$/.test(lease.seq) || !/^\d+$/.test(lease.token) || !/^\d+$/.test(lease.workerId)) {
+    if (!/^\d+$/.test(lease.seq) || !/^s?\d+$/.test(lease.token) || !/^\d+$/.test(lease.workerId)) {
       throw new WorkQueueError('INVALID_ARGUMENT', 'malformed lease (forged?)');
     }
   }

@@ -18,11 +18,15 @@ export const SCRIPT_NAMES = [
   'get',
   'dead',
   'repair',
+  'reconcile',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
-/** KEYS every script but add takes: the 27 fixed keys plus the calling worker's lease set. */
-export const NUMBER_OF_KEYS = 28;
+/**
+ * KEYS every script but add takes: the 29 fixed keys plus the calling worker's lease set and
+ * hand-off list.
+ */
+export const NUMBER_OF_KEYS = 31;
 
 /** Scripts with their own KEYS layout (lib/scripts/_keys_<name>.lua), called with numkeys first. */
 const OWN_LAYOUT: ReadonlySet<ScriptName> = new Set(['add']);

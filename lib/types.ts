@@ -28,8 +28,24 @@ export interface WorkQueueOptions {
   maxDead?: number;
   /** Keep handler results for `ttlMs` (read them with `getResult`). Default off. */
   storeResults?: false | { ttlMs: number };
-  /** A worker whose heartbeat is older than this is dead; `clean` reclaims its jobs. Default 5 000 ms. */
+  /**
+   * A worker whose heartbeat is older than this is dead; `clean` reclaims its jobs. Default
+   * 2 000 ms (heartbeats come every quarter of it from a thread, so a busy event loop does not
+   * count as dead).
+   */
   heartbeatTimeoutMs?: number;
+  /**
+   * Longest wait of any queue operation: while Redis is unreachable it rejects with
+   * `REDIS_UNAVAILABLE` after this long (without sending anything, when the connection never came
+   * back), whatever the client's retry options. Default 5 000 ms.
+   */
+  commandTimeoutMs?: number;
+  /**
+   * How long a caller id stays taken after its job completed: an `add` with that id within the
+   * window resolves `{ added: false }` (so "add twice" runs once even when the first already
+   * finished). 0 frees the id at completion. Default 60 000 ms.
+   */
+  dedupeWindowMs?: number;
   /** Where warnings go (eviction policy, ...). Default `console`. `false` silences them. */
   logger?: QueueLogger | false;
   /**
@@ -170,6 +186,8 @@ export interface CleanReport {
   /** Jobs reclaimed from dead workers. */
   reclaimedFromWorkers: number;
   resultsExpired: number;
+  /** Caller ids of completed jobs freed at the end of their dedupe window. */
+  callerIdsFreed: number;
 }
 
 export interface RepairReport {

@@ -1,5 +1,7 @@
 import { EventEmitter } from 'node:events';
-import { Cluster, type Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
+import { within } from './bounded.js';
+import { duplicate } from './connection.js';
 import { WorkQueueError } from './errors.js';
 import { startHeartbeat, type Heartbeat } from './heartbeat.js';
 import { errorMessage, type CompleteItem, type WorkQueue } from './queue.js';
@@ -75,6 +77,10 @@ interface Running<T> {
 const CALL_TIMEOUT_MS = 3_000;
 /** Most jobs one lease call may ask for (`lease({ count })`'s maximum). */
 const MAX_LEASE_COUNT = 10_000;
+/** How long a cancel acknowledgement key lives (the canceller waits commandTimeoutMs at most). */
+const CANCEL_ACK_TTL_MS = 60_000;
+/** How long a cancelled token is remembered (a lease reply or hand-off later than this is not). */
+const CANCEL_MEMORY_MS = 60_000;
 /** A parked worker counts as parked this much longer than its longest idle wait. */
 const PARK_MARGIN_MS = 1_000;
 /** Most jobs 'auto' prefetch holds ahead (for jobs far shorter than a round trip). */
@@ -93,17 +99,6 @@ function deferred<X>(): Deferred<X> {
   let resolve!: (value: X) => void;
   const promise = new Promise<X>((r) => (resolve = r));
   return { promise, resolve };
-}
-
-/** Resolve `p`, or undefined after `ms` (for shutdown paths that must not hang). */
-function within<X>(p: Promise<X>, ms: number): Promise<X | undefined> {
-  let t: NodeJS.Timeout;
-  return Promise.race([
-    p.finally(() => clearTimeout(t)),
-    new Promise<undefined>((r) => {
-      t = setTimeout(() => r(undefined), ms);
-    }),
-  ]);
 }
 
 /**
@@ -141,6 +136,25 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   private readonly unadopted = new Map<string, Deferred<boolean>>();
   /** Tokens of handed-off jobs that came while pausing or closing: released once adopted. */
   private readonly late = new Set<string>();
+  /** The idle wait took entries into the hand-off list since the last call: sweep it. */
+  private sweep = false;
+  /** Tokens of jobs cancelled while this worker held or might receive them: never started. */
+  private readonly cancelled = new Map<string, number>();
+  /** Acknowledgements owed for cancelled hand-offs that have not reached us yet, by token. */
+  private readonly pendingAcks = new Map<string, string>();
+  /** A suspect job waits to run alone: lease nothing until nothing is held (see lease_jobs). */
+  private draining = false;
+  /** The token of the suspect job we run alone, if any. */
+  private soloToken: string | undefined;
+  /** Redis may hold jobs for us that we do not know of (a reply was lost): reconcile first. */
+  private needReconcile = false;
+  private reconciling = false;
+  private readonly onClientClose = () => {
+    this.needReconcile = true;
+  };
+  private readonly onClientReady = () => {
+    if (this.needReconcile) this.scheduleFlush();
+  };
   private flushQueued = false;
   private idle = false;
   private paused = false;
@@ -220,12 +234,17 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       q.keys.workers,
       this.id,
       this.heartbeatIntervalMs,
+      q.options.heartbeatTimeoutMs,
       (e) => this.report(e),
     );
-    this.blocking = duplicate(q.client);
+    // A wait whose reply is lost must not be sent again: it could take a second entry while the
+    // first sits unknown in our hand-off list (reconcile gives such entries back).
+    this.blocking = duplicate(q.client, { autoResendUnfulfilledCommands: false });
     this.blocking.on('error', () => {
-      /* reconnects by itself; failures surface through the BLPOP call */
+      /* reconnects by itself; failures surface through the BLMOVE call */
     });
+    q.client.on('close', this.onClientClose);
+    q.client.on('ready', this.onClientReady);
     const sub = duplicate(q.client);
     this.subscriber = sub;
     sub.on('error', () => {
@@ -249,6 +268,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   /** Stop timers, the heartbeat and our own connections. Idempotent. */
   private async releaseConnections(): Promise<void> {
     clearInterval(this.renewTimer);
+    this.queue.client.off('close', this.onClientClose);
+    this.queue.client.off('ready', this.onClientReady);
     // Stop beating first, so no late beat registers the worker again.
     await this.heartbeat?.stop();
     const blocking = this.blocking;
@@ -301,10 +322,13 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     if (this.id !== '0')
       void this.track(this.queue.unparkWorker(this.id)).catch((e: unknown) => this.report(e));
     void this.releaseBuffer();
-    await this.endIdleWait();
-    // The blocking connection is ours alone: closing it ends an idle BLPOP at once.
+    // The blocking connection is ours alone: closing it ends an idle BLMOVE at once. An entry it
+    // took whose reply is lost stays in our hand-off list, and leaving gives it back.
+    const waiting = this.idle && this.blocking?.status === 'ready';
     if (this.blocking && this.blocking.status !== 'end') this.blocking.disconnect(false);
     this.stopIdle?.();
+    // A reply on its way is still read (a hand-off it carries is then adopted and released).
+    if (waiting && this.idleSettled) await within(this.idleSettled, 1_000);
     if (this.started)
       await within(
         this.started.catch(() => undefined),
@@ -325,9 +349,13 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     const end = Date.now() + CALL_TIMEOUT_MS;
     const budget = () => Math.max(0, end - Date.now());
     const connectionsReleased = this.releaseConnections();
+    // Adopt hand-offs first (with the last completes): only then are they ours to release.
+    await within(this.flush(), budget());
     if (left.length > 0) {
+      const owned = await within(Promise.all(left.map((r) => this.adopted(r.lease))), budget());
+      const leases = left.filter((_, i) => owned?.[i] === true).map((r) => r.lease);
       const released = await within(
-        this.queue.release(left.map((r) => r.lease)).catch((e: unknown) => this.report(e)),
+        this.queue.release(leases).catch((e: unknown) => this.report(e)),
         budget(),
       );
       if (!released)
@@ -370,7 +398,12 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
 
   /** Start leased jobs while slots are free; keep the rest in the prefetch buffer. */
   private place(jobs: LeasedJob<T>[]): void {
-    for (const lease of jobs) this.buffer.push(lease);
+    for (const lease of jobs) {
+      // Cancelled while its lease reply was on the way: never started (cancel.lua).
+      if (this.cancelled.size > 0 && this.cancelled.has(lease.token)) continue;
+      if (lease.token.charCodeAt(0) === 115 /* 's' */) this.soloToken = lease.token;
+      this.buffer.push(lease);
+    }
     while (this.buffer.length > 0 && this.running.size < this.concurrency && !this.paused) {
       this.run(this.buffer.shift()!);
     }
@@ -401,15 +434,19 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
    * flight at once (a pipeline): each asks only for slots nobody asked for yet.
    */
   private async flush(): Promise<void> {
+    if (this.needReconcile && !this.closing) await this.reconcile();
+    if (this.reconciling) return;
     const items = this.completes;
     const adopt = this.adopting;
+    const sweep = this.sweep;
     const want =
-      this.closing || this.paused || this.retryTimer
+      this.closing || this.paused || this.retryTimer || this.holdingBack()
         ? 0
         : Math.min(MAX_LEASE_COUNT, Math.max(0, this.freeSlots()));
-    if (items.length === 0 && want === 0 && adopt.length === 0) return;
+    if (items.length === 0 && want === 0 && adopt.length === 0 && !sweep) return;
     this.completes = [];
     this.adopting = [];
+    this.sweep = false;
     this.requested += want;
     const sentAt = performance.now();
     try {
@@ -417,12 +454,13 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
         this.queue.completeAndLease(
           items,
           want > 0 ? { count: want, leaseMs: this.leaseMs, workerId: this.id } : undefined,
-          { parkMs: this.idleTimeoutMs + PARK_MARGIN_MS, adopt, leaseMs: this.leaseMs },
+          { parkMs: this.idleTimeoutMs + PARK_MARGIN_MS, adopt, sweep, leaseMs: this.leaseMs },
         ),
       );
       this.requested -= want;
       this.retryDelay = 0;
       if (want > 0) this.callMs = average(this.callMs, performance.now() - sentAt);
+      if (r.drain) this.draining = true;
       r.adopted.forEach((ok, i) => this.afterAdopt(adopt[i]!, ok));
       items.forEach((it, i) => this.afterComplete(it.run, it.result as R, r.completed[i]!));
       if (this.closing) {
@@ -432,7 +470,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
         return;
       }
       this.place(r.jobs);
-      if (want > 0 && this.freeSlots() > 0) {
+      if (want > 0 && this.freeSlots() > 0 && !r.drain) {
         if (r.jobs.length < want && this.requested === 0) {
           // The queue ran dry: wait on Redis for more. Already waiting: the wait may end later
           // than the next delayed job is due (its wake-up can race this lease), so look again then.
@@ -443,13 +481,65 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
         }
       }
     } catch (e) {
-      // Keep the completes (the work is done) and adoptions, and try again shortly.
+      // Keep the completes (the work is done) and adoptions, and try again shortly. Unanswered,
+      // the call may still have run: what it leased is ours without our knowing (reconcile).
       this.requested -= want;
       this.completes = items.concat(this.completes);
       this.adopting = adopt.concat(this.adopting);
+      this.sweep ||= sweep;
+      if (!(e instanceof WorkQueueError) || e.code === 'REDIS_UNAVAILABLE') {
+        this.needReconcile = true;
+      }
       this.report(e);
       this.retryLater();
     }
+  }
+
+  /**
+   * Lease nothing while a suspect job waits for us to finish what we hold (`draining`), or while
+   * we hold a suspect's solo run: it must run alone (see lease_jobs).
+   */
+  private holdingBack(): boolean {
+    if (this.draining) {
+      if (this.running.size + this.buffer.length + this.requested > 0) return true;
+      this.draining = false;
+    }
+    const solo = this.soloToken;
+    if (solo === undefined) return false;
+    if (this.running.has(solo) || this.buffer.some((l) => l.token === solo)) return true;
+    this.soloToken = undefined;
+    return false;
+  }
+
+  /**
+   * After a dropped connection or an unanswered call: give back at once what Redis says we hold
+   * but we do not know of (a lease whose reply was lost, an entry our cut wait took), instead of
+   * leaving it until its lease lapses. Runs with nothing else in flight that could lease.
+   */
+  private async reconcile(): Promise<void> {
+    if (this.reconciling || this.id === '0' || this.queue.client.status !== 'ready') return;
+    this.reconciling = true;
+    try {
+      await within(Promise.allSettled([...this.inflight]), this.queue.options.commandTimeoutMs);
+      if (this.idle && this.blocking && this.blocking.status !== 'end') {
+        this.blocking.disconnect(true); // ends the wait; it reconnects by itself
+      }
+      if (this.idleSettled) await within(this.idleSettled, CALL_TIMEOUT_MS);
+      this.needReconcile = false;
+      const known = [
+        ...this.running.keys(),
+        ...this.buffer.map((l) => l.token),
+        ...this.unadopted.keys(),
+      ];
+      await this.track(this.queue.reconcile(this.id, known));
+    } catch (e) {
+      this.needReconcile = true;
+      this.report(e);
+      this.retryLater();
+    } finally {
+      this.reconciling = false;
+    }
+    this.scheduleFlush();
   }
 
   private retryLater(): void {
@@ -476,15 +566,26 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     const stopped = new Promise<false>((resolve) => {
       this.stopIdle = () => resolve(false);
     });
-    const answer = this.queue.waitForWork(conn, timeout, this.id).then((got) => {
-      if (typeof got === 'object') this.receiveHandoff(got);
-      return true;
-    });
+    const answer = this.queue.waitForWork(conn, timeout, this.id).then(
+      (got) => {
+        if (got !== false) this.sweep = true;
+        if (typeof got === 'object') this.receiveHandoff(got);
+        return true;
+      },
+      (e: unknown) => {
+        // The wait's reply is lost: it may have taken an entry we never saw.
+        this.needReconcile = true;
+        throw e;
+      },
+    );
     this.idleSettled = answer.catch(() => undefined);
     try {
       const answered = await within(Promise.race([answer, stopped]), timeout + CALL_TIMEOUT_MS);
       // No answer at all: the connection is half-dead. Reconnect it.
-      if (!answered && !this.closing) conn.disconnect(true);
+      if (!answered && !this.closing) {
+        this.needReconcile = true;
+        conn.disconnect(true);
+      }
     } catch (e) {
       if (!this.closing) {
         this.report(e);
@@ -498,32 +599,6 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   }
 
   /**
-   * End an idle wait through Redis (a push to this worker's own key, which its BLPOP also
-   * watches) rather than by cutting the connection: a hand-off popped just before must still
-   * reach us (it is then adopted and given back); a cut would strand it until its lease
-   * lapses. Bounded; with Redis unreachable close() cuts the connection anyway.
-   */
-  private async endIdleWait(): Promise<void> {
-    const settled = this.idleSettled;
-    if (!this.idle || !settled || this.blocking?.status !== 'ready') return;
-    const c = this.queue.client;
-    const key = this.queue.keys.workerWake(this.id);
-    const pushed = await within(
-      c.rpush(key, '1').then(
-        () => true,
-        () => false,
-      ),
-      1_000,
-    );
-    if (!pushed) return;
-    await within(settled, 1_000);
-    await within(
-      c.del(key).catch(() => 0),
-      1_000,
-    );
-  }
-
-  /**
    * A job an add handed off to this parked worker: start it now, and adopt its lease in the
    * next flush (with the job's complete, when the handler is that quick); when pausing or
    * closing, adopt it only to release it. Adopting after the handler started keeps the round
@@ -531,6 +606,16 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
    * handler that blocks the event loop first loses it no sooner than a regular lease.
    */
   private receiveHandoff(job: LeasedJob<T>): void {
+    if (this.cancelled.has(job.token)) {
+      // Cancelled before it reached us: never started (the sweep drops its entry).
+      const ack = this.pendingAcks.get(job.token);
+      if (ack !== undefined) {
+        this.pendingAcks.delete(job.token);
+        this.acknowledge(ack);
+      }
+      this.scheduleFlush();
+      return;
+    }
     this.adopting.push(job);
     this.unadopted.set(job.token, deferred<boolean>());
     if (this.paused || this.closing) this.late.add(job.token);
@@ -661,8 +746,10 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   private async onFailure(run: Running<T>, error: unknown): Promise<void> {
     if (run.settled) return;
     this.finish(run);
-    let outcome: FailOutcome;
-    for (let attempt = 0; ; attempt++) {
+    let outcome: FailOutcome = 'lost';
+    // A handed-off job's lease is ours only once adopted (the next flush, already scheduled).
+    const owned = await this.adopted(run.lease);
+    for (let attempt = 0; owned; attempt++) {
       try {
         outcome = await this.track(this.queue.fail(run.lease, error));
         break;
@@ -718,21 +805,60 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     this.scheduleFlush();
   }
 
-  /** Messages on the queue's event channel: `c:<id>` cancelled, `l:<id>` completed elsewhere. */
+  /**
+   * Messages on the queue's event channel: `l:<n>` completed by another lease holder, and
+   * `c:<n>:<token>:<holder>:<ack>` cancelled (see cancel.lua). A cancelled job we hold (or that
+   * is handed off to parked workers, holder 'h') is never started from now on: dropped from the
+   * buffer, aborted if running, remembered by token in case its lease reply or hand-off is still
+   * on the way. Then we acknowledge, so that the canceller's `cancel()` resolves.
+   */
   private onEvent(message: string): void {
-    const kind = message.slice(0, 2);
-    const seq = message.slice(2);
-    const reason =
-      kind === 'c:'
-        ? 'job cancelled'
-        : kind === 'l:'
-          ? 'job completed by another lease holder'
-          : undefined;
-    if (!reason) return;
+    if (message.startsWith('l:')) {
+      const run = this.bySeq.get(message.slice(2));
+      if (run) this.lose(run, 'job completed by another lease holder');
+      return;
+    }
+    if (!message.startsWith('c:')) return;
+    const [, seq = '', token = '', holder = '', ack = ''] = message.split(':');
+    const mine = holder === this.id;
+    if (!mine && holder !== 'h') return;
+    const got =
+      this.running.has(token) ||
+      this.unadopted.has(token) ||
+      this.buffer.some((l) => l.token === token);
+    this.cancelled.set(token, Date.now());
+    this.forgetOldCancels();
     const run = this.bySeq.get(seq);
-    if (run) this.lose(run, reason);
-    // A prefetched job that is gone: drop it (its lease is void).
-    this.buffer = this.buffer.filter((l) => l.seq !== seq);
+    if (run && run.lease.token === token) this.lose(run, 'job cancelled');
+    this.buffer = this.buffer.filter((l) => l.token !== token);
+    // A hand-off is acknowledged by the worker that got it (whoever popped it); one of ours, at
+    // once: from now on we never start it.
+    if (mine || got) this.acknowledge(ack);
+    else if (holder === 'h') this.pendingAcks.set(token, ack);
+  }
+
+  /** Tell the canceller that a cancelled job will never start here (see lib/cancel-acks.ts). */
+  private acknowledge(ack: string): void {
+    if (!ack) return;
+    const q = this.queue;
+    const c = q.client;
+    void this.track(
+      Promise.all([
+        c.set(q.keys.cancelAck(ack), '1', 'PX', CANCEL_ACK_TTL_MS),
+        c.publish(q.keys.cancelAcks, ack),
+      ]),
+    ).catch((e: unknown) => this.report(e));
+  }
+
+  /** Cancel records older than a lease reply or hand-off can be late are dropped. */
+  private forgetOldCancels(): void {
+    if (this.cancelled.size < 1_000) return;
+    const old = Date.now() - CANCEL_MEMORY_MS;
+    for (const [token, at] of this.cancelled) {
+      if (at >= old) break;
+      this.cancelled.delete(token);
+      this.pendingAcks.delete(token);
+    }
   }
 
   /** Extend every running job's lease in one call; abort the ones that are lost. */
@@ -773,11 +899,6 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
         `worker ${this.queue.name}#${this.id}: ${errorMessage(e)}`,
       );
   }
-}
-
-/** A new connection with the same options (cluster or not). */
-function duplicate(c: Redis | Cluster): Redis | Cluster {
-  return c instanceof Cluster ? c.duplicate() : c.duplicate();
 }
 
 export function workerOptionProblems(o: WorkerOptions, path = ''): string[] {

@@ -2,8 +2,14 @@
 -- (_keys.lua, or _keys_<script>.lua), which binds rcall, the K_* key names and pending_key.
 --
 -- Meta JSON fields, each present only when not default: i caller id, n name, p priority,
--- a attempts failed, m max attempts, b backoff (opaque to Lua), x lease expiries,
--- e last error, r dead-letter reason.
+-- a attempts failed, m max attempts, b backoff (opaque to Lua), x lease expiries counted
+-- against maxLeaseExpiries (deaths during solo runs only), s suspect (1: its worker died or its
+-- lease lapsed while it ran beside other jobs; it runs alone next time), e last error,
+-- r dead-letter reason.
+--
+-- Lease tokens: '<n>' for a regular lease, 's<n>' for a solo run of a suspect job (its death
+-- counts). The lease hash holds '<token>:<holder>': a worker id, or 'h' for a job handed off
+-- to whichever parked worker pops it (see add.lua).
 local DEFAULT_PRIO = 5
 
 -- Error codes; lib/errors.ts maps them to WorkQueueError codes.
@@ -50,7 +56,7 @@ end
 -- that touches the job fail (one such job would stall a worker's batch or a whole clean()).
 -- Unusable fields are dropped (defaults apply); the client dead-letters a job whose metadata
 -- is not a JSON object when it is leased ('undecodable metadata').
-local META_NUMBERS = { 'p', 'a', 'm', 'x' }
+local META_NUMBERS = { 'p', 'a', 'm', 'x', 's' }
 local META_STRINGS = { 'i', 'n', 'e', 'r' }
 local function decode_meta(s)
   if not s or s == '' then
@@ -114,10 +120,35 @@ local function schedule(flat)
   end
 end
 
+-- A caller id kept taken after its job completed is stored as '~<until ms>' (dedupeWindowMs).
+local function taken_until(v)
+  if v and string.sub(v, 1, 1) == '~' then
+    return tonumber(string.sub(v, 2))
+  end
+  return nil
+end
+
+-- The job with caller id `cid` (number n) completed: keep the id taken for `window` ms, so an
+-- add of it meanwhile changes nothing (clean() drops it afterwards); 0 frees it now.
+local function keep_taken(cid, n, now, window)
+  if rcall('HGET', K_IDS, cid) ~= n then
+    return
+  end
+  if window > 0 then
+    rcall('HSET', K_IDS, cid, '~' .. int(now + window))
+    rcall('ZADD', K_TAKEN, now + window, cid)
+  else
+    rcall('HDEL', K_IDS, cid)
+  end
+end
+
 -- The id (a string) behind a public id, or nil.
 local function resolve(id)
   local n = rcall('HGET', K_IDS, id)
   if n then
+    if taken_until(n) then
+      return nil
+    end
     return n
   end
   if string.match(id, '^[1-9][0-9]*$') and rcall('HEXISTS', K_DATA, id) == 1 then
@@ -209,28 +240,65 @@ local function drop_hand(n)
   end
 end
 
--- Take back a lease that lapsed (expired, or its worker died): count a lease expiry, then put
--- the job at the FRONT of its list, or dead-letter it once it has expired `max_exp` times.
--- Returns true when requeued, false when dead-lettered.
+-- Take back a lease that lapsed (expired, or its worker died) and put the job at the FRONT of
+-- its list. Poison pills, not bystanders: only a solo run ('s' token) counts a lease expiry
+-- (dead-lettered at `max_exp`); a job that ran beside others becomes a suspect and runs alone
+-- next time. Returns true when requeued, false when dead-lettered.
 local function expire_lease(n, now, max_exp, max_dead, why)
   rcall('ZREM', K_LEASED, n)
   local holder = rcall('HGET', K_TOKENS, n)
   rcall('HDEL', K_TOKENS, n)
   local meta = decode_meta(rcall('HGET', K_META, n))
   if held_by(holder, 'h') then
-    -- A hand-off nobody adopted (its worker died or went away first): the job never ran.
+    -- A hand-off still in the wake list (no worker took it): the job never ran.
     drop_hand(n)
     requeue(n, meta, true)
     return true
   end
-  meta.x = (meta.x or 0) + 1
-  if meta.x >= max_exp then
-    to_dead(n, meta, 'lease expired ' .. meta.x .. ' times' .. why, now, max_dead)
-    return false
+  if holder and string.sub(holder, 1, 1) == 's' then
+    meta.x = (meta.x or 0) + 1
+    if meta.x >= max_exp then
+      to_dead(n, meta, 'lease expired ' .. meta.x .. ' times' .. why, now, max_dead)
+      return false
+    end
+  else
+    meta.s = 1
   end
   save_meta(n, meta)
   requeue(n, meta, true)
   return true
+end
+
+-- The hand-offs in the calling worker's hand-off list (K_HANDS) as parsed entries (plain
+-- wake-ups left out).
+local function hands()
+  local out = {}
+  for _, e in ipairs(rcall('LRANGE', K_HANDS, 0, -1)) do
+    local h = parse_hand(e)
+    if h then
+      out[#out + 1] = h
+    end
+  end
+  return out
+end
+
+-- Whether hand-off h still waits for its worker to adopt it (not cancelled or taken back).
+local function hand_live(h)
+  return rcall('HGET', K_TOKENS, h.n) == h.token .. ':h'
+end
+
+-- Put a handed-off job back at the front of its list. `ran`: a worker took it (it may have
+-- started it): like any run beside others, the job becomes a suspect.
+local function unhand(h, ran)
+  rcall('ZREM', K_LEASED, h.n)
+  rcall('HDEL', K_TOKENS, h.n)
+  if ran then
+    local meta = decode_meta(rcall('HGET', K_META, h.n))
+    meta.s = 1
+    save_meta(h.n, meta)
+  end
+  rcall('LPUSH', pending_key(h.p), h.n)
+  wake()
 end
 
 -- Promote up to `limit` due delayed jobs to the back of their pending lists, in due order
@@ -273,19 +341,57 @@ local function unhand_if_none_parked(now)
     return
   end
   rcall('LPOP', K_WAKE)
-  if rcall('HGET', K_TOKENS, h.n) == h.token .. ':h' then
-    rcall('ZREM', K_LEASED, h.n)
-    rcall('HDEL', K_TOKENS, h.n)
-    rcall('LPUSH', pending_key(h.p), h.n)
-    wake()
+  if hand_live(h) then
+    unhand(h, false)
   end
+end
+
+-- A heartbeat of worker `wid`. Beats also tell whether Redis itself was out of reach (down,
+-- restarting, paused): when no worker's beat landed for `hb_timeout`, the beats missed
+-- meanwhile prove nothing, so heartbeats are judged again only from now on (K_HB 's').
+local function beat(wid, now, hb_timeout)
+  rcall('ZADD', K_WORKERS, now, wid)
+  local last = tonumber(rcall('HGET', K_HB, 'b'))
+  rcall('HSET', K_HB, 'b', now)
+  if last and now - last > hb_timeout then
+    rcall('HSET', K_HB, 's', now)
+  end
+end
+
+-- Whether a worker last seen at `beat_ms` (nil: never) counts as dead: silent for
+-- `hb_timeout` while beats were landing.
+local function lapsed(beat_ms, now, hb_timeout)
+  if beat_ms and tonumber(beat_ms) >= now - hb_timeout then
+    return false
+  end
+  return (tonumber(rcall('HGET', K_HB, 's')) or 0) <= now - hb_timeout
+end
+
+-- Whether worker `wid` holds any job (its lease set, checked against the lease hash).
+local function holds_any(wid)
+  local held = rcall('SMEMBERS', K_WLEASES)
+  if #held == 0 then
+    return false
+  end
+  local tokens = hmget(K_TOKENS, held)
+  for i = 1, #held do
+    if held_by(tokens[i], wid) then
+      return true
+    end
+  end
+  return false
 end
 
 -- Take a lease on up to `count` pending jobs for worker `wid` ("0" = no worker).
 -- A job handed off to parked workers and still in the wake list is taken in its turn (first
 -- of its priority: its list was empty when it came). A worker left with free slots is marked
 -- parked for `park_ms` (0 = not a worker that parks), so that adds hand jobs off to it.
--- Appends id, token, payload, meta to `out`; returns the number leased.
+-- A suspect job (meta s) runs alone: it is leased only as the single job of a batch, to a
+-- worker holding no other job, with an 's' token; met anywhere else it goes back first in line
+-- and the batch ends there, and a worker holding other jobs is told to drain (finish what it
+-- holds, lease nothing meanwhile) so that it can take the suspect next.
+-- Appends id, token, payload, meta to `out`; returns the number leased and whether the worker
+-- should drain.
 local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
   if wid ~= '0' then
     rcall('ZREM', K_PARKED, wid)
@@ -293,12 +399,12 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
   local hand = parse_hand(rcall('LPOP', K_WAKE))
   promote(now, 1000)
   local ids, datas, metas = {}, {}, {}
-  local drained = false
+  local drained, stopped, drain, solo = false, false, false, false
   local last_p = 0
   -- A cancelled job leaves its id in a pending list (its data is gone): skip it and pop on,
   -- so `count` live jobs are leased while any are pending.
-  while #ids < count and not drained do
-    local popped = {}
+  while #ids < count and not drained and not stopped do
+    local popped, prios = {}, {}
     local need = count - #ids
     for p = 0, 9 do
       if need <= 0 then
@@ -306,17 +412,19 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
       end
       if hand and not hand.taken and hand.p == p then
         hand.taken = true
-        if rcall('HGET', K_TOKENS, hand.n) == hand.token .. ':h' then
+        if hand_live(hand) then
           popped[#popped + 1] = hand.n
+          prios[#popped] = p
           need = need - 1
           last_p = p
         end
       end
-      local got = need > 0 and rcall('LPOP', KEYS[p + 1], need)
+      local got = need > 0 and rcall('LPOP', pending_key(p), need)
       if got then
         last_p = p
         for _, n in ipairs(got) do
           popped[#popped + 1] = n
+          prios[#popped] = p
         end
         need = need - #got
       end
@@ -328,19 +436,46 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
       local d = hmget(K_DATA, popped)
       local m = hmget(K_META, popped)
       for i, n in ipairs(popped) do
-        if d[i] then
+        if stopped then
+          -- Back first in line, in order (walked backwards below).
+        elseif d[i] and m[i] and string.find(m[i], '"s":', 1, true) and decode_meta(m[i]).s then
+          if #ids == 0 and (wid == '0' or not holds_any(wid)) then
+            ids[1], datas[1], metas[1] = n, d[i], m[i]
+            solo = true
+            popped[i] = false
+          else
+            drain = wid ~= '0'
+          end
+          stopped = true
+        elseif d[i] then
           ids[#ids + 1] = n
           datas[#datas + 1] = d[i]
           metas[#metas + 1] = m[i]
+          popped[i] = false
+        else
+          popped[i] = false -- a cancelled job's tombstone: dropped
+        end
+      end
+      if stopped then
+        for i = #popped, 1, -1 do
+          local n = popped[i]
+          if n then
+            if hand and n == hand.n then
+              -- The hand-off goes back as a plain pending job.
+              rcall('ZREM', K_LEASED, n)
+              rcall('HDEL', K_TOKENS, n)
+            end
+            rcall('LPUSH', pending_key(prios[i]), n)
+          end
         end
       end
     end
   end
-  local more = false
-  if not drained then
+  local more = stopped
+  if not drained and not stopped then
     -- Lists before the last one popped from were emptied on the way.
     for p = last_p, 9 do
-      if rcall('LLEN', KEYS[p + 1]) > 0 then
+      if rcall('LLEN', pending_key(p)) > 0 then
         more = true
         break
       end
@@ -359,17 +494,20 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
     rcall('LPUSH', K_WAKE, hand.entry)
   end
   local live = #ids
-  if park_ms > 0 and live < count then
+  if park_ms > 0 and live < count and not drain and not solo then
     rcall('ZADD', K_PARKED, now + park_ms, wid)
   end
   if live == 0 then
-    return 0
+    return 0, drain
   end
   local base = rcall('INCRBY', K_TOK, live) - live
   local deadline = now + lease_ms
   local zargs, hargs, sargs = {}, {}, {}
   for i, n in ipairs(ids) do
     local token = int(base + i)
+    if solo then
+      token = 's' .. token
+    end
     zargs[#zargs + 1] = deadline
     zargs[#zargs + 1] = n
     hargs[#hargs + 1] = n
@@ -385,7 +523,7 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
   if wid ~= '0' then
     rcall_each('SADD', K_WLEASES, sargs)
   end
-  return live
+  return live, drain
 end
 
 -- When the next delayed job is due (ms), or -1.

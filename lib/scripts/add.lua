@@ -1,9 +1,16 @@
 -- add: store and enqueue a batch of jobs.
 -- KEYS: see _keys_add.lua.
 -- ARGV: the priorities used (digits, see _keys_add.lua), hand-off lease ms (0 = never hand
---   off), count, then per job 5 values: caller id ('' = generate), payload, meta JSON
---   ('' = none), priority (0..9), schedule ('' = now, 'd<ms>' = delay, 'a<ms>' = absolute
---   Redis time in ms).
+--   off), count, call seq ('' = none), idempotency ttl ms, acknowledged count m, then m seqs of
+--   earlier calls whose replies arrived, then per job 5 values: caller id ('' = generate),
+--   payload, meta JSON ('' = none), priority (0..9), schedule ('' = now, 'd<ms>' = delay,
+--   'a<ms>' = absolute Redis time in ms).
+-- Idempotent: a client that re-sends this call after a reconnect (its reply was lost) gets the
+-- first run's reply and nothing is added twice. Each call records what it did under its seq in
+-- the producer's hash (K_ADDS), until the producer says the reply arrived (its next call) or
+-- the hash expires.
+-- A caller id is taken while its job exists and, after the job completed, until the dedupe
+-- window ends ('~<until>' in the caller-id index).
 -- Hand-off: while a worker is parked (idle, blocked on the wake list) and no wake-up waits,
 -- the first job to run now is not queued but leased on the spot to "whichever parked worker
 -- pops it" (holder 'h', deadline now + hand-off ms = the queue's leaseMs) and pushed to the
@@ -15,13 +22,49 @@
 -- Returns: flat list, per job: id, added (1 new | 0 an existing job has that caller id).
 local hand_ms = tonumber(ARGV[2])
 local count = tonumber(ARGV[3])
--- Redis time, read only when a job has a schedule.
-local now = nil
+local seq, acked = ARGV[4], tonumber(ARGV[6])
+local first = 7 + acked
 local out = {}
+if seq ~= '' then
+  local done = rcall('HGET', K_ADDS, seq)
+  if done then
+    -- Run before: answer what that run did. done = '<id base>:<1|0 per job>'.
+    local base, flags = string.match(done, '^(%d+):(.*)$')
+    local k = 0
+    for j = 0, count - 1 do
+      local cid = ARGV[first + j * 5]
+      if string.sub(flags, j + 1, j + 1) == '1' then
+        k = k + 1
+        out[#out + 1] = cid ~= '' and cid or int(tonumber(base) + k)
+        out[#out + 1] = 1
+      else
+        out[#out + 1] = cid
+        out[#out + 1] = 0
+      end
+    end
+    return out
+  end
+end
+-- Redis time, read only when a job has a schedule or meets a caller id kept after completion.
+local now = nil
+-- The job number behind caller id `cid`, or false when the id is free.
+local function taken(cid)
+  local v = rcall('HGET', K_IDS, cid)
+  local until_ms = taken_until(v)
+  if until_ms then
+    if not now then
+      now = now_ms()
+    end
+    if until_ms <= now then
+      return false
+    end
+  end
+  return v
+end
 local fresh = 0
 for j = 0, count - 1 do
-  local cid = ARGV[4 + j * 5]
-  if cid == '' or rcall('HEXISTS', K_IDS, cid) == 0 then
+  local cid = ARGV[first + j * 5]
+  if cid == '' or not taken(cid) then
     fresh = fresh + 1
   end
 end
@@ -59,17 +102,20 @@ local meta_args = {}
 local pending = {}
 local delayed = {}
 local k = 0
+local flags = {}
 for j = 0, count - 1 do
-  local o = 4 + j * 5
+  local o = first + j * 5
   local cid, payload, meta, prio, sched = ARGV[o], ARGV[o + 1], ARGV[o + 2], ARGV[o + 3], ARGV[o + 4]
   local existing = false
   if cid ~= '' then
-    existing = rcall('HGET', K_IDS, cid)
+    existing = taken(cid)
   end
   if existing then
     out[#out + 1] = cid
     out[#out + 1] = 0
+    flags[j + 1] = '0'
   else
+    flags[j + 1] = '1'
     k = k + 1
     local n = int(base + k)
     if cid ~= '' then
@@ -135,5 +181,12 @@ for p = 0, 9 do
 end
 if any then
   wake()
+end
+if seq ~= '' then
+  rcall('HSET', K_ADDS, seq, int(base) .. ':' .. table.concat(flags))
+  if acked > 0 then
+    rcall('HDEL', K_ADDS, unpack(ARGV, 7, 6 + acked))
+  end
+  rcall('PEXPIRE', K_ADDS, ARGV[5])
 end
 return out

@@ -1,17 +1,35 @@
--- cancel: the job stops existing, wherever it is; a holder is told on the event channel.
+-- cancel: the job stops existing, wherever it is. A holder is told on the event channel
+-- ('c:<id>:<token>:<holder>:<ack>'), and acknowledges (lib/worker) once it will never start the
+-- job; the canceller waits for that acknowledgement so that no handler starts after cancel
+-- resolved.
 -- KEYS: the common layout.
--- ARGV: public id.
--- Returns: 1 cancelled, 0 no such job.
+-- ARGV: public id, acknowledgement id, heartbeat timeout ms.
+-- Returns: 0 no such job, 1 cancelled, 2 cancelled and a live holder was told (wait for its
+--   acknowledgement).
 local n = resolve(ARGV[1])
 if not n then
   return 0
 end
-local leased = rcall('HEXISTS', K_TOKENS, n) == 1
-if leased then
-  drop_hand(n)
+local lease = rcall('HGET', K_TOKENS, n)
+local wait = false
+if lease then
+  local token, holder = string.match(lease, '^([^:]+):(.+)$')
+  if holder == 'h' then
+    -- Still in the wake list: nobody has it. Else a worker moved it into its hand-off list.
+    local h = parse_hand(rcall('LINDEX', K_WAKE, 0))
+    if h and h.n == n then
+      rcall('LPOP', K_WAKE)
+    else
+      wait = true
+    end
+  elseif holder ~= '0' then
+    local now = now_ms()
+    wait = not lapsed(rcall('ZSCORE', K_WORKERS, holder), now, tonumber(ARGV[3]))
+  end
+  rcall('PUBLISH', K_EV, 'c:' .. n .. ':' .. (token or '') .. ':' .. (holder or '') .. ':' .. ARGV[2])
 end
 destroy(n, decode_meta(rcall('HGET', K_META, n)))
-if leased then
-  rcall('PUBLISH', K_EV, 'c:' .. n)
+if wait then
+  return 2
 end
 return 1

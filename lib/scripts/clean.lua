@@ -1,10 +1,11 @@
--- clean: promote due delayed jobs, reclaim expired leases to the FRONT (counting a lease
--- expiry; at max expiries the job is dead-lettered), drop expired results, and report
--- workers whose heartbeat lapsed (reclaimed one by one with reclaim_worker).
+-- clean: promote due delayed jobs, reclaim expired leases to the FRONT (see expire_lease),
+-- drop expired results and caller ids kept past their dedupe window, and report workers whose
+-- heartbeat lapsed (reclaimed one by one with reclaim_worker).
 -- Cost is proportional to the work found: every step reads only due/expired entries.
 -- KEYS: the common layout.
 -- ARGV: batch limit, max lease expiries, max dead, heartbeat timeout ms.
--- Returns: { promoted, reclaimed, dead-lettered, results dropped, then dead worker ids }.
+-- Returns: { promoted, reclaimed, dead-lettered, results dropped, caller ids freed, then dead
+--   worker ids }.
 local limit, max_exp, max_dead, hb_timeout =
   tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local now = now_ms()
@@ -38,9 +39,19 @@ if #old > 0 then
   rcall_each('HDEL', K_RES, old)
   rcall_each('ZREM', K_REXP, old)
 end
-local out = { promoted, reclaimed, dead, #old }
-local lapsed = rcall('ZRANGEBYSCORE', K_WORKERS, '-inf', '(' .. (now - hb_timeout), 'LIMIT', 0, 100)
-for _, w in ipairs(lapsed) do
-  out[#out + 1] = w
+local freed = rcall('ZRANGEBYSCORE', K_TAKEN, '-inf', now, 'LIMIT', 0, limit)
+for _, cid in ipairs(freed) do
+  local until_ms = taken_until(rcall('HGET', K_IDS, cid))
+  if until_ms and until_ms <= now then
+    rcall('HDEL', K_IDS, cid)
+  end
+end
+rcall_each('ZREM', K_TAKEN, freed)
+local out = { promoted, reclaimed, dead, #old, #freed }
+if lapsed(nil, now, hb_timeout) then
+  local silent = rcall('ZRANGEBYSCORE', K_WORKERS, '-inf', '(' .. (now - hb_timeout), 'LIMIT', 0, 100)
+  for _, w in ipairs(silent) do
+    out[#out + 1] = w
+  end
 end
 return out

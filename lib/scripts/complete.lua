@@ -1,36 +1,55 @@
--- complete: finish a batch of jobs, then (optionally) lease more in the same call.
--- KEYS: the common layout; KEYS[28] is the worker's lease set.
--- ARGV: worker id, result ttl ms (0 = results off), count, then per job: id, token, result;
---   then lease count (0 = none), lease ms, park ms (0 = do not mark the worker parked),
---   adopt count, then per adopted job: id, token.
--- Adopting comes first: the worker takes over leases handed off to it (see add.lua) that it
--- popped from the wake list, so a complete of such a job in the same call is its own.
+-- complete: adopt hand-offs, finish a batch of jobs, then (optionally) lease more, in one call.
+-- KEYS: the common layout; KEYS[30] is the worker's lease set, KEYS[31] its hand-off list.
+-- ARGV: worker id, result ttl ms (0 = results off), dedupe window ms, lease count (0 = none),
+--   lease ms, park ms (0 = do not mark the worker parked), sweep (1: the worker's idle wait
+--   moved entries into its hand-off list since its last sweep), adopt count, job count, then
+--   per adopted job: token; then per completed job: id, token, result.
+-- Adopting comes first: the worker takes over the jobs handed off to it that it received (see
+-- add.lua), so a complete of such a job in the same call is its own. The sweep empties its
+-- hand-off list: plain wake-ups and hand-offs cancelled or taken back meanwhile are dropped;
+-- a live hand-off it did not name arrived after this call was sent and stays for the next one.
 -- A job completes when it still exists, whoever holds it now (a stale holder saves the work);
--- the current holder, if another, is told on the event channel.
--- Returns: { now, deadline, next due (as in lease.lua), then per completed job 1|0, then per
---   adopted job 1|0 (0: cancelled or reclaimed meanwhile), then per leased job: id, token,
---   payload, meta }.
+-- the current holder, if another, is told on the event channel. A completed job's caller id
+-- stays taken for the dedupe window.
+-- Returns: { now, deadline, next due, drain (as in lease.lua), then per adopted job 1|0
+--   (0: cancelled or taken back meanwhile), then per completed job 1|0, then per leased job:
+--   id, token, payload, meta }.
 local wid = ARGV[1]
-local ttl = tonumber(ARGV[2])
-local count = tonumber(ARGV[3])
+local ttl, window = tonumber(ARGV[2]), tonumber(ARGV[3])
+local lease_count, lease_ms, park_ms = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local sweep, adopt_count, count = ARGV[7] == '1', tonumber(ARGV[8]), tonumber(ARGV[9])
 local now = now_ms()
-local o = 4 + count * 3
-local lease_count, lease_ms, park_ms = tonumber(ARGV[o]), tonumber(ARGV[o + 1]), tonumber(ARGV[o + 2])
-local adopt_count = tonumber(ARGV[o + 3])
 local adopted = {}
+local named = {}
 for j = 1, adopt_count do
-  local n, token = ARGV[o + 2 + j * 2], ARGV[o + 3 + j * 2]
   adopted[j] = 0
-  if rcall('HGET', K_TOKENS, n) == token .. ':h' then
-    rcall('HSET', K_TOKENS, n, token .. ':' .. wid)
-    rcall('ZADD', K_LEASED, now + lease_ms, n)
-    rcall('SADD', K_WLEASES, n)
-    adopted[j] = 1
+  named[ARGV[9 + j]] = j
+end
+if sweep or adopt_count > 0 then
+  local keep = {}
+  for _, e in ipairs(rcall('LRANGE', K_HANDS, 0, -1)) do
+    local h = parse_hand(e)
+    if h and hand_live(h) then
+      local j = named[h.token]
+      if j then
+        rcall('HSET', K_TOKENS, h.n, h.token .. ':' .. wid)
+        rcall('ZADD', K_LEASED, now + lease_ms, h.n)
+        rcall('SADD', K_WLEASES, h.n)
+        adopted[j] = 1
+      else
+        keep[#keep + 1] = e
+      end
+    end
+  end
+  rcall('DEL', K_HANDS)
+  if #keep > 0 then
+    rcall('RPUSH', K_HANDS, unpack(keep))
   end
 end
+local o = 9 + adopt_count
 local ids = {}
-for j = 0, count - 1 do
-  ids[j + 1] = ARGV[4 + j * 3]
+for j = 1, count do
+  ids[j] = ARGV[o + j * 3 - 2]
 end
 local tokens, metas = {}, {}
 if count > 0 then
@@ -42,7 +61,7 @@ local results = {}
 local done = {}
 for j = 1, count do
   local n = ids[j]
-  local token = ARGV[5 + (j - 1) * 3]
+  local token = ARGV[o + j * 3 - 1]
   local meta = nil
   local ok = 0
   if tokens[j] == token .. ':' .. wid then
@@ -50,13 +69,18 @@ for j = 1, count do
     ok = 1
     if metas[j] then
       meta = decode_meta(metas[j])
-      if meta.i and rcall('HGET', K_IDS, meta.i) == n then
-        rcall('HDEL', K_IDS, meta.i)
+      if meta.i then
+        keep_taken(meta.i, n, now, window)
       end
     end
   elseif rcall('HEXISTS', K_DATA, n) == 1 then
     meta = decode_meta(metas[j])
+    local cid_held = meta.i and rcall('HGET', K_IDS, meta.i) == n
     destroy(n, meta)
+    if cid_held then
+      rcall('HSET', K_IDS, meta.i, n)
+      keep_taken(meta.i, n, now, window)
+    end
     ok = 1
     if tokens[j] then
       rcall('PUBLISH', K_EV, 'l:' .. n)
@@ -68,7 +92,7 @@ for j = 1, count do
       pid = meta.i
     end
     results[#results + 1] = pid
-    results[#results + 1] = ARGV[6 + (j - 1) * 3]
+    results[#results + 1] = ARGV[o + j * 3]
   end
   done[j] = ok
 end
@@ -91,15 +115,21 @@ if #results > 0 then
   end
   rcall_each('ZADD', K_REXP, z)
 end
-local out = { now, now + lease_ms, 0 }
-for j = 1, count do
-  out[#out + 1] = done[j]
-end
+local out = { now, now + lease_ms, 0, 0 }
 for j = 1, adopt_count do
   out[#out + 1] = adopted[j]
 end
+for j = 1, count do
+  out[#out + 1] = done[j]
+end
 -- The next due time matters only to a worker left with free slots.
-if lease_count > 0 and lease_jobs(lease_count, lease_ms, wid, now, out, park_ms) < lease_count then
-  out[3] = next_due()
+if lease_count > 0 then
+  local live, drain = lease_jobs(lease_count, lease_ms, wid, now, out, park_ms)
+  if drain then
+    out[4] = 1
+  end
+  if live < lease_count then
+    out[3] = next_due()
+  end
 end
 return out

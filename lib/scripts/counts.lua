@@ -5,7 +5,7 @@
 local now = now_ms()
 local out = {}
 for p = 0, 9 do
-  out[#out + 1] = rcall('LLEN', KEYS[p + 1])
+  out[#out + 1] = rcall('LLEN', pending_key(p))
 end
 out[#out + 1] = rcall('ZCARD', K_DELAYED)
 out[#out + 1] = rcall('ZCARD', K_LEASED)

@@ -1,5 +1,5 @@
 -- fail: count a failed attempt of a leased job; retry it after a delay or dead-letter it.
--- KEYS: the common layout; KEYS[28] is the worker's lease set.
+-- KEYS: the common layout; KEYS[30] is the worker's lease set.
 -- ARGV: id, token, worker id, error message, mode ('retry' | 'dead'), retry delay ms,
 --   default max attempts, max dead, dead reason (used when mode is 'dead'; '' = the error).
 -- Returns: 1 retried, 2 dead-lettered, E_LEASE_LOST when the caller does not hold the lease.
@@ -12,6 +12,8 @@ local now = now_ms()
 local meta = decode_meta(rcall('HGET', K_META, n))
 meta.a = (meta.a or 0) + 1
 meta.e = err
+-- It ran to an error without killing its worker: no longer a suspect.
+meta.s = nil
 rcall('ZREM', K_LEASED, n)
 rcall('HDEL', K_TOKENS, n)
 if wid ~= '0' then

@@ -3,13 +3,18 @@
 -- ARGV: public id.
 -- Returns: { state, id, payload, meta, score (due / deadline / died ms, or ''), progress }
 --   with state one of pending | delayed | leased | dead | completed | unknown;
---   for completed, payload is the stored result.
+--   for completed, payload is the stored result ('' when none is stored: a caller id within
+--   its dedupe window) and score is 1 when a result is stored.
 local id = ARGV[1]
 local n = resolve(id)
 if not n then
   local res = rcall('HGET', K_RES, id)
   if res then
-    return { 'completed', '', res, '', '', '' }
+    return { 'completed', '', res, '', 1, '' }
+  end
+  local until_ms = taken_until(rcall('HGET', K_IDS, id))
+  if until_ms and until_ms > now_ms() then
+    return { 'completed', '', '', '', 0, '' }
   end
   return { 'unknown' }
 end

@@ -1,12 +1,12 @@
 -- reclaim_worker: if the worker's heartbeat lapsed (checked again here, atomically), put every
--- job it still holds back at the FRONT (counting a lease expiry) and forget the worker.
--- KEYS: the common layout; KEYS[28] is that worker's lease set.
+-- job it still holds back at the FRONT (see expire_lease) — leased, prefetched, and handed off
+-- to it but not adopted yet (its hand-off list) — and forget the worker.
+-- KEYS: the common layout; KEYS[30] is that worker's lease set, KEYS[31] its hand-off list.
 -- ARGV: worker id, heartbeat timeout ms, max lease expiries, max dead.
 -- Returns: { reclaimed, dead-lettered }, or { -1 } when the worker is alive after all.
 local wid, hb_timeout, max_exp, max_dead = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local now = now_ms()
-local beat = rcall('ZSCORE', K_WORKERS, wid)
-if beat and tonumber(beat) >= now - hb_timeout then
+if not lapsed(rcall('ZSCORE', K_WORKERS, wid), now, hb_timeout) then
   return { -1 }
 end
 local reclaimed, dead = 0, 0
@@ -15,7 +15,7 @@ local held = {}
 for _, n in ipairs(rcall('SMEMBERS', K_WLEASES)) do
   local t = rcall('HGET', K_TOKENS, n)
   if held_by(t, wid) then
-    held[#held + 1] = { n, tonumber(string.sub(t, 1, -(#wid + 2))) }
+    held[#held + 1] = { n, tonumber(string.match(t, '^s?(%d+)')) or 0 }
   end
 end
 table.sort(held, function(a, b)
@@ -29,7 +29,16 @@ for i = #held, 1, -1 do
     dead = dead + 1
   end
 end
+-- Hand-offs it took from the wake list but had not adopted: it may have started them.
+local taken = hands()
+for i = #taken, 1, -1 do
+  if hand_live(taken[i]) then
+    unhand(taken[i], true)
+    reclaimed = reclaimed + 1
+  end
+end
 rcall('DEL', K_WLEASES)
+rcall('DEL', K_HANDS)
 rcall('ZREM', K_WORKERS, wid)
 rcall('ZREM', K_PARKED, wid)
 unhand_if_none_parked(now)

@@ -29,7 +29,7 @@ if not has_data then
   end
   local removed = 0
   for p = 0, 9 do
-    removed = removed + rcall('LREM', KEYS[p + 1], 0, n)
+    removed = removed + rcall('LREM', pending_key(p), 0, n)
   end
   if removed > 0 and #fixes == 0 then
     -- Entries of cancelled jobs wait in their lists until a lease skips them: normal, not a fix.
@@ -52,7 +52,7 @@ local dead = rcall('ZSCORE', K_DEAD, n)
 local in_lists = 0
 local where = {}
 for p = 0, 9 do
-  local c = #rcall('LPOS', KEYS[p + 1], n, 'COUNT', 0)
+  local c = #rcall('LPOS', pending_key(p), n, 'COUNT', 0)
   if c > 0 then
     where[#where + 1] = { p, c }
     in_lists = in_lists + c

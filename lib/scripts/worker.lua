@@ -1,25 +1,34 @@
 -- worker: the worker registry. Heartbeat times come from Redis.
--- KEYS: the common layout; KEYS[28] is the worker's lease set.
--- ARGV: action ('register' | 'beat' | 'unpark' | 'leave'), worker id (ignored for 'register').
+-- KEYS: the common layout; KEYS[30] is the worker's lease set, KEYS[31] its hand-off list.
+-- ARGV: action ('register' | 'beat' | 'unpark' | 'leave'), worker id (ignored for 'register'),
+--   heartbeat timeout ms.
 -- 'unpark' (pause) and 'leave' take the worker out of the parked set; a hand-off left in the
 -- wake list with no parked worker to pop it goes back to its pending list.
 -- Returns: the worker id for 'register', 1 otherwise.
-local action = ARGV[1]
+local action, wid, hb_timeout = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local now = now_ms()
 if action == 'register' then
-  local wid = int(rcall('INCR', K_WSEQ))
-  rcall('ZADD', K_WORKERS, now, wid)
+  wid = int(rcall('INCR', K_WSEQ))
+  beat(wid, now, hb_timeout)
   return wid
 elseif action == 'beat' then
-  rcall('ZADD', K_WORKERS, now, ARGV[2])
+  beat(wid, now, hb_timeout)
   return 1
 end
-rcall('ZREM', K_PARKED, ARGV[2])
+rcall('ZREM', K_PARKED, wid)
 unhand_if_none_parked(now)
 if action == 'unpark' then
   return 1
 end
--- 'leave': the worker released or finished its jobs; forget it and its lease set.
-rcall('ZREM', K_WORKERS, ARGV[2])
+-- 'leave': the worker released or finished its jobs; hand-offs it never received (its wait was
+-- cut) go back first in line; forget it, its lease set and its hand-off list.
+local taken = hands()
+for i = #taken, 1, -1 do
+  if hand_live(taken[i]) then
+    unhand(taken[i], false)
+  end
+end
+rcall('DEL', K_HANDS)
+rcall('ZREM', K_WORKERS, wid)
 rcall('DEL', K_WLEASES)
 return 1

@@ -20,6 +20,8 @@ const QUEUE_DEFAULT_KEYS: Record<keyof WorkQueueQueueDefaults, true> = {
   heartbeatTimeoutMs: true,
   replicaAcks: true,
   replicaAckTimeoutMs: true,
+  commandTimeoutMs: true,
+  dedupeWindowMs: true,
 };
 const WORKER_DEFAULT_KEYS: Record<keyof WorkQueueWorkerDefaults, true> = {
   concurrency: true,

@@ -42,8 +42,38 @@ describe('add: caller ids dedupe while the job exists', () => {
     expect(await q.lease({ count: 10, leaseMs: 5_000 })).toEqual([]);
   });
 
-  it('the id can be added again after completion, after cancel, and after a dead job is purged', async () => {
-    const q = fx.queue<{ v: number }>();
+  it('after completion the id stays taken for dedupeWindowMs, then clean() frees it', async () => {
+    const q = fx.queue<{ v: number }>({ dedupeWindowMs: 300 });
+    await q.add({ v: 1 }, { id: 'x' });
+    const [a] = await q.lease({ leaseMs: 5_000 });
+    expect(await q.complete(a!)).toBe(true);
+    // "Sign up twice, one welcome email": within the window, even after the first completed.
+    expect(await q.add({ v: 2 }, { id: 'x' })).toEqual({ id: 'x', added: false });
+    expect(await q.getJob('x')).toEqual({ id: 'x', state: 'completed' });
+    expect(await q.cancel('x')).toBe(false);
+    expect(await q.counts()).toMatchObject({ pending: 0, leased: 0 });
+    // After the window: free again (even before clean() drops the entry).
+    await waitFor(async () => (await q.add({ v: 3 }, { id: 'x' })).added, {
+      what: 'the window to end',
+    });
+    expect((await q.getJob('x'))!.data).toEqual({ v: 3 });
+    // clean() drops entries past their window.
+    await q.add({ v: 1 }, { id: 'y' });
+    const jobs = await q.lease({ count: 10, leaseMs: 5_000 });
+    for (const j of jobs) await q.complete(j);
+    const report = await waitFor(
+      async () => {
+        const r = await q.clean();
+        return r.callerIdsFreed > 0 ? r : null;
+      },
+      { what: 'clean to free the caller ids' },
+    );
+    expect(report.callerIdsFreed).toBe(2);
+    expect(await q.getJob('y')).toBeNull();
+  });
+
+  it('the id can be added again after completion (dedupeWindowMs 0), after cancel, and after a dead job is purged', async () => {
+    const q = fx.queue<{ v: number }>({ dedupeWindowMs: 0 });
     // completed
     await q.add({ v: 1 }, { id: 'x' });
     const [a] = await q.lease({ leaseMs: 5_000 });

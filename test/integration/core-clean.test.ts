@@ -13,10 +13,11 @@ const NOTHING: CleanReport = {
   deadWorkers: 0,
   reclaimedFromWorkers: 0,
   resultsExpired: 0,
+  callerIdsFreed: 0,
 };
 
 describe('clean: expired leases', () => {
-  it('reclaims an expired lease to the FRONT and counts a lease expiry', async () => {
+  it('reclaims an expired lease to the FRONT; a run beside others makes the job a suspect, not a counted expiry', async () => {
     const q = fx.queue<string>();
     await q.addBulk([{ data: 'a' }, { data: 'b' }, { data: 'c' }]);
     const [a] = await q.lease({ leaseMs: 60 });
@@ -32,16 +33,16 @@ describe('clean: expired leases', () => {
     expect(report).toEqual({ ...NOTHING, reclaimed: 1 });
     expect(await q.getJob(a!.id)).toMatchObject({
       state: 'pending',
-      leaseExpiries: 1,
+      leaseExpiries: 0,
       attemptsMade: 0,
     });
     expect(await q.getJob(b!.id)).toMatchObject({ state: 'leased', leaseExpiries: 0 });
-    // a is in front of c, which has been waiting longer.
+    // a is in front of c, which has been waiting longer; a suspect runs alone (an 's' token).
+    const [solo, ...rest] = await q.lease({ count: 10, leaseMs: 60_000 });
+    expect(rest).toEqual([]);
+    expect([solo!.data, solo!.token.startsWith('s')]).toEqual(['a', true]);
     const jobs = await q.lease({ count: 10, leaseMs: 60_000 });
-    expect(jobs.map((j) => [j.data, j.leaseExpiries, j.attempt])).toEqual([
-      ['a', 1, 1],
-      ['c', 0, 1],
-    ]);
+    expect(jobs.map((j) => [j.data, j.token.startsWith('s')])).toEqual([['c', false]]);
     // The old lease is stale now.
     expect(await q.extend(a!, 1_000)).toEqual([false]);
   });
@@ -52,24 +53,35 @@ describe('clean: expired leases', () => {
     const batch = await q.lease({ count: 12, leaseMs: 60 });
     expect(batch.map((j) => j.data)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     await waitFor(async () => (await q.clean()).reclaimed === 12, { what: 'the batch to expire' });
-    const again = await q.lease({ count: 20, leaseMs: 60_000 });
-    expect(again.map((j) => j.data)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    // Each is a suspect now: one lease call gives one of them, alone, in their order.
+    const again: number[] = [];
+    for (let i = 0; i < 13; i++) {
+      const got = await q.lease({ count: 20, leaseMs: 60_000 });
+      expect(got.length).toBe(1);
+      again.push(got[0]!.data);
+    }
+    expect(again).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
   });
 
-  it("at maxLeaseExpiries the job is dead-lettered with reason 'lease expired'", async () => {
+  it("at maxLeaseExpiries solo expiries the job is dead-lettered with reason 'lease expired'", async () => {
     const q = fx.queue<string>({ maxLeaseExpiries: 2 });
-    await q.add('crashy');
-    await q.lease({ leaseMs: 50 });
-    await waitFor(async () => (await q.clean()).reclaimed === 1, { what: 'first expiry' });
+    await q.addBulk([{ data: 'crashy' }, { data: 'bystander' }]);
+    await q.lease({ count: 2, leaseMs: 50 });
+    await waitFor(async () => (await q.clean()).reclaimed === 2, { what: 'first expiry' });
+    // Both ran together: neither is counted; both run alone from now on.
+    expect(await q.getJob('1')).toMatchObject({ state: 'pending', leaseExpiries: 0 });
+    const [first] = await q.lease({ count: 2, leaseMs: 50 });
+    expect([first!.data, first!.token.startsWith('s')]).toEqual(['crashy', true]);
+    await waitFor(async () => (await q.clean()).reclaimed === 1, { what: 'a solo expiry' });
     expect(await q.getJob('1')).toMatchObject({ state: 'pending', leaseExpiries: 1 });
-    const [again] = await q.lease({ leaseMs: 50 });
+    const [again] = await q.lease({ count: 2, leaseMs: 50 });
     expect(again!.leaseExpiries).toBe(1);
     const report = await waitFor(
       async () => {
         const r = await q.clean();
         return r.deadLettered > 0 ? r : null;
       },
-      { what: 'second expiry' },
+      { what: 'second solo expiry' },
     );
     expect(report).toEqual({ ...NOTHING, deadLettered: 1 });
     const job = await q.getJob('1');
@@ -77,6 +89,10 @@ describe('clean: expired leases', () => {
     expect(job!.deadReason).toContain('lease expired');
     const [dead] = await q.listDead();
     expect(dead!.reason).toContain('lease expired');
+    // The bystander was never counted: it runs (alone, once) and completes.
+    const [bystander] = await q.lease({ count: 2, leaseMs: 60_000 });
+    expect(bystander).toMatchObject({ data: 'bystander', leaseExpiries: 0 });
+    expect(await q.complete(bystander!)).toBe(true);
     expect(await q.counts()).toMatchObject({ pending: 0, leased: 0, dead: 1 });
     expect(await q.complete(again!)).toBe(true); // the stale holder may still finish it
   });
@@ -109,12 +125,16 @@ describe('clean: dead workers', () => {
       const counts = await q.counts();
       expect(counts).toMatchObject({ leased: 2, pending: 4, workers: 1 });
       for (const j of gone) {
-        expect(await q.getJob(j.id)).toMatchObject({ state: 'pending', leaseExpiries: 1 });
+        // They ran beside each other: suspects (each runs alone next), no expiry counted.
+        expect(await q.getJob(j.id)).toMatchObject({ state: 'pending', leaseExpiries: 0 });
       }
       for (const j of kept) expect((await q.getJob(j.id))!.state).toBe('leased');
       // Reclaimed to the FRONT, in their order, ahead of the job that was waiting.
-      const next = await q.lease({ count: 10, leaseMs: 60_000 });
-      expect(next.map((j) => j.data)).toEqual(['d1', 'd2', 'd3', 'waiting']);
+      const next: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        next.push(...(await q.lease({ count: 10, leaseMs: 60_000 })).map((j) => j.data));
+      }
+      expect(next).toEqual(['d1', 'd2', 'd3', 'waiting']);
       // The dead worker's leases are stale; the live worker's still work.
       expect(await q.extend(gone, 1_000)).toEqual([false, false, false]);
       expect(await q.extend(kept, 1_000)).toEqual([true, true]);

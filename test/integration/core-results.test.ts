@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { keysMatching } from '../support/keys.js';
-import { relativeKeys } from '../support/core.js';
+import { keysLeft } from '../support/core.js';
 import { QueueFixture } from '../support/queue.js';
 import { waitFor } from '../support/wait.js';
 
@@ -9,7 +9,10 @@ afterAll(() => fx.cleanup());
 
 describe('results', () => {
   it('opt-in: getResult and getJob().state === completed, for generated and caller ids', async () => {
-    const q = fx.queue<string, { sum: number }>({ storeResults: { ttlMs: 60_000 } });
+    const q = fx.queue<string, { sum: number }>({
+      storeResults: { ttlMs: 60_000 },
+      dedupeWindowMs: 0,
+    });
     await q.add('gen');
     await q.add('named', { id: 'invoice-7' });
     const [a, b] = await q.lease({ count: 2, leaseMs: 10_000 });
@@ -23,12 +26,7 @@ describe('results', () => {
     expect(await q.complete(a!, { sum: 99 })).toBe(false);
     expect(await q.getResult(a!.id)).toEqual({ sum: 1 });
     // Only the results remain besides the counters.
-    expect(relativeKeys(q.keys.base, await keysMatching(fx.client(), `${q.keys.base}*`))).toEqual([
-      'id',
-      'res',
-      'rx',
-      'tok',
-    ]);
+    expect(await keysLeft(fx.client(), q.keys.base)).toEqual(['id', 'ik:*', 'res', 'rx', 'tok']);
   });
 
   it('off by default: getResult is undefined and no results key is written', async () => {
@@ -37,7 +35,8 @@ describe('results', () => {
     const [a] = await q.lease({ leaseMs: 10_000 });
     expect(await q.complete(a!, { sum: 1 })).toBe(true);
     expect(await q.getResult('cid')).toBeUndefined();
-    expect(await q.getJob('cid')).toBeNull();
+    // Within its dedupe window the caller id shows the job completed, without a result.
+    expect(await q.getJob('cid')).toEqual({ id: 'cid', state: 'completed' });
     const keys = await keysMatching(fx.client(), `${q.keys.base}*`);
     expect(keys).not.toContain(`${q.keys.base}res`);
     expect(keys).not.toContain(`${q.keys.base}rx`);
@@ -61,9 +60,6 @@ describe('results', () => {
     );
     expect(await q.getResult(a!.id)).toBeUndefined();
     expect(await q.getResult(b!.id)).toBeUndefined();
-    expect(relativeKeys(q.keys.base, await keysMatching(fx.client(), `${q.keys.base}*`))).toEqual([
-      'id',
-      'tok',
-    ]);
+    expect(await keysLeft(fx.client(), q.keys.base)).toEqual(['id', 'ik:*', 'tok']);
   });
 });

@@ -71,7 +71,7 @@ describe('Worker heartbeat (child processes)', () => {
     expect(reports.at(-1)).toMatchObject({ deadWorkers: 1, reclaimedFromWorkers: 1 });
     expect(reports.slice(0, -1).every((r) => r.deadWorkers === 0)).toBe(true);
     expect(recoveredMs).toBeLessThan(5_000);
-    expect(await q.getJob(id)).toMatchObject({ state: 'pending', leaseExpiries: 1 });
+    expect(await q.getJob(id)).toMatchObject({ state: 'pending', leaseExpiries: 0 }); // its first death: a suspect now, not counted
     expect((await q.counts()).workers).toBe(0);
     expect(await fx.client().zscore(q.keys.workers, workerId)).toBeNull();
 

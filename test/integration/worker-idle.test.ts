@@ -94,9 +94,9 @@ describe('idle Worker', () => {
     // lease call after each, expect ~1 command/s at most.
     expect(perSecond).toBeLessThanOrEqual(3);
     // ... and it really was waiting on Redis, and beating from the thread (~every 1 s).
-    expect(own).toContain('blpop');
+    expect(own).toContain('blmove');
     expect(heartbeats).toBeGreaterThanOrEqual(3);
-    expect(delta.blpop ?? 0).toBeGreaterThanOrEqual(1);
+    expect(delta.blmove ?? 0).toBeGreaterThanOrEqual(1);
     expect(seen).toEqual([1]);
   });
 

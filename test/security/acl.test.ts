@@ -40,13 +40,14 @@ const COMMANDS = [
   'eval',
   'info',
   'ping',
-  'blpop',
+  'blmove',
   'subscribe',
   'lrange',
   'zrange',
   'hscan',
-  'set',
-  'del', // also inside the scripts; the client when a worker closes (its wake-up key)
+  'set', // also by a worker acknowledging a cancel
+  'exists', // a canceller checking for an acknowledgement
+  'del',
   // run inside the scripts
   'time',
   'hget',
@@ -62,8 +63,9 @@ const COMMANDS = [
   'lpos',
   'lpush',
   'lrem',
-  'rpush', // also sent by the client when a worker closes (its wake-up key)
-  'publish',
+  'rpush',
+  'publish', // also by a worker acknowledging a cancel
+  'pexpire',
   'sadd',
   'smembers',
   'srem',
@@ -173,7 +175,7 @@ describe('a user limited to ~wq:* &wq:* and the minimal command set', () => {
     expect(await q.purgeDead()).toBe(1);
     await q.clean();
     expect((await q.counts()).workers).toBe(1);
-    expect(await q.getJob('cid-1')).toBeNull();
+    expect(await q.getJob('cid-1')).toEqual({ id: 'cid-1', state: 'completed' });
     // Closing with a job still running gives it back to the front of its queue.
     await q.add('hold-at-close', { id: 'hold-at-close' });
     await waitFor(async () => (await q.getJob('hold-at-close'))?.state === 'leased', {

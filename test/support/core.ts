@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { WorkQueue } from '../../lib/index.js';
 import type { WorkQueueOptions } from '../../lib/index.js';
 import type { QueueFixture } from './queue.js';
+import { keysMatching } from './keys.js';
 import { getFreePort } from './redis-server.js';
 
 /** Redis server time in ms (the clock every deadline and due time is measured against). */
@@ -93,4 +94,22 @@ export async function commandCalls(client: Redis, commands: readonly string[]): 
 /** Keys of a queue relative to its base (`<prefix>:{<queue>}:`), sorted. */
 export function relativeKeys(base: string, keys: readonly string[]): string[] {
   return keys.map((k) => (k.startsWith(base) ? k.slice(base.length) : `(foreign) ${k}`)).sort();
+}
+
+/**
+ * The keys a queue keeps once its jobs are gone, relative to its base, sorted: a producer's
+ * record of its add calls (`ik:<session>`, shown as `ik:*`) must expire by itself within a
+ * minute (see lib/scripts/add.lua), so its TTL is checked here.
+ */
+export async function keysLeft(client: Redis, base: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const key of await keysMatching(client, `${base}*`)) {
+    const rel = key.slice(base.length);
+    if (rel.startsWith('ik:')) {
+      const ttl = await client.pttl(key);
+      if (ttl <= 0 || ttl > 60_000) throw new Error(`${key} has TTL ${ttl} ms, not 1..60000`);
+      out.push('ik:*');
+    } else out.push(rel);
+  }
+  return [...new Set(out)].sort();
 }

@@ -1,0 +1,63 @@
+/**
+ * Bounded waits on Redis: every queue operation gets an answer, or a typed error, within a time
+ * the user sets (`commandTimeoutMs`), whatever the client's own retry options are.
+ */
+import type { Cluster, Redis } from 'ioredis';
+import { WorkQueueError } from './errors.js';
+
+type Client = Redis | Cluster;
+
+/** Resolve `p`, or `undefined` after `ms` (the timer never outlives the race). */
+export function within<X>(p: Promise<X>, ms: number): Promise<X | undefined> {
+  let t: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p.finally(() => clearTimeout(t)),
+    new Promise<undefined>((r) => {
+      t = setTimeout(() => r(undefined), Math.max(0, ms));
+    }),
+  ]);
+}
+
+/**
+ * Run `send` against `client`, answered within `timeoutMs`: no reply by then (Redis down,
+ * reconnecting, or not answering) → `REDIS_UNAVAILABLE` naming the client's last connection
+ * error. The command is sent at once, so the client's own retry options (e.g. a small
+ * `maxRetriesPerRequest`) can fail it sooner; a command that timed out here may still run if
+ * the client sends it once the connection is back — the message says so.
+ */
+export async function bounded<X>(
+  client: Client,
+  timeoutMs: number,
+  context: string,
+  send: () => Promise<X>,
+): Promise<X> {
+  let lastError: string | undefined;
+  const onError = (e: unknown) => {
+    const m = (e as { message?: unknown } | null)?.message;
+    lastError = typeof m === 'string' ? m : String(e);
+  };
+  const watch = client.status !== 'ready';
+  if (watch) client.on('error', onError);
+  const call = send();
+  try {
+    const answer = await within(
+      call.then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      ),
+      timeoutMs,
+    );
+    if (answer === undefined) {
+      call.catch(() => undefined); // a late failure is not unhandled
+      const why = lastError ? `: ${lastError}` : '';
+      throw new WorkQueueError(
+        'REDIS_UNAVAILABLE',
+        `${context}: no reply from Redis within ${timeoutMs} ms (connection ${client.status}; the command may still run if it reconnects)${why}`,
+      );
+    }
+    if ('error' in answer) throw answer.error;
+    return answer.value;
+  } finally {
+    if (watch) client.off('error', onError);
+  }
+}

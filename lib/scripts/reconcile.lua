@@ -1,0 +1,59 @@
+-- reconcile: after a connection of the worker dropped, match what Redis says it holds with what
+-- it knows. A lease or hand-off call whose reply was lost (or was run twice by a client that
+-- re-sent it) leaves jobs held by a worker that does not know it holds them; they would wait for
+-- their lease to lapse. Those go back at the FRONT at once, no attempt or expiry counted.
+-- KEYS: the common layout; KEYS[30] is the worker's lease set, KEYS[31] its hand-off list.
+-- ARGV: worker id, then the tokens of every job the worker knows it holds (running, buffered,
+--   handed off to it).
+-- Returns: { leases given back, hand-offs given back }.
+local wid = ARGV[1]
+local known = {}
+for i = 2, #ARGV do
+  known[ARGV[i]] = true
+end
+local held = rcall('SMEMBERS', K_WLEASES)
+local lost = {}
+if #held > 0 then
+  local tokens = hmget(K_TOKENS, held)
+  for i, n in ipairs(held) do
+    if held_by(tokens[i], wid) then
+      local token = string.sub(tokens[i], 1, -(#wid + 2))
+      if not known[token] then
+        lost[#lost + 1] = { n, tonumber(string.match(token, '^s?(%d+)')) or 0 }
+      end
+    else
+      rcall('SREM', K_WLEASES, n)
+    end
+  end
+end
+-- First leased ends up first in line.
+table.sort(lost, function(a, b)
+  return a[2] < b[2]
+end)
+for i = #lost, 1, -1 do
+  local n = lost[i][1]
+  rcall('ZREM', K_LEASED, n)
+  rcall('HDEL', K_TOKENS, n)
+  rcall('SREM', K_WLEASES, n)
+  requeue(n, decode_meta(rcall('HGET', K_META, n)), true)
+end
+local keep, unhanded = {}, 0
+for _, e in ipairs(rcall('LRANGE', K_HANDS, 0, -1)) do
+  local h = parse_hand(e)
+  if h and hand_live(h) then
+    if known[h.token] then
+      keep[#keep + 1] = e
+    else
+      unhand(h, false)
+      unhanded = unhanded + 1
+    end
+  end
+end
+rcall('DEL', K_HANDS)
+if #keep > 0 then
+  rcall('RPUSH', K_HANDS, unpack(keep))
+end
+if #lost > 0 then
+  wake()
+end
+return { #lost, unhanded }
