@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { NonRetryableError } from '../../lib/index.js';
 import { keysMatching } from '../support/keys.js';
-import { keysLeft, relativeKeys } from '../support/core.js';
+import { keysLeft } from '../support/core.js';
 import { QueueFixture } from '../support/queue.js';
 import { waitFor } from '../support/wait.js';
 

@@ -7,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { Worker, WorkQueue } from '../../lib/index.js';
 import { keysLeft } from '../support/core.js';
-import { keysMatching } from '../support/keys.js';
 import { startRedis, type RedisHandle } from '../support/redis-server.js';
 import { waitFor } from '../support/wait.js';
 
