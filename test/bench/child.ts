@@ -8,7 +8,7 @@
  * Multi-process `process` runs also talk to the orchestrator over IPC (ready / count; go / stop).
  */
 import { Redis } from 'ioredis';
-import type { Adapter, ConsumeOptions, JobData, LibName, Producer } from './libs/types.js';
+import type { Adapter, ConsumeOptions, LibName } from './libs/types.js';
 import { LIBS } from './libs/types.js';
 import {
   CHILD_KINDS,
@@ -19,6 +19,11 @@ import {
   type ChildResult,
   type ParentMessage,
 } from './protocol.js';
+import { addInChunks, completionCounter, loadAdapter, onError, payloads, QUEUE } from './jobs.js';
+import { measureAddConcurrent } from './rows/concurrent-add.js';
+import { measureFirstJob } from './rows/first-job.js';
+import { measureMemory } from './rows/memory.js';
+import { measureScale } from './rows/scale.js';
 import {
   callDeltas,
   commandCalls,
@@ -29,65 +34,6 @@ import {
   sleep,
   wallMs,
 } from './util.js';
-
-const QUEUE = 'bench';
-
-async function loadAdapter(lib: LibName, p: ChildParams): Promise<Adapter> {
-  const config = { host: p.host, port: p.port, retries: p.failEvery > 0 };
-  switch (lib) {
-    case 'ours':
-      return (await import('./libs/ours.js')).create(config);
-    case 'bullmq':
-      return (await import('./libs/bullmq.js')).create(config);
-    case 'bee':
-      return (await import('./libs/bee.js')).create(config);
-  }
-}
-
-/** Payload maker: `{"i":n}`, or padded to about `bytes` bytes of JSON. */
-function payloads(bytes: number): (i: number) => JobData {
-  if (bytes <= 0) return (i) => ({ i });
-  const pad = 'x'.repeat(Math.max(0, bytes - JSON.stringify({ i: 10_000, pad: '' }).length));
-  return (i) => ({ i, pad });
-}
-
-async function addInChunks(
-  producer: Producer,
-  from: number,
-  count: number,
-  chunk: number,
-  make: (i: number) => JobData,
-): Promise<void> {
-  for (let start = from; start < from + count; start += chunk) {
-    const end = Math.min(from + count, start + chunk);
-    const batch: JobData[] = [];
-    for (let i = start; i < end; i++) batch.push(make(i));
-    await producer.addBulk(batch);
-  }
-}
-
-/** Counts completions; `done` resolves at the target-th one. */
-function completionCounter(target: number) {
-  let resolve!: () => void;
-  const done = new Promise<void>((r) => (resolve = r));
-  const c = {
-    completed: 0,
-    failed: 0,
-    lastAt: 0,
-    done,
-    onCompleted: () => {
-      c.completed += 1;
-      c.lastAt = wallMs();
-      if (c.completed === target) resolve();
-    },
-    onFailed: () => {
-      c.failed += 1;
-    },
-  };
-  return c;
-}
-
-const onError = (e: unknown) => process.stderr.write(`[child] library error: ${errorText(e)}\n`);
 
 function handlerFor(p: ChildParams): ConsumeOptions['handler'] {
   const every = p.failEvery;
@@ -355,6 +301,14 @@ async function main(): Promise<ChildResult> {
       return measureLatency(adapter, p);
     case 'bytes':
       return measureBytes(adapter, p);
+    case 'addConcurrent':
+      return measureAddConcurrent(adapter, p);
+    case 'firstJob':
+      return measureFirstJob(adapter, p);
+    case 'memory':
+      return measureMemory(adapter, p);
+    case 'scale':
+      return measureScale(adapter, p);
   }
 }
 
