@@ -6,6 +6,8 @@
 import { payloads, QUEUE } from '../jobs.js';
 import type { Adapter, Producer } from '../libs/types.js';
 import type { ChildParams, ChildResult } from '../protocol.js';
+import type { Settings } from '../options.js';
+import { baseParams, throughputRow, type RowPlan } from '../plan.js';
 
 export const DEFAULT_CALLERS = 64;
 
@@ -41,5 +43,27 @@ export async function measureAddConcurrent(adapter: Adapter, p: ChildParams): Pr
     value: p.n / seconds,
     jobs: p.n,
     seconds,
+  };
+}
+
+export function concurrentAddPlan(s: Settings): RowPlan {
+  return {
+    measurements: [
+      {
+        id: 'addConcurrent',
+        kind: 'addConcurrent',
+        procs: 1,
+        server: 'main',
+        params: { ...baseParams(s), callers: s.callers },
+      },
+    ],
+    rows: [
+      throughputRow(
+        'addConcurrent',
+        'addConcurrent',
+        `add, ${s.callers} concurrent callers on one queue object`,
+        'addConcurrent',
+      ),
+    ],
   };
 }

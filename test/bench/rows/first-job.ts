@@ -9,6 +9,8 @@
 import { onError, payloads, QUEUE } from '../jobs.js';
 import type { Adapter } from '../libs/types.js';
 import type { ChildParams, ChildResult } from '../protocol.js';
+import type { Settings } from '../options.js';
+import { baseParams, type RowPlan } from '../plan.js';
 import { median } from '../util.js';
 
 async function sample(adapter: Adapter, queue: string): Promise<number> {
@@ -45,5 +47,31 @@ export async function measureFirstJob(adapter: Adapter, p: ChildParams): Promise
     value: median(ms),
     jobs: samples,
     samplesMs: ms.map((x) => Math.round(x * 100) / 100),
+  };
+}
+
+export function firstJobPlan(s: Settings): RowPlan {
+  return {
+    measurements: [
+      {
+        id: 'firstJob',
+        kind: 'firstJob',
+        procs: 1,
+        server: 'main',
+        params: { ...baseParams(s), concurrency: 1, samples: s.firstSamples },
+      },
+    ],
+    rows: [
+      {
+        id: 'firstJobMs',
+        figure: `worker start → first handler call, 1 job waiting (median of ${s.firstSamples})`,
+        group: 'firstJob',
+        unit: 'ms',
+        better: 'lower',
+        measurement: 'firstJob',
+        pick: (r) => r.value,
+        digits: 1,
+      },
+    ],
   };
 }

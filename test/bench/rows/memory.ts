@@ -10,6 +10,8 @@
 import { completionCounter, onError, payloads, QUEUE } from '../jobs.js';
 import type { Adapter, Consumer } from '../libs/types.js';
 import type { ChildParams, ChildResult } from '../protocol.js';
+import type { Settings } from '../options.js';
+import { baseParams, type RowPlan, type RowSpec } from '../plan.js';
 import { sleep } from '../util.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -70,5 +72,42 @@ export async function measureMemory(adapter: Adapter, p: ChildParams): Promise<C
     rssDeltaBytes: after.rss - before.rss,
     heapDeltaBytes: after.heap - before.heap,
     gc: gc !== undefined,
+  };
+}
+
+export const MEMORY_CONCURRENCY = 5;
+
+export function memoryPlan(s: Settings): RowPlan {
+  const counts = [...new Set(s.memWorkers)].sort((a, b) => a - b);
+  const rss: RowSpec[] = counts.map((w) => ({
+    id: `memRss${w}`,
+    figure: `RSS growth, ${w} idle worker(s) (c=${MEMORY_CONCURRENCY}), each on its own queue`,
+    group: 'memory',
+    unit: 'MB',
+    better: 'lower',
+    measurement: `mem${w}`,
+    pick: (r) => (r.rssDeltaBytes === undefined ? undefined : r.rssDeltaBytes / 2 ** 20),
+    digits: 1,
+  }));
+  const start: RowSpec[] = counts.map((w) => ({
+    id: `memStart${w}`,
+    figure: `start-up until ${w} worker(s) each ran a first job`,
+    group: 'memory',
+    unit: 'ms',
+    better: 'lower',
+    measurement: `mem${w}`,
+    pick: (r) => r.startMs,
+    digits: 0,
+  }));
+  return {
+    measurements: counts.map((w) => ({
+      id: `mem${w}`,
+      kind: 'memory',
+      procs: 1,
+      server: 'main',
+      params: { ...baseParams(s), concurrency: MEMORY_CONCURRENCY, workers: w },
+      nodeArgs: ['--expose-gc'],
+    })),
+    rows: [...rss, ...start],
   };
 }

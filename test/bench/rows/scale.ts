@@ -8,6 +8,9 @@
 import { addInChunks, payloads, QUEUE } from '../jobs.js';
 import type { Adapter } from '../libs/types.js';
 import type { ChildParams, ChildResult } from '../protocol.js';
+import type { LibName } from '../libs/types.js';
+import type { Settings } from '../options.js';
+import { baseParams, type Measurement, type RowPlan, type RowSpec } from '../plan.js';
 import { info, sleep } from '../util.js';
 import { Redis } from 'ioredis';
 
@@ -57,4 +60,58 @@ export async function measureScale(adapter: Adapter, p: ChildParams): Promise<Ch
   } finally {
     stats.disconnect();
   }
+}
+
+/** The libraries with a `drain` (see libs/ours.ts, libs/fused.ts). */
+const DRAINING: readonly LibName[] = ['ours', 'fused'];
+
+const count = (n: number) => n.toLocaleString('en-US');
+
+export function scalePlan(s: Settings): RowPlan {
+  const sizes = [
+    { id: 'Base', n: s.scaleBase },
+    { id: 'Big', n: s.scaleN },
+  ];
+  const measurements: Measurement[] = sizes.map(({ id, n }) => ({
+    id: `scale${id}`,
+    kind: 'scale',
+    procs: 1,
+    server: 'main',
+    params: { ...baseParams(s), n, warmup: Math.min(1000, n) },
+    libs: DRAINING,
+    timeoutMs: Math.max(s.timeoutMs, Math.round(120 + n / 2000) * 1000),
+  }));
+  const row = (
+    what: string,
+    figure: (n: string) => string,
+    extra: Pick<RowSpec, 'unit' | 'better' | 'pick' | 'digits'>,
+  ): RowSpec[] =>
+    sizes.map(({ id, n }) => ({
+      id: `scale${what}${id}`,
+      figure: figure(count(n)),
+      group: 'scale',
+      measurement: `scale${id}`,
+      libs: DRAINING,
+      ...extra,
+    }));
+  const jobsPerSec = { unit: 'jobs/s', better: 'higher', digits: 0 } as const;
+  return {
+    measurements,
+    rows: [
+      ...row('Add', (n) => `scale: addBulk of ${n} jobs (${s.bulkSize} per call)`, {
+        ...jobsPerSec,
+        pick: (r) => r.addPerSec,
+      }),
+      ...row('Take', (n) => `scale: lease+complete ${n} jobs (${s.bulkSize} per call)`, {
+        ...jobsPerSec,
+        pick: (r) => r.drainPerSec,
+      }),
+      ...row('Bytes', (n) => `scale: Redis bytes per waiting job, ${n} waiting`, {
+        unit: 'B',
+        better: 'lower',
+        digits: 1,
+        pick: (r) => r.bytesPerJob,
+      }),
+    ],
+  };
 }
