@@ -6,6 +6,7 @@
  * with.
  */
 import { Redis } from 'ioredis';
+import { sleep } from '../util.js';
 import type {
   Adapter,
   AdapterConfig,
@@ -70,7 +71,10 @@ export function create(config: AdapterConfig): Adapter {
           try {
             raw = await take();
           } catch (e) {
-            if (!closing) o.onError(e);
+            if (!closing) {
+              o.onError(e);
+              await sleep(100);
+            }
             continue;
           }
           if (raw === null) continue;

@@ -121,7 +121,13 @@ export function create(config: AdapterConfig): Adapter {
           done = [];
           const want = o.concurrency - running;
           if (ids.length === 0 && want === 0) return;
-          const entries = (await take(k.list, k.leased, want, ...ids)) as string[];
+          let entries: string[];
+          try {
+            entries = (await take(k.list, k.leased, want, ...ids)) as string[];
+          } catch (e) {
+            done = ids.concat(done); // complete them on the next try
+            throw e;
+          }
           for (let i = 0; i < ids.length; i++) o.onCompleted();
           for (const e of entries) start(e);
           if (entries.length > 0 || done.length > 0) continue;
@@ -135,13 +141,18 @@ export function create(config: AdapterConfig): Adapter {
       };
       const pump = () => {
         if (pumping) return;
+        let failed = false;
         pumping = loop()
           .catch((e: unknown) => {
-            if (!closing) o.onError(e);
+            if (closing) return;
+            o.onError(e);
+            failed = true;
           })
           .finally(() => {
             pumping = undefined;
-            if (!closing && done.length > 0) pump();
+            if (closing) return;
+            if (failed) setTimeout(pump, 100);
+            else if (done.length > 0) pump();
           });
       };
       pump();
