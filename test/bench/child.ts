@@ -4,117 +4,26 @@
  *   node --import ./scripts/register-ts.mjs test/bench/child.ts <lib> <kind> '<params json>'
  *
  * Prints exactly one JSON line on stdout (a ChildResult, or a ChildFailure with exit code 1).
- * Every kind first runs a short untimed warm-up of the same code path in this process (JIT).
+ * Every kind but memory first runs a short untimed warm-up of the same code path (JIT).
  * Multi-process `process` runs also talk to the orchestrator over IPC (ready / count; go / stop).
  */
 import { Redis } from 'ioredis';
-import type { Adapter, ConsumeOptions, JobData, LibName, Producer } from './libs/types.js';
+import { addInChunks, loadAdapter, onError, payloads, QUEUE } from './jobs.js';
+import type { Adapter, LibName } from './libs/types.js';
 import { LIBS } from './libs/types.js';
+import { measureProcess } from './process.js';
 import {
   CHILD_KINDS,
   type ChildFailure,
   type ChildKind,
-  type ChildMessage,
   type ChildParams,
   type ChildResult,
-  type ParentMessage,
 } from './protocol.js';
-import {
-  callDeltas,
-  commandCalls,
-  errorText,
-  info,
-  infoNumber,
-  quantile,
-  sleep,
-  wallMs,
-} from './util.js';
-
-const QUEUE = 'bench';
-
-async function loadAdapter(lib: LibName, p: ChildParams): Promise<Adapter> {
-  const config = { host: p.host, port: p.port, retries: p.failEvery > 0 };
-  switch (lib) {
-    case 'ours':
-      return (await import('./libs/ours.js')).create(config);
-    case 'bullmq':
-      return (await import('./libs/bullmq.js')).create(config);
-    case 'bee':
-      return (await import('./libs/bee.js')).create(config);
-  }
-}
-
-/** Payload maker: `{"i":n}`, or padded to about `bytes` bytes of JSON. */
-function payloads(bytes: number): (i: number) => JobData {
-  if (bytes <= 0) return (i) => ({ i });
-  const pad = 'x'.repeat(Math.max(0, bytes - JSON.stringify({ i: 10_000, pad: '' }).length));
-  return (i) => ({ i, pad });
-}
-
-async function addInChunks(
-  producer: Producer,
-  from: number,
-  count: number,
-  chunk: number,
-  make: (i: number) => JobData,
-): Promise<void> {
-  for (let start = from; start < from + count; start += chunk) {
-    const end = Math.min(from + count, start + chunk);
-    const batch: JobData[] = [];
-    for (let i = start; i < end; i++) batch.push(make(i));
-    await producer.addBulk(batch);
-  }
-}
-
-/** Counts completions; `done` resolves at the target-th one. */
-function completionCounter(target: number) {
-  let resolve!: () => void;
-  const done = new Promise<void>((r) => (resolve = r));
-  const c = {
-    completed: 0,
-    failed: 0,
-    lastAt: 0,
-    done,
-    onCompleted: () => {
-      c.completed += 1;
-      c.lastAt = wallMs();
-      if (c.completed === target) resolve();
-    },
-    onFailed: () => {
-      c.failed += 1;
-    },
-  };
-  return c;
-}
-
-const onError = (e: unknown) => process.stderr.write(`[child] library error: ${errorText(e)}\n`);
-
-function handlerFor(p: ChildParams): ConsumeOptions['handler'] {
-  const every = p.failEvery;
-  return async (data, firstAttempt) => {
-    if (every > 0 && firstAttempt && data.i % every === 0) throw new Error('planned failure');
-  };
-}
-
-/** Fill a queue with `count` jobs and process them all with one worker (untimed). */
-async function warmProcess(adapter: Adapter, p: ChildParams, queue: string): Promise<void> {
-  const count = Math.max(1, p.warmup);
-  const make = payloads(p.payloadBytes);
-  const producer = await adapter.producer(queue);
-  await producer.ready();
-  await addInChunks(producer, 0, count, p.bulkSize, make);
-  await producer.close();
-  const c = completionCounter(count);
-  const consumer = await adapter.consumer(queue, {
-    concurrency: p.concurrency,
-    handler: handlerFor(p),
-    onCompleted: c.onCompleted,
-    onFailed: c.onFailed,
-    onError,
-  });
-  await c.done;
-  await consumer.close();
-}
+import { measureAddConcurrent } from './rows/concurrent-add.js';
+import { measureFirstJob } from './rows/first-job.js';
+import { measureMemory } from './rows/memory.js';
+import { measureScale } from './rows/scale.js';
+import { errorText, info, quantile, sleep } from './util.js';
 
 async function measureAdd(adapter: Adapter, p: ChildParams, bulk: boolean): Promise<ChildResult> {
   const make = payloads(p.payloadBytes);
@@ -137,120 +46,6 @@ async function measureAdd(adapter: Adapter, p: ChildParams, bulk: boolean): Prom
     jobs: p.n,
     seconds,
   };
-}
-
-interface StatsSnapshot {
-  calls: Map<string, number>;
-  reads: number;
-}
-
-async function snapshot(stats: Redis): Promise<StatsSnapshot> {
-  const calls = await commandCalls(stats);
-  const reads = await infoNumber(stats, 'stats', 'total_reads_processed');
-  return { calls, reads };
-}
-
-/** IPC with the orchestrator (multi-process runs). */
-function parentChannel() {
-  const waiters = new Map<ParentMessage['type'], () => void>();
-  const seen = new Set<ParentMessage['type']>();
-  process.on('message', (m: ParentMessage) => {
-    seen.add(m.type);
-    waiters.get(m.type)?.();
-  });
-  return {
-    send(m: ChildMessage) {
-      process.send?.(m);
-    },
-    wait(type: ParentMessage['type']): Promise<void> {
-      if (seen.has(type)) return Promise.resolve();
-      return new Promise((r) => waiters.set(type, r));
-    },
-  };
-}
-
-async function measureProcess(adapter: Adapter, p: ChildParams): Promise<ChildResult> {
-  const multi = p.procs > 1;
-  const parent = multi ? parentChannel() : undefined;
-  const stats = new Redis({ host: p.host, port: p.port });
-  try {
-    await warmProcess(adapter, p, `${QUEUE}-warm-${p.index}`);
-    if (p.index === 0) {
-      const producer = await adapter.producer(QUEUE);
-      await producer.ready();
-      await addInChunks(producer, 0, p.n, p.bulkSize, payloads(p.payloadBytes));
-      await producer.close();
-    }
-    if (parent) {
-      parent.send({ type: 'ready' });
-      await parent.wait('go');
-    }
-    const before = multi ? undefined : await snapshot(stats);
-    const c = completionCounter(multi ? Number.POSITIVE_INFINITY : p.n);
-    const handler = handlerFor(p);
-    let firstAt = 0;
-    const startAt = wallMs();
-    const consumer = await adapter.consumer(QUEUE, {
-      concurrency: p.concurrency,
-      handler: (data, firstAttempt) => {
-        if (firstAt === 0) firstAt = wallMs();
-        return handler(data, firstAttempt);
-      },
-      onCompleted: c.onCompleted,
-      onFailed: c.onFailed,
-      onError,
-    });
-    let reported = 0;
-    const ticker = parent
-      ? setInterval(() => {
-          if (c.completed !== reported) {
-            reported = c.completed;
-            parent.send({ type: 'count', completed: reported });
-          }
-        }, 20)
-      : undefined;
-    await (parent ? parent.wait('stop') : c.done);
-    clearInterval(ticker);
-    const after = before ? await snapshot(stats) : undefined;
-    await consumer.close();
-
-    // Steady state: from the first job handed to a handler to the last completion. Worker
-    // start-up (connections, registration, a heartbeat thread) is excluded for every library
-    // and reported on its own as firstJobMs.
-    const seconds = (c.lastAt - firstAt) / 1000;
-    const result: ChildResult = {
-      ok: true,
-      lib: adapter.lib,
-      kind: 'process',
-      value: c.completed / seconds,
-      jobs: c.completed,
-      seconds,
-      startAt: firstAt,
-      lastAt: c.lastAt,
-      firstJobMs: firstAt - startAt,
-      failedAttempts: c.failed,
-    };
-    if (before && after) {
-      const deltas = callDeltas(before.calls, after.calls);
-      // The snapshot itself: the first snapshot's 2 INFO calls land in the second one's count.
-      deltas.set('info', (deltas.get('info') ?? 0) - 2);
-      let total = 0;
-      for (const v of deltas.values()) total += v;
-      result.commandsPerJob = total / c.completed;
-      // total_reads_processed counts the reading INFO itself: 2 of the second snapshot.
-      result.readsPerJob = (after.reads - before.reads - 2) / c.completed;
-      result.commandMix = Object.fromEntries(
-        [...deltas]
-          .filter(([, v]) => v > 0)
-          .sort((a, b) => b[1] - a[1])
-          .slice(0, 12)
-          .map(([k, v]) => [k, Math.round((v / c.completed) * 1000) / 1000]),
-      );
-    }
-    return result;
-  } finally {
-    stats.disconnect();
-  }
 }
 
 async function measureLatency(adapter: Adapter, p: ChildParams): Promise<ChildResult> {
@@ -355,6 +150,14 @@ async function main(): Promise<ChildResult> {
       return measureLatency(adapter, p);
     case 'bytes':
       return measureBytes(adapter, p);
+    case 'addConcurrent':
+      return measureAddConcurrent(adapter, p);
+    case 'firstJob':
+      return measureFirstJob(adapter, p);
+    case 'memory':
+      return measureMemory(adapter, p);
+    case 'scale':
+      return measureScale(adapter, p);
   }
 }
 

@@ -9,10 +9,37 @@ import type { LibName } from './libs/types.js';
  *   to the last completion — worker start-up excluded for every library, reported separately
  *   (with `procs` > 1 the orchestrator coordinates several such children);
  * - `latency`: add → handler start of an idle worker, `samples` times, `spacingMs` apart;
- * - `bytes`: Redis `used_memory` growth per waiting job over `n` added jobs.
+ * - `bytes`: Redis `used_memory` growth per waiting job over `n` added jobs;
+ * - `addConcurrent`: jobs/s of `callers` concurrent callers on one producer, each awaiting its
+ *   own add in a loop, `n` jobs in all (rows/concurrent-add.ts);
+ * - `firstJob`: ms from starting a worker, one job waiting, to its handler call; `samples`
+ *   times, each on a fresh queue (rows/first-job.ts);
+ * - `memory`: RSS growth and start-up time of `workers` idle workers, each on its own queue
+ *   (rows/memory.ts);
+ * - `scale`: addBulk, then lease+complete (`drain`) of `n` jobs, and Redis bytes per waiting
+ *   job (rows/scale.ts).
  */
-export type ChildKind = 'add' | 'addBulk' | 'process' | 'latency' | 'bytes';
-export const CHILD_KINDS: readonly ChildKind[] = ['add', 'addBulk', 'process', 'latency', 'bytes'];
+export type ChildKind =
+  | 'add'
+  | 'addBulk'
+  | 'process'
+  | 'latency'
+  | 'bytes'
+  | 'addConcurrent'
+  | 'firstJob'
+  | 'memory'
+  | 'scale';
+export const CHILD_KINDS: readonly ChildKind[] = [
+  'add',
+  'addBulk',
+  'process',
+  'latency',
+  'bytes',
+  'addConcurrent',
+  'firstJob',
+  'memory',
+  'scale',
+];
 
 export interface ChildParams {
   host: string;
@@ -35,6 +62,10 @@ export interface ChildParams {
   index: number;
   /** Give up (and fail) after this long. */
   timeoutMs: number;
+  /** addConcurrent: concurrent callers. */
+  callers?: number;
+  /** memory: idle workers started (each on its own queue, at `concurrency`). */
+  workers?: number;
 }
 
 export interface ChildResult {
@@ -63,6 +94,19 @@ export interface ChildResult {
   maxUs?: number;
   /** bytes: used_memory minus client buffers, per job. */
   datasetBytesPerJob?: number;
+  /** firstJob: every sample (ms), in order. */
+  samplesMs?: number[];
+  /** memory: ms from the first worker's start until every worker ran its first job. */
+  startMs?: number;
+  /** memory: growth over the baseline (same process, libraries loaded, before any worker). */
+  rssDeltaBytes?: number;
+  heapDeltaBytes?: number;
+  /** memory: whether a GC ran before each reading (`--expose-gc`). */
+  gc?: boolean;
+  /** scale: add (addBulk) jobs/s, lease+complete jobs/s, Redis used_memory per waiting job. */
+  addPerSec?: number;
+  drainPerSec?: number;
+  bytesPerJob?: number;
 }
 
 export interface ChildFailure {

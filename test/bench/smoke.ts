@@ -1,7 +1,8 @@
 /**
  * Smoke test of the benchmark harness (`npm run test:bench-smoke`, called from CI): runs
- * test/bench/run.ts with tiny numbers and fails when any row is missing or any value is not a
- * finite number. Asserts nothing about speed. Extra arguments are passed on to run.ts.
+ * test/bench/run.ts with tiny numbers (every figure, the floors and --scale included) and
+ * fails when any row is missing or any value is not a finite number. Asserts nothing about
+ * speed. Extra arguments are passed on to run.ts.
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -27,6 +28,18 @@ const ROW_IDS = [
   'payload100',
   'payload10k',
   'mixed',
+  'addConcurrent',
+  'firstJobMs',
+  'memRss1',
+  'memRss2',
+  'memStart1',
+  'memStart2',
+  'scaleAddBase',
+  'scaleAddBig',
+  'scaleTakeBase',
+  'scaleTakeBig',
+  'scaleBytesBase',
+  'scaleBytesBig',
 ];
 const ARGS = [
   '--quick',
@@ -40,16 +53,28 @@ const ARGS = [
   '30',
   '--bytes-n',
   '2000',
+  '--first-samples',
+  '1',
+  '--mem-workers',
+  '1,2',
+  '--scale',
+  '--scale-n',
+  '2000',
+  '--scale-base',
+  '500',
   '--json',
 ];
 
-interface Row {
-  id?: unknown;
-  ours?: unknown;
-  bullmq?: unknown;
-  beeQueue?: unknown;
-  ratio?: unknown;
-}
+type Row = Partial<Record<string, unknown>> & { id?: unknown; libs?: unknown };
+
+/** Row key of each library, and the ratio field of ours over it. */
+const KEYS: Record<string, { value: string; ratio?: string }> = {
+  ours: { value: 'ours' },
+  bullmq: { value: 'bullmq', ratio: 'ratio' },
+  bee: { value: 'beeQueue', ratio: 'ratioBee' },
+  bare: { value: 'bare', ratio: 'ratioBare' },
+  fused: { value: 'fused', ratio: 'ratioFused' },
+};
 
 const started = Date.now();
 const child = spawn(
@@ -66,11 +91,9 @@ child.on('close', (code) => {
   const problems: string[] = [];
   if (code !== 0) problems.push(`run.ts exited with code ${code}`);
   let rows: Row[] = [];
-  let libs = ['ours', 'bullmq', 'bee'];
   try {
-    const result = JSON.parse(last) as { rows: Row[]; env?: { settings?: { libs?: string[] } } };
+    const result = JSON.parse(last) as { rows: Row[] };
     rows = result.rows;
-    libs = result.env?.settings?.libs ?? libs;
     if (!Array.isArray(rows)) throw new Error('no rows array');
   } catch (e) {
     problems.push(`the last stdout line is not the JSON result: ${String(e)}`);
@@ -82,13 +105,20 @@ child.on('close', (code) => {
       problems.push(`row ${id} is missing`);
       continue;
     }
-    const keys: Array<keyof Row> = [];
-    if (libs.includes('ours')) keys.push('ours');
-    if (libs.includes('bullmq')) keys.push('bullmq');
-    if (libs.includes('bee')) keys.push('beeQueue');
-    if (libs.includes('ours') && libs.includes('bullmq')) keys.push('ratio');
-    for (const k of keys) {
-      if (!finite(row[k])) problems.push(`row ${id}: ${k} is ${JSON.stringify(row[k])}`);
+    const libs = Array.isArray(row.libs) ? (row.libs as string[]) : [];
+    if (libs.length === 0) problems.push(`row ${id}: no libraries measured`);
+    for (const lib of libs) {
+      const k = KEYS[lib];
+      if (!k) {
+        problems.push(`row ${id}: unknown library ${lib}`);
+        continue;
+      }
+      const v = row[k.value];
+      if (!finite(v)) problems.push(`row ${id}: ${k.value} is ${JSON.stringify(v)}`);
+      // A ratio exists whenever both medians do (and the other one is not 0).
+      if (k.ratio && finite(row.ours) && finite(v) && v !== 0 && !finite(row[k.ratio])) {
+        problems.push(`row ${id}: ${k.ratio} is ${JSON.stringify(row[k.ratio])}`);
+      }
     }
   }
   const seconds = ((Date.now() - started) / 1000).toFixed(1);

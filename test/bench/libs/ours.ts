@@ -49,5 +49,25 @@ export function create(config: AdapterConfig): Adapter {
         },
       };
     },
+    async drain(name: string, batch: number): Promise<number> {
+      const redis = client();
+      const queue = new WorkQueue<JobData, void>(redis, name, options);
+      try {
+        await queue.ready();
+        let total = 0;
+        let jobs = await queue.lease({ count: batch });
+        while (jobs.length > 0) {
+          const r = await queue.completeAndLease(
+            jobs.map((lease) => ({ lease })),
+            { count: batch },
+          );
+          total += r.completed.filter(Boolean).length;
+          jobs = r.jobs;
+        }
+        return total;
+      } finally {
+        await redis.quit();
+      }
+    },
   };
 }

@@ -117,5 +117,36 @@ export function describeLib(lib: LibName): LibDescription {
           mixed: 'createJob(data).retries(1) (backoff: immediate); the handler throws',
         },
       };
+    case 'bare':
+      return {
+        lib,
+        label: 'bare list (floor)',
+        versions: {
+          ioredis: packageVersion('ioredis', new URL('../../../lib/', import.meta.url).href),
+        },
+        options: {
+          what: 'test/bench/libs/bare.ts: the least Redis allows for a list queue; not a usable queue (no ids, leases, acks or retries)',
+          add: 'LPUSH list json (addBulk: one LPUSH of all)',
+          worker:
+            'concurrency loops, each LMOVE list → list:taken (taken jobs never removed); when empty one BLMOVE on a 2nd connection',
+          mixed: 'not measured (no retries)',
+        },
+      };
+    case 'fused':
+      return {
+        lib,
+        label: 'fused Lua list (floor)',
+        versions: {
+          ioredis: packageVersion('ioredis', new URL('../../../lib/', import.meta.url).href),
+        },
+        options: {
+          what: 'test/bench/libs/fused.ts: a minimal version of ours; a job is one list entry "<id> <json>" (payload inline)',
+          add: 'one script per call: INCRBY ids, RPUSH entries',
+          worker:
+            'one script call at a time: HDEL the finished ids from the leased hash, LPOP count = free slots, HSET them into the leased hash; idle: BLPOP + HSET',
+          drain: 'the same script, bulkSize per call',
+          mixed: 'not measured (no retries)',
+        },
+      };
   }
 }

@@ -3,14 +3,29 @@
  * bee.ts). An adapter only translates; all timing is done by test/bench/child.ts.
  */
 
-export const LIBS = ['ours', 'bullmq', 'bee'] as const;
+export const LIBS = ['ours', 'bullmq', 'bee', 'bare', 'fused'] as const;
 export type LibName = (typeof LIBS)[number];
+
+/** The floors: what Redis allows at best for a list queue (libs/bare.ts, libs/fused.ts). */
+export const FLOORS: readonly LibName[] = ['bare', 'fused'];
 
 export const LIB_LABELS: Record<LibName, string> = {
   ours: 'ours',
   bullmq: 'BullMQ',
   bee: 'Bee-Queue',
+  bare: 'bare list',
+  fused: 'fused Lua list',
 };
+
+/** The key of each library in a result row (`beeQueue` for Bee-Queue, kept from before). */
+export const ROW_KEYS = {
+  ours: 'ours',
+  bullmq: 'bullmq',
+  bee: 'beeQueue',
+  bare: 'bare',
+  fused: 'fused',
+} as const satisfies Record<LibName, string>;
+export type RowKey = (typeof ROW_KEYS)[LibName];
 
 /** A job's payload: `{"i":n}`, plus padding for the payload-size figures. */
 export interface JobData {
@@ -60,6 +75,11 @@ export interface Adapter {
   producer(queue: string): Promise<Producer>;
   /** Start ONE worker on `queue` (its own connections), processing at once. */
   consumer(queue: string, opts: ConsumeOptions): Promise<Consumer>;
+  /**
+   * Scale figure only (libraries with a direct lease/complete call): take and complete every
+   * waiting job of `queue`, `batch` per call, one call at a time. Resolves the count.
+   */
+  drain?(queue: string, batch: number): Promise<number>;
 }
 
 /** What the orchestrator prints about a library: its version and every option it is given. */
