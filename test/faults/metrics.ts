@@ -56,7 +56,8 @@ export interface Recovery {
   samples: number[];
   /** Jobs held (leased or running) that never ran again (completed in Redis, dead, cancelled). */
   notRerun: number;
-  /** Held jobs not leased to the worker in Redis: hand-offs it had popped but not adopted. */
+  /** Re-run jobs that ran in the worker but were not leased to it in Redis: hand-offs it had
+   * popped but not adopted yet (their lease names no worker). */
   handOffs: number;
 }
 
@@ -78,10 +79,13 @@ export function heldRecovery(logs: Logs, kills: readonly HeldAtKill[]): Recovery
     const running = procs.inFlight(k.pid, k.at);
     const leased = new Set(k.leased);
     for (const job of new Set([...leased, ...running])) {
-      if (!leased.has(job)) r.handOffs += 1;
       const next = execsOf.get(job)?.find((e) => e.at >= k.at && e.pid !== k.pid);
-      if (next) r.samples.push(next.at - k.at);
-      else r.notRerun += 1;
+      if (!next) {
+        r.notRerun += 1;
+        continue;
+      }
+      r.samples.push(next.at - k.at);
+      if (!leased.has(job)) r.handOffs += 1;
     }
   }
   return r;

@@ -27,8 +27,9 @@ export function issue12Scenarios(base: Base): Scenario[] {
       ...base,
       id: 'defaults',
       title: 'kill -9 Nest worker apps, module and core defaults only',
-      jobs: scale(5_000, 1_500),
-      rate: scale(5_000 / 60, 1_500 / 20),
+      // Smaller than issue 12's 5 000 over 60 s: its drain alone takes up to a lease (30 s).
+      jobs: scale(2_000, 1_500),
+      rate: scale(2_000 / 25, 1_500 / 20),
       queues: ['fd'],
       worker: 'nest',
       redis: {},
@@ -41,6 +42,10 @@ export function issue12Scenarios(base: Base): Scenario[] {
       cleaner: 'module',
       // A default lease is 30 s: a hand-off popped by a killed worker comes back after it.
       drainTimeoutMs: 90_000,
+      // Today a dead worker's leases go after heartbeatTimeoutMs + up to a cleaner interval
+      // (5 s + 5 s), later when the apps that would clean keep restarting (each restart
+      // starts its cleaner's timer anew): reported in the notes, asserted by assertRecovery.
+      leaseReleaseLimitMs: 60_000,
       behavior: (r) => (r() < 0.05 ? { b: 'work', ms: 50 + Math.floor(r() * 250) } : quickWork(r)),
       async inject(ctx) {
         while (ctx.producing) {
@@ -62,7 +67,7 @@ export function issue12Scenarios(base: Base): Scenario[] {
       id: 'poison',
       title: `poison pills (${PILLS} handlers that process.exit(1)) among ordinary jobs`,
       // Quick-sized in both modes: the pills' three runs each end within seconds.
-      jobs: 1_200,
+      jobs: 900,
       rate: 100,
       cancelShare: 0,
       redis: {},
@@ -110,8 +115,9 @@ export function issue12Scenarios(base: Base): Scenario[] {
       ...base,
       id: 'client-kill',
       title: 'CLIENT KILL TYPE normal every 2 s, default lease (30 s) and heartbeat',
-      jobs: scale(3_000, 1_500),
-      rate: scale(3_000 / 30, 1_500 / 20),
+      // 20 s, not issue 12's 60 s: the drain alone takes up to a lease (30 s) today.
+      jobs: scale(1_500, 1_000),
+      rate: scale(1_500 / 20, 1_000 / 15),
       queues: ['fk'],
       cidShare: 0.7,
       redis: {},
