@@ -539,9 +539,12 @@ export class Ctx {
       const w = k.workerIds[i];
       if (w === undefined) continue;
       const q = new WorkQueue(this.admin, name, this.queueOpts());
+      // Tokens are by job number; a job with a caller id goes by that id (the `ids` hash).
       const tokens = await this.admin.hgetall(q.keys.tokens);
-      for (const [id, holder] of Object.entries(tokens))
-        if (holder.endsWith(`:${w}`)) leased.push(`${name}\t${id}`);
+      const callerIds = await this.admin.hgetall(q.keys.base + 'ids');
+      const idOf = new Map(Object.entries(callerIds).map(([cid, n]) => [n, cid]));
+      for (const [n, holder] of Object.entries(tokens))
+        if (holder.endsWith(`:${w}`)) leased.push(`${name}\t${idOf.get(n) ?? n}`);
     }
     this.kills.push({ pid: k.pid, at: k.at, leased });
     this.watchLeases(k.workerIds, k.at, this.heartbeatTimeoutMs());
