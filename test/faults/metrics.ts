@@ -92,10 +92,10 @@ export function heldRecovery(logs: Logs, kills: readonly HeldAtKill[]): Recovery
 }
 
 /**
- * Dead-lettered bystanders: jobs dead-lettered for expired leases whose every death (its worker
- * killed or crashed while it ran there) happened with other jobs running in the same process —
- * they never died alone, so nothing says they killed their worker. `exclude`: jobs known to
- * crash their worker (poison pills).
+ * Dead-lettered bystanders: jobs dead-lettered for expired leases that never died alone — every
+ * death (its worker killed or crashed while it ran there) happened with other jobs running in
+ * the same process, or it was only leased, not running, when its workers died — so nothing says
+ * they killed their worker. `exclude`: jobs known to crash their worker (poison pills).
  */
 export function deadBystanders(
   logs: Logs,
@@ -120,7 +120,8 @@ export function deadBystanders(
       const f = deaths.find((x) => x.pid === e.pid && x.at >= e.at);
       if (f && procs.inFlight(e.pid, f.at).has(k) && !died.includes(f)) died.push(f);
     }
-    if (died.length === 0) continue;
+    // No death while it ran (it was leased, not started, each time its worker died): it never
+    // ran alone either.
     const alone = died.some((f) => {
       const running = procs.inFlight(f.pid!, f.at);
       running.delete(k);
