@@ -42,7 +42,7 @@ export function measure(ctx: Ctx, a: Analysis): Measured {
     bystanders = found.length;
     if (found.length > 0)
       ctx.note(
-        `dead-lettered bystanders (every death beside other running jobs): ${found.slice(0, 10).join(', ').replace(/\t/g, '/')}`,
+        `dead-lettered bystanders (never died alone): ${found.slice(0, 10).join(', ').replace(/\t/g, '/')}`,
       );
     if (s.assertBystanders && found.length > 0)
       ctx.violation(`${found.length} bystander(s) dead-lettered for expired leases`);

@@ -436,6 +436,8 @@ export class Ctx {
   dead: DeadEntry[] = [];
   /** Set once drained: a worker exiting after that is not a crash. */
   drained = false;
+  /** Keep the logs (the analysis found violations). */
+  keepLogs = false;
   readonly jobs: JobRec[] = [];
   readonly notes: string[] = [];
   readonly violations: string[] = [];
@@ -658,6 +660,12 @@ async function runScenario(s: Scenario, seed: number): Promise<Row> {
     await cleaner.stop();
     await endChecks(ctx, 'closed');
     ctx.logs = readLogs(logDir);
+    // A crash is noticed when the orchestrator sees the exit (late on a loaded machine): it
+    // happened when the pill logged its process.exit.
+    for (const f of ctx.faults.filter((x) => x.kind === 'crash')) {
+      const pill = ctx.logs.events.find((e) => e.kind === 'P' && e.pid === f.pid);
+      if (pill && pill.at < f.at) f.at = f.end = pill.at;
+    }
     const dead = await deadEntries(ctx);
     const stored = s.storeResults ? await resultKeys(ctx) : undefined;
     const a = analyze({
@@ -681,6 +689,7 @@ async function runScenario(s: Scenario, seed: number): Promise<Row> {
       }
     }
     ctx.dead = dead;
+    ctx.keepLogs ||= a.violations.length > 0;
     const m = measure(ctx, a);
     if (s.finalChecks) await s.finalChecks(ctx);
     await purgeAndCheck(ctx);
@@ -690,7 +699,7 @@ async function runScenario(s: Scenario, seed: number): Promise<Row> {
     await pool.closeAll(2_000).catch(() => undefined);
     admin.disconnect();
     await redis.dispose();
-    const failed = ctx.violations.length > 0;
+    const failed = ctx.violations.length > 0 || ctx.keepLogs;
     if (!KEEP_LOGS && !failed) rmSync(logDir, { recursive: true, force: true });
   }
 }
