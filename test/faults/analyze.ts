@@ -73,6 +73,8 @@ export function readLogs(dir: string): Logs {
 
 export type FaultKind =
   | 'kill9'
+  /** A worker process that died by itself (a handler called process.exit: a poison pill). */
+  | 'crash'
   | 'sigterm'
   | 'redis-kill'
   | 'client-kill-normal'
@@ -294,7 +296,8 @@ export function analyze(input: AnalyzeInput): Analysis {
         // connection and ioredis re-sent the complete, which then found no job.
         const last = execs.at(-1)!;
         const killed = faults.find(
-          (f) => f.kind === 'kill9' && f.pid === last.pid && f.at >= last.at,
+          (f) =>
+            (f.kind === 'kill9' || f.kind === 'crash') && f.pid === last.pid && f.at >= last.at,
         );
         const ev = lostReply.get(kk)?.[0];
         if (killed) {
@@ -378,6 +381,8 @@ function explainDuplicate(
   );
   if (own?.kind === 'kill9')
     return { label: 'in flight in a SIGKILLed worker', recovery: cur.at - own.at };
+  if (own?.kind === 'crash')
+    return { label: 'in flight in a worker a poison pill crashed', recovery: cur.at - own.at };
   if (own?.kind === 'sigterm')
     return { label: 'released at graceful shutdown (SIGTERM)', recovery: cur.at - own.at };
   const recreated = dones.find((d) => d.at >= prev.at && d.at <= cur.at);

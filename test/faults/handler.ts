@@ -24,8 +24,10 @@ import type { Job } from '../../lib/index.js';
  *   lease covers (two back-to-back blocks would outlast a renewal period by design).
  * - `hang`: never returns (the worker's jobTimeoutMs fails it, each attempt: dead-lettered).
  * - `hang1`: never returns on attempt 1; works on later attempts.
+ * - `exit`: a poison pill: `process.exit(1)` as soon as it runs, taking the jobs running beside
+ *   it down with the process (every attempt; its lease expiries dead-letter it).
  */
-export type Behavior = 'work' | 'slow' | 'busy' | 'hang' | 'hang1';
+export type Behavior = 'work' | 'slow' | 'busy' | 'hang' | 'hang1' | 'exit';
 
 export interface FaultJob {
   /** The producer's key of the logical job (the caller id when it has one). */
@@ -86,6 +88,10 @@ export function faultHandler(queue: string, log: FaultLog) {
     switch (b) {
       case 'hang':
         await new Promise(() => undefined);
+        break;
+      case 'exit':
+        log.event('P', queue, job.id, 'poison pill: process.exit(1)');
+        process.exit(1);
         break;
       case 'hang1':
         if (job.attempt === 1) await new Promise(() => undefined);

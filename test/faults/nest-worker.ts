@@ -28,8 +28,10 @@ export interface NestWorkerConfig {
   queue: string;
   queueOptions: Omit<WorkQueueOptions, 'prefix' | 'logger'>;
   workerOptions: Pick<WorkerOptions, 'concurrency' | 'jobTimeoutMs'>;
-  shutdownTimeoutMs: number;
-  cleanerIntervalMs: number;
+  /** Undefined: the module's default. */
+  shutdownTimeoutMs?: number;
+  /** 0: the module's cleaner off (the orchestrator cleans); 'default': the module's own. */
+  cleanerIntervalMs: number | 'default';
   logDir: string;
 }
 
@@ -60,7 +62,12 @@ class ShutdownMarker implements OnApplicationShutdown {
       logger: false,
       shutdownTimeoutMs: config.shutdownTimeoutMs,
       // The orchestrator cleans (and counts what clean() reclaims); 0 = the module's cleaner off.
-      cleaner: config.cleanerIntervalMs > 0 ? { intervalMs: config.cleanerIntervalMs } : false,
+      cleaner:
+        config.cleanerIntervalMs === 'default'
+          ? undefined
+          : config.cleanerIntervalMs > 0
+            ? { intervalMs: config.cleanerIntervalMs }
+            : false,
     }),
     WorkQueueModule.registerQueue({ name: config.queue, ...config.queueOptions }),
   ],

@@ -14,6 +14,10 @@
  * - `repair()` finds nothing, and Redis holds no key of a finished job (SCAN): only the
  *   counters `id`, `tok`, `wseq` (+ the registry `w` while workers live, and the dead-letter
  *   set with its jobs until purged).
+ * Issue 12's scenarios (`defaults`, `poison`, `client-kill`) live in scenarios/issue12.ts; the
+ * table also reports, for every scenario, recovery p50/p90/max, dead-lettered bystanders (where
+ * measured), the slowest add→start, the drain after the last add and adds completed twice
+ * (measure.ts, metrics.ts) — violations only behind the scenarios' `assert*` flags.
  * Prints a table and exits non-zero when an invariant fails.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -21,7 +25,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { errorMessage, WorkQueue } from '../../lib/index.js';
+import { errorMessage, QUEUE_DEFAULTS, WorkQueue } from '../../lib/index.js';
 import type { WorkerOptions, WorkQueueOptions } from '../../lib/index.js';
 import { keysMatching } from '../support/keys.js';
 import { startRedis, type RedisHandle, type StartRedisOptions } from '../support/redis-server.js';
@@ -30,48 +34,40 @@ import {
   quantile,
   readLogs,
   type Analysis,
+  type DeadEntry,
   type Fault,
   type JobRec,
   type Logs,
 } from './analyze.js';
 import type { Behavior, FaultJob } from './handler.js';
+import { measure, type Measured } from './measure.js';
+import type { HeldAtKill } from './metrics.js';
+import { issue12Scenarios } from './scenarios/issue12.js';
 import type { NestWorkerConfig } from './nest-worker.js';
-import { Pool } from './procs.js';
+import { Pool, type Child } from './procs.js';
 import type { WorkerProcConfig } from './worker-proc.js';
+import {
+  CLEAN_INTERVAL_MS,
+  CONCURRENCY,
+  fmt,
+  KEEP_LOGS,
+  leaseExpiryExplained,
+  ONLY,
+  QUICK,
+  quickWork,
+  RECONNECT_MS,
+  rng,
+  say,
+  scale,
+  SEED,
+  WORKERS,
+} from './common.js';
 
-const argv = process.argv.slice(2);
-const QUICK = argv.includes('--quick');
-const ONLY = argv
-  .find((a) => a.startsWith('--scenario='))
-  ?.slice('--scenario='.length)
-  .split(',');
-const SEED = Number(argv.find((a) => a.startsWith('--seed='))?.slice(7) ?? Date.now() % 1e9);
-const KEEP_LOGS = argv.includes('--keep-logs');
-
-const WORKERS = 4;
-const CONCURRENCY = 10;
-const CLEAN_INTERVAL_MS = 250;
-/** How long after a connection fault clients may still be reconnecting and re-sending. */
-const RECONNECT_MS = 3_000;
 const GLOBAL_TIMEOUT_MS = QUICK ? 4 * 60_000 : 9 * 60_000;
-
-/** mulberry32: a small seeded PRNG, so that a failing run can be replayed with --seed. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const say = (line: string) => process.stderr.write(`[faults] ${line}\n`);
 
 // ------------------------------------------------------------------------------ scenarios
 
-interface Scenario {
+export interface Scenario {
   id: string;
   title: string;
   /** Report, do not assert (appendfsync everysec). */
@@ -82,9 +78,15 @@ interface Scenario {
   queues: string[];
   worker: 'core' | 'nest';
   redis: StartRedisOptions;
-  queueOptions: WorkQueueOptions & { heartbeatTimeoutMs: number; leaseMs: number };
+  /** The core's defaults for what is left out (the `defaults` scenario leaves out everything). */
+  queueOptions: WorkQueueOptions;
   workerOptions: WorkerOptions;
-  shutdownTimeoutMs?: number;
+  /** Nest workers: 300 ms unless set; 'default': the module's default. */
+  shutdownTimeoutMs?: number | 'default';
+  /** How long a dead worker's leases may stay before it is a violation (default 20 s). */
+  leaseReleaseLimitMs?: number;
+  /** A worker that exits by itself is a `crash` fault, and restarted (ctx.startSlot). */
+  restartCrashed?: boolean;
   /**
    * Keep results (10 min): a stored result proves that a job's complete ran in Redis when the
    * process died (or lost its connection) before its `completed` event reached the log.
@@ -102,20 +104,24 @@ interface Scenario {
   drainTimeoutMs: number;
   /** Extra checks at the end (violations are pushed to ctx). */
   finalChecks?(ctx: Ctx): Promise<void>;
+  /**
+   * Who runs clean(): the orchestrator every 250 ms (default), or the Nest module's own cleaner
+   * at its default interval (Nest workers only; the orchestrator then never cleans).
+   */
+  cleaner?: 'orchestrator' | 'module';
+  /** Recovery = SIGKILL (ctx.kill9) → re-run of every job the worker held (metrics.ts). */
+  heldRecovery?: boolean;
+  /** Report dead-lettered bystanders (metrics.ts); jobs of these behaviours left out. */
+  bystanders?: { exclude: Behavior[] };
+  /** Violation: recovery p50 > 3 s or max > 5 s (with heldRecovery). */
+  assertRecovery?: boolean;
+  /** Violation: a dead-lettered bystander. */
+  assertBystanders?: boolean;
+  /** Violation: the slowest add→start over 5 s. */
+  assertReconcile?: boolean;
+  /** Violation: a producer add completed more than once. */
+  assertNoDupAdds?: boolean;
 }
-
-const scale = (full: number, quick: number) => (QUICK ? quick : full);
-
-const quickWork = (r: () => number) => ({ b: 'work' as const, ms: Math.floor(r() * 20) });
-
-const leaseExpiryExplained =
-  (kinds: string[]) =>
-  (reason: string, _job: JobRec | undefined, inLife: Fault[]): string | null => {
-    const m = /^lease expired (\d+) times/.exec(reason);
-    if (!m) return null;
-    const n = inLife.filter((f) => kinds.includes(f.kind)).length;
-    return n >= 1 ? `lease expired ${m[1]} times (faults: ${kinds.join('/')})` : null;
-  };
 
 function scenarios(): Scenario[] {
   const base = {
@@ -152,12 +158,14 @@ function scenarios(): Scenario[] {
           if (slot === undefined) continue;
           const k = await ctx.pool.kill9(slot);
           ctx.faults.push({ kind: 'kill9', at: k.at, end: k.at, pid: k.pid });
-          ctx.watchLeases(k.workerIds, k.at, this.queueOptions.heartbeatTimeoutMs);
+          ctx.watchLeases(k.workerIds, k.at, ctx.heartbeatTimeoutMs());
           ctx.pool.start(slot);
         }
       },
       deadOk: leaseExpiryExplained(['kill9']),
       recovery: 'SIGKILL → re-run of each job it held',
+      bystanders: { exclude: [] },
+      assertBystanders: false, // the lead flips this once lib/ meets it
     },
     {
       ...base,
@@ -178,6 +186,7 @@ function scenarios(): Scenario[] {
       inject: (ctx) => restartRedisLoop(ctx),
       deadOk: leaseExpiryExplained(['redis-kill']),
       recovery: 'Redis SIGKILL → next completion',
+      assertNoDupAdds: false, // the lead flips this once lib/ meets it
     },
     {
       ...base,
@@ -260,6 +269,7 @@ function scenarios(): Scenario[] {
       },
       deadOk: leaseExpiryExplained(['pause', 'client-kill-normal', 'client-kill-id']),
       recovery: 'kill/pause → next completion',
+      assertNoDupAdds: false, // the lead flips this once lib/ meets it
     },
     {
       ...base,
@@ -385,6 +395,7 @@ function scenarios(): Scenario[] {
         );
       },
     },
+    ...issue12Scenarios(base),
   ];
 }
 
@@ -417,8 +428,16 @@ interface CleanTotals {
   deadLettered: number;
 }
 
-class Ctx {
+export class Ctx {
   readonly faults: Fault[] = [];
+  /** What each SIGKILL of ctx.kill9 found leased to the killed worker. */
+  readonly kills: HeldAtKill[] = [];
+  /** The dead-letter set at the end (before finalChecks). */
+  dead: DeadEntry[] = [];
+  /** Set once drained: a worker exiting after that is not a crash. */
+  drained = false;
+  /** Keep the logs (the analysis found violations). */
+  keepLogs = false;
   readonly jobs: JobRec[] = [];
   readonly notes: string[] = [];
   readonly violations: string[] = [];
@@ -496,7 +515,7 @@ class Ctx {
               this.leaseRelease.push(elapsed);
               return;
             }
-            if (elapsed > 20_000) {
+            if (elapsed > (this.s.leaseReleaseLimitMs ?? 20_000)) {
               this.violation(`leases of dead worker(s) ${workerIds.join(',')} never released`);
               return;
             }
@@ -509,6 +528,51 @@ class Ctx {
         }
       })(),
     );
+  }
+
+  heartbeatTimeoutMs(): number {
+    return this.s.queueOptions.heartbeatTimeoutMs ?? QUEUE_DEFAULTS.heartbeatTimeoutMs;
+  }
+
+  /**
+   * SIGKILL the worker in `slot`, note what Redis says it held (its lease tokens: nothing changes
+   * them before its heartbeat lapses), watch its leases go, restart it.
+   */
+  async kill9(slot: number): Promise<void> {
+    const k = await this.pool.kill9(slot);
+    this.faults.push({ kind: 'kill9', at: k.at, end: k.at, pid: k.pid });
+    const leased: string[] = [];
+    for (const [i, name] of this.s.queues.entries()) {
+      const w = k.workerIds[i];
+      if (w === undefined) continue;
+      const q = new WorkQueue(this.admin, name, this.queueOpts());
+      // Tokens are by job number; a job with a caller id goes by that id (the `ids` hash).
+      const tokens = await this.admin.hgetall(q.keys.tokens);
+      const callerIds = await this.admin.hgetall(q.keys.base + 'ids');
+      const idOf = new Map(Object.entries(callerIds).map(([cid, n]) => [n, cid]));
+      for (const [n, holder] of Object.entries(tokens))
+        if (holder.endsWith(`:${w}`)) leased.push(`${name}\t${idOf.get(n) ?? n}`);
+    }
+    this.kills.push({ pid: k.pid, at: k.at, leased });
+    this.watchLeases(k.workerIds, k.at, this.heartbeatTimeoutMs());
+    this.startSlot(slot);
+  }
+
+  /**
+   * Start (or restart) the worker in `slot`. With `restartCrashed`, a worker that exits by
+   * itself (a poison pill's process.exit(1)) before the queue drained is a `crash` fault: its
+   * leases are watched and it is started again.
+   */
+  startSlot(slot: number): Child {
+    const c = this.pool.start(slot);
+    if (!this.s.restartCrashed) return c;
+    void c.exited.then((x) => {
+      if (this.drained || x.signal !== null || x.code === 0) return;
+      this.faults.push({ kind: 'crash', at: x.at, end: x.at, pid: c.pid });
+      this.watchLeases(c.workerIds, x.at, this.heartbeatTimeoutMs());
+      this.startSlot(slot);
+    });
+    return c;
   }
 
   queueOpts(): WorkQueueOptions {
@@ -532,16 +596,10 @@ function resultsOption(s: Scenario): Pick<WorkQueueOptions, 'storeResults'> {
   return s.storeResults ? { storeResults: { ttlMs: 600_000 } } : {};
 }
 
-const fmt = (ms: number) =>
-  Number.isFinite(ms)
-    ? ms >= 1_000
-      ? `${(ms / 1_000).toFixed(1)} s`
-      : `${Math.round(ms)} ms`
-    : '–';
-
 interface Row {
   s: Scenario;
   a: Analysis;
+  m: Measured;
   ctx: Ctx;
   seconds: number;
 }
@@ -570,16 +628,17 @@ async function runScenario(s: Scenario, seed: number): Promise<Row> {
           queue: s.queues[0]!,
           queueOptions: { ...s.queueOptions, ...results },
           workerOptions: s.workerOptions,
-          shutdownTimeoutMs: s.shutdownTimeoutMs ?? 300,
-          cleanerIntervalMs: 0,
+          shutdownTimeoutMs:
+            s.shutdownTimeoutMs === 'default' ? undefined : (s.shutdownTimeoutMs ?? 300),
+          cleanerIntervalMs: s.cleaner === 'module' ? 'default' : 0,
           logDir,
         }));
   const ctx = new Ctx(s, redis, admin, pool, logDir, seed);
   say(`${s.id}: ${s.title} — ${s.jobs} jobs at ${s.rate}/s, seed ${seed}, logs ${logDir}`);
   try {
-    await pool.startAll(WORKERS);
+    await Promise.all(Array.from({ length: WORKERS }, (_, i) => ctx.startSlot(i).ready));
     ctx.startedAt = Date.now();
-    const cleaner = startCleaner(ctx);
+    const cleaner = s.cleaner === 'module' ? { stop: async () => undefined } : startCleaner(ctx);
     const producer = produce(ctx);
     const injector = s.inject(ctx);
     await producer;
@@ -591,6 +650,7 @@ async function runScenario(s: Scenario, seed: number): Promise<Row> {
     );
     await Promise.all([...pool.slots.values()].map((c) => c.ready.catch(() => undefined)));
     const drained = await drain(ctx);
+    ctx.drained = true;
     if (!drained) ctx.violation(`not drained within ${s.drainTimeoutMs} ms`);
     await sleep(500); // the last `completed` events reach the logs
     await Promise.all(ctx.watchers);
@@ -600,6 +660,12 @@ async function runScenario(s: Scenario, seed: number): Promise<Row> {
     await cleaner.stop();
     await endChecks(ctx, 'closed');
     ctx.logs = readLogs(logDir);
+    // A crash is noticed when the orchestrator sees the exit (late on a loaded machine): it
+    // happened when the pill logged its process.exit.
+    for (const f of ctx.faults.filter((x) => x.kind === 'crash')) {
+      const pill = ctx.logs.events.find((e) => e.kind === 'P' && e.pid === f.pid);
+      if (pill && pill.at < f.at) f.at = f.end = pill.at;
+    }
     const dead = await deadEntries(ctx);
     const stored = s.storeResults ? await resultKeys(ctx) : undefined;
     const a = analyze({
@@ -610,9 +676,9 @@ async function runScenario(s: Scenario, seed: number): Promise<Row> {
       dead,
       deadOk: s.deadOk,
       recoveryOf: s.recoveryOf,
-      lenientCalls: ctx.faults.some((f) => f.kind !== 'kill9' && f.kind !== 'sigterm'),
+      lenientCalls: ctx.faults.some((f) => !['kill9', 'crash', 'sigterm'].includes(f.kind)),
     });
-    if (s.id.startsWith('redis') || s.id === 'connections') {
+    if (s.id.startsWith('redis') || s.id === 'connections' || s.id === 'client-kill') {
       // Recovery: from each global fault to the next completion.
       // Replies already on their way when the fault hit do not count: from Redis being back
       // (restart done, pause over), or 20 ms after a connection kill.
@@ -622,15 +688,18 @@ async function runScenario(s: Scenario, seed: number): Promise<Row> {
         if (next) a.recovery.push(next.at - f.at);
       }
     }
+    ctx.dead = dead;
+    ctx.keepLogs ||= a.violations.length > 0;
+    const m = measure(ctx, a);
     if (s.finalChecks) await s.finalChecks(ctx);
     await purgeAndCheck(ctx);
     if (s.reportOnly) reportEverysec(ctx, a);
-    return { s, a, ctx, seconds: (Date.now() - started) / 1_000 };
+    return { s, a, m, ctx, seconds: (Date.now() - started) / 1_000 };
   } finally {
     await pool.closeAll(2_000).catch(() => undefined);
     admin.disconnect();
     await redis.dispose();
-    const failed = ctx.violations.length > 0;
+    const failed = ctx.violations.length > 0 || ctx.keepLogs;
     if (!KEEP_LOGS && !failed) rmSync(logDir, { recursive: true, force: true });
   }
 }
@@ -943,10 +1012,14 @@ function table(rows: Row[]): string {
     'unseen',
     'dead',
     'cancelled',
-    'recovery p50 / max',
+    'recovery p50 / p90 / max',
+    'bystanders dead',
+    'add→start max',
+    'drained after last add',
+    'dup completions (2 jobs)',
     'time',
   ];
-  const body = rows.map(({ s, a, seconds }) => [
+  const body = rows.map(({ s, a, m, seconds }) => [
     s.id + (s.reportOnly ? ' (report)' : ''),
     String(a.acked),
     String(a.lost),
@@ -955,7 +1028,11 @@ function table(rows: Row[]): string {
     String(a.unseen),
     String(a.dead),
     String(a.cancelled),
-    `${fmt(quantile(a.recovery, 0.5))} / ${fmt(a.recovery.length ? Math.max(...a.recovery) : NaN)}`,
+    `${fmt(quantile(a.recovery, 0.5))} / ${fmt(quantile(a.recovery, 0.9))} / ${fmt(a.recovery.length ? Math.max(...a.recovery) : NaN)}`,
+    m.bystanders === undefined ? '–' : String(m.bystanders),
+    fmt(m.slowestAddToStart),
+    fmt(m.drainedAfterLastAdd),
+    `${m.dupAdds} (${m.dupAddsTwoJobs})`,
     `${seconds.toFixed(0)} s`,
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
@@ -988,9 +1065,11 @@ async function main(): Promise<number> {
       );
     if (a.refused > 0) out.push(`  adds refused (not acknowledged, not retried): ${a.refused}`);
     const t = ctx.cleanTotals;
-    out.push(
-      `  clean(): ${t.rounds} runs (${t.errors} failed), expired leases ${t.reclaimed}, dead workers ${t.deadWorkers} (${t.reclaimedFromWorkers} jobs), dead-lettered ${t.deadLettered}`,
-    );
+    if (s.cleaner === 'module') out.push("  clean(): the module's own cleaner (not counted)");
+    else
+      out.push(
+        `  clean(): ${t.rounds} runs (${t.errors} failed), expired leases ${t.reclaimed}, dead workers ${t.deadWorkers} (${t.reclaimedFromWorkers} jobs), dead-lettered ${t.deadLettered}`,
+      );
     if (ctx.leaseRelease.length)
       out.push(
         `  dead worker's leases gone after p50 ${fmt(quantile(ctx.leaseRelease, 0.5))}, max ${fmt(Math.max(...ctx.leaseRelease))}`,

@@ -1,0 +1,186 @@
+/**
+ * Measurements the fault suite reports per scenario (issue 12), from the logs and what the
+ * producer was told. Pure functions, like analyze.ts: recovery of the jobs a killed worker held,
+ * dead-lettered bystanders, add→start latency, drain time after the last add, adds completed
+ * more than once.
+ */
+import type { DeadEntry, Exec, Fault, JobRec, Logs } from './analyze.js';
+
+const key = (queue: string, id: string) => `${queue}\t${id}`;
+
+/** A worker process that died while running jobs: killed (SIGKILL) or crashed by a handler. */
+const DEATHS: ReadonlySet<Fault['kind']> = new Set(['kill9', 'crash']);
+
+/** What a SIGKILLed worker held when it died, as read from Redis right after it was gone. */
+export interface HeldAtKill {
+  pid: number;
+  at: number;
+  /** `queue\tid` of every job leased to one of its workers (the lease tokens in Redis). */
+  leased: string[];
+}
+
+/** Per process: its executions, and when it logged each job's completion. */
+class ByProcess {
+  private readonly execs = new Map<number, Exec[]>();
+  private readonly done = new Map<number, Map<string, number>>();
+
+  constructor(logs: Logs) {
+    for (const e of logs.execs) {
+      const list = this.execs.get(e.pid) ?? [];
+      list.push(e);
+      this.execs.set(e.pid, list);
+    }
+    for (const d of logs.dones) {
+      const m = this.done.get(d.pid) ?? new Map<string, number>();
+      if (!m.has(key(d.queue, d.id))) m.set(key(d.queue, d.id), d.at);
+      this.done.set(d.pid, m);
+    }
+  }
+
+  /** Jobs whose handler ran in `pid` at `at` (started, no completion logged by then). */
+  inFlight(pid: number, at: number): Set<string> {
+    const out = new Set<string>();
+    const done = this.done.get(pid);
+    for (const e of this.execs.get(pid) ?? []) {
+      if (e.at > at) break;
+      const k = key(e.queue, e.id);
+      const d = done?.get(k);
+      if (d === undefined || d > at) out.add(k);
+    }
+    return out;
+  }
+}
+
+export interface Recovery {
+  /** SIGKILL → the first run elsewhere, per job the killed worker held. */
+  samples: number[];
+  /** Jobs held (leased or running) that never ran again (completed in Redis, dead, cancelled). */
+  notRerun: number;
+  /** Re-run jobs that ran in the worker but were not leased to it in Redis: hand-offs it had
+   * popped but not adopted yet (their lease names no worker). */
+  handOffs: number;
+}
+
+/**
+ * For each SIGKILL: every job its worker held — leased to it in Redis at the kill, or running in
+ * it (hand-offs run before they are adopted, and their lease names no worker) — and how long
+ * after the kill it started again in another process.
+ */
+export function heldRecovery(logs: Logs, kills: readonly HeldAtKill[]): Recovery {
+  const procs = new ByProcess(logs);
+  const execsOf = new Map<string, Exec[]>();
+  for (const e of logs.execs) {
+    const list = execsOf.get(key(e.queue, e.id)) ?? [];
+    list.push(e);
+    execsOf.set(key(e.queue, e.id), list);
+  }
+  const r: Recovery = { samples: [], notRerun: 0, handOffs: 0 };
+  for (const k of kills) {
+    const running = procs.inFlight(k.pid, k.at);
+    const leased = new Set(k.leased);
+    for (const job of new Set([...leased, ...running])) {
+      const next = execsOf.get(job)?.find((e) => e.at >= k.at && e.pid !== k.pid);
+      if (!next) {
+        r.notRerun += 1;
+        continue;
+      }
+      r.samples.push(next.at - k.at);
+      if (!leased.has(job)) r.handOffs += 1;
+    }
+  }
+  return r;
+}
+
+/**
+ * Dead-lettered bystanders: jobs dead-lettered for expired leases that never died alone — every
+ * death (its worker killed or crashed while it ran there) happened with other jobs running in
+ * the same process, or it was only leased, not running, when its workers died — so nothing says
+ * they killed their worker. `exclude`: jobs known to crash their worker (poison pills).
+ */
+export function deadBystanders(
+  logs: Logs,
+  faults: readonly Fault[],
+  dead: readonly DeadEntry[],
+  exclude: ReadonlySet<string> = new Set(),
+): string[] {
+  const procs = new ByProcess(logs);
+  const deaths = faults.filter((f) => DEATHS.has(f.kind) && f.pid !== undefined);
+  const execsOf = new Map<string, Exec[]>();
+  for (const e of logs.execs) {
+    const list = execsOf.get(key(e.queue, e.id)) ?? [];
+    list.push(e);
+    execsOf.set(key(e.queue, e.id), list);
+  }
+  const out: string[] = [];
+  for (const d of dead) {
+    const k = key(d.queue, d.id);
+    if (!/^lease expired/.test(d.reason) || exclude.has(k)) continue;
+    const died: Fault[] = [];
+    for (const e of execsOf.get(k) ?? []) {
+      const f = deaths.find((x) => x.pid === e.pid && x.at >= e.at);
+      if (f && procs.inFlight(e.pid, f.at).has(k) && !died.includes(f)) died.push(f);
+    }
+    // No death while it ran (it was leased, not started, each time its worker died): it never
+    // ran alone either.
+    const alone = died.some((f) => {
+      const running = procs.inFlight(f.pid!, f.at);
+      running.delete(k);
+      return running.size === 0;
+    });
+    if (!alone) out.push(k);
+  }
+  return out;
+}
+
+export interface Reconcile {
+  /** Acknowledged add → its first execution (minus the job's delay), the slowest. */
+  slowestAddToStart: number;
+  slowestJob: string;
+  /** The last acknowledged add → the last completion. */
+  drainedAfterLastAdd: number;
+}
+
+export function reconcile(logs: Logs, jobs: readonly JobRec[]): Reconcile {
+  const first = new Map<string, number>();
+  for (const e of logs.execs)
+    if (!first.has(key(e.queue, e.id))) first.set(key(e.queue, e.id), e.at);
+  const r: Reconcile = { slowestAddToStart: Number.NaN, slowestJob: '', drainedAfterLastAdd: NaN };
+  let lastAck = 0;
+  for (const j of jobs) {
+    if (j.ackId === undefined || j.ackAt === undefined) continue;
+    lastAck = Math.max(lastAck, j.ackAt);
+    const start = first.get(key(j.queue, j.ackId));
+    if (start === undefined) continue;
+    const wait = start - j.ackAt - (j.delayMs ?? 0);
+    if (!(wait <= r.slowestAddToStart)) {
+      r.slowestAddToStart = wait;
+      r.slowestJob = `${j.queue}/${j.ackId}`;
+    }
+  }
+  const lastDone = logs.dones.at(-1)?.at;
+  if (lastDone !== undefined && lastAck > 0) r.drainedAfterLastAdd = lastDone - lastAck;
+  return r;
+}
+
+/**
+ * Producer adds completed more than once, over every job the add created: the same job twice
+ * (a re-sent add re-created it after it completed) or two jobs (an add without a caller id,
+ * re-sent by ioredis after a reconnect, created a second job).
+ */
+export function dupAdds(logs: Logs): { adds: number; twoJobs: number } {
+  const byAdd = new Map<string, { n: number; ids: Set<string> }>();
+  for (const d of logs.dones) {
+    const k = `${d.queue}\t${d.k}`;
+    const v = byAdd.get(k) ?? { n: 0, ids: new Set<string>() };
+    v.n += 1;
+    v.ids.add(d.id);
+    byAdd.set(k, v);
+  }
+  let adds = 0;
+  let twoJobs = 0;
+  for (const v of byAdd.values()) {
+    if (v.n > 1) adds += 1;
+    if (v.ids.size > 1) twoJobs += 1;
+  }
+  return { adds, twoJobs };
+}
