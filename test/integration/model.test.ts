@@ -1,0 +1,55 @@
+/**
+ * Model-based randomized test of the core queue (issue 12): random sequences of add, addBulk,
+ * lease, complete, fail, release, extend, cancel, progress, clean, repair, Redis-time waits
+ * (short leases and delays expire) and client deaths, run against a real Redis and checked
+ * after EVERY step against a small reference model (test/support/model/model.ts) and the
+ * invariants of DESIGN.md §2 (test/support/model/check.ts).
+ *
+ * Runs: `MODEL_RUNS` (default 20), e.g. the long run
+ *   MODEL_RUNS=500 npm run test:jest -- test/integration/model.test.ts
+ * On failure fast-check prints the seed, the path and the shrunk steps; replay them with
+ *   MODEL_SEED=<seed> MODEL_PATH=<path> npm run test:jest -- test/integration/model.test.ts
+ */
+import { afterAll, describe, it } from '@jest/globals';
+import fc from 'fast-check';
+import { QueueFixture } from '../support/queue.js';
+import { deleteKeys } from '../support/keys.js';
+import { steps } from '../support/model/arbitraries.js';
+import { checkAll, type Real } from '../support/model/check.js';
+import { MODEL_QUEUE, Model, type Payload } from '../support/model/model.js';
+
+const fx = new QueueFixture();
+afterAll(() => fx.cleanup());
+
+const RUNS = Number(process.env.MODEL_RUNS ?? 20);
+const SEED = process.env.MODEL_SEED === undefined ? undefined : Number(process.env.MODEL_SEED);
+const PATH = process.env.MODEL_PATH;
+const MAX_STEPS = 40;
+
+describe('model-based: random operation sequences against a reference model', () => {
+  it(
+    `${RUNS} runs of up to ${MAX_STEPS} steps agree with the model after every step`,
+    async () => {
+      const redis = fx.client();
+      await fc.assert(
+        fc.asyncProperty(
+          fc.commands(steps, { maxCommands: MAX_STEPS, size: 'max' }),
+          async (cmds) => {
+            const q = fx.queue<Payload>(MODEL_QUEUE, redis);
+            const real: Real = { q, redis, newClient: () => fx.client() };
+            const model = new Model();
+
+            try {
+              await checkAll(model, real);
+              await fc.asyncModelRun(() => ({ model, real }), cmds);
+            } finally {
+              await deleteKeys(redis, `${q.options.prefix}:*`);
+            }
+          },
+        ),
+        { numRuns: RUNS, seed: SEED, path: PATH, endOnFailure: PATH !== undefined },
+      );
+    },
+    Math.max(120_000, RUNS * 5_000),
+  );
+});

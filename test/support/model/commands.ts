@@ -1,0 +1,294 @@
+/**
+ * The steps of test/integration/model.test.ts: each one runs an operation on the real queue,
+ * compares the outcome with the model, updates the model, then runs every check (check.ts).
+ * Client deaths are in death.ts.
+ */
+import { expect } from '@jest/globals';
+import fc from 'fast-check';
+import { NonRetryableError, WorkQueueError } from '../../../lib/index.js';
+import type { AddOptions, Lease } from '../../../lib/index.js';
+import { waitFor } from '../wait.js';
+import { checkAll, redisTime, type Real } from './check.js';
+import type { AddSpec, CleanCounts, Model } from './model.js';
+
+export type Step = fc.AsyncCommand<Model, Real>;
+
+/** A step: `act`, then every check. */
+export abstract class Checked implements Step {
+  check(): boolean {
+    return true;
+  }
+  async run(m: Model, r: Real): Promise<void> {
+    await this.act(m, r);
+    await checkAll(m, r);
+  }
+  abstract act(m: Model, r: Real): Promise<void>;
+  abstract toString(): string;
+}
+
+/** A current lease, or a stale one (expired and reclaimed, released, failed, finished...). */
+export interface LeasePick {
+  stale: boolean;
+  pick: number;
+}
+
+function pickLease(m: Model, { stale, pick }: LeasePick): Lease | undefined {
+  const pool = m.leases.filter((l) => m.isCurrent(l) !== stale);
+  return pool.length > 0 ? pool[pick % pool.length] : undefined;
+}
+
+const show = (p: LeasePick) => `${p.stale ? 'stale' : 'current'}#${p.pick}`;
+
+/** A stale lease's fail/progress may refuse with LEASE_LOST instead of resolving 'lost'/false. */
+async function lostAs<T>(p: Promise<T>, lost: T): Promise<T> {
+  try {
+    return await p;
+  } catch (e) {
+    if (e instanceof WorkQueueError && e.code === 'LEASE_LOST') return lost;
+    throw e;
+  }
+}
+
+function addOptions(s: AddSpec): AddOptions {
+  const o: AddOptions = { priority: s.priority };
+  if (s.cid !== undefined) o.id = s.cid;
+  if (s.delayMs !== undefined) o.delayMs = s.delayMs;
+  if (s.maxAttempts !== undefined) o.maxAttempts = s.maxAttempts;
+  if (s.retryMs > 0) o.backoff = { type: 'fixed', delayMs: s.retryMs };
+  return o;
+}
+
+/** add / addBulk (also the re-add of a caller id: the ids come from a pool of four). */
+export class Add extends Checked {
+  constructor(readonly specs: AddSpec[]) {
+    super();
+  }
+  async act(m: Model, r: Real): Promise<void> {
+    const datas = this.specs.map(() => m.newData());
+    const jobs = this.specs.map((s, i) => ({ data: datas[i], opts: addOptions(s) }));
+    const results =
+      jobs.length === 1 ? [await r.q.add(jobs[0].data, jobs[0].opts)] : await r.q.addBulk(jobs);
+    expect(results).toHaveLength(jobs.length);
+    for (const [i, spec] of this.specs.entries()) {
+      const res = results[i];
+      expect({ i, added: res.added }).toEqual({ i, added: m.expectAdded(spec) });
+      if (spec.cid !== undefined) expect(res.id).toBe(spec.cid);
+      if (!res.added) continue;
+      // A caller id's internal number is not in the reply: read it from the caller-id index.
+      const seq =
+        spec.cid === undefined ? res.id : await r.redis.hget(r.q.keys.base + 'ids', res.id);
+      const due = spec.delayMs ? (await r.q.getJob(res.id))?.at : undefined;
+      m.added(spec, datas[i], seq ?? '(missing)', due);
+    }
+  }
+  toString(): string {
+    const one = (s: AddSpec) =>
+      [
+        s.cid ?? '-',
+        `p${s.priority}`,
+        s.delayMs ? `d${s.delayMs}` : '',
+        s.maxAttempts ? `a${s.maxAttempts}` : '',
+        s.retryMs ? `r${s.retryMs}` : '',
+      ].join('');
+    return this.specs.length === 1
+      ? `add(${one(this.specs[0])})`
+      : `addBulk(${this.specs.length}: ${this.specs.slice(0, 5).map(one).join(' ')}${this.specs.length > 5 ? ' …' : ''})`;
+  }
+}
+
+export class LeaseStep extends Checked {
+  constructor(
+    readonly count: number,
+    readonly leaseMs: number,
+  ) {
+    super();
+  }
+  async act(m: Model, r: Real): Promise<void> {
+    const batch = await r.q.leaseBatch({ count: this.count, leaseMs: this.leaseMs });
+    expect(batch.jobs.map((j) => j.seq)).toEqual(m.lease(this.count, batch.now));
+    for (const j of batch.jobs) {
+      const job = m.jobs.get(j.seq)!;
+      expect([j.id, j.data, j.priority, j.attempt]).toEqual([
+        job.id,
+        job.data,
+        job.priority,
+        job.attempts + 1,
+      ]);
+      m.leased(j);
+    }
+  }
+  toString(): string {
+    return `lease(${this.count}, ${this.leaseMs}ms)`;
+  }
+}
+
+/** (c)/(d): true exactly once per incarnation; a stale lease only while that incarnation lives. */
+export class Complete extends Checked {
+  constructor(readonly which: LeasePick) {
+    super();
+  }
+  async act(m: Model, r: Real): Promise<void> {
+    const lease = pickLease(m, this.which);
+    if (!lease) return;
+    const got = await r.q.complete(lease);
+    expect({ complete: lease.seq, got }).toEqual({ complete: lease.seq, got: m.complete(lease) });
+  }
+  toString(): string {
+    return `complete(${show(this.which)})`;
+  }
+}
+
+export class Fail extends Checked {
+  constructor(
+    readonly which: LeasePick,
+    readonly retryable: boolean,
+  ) {
+    super();
+  }
+  async act(m: Model, r: Real): Promise<void> {
+    const lease = pickLease(m, this.which);
+    if (!lease) return;
+    const error = this.retryable ? new Error('boom') : new NonRetryableError('bad input');
+    const got = await lostAs(r.q.fail(lease, error), 'lost' as const);
+    expect({ fail: lease.seq, got }).toEqual({
+      fail: lease.seq,
+      got: m.fail(lease, this.retryable),
+    });
+    const job = m.jobs.get(lease.seq);
+    if (got === 'retried' && job?.state === 'delayed')
+      m.toDelayed(job, (await r.q.getJob(job.id))?.at);
+  }
+  toString(): string {
+    return `fail(${show(this.which)}, ${this.retryable ? 'retryable' : 'NonRetryableError'})`;
+  }
+}
+
+export class Release extends Checked {
+  constructor(readonly which: LeasePick) {
+    super();
+  }
+  async act(m: Model, r: Real): Promise<void> {
+    const lease = pickLease(m, this.which);
+    if (!lease) return;
+    const [got] = await r.q.release(lease);
+    expect({ release: lease.seq, got }).toEqual({ release: lease.seq, got: m.release(lease) });
+  }
+  toString(): string {
+    return `release(${show(this.which)})`;
+  }
+}
+
+export class Extend extends Checked {
+  constructor(
+    readonly which: LeasePick,
+    readonly ms: number,
+  ) {
+    super();
+  }
+  async act(m: Model, r: Real): Promise<void> {
+    const lease = pickLease(m, this.which);
+    if (!lease) return;
+    const [got] = await r.q.extend(lease, this.ms);
+    const want = m.extend(lease, lease.deadline);
+    expect({ extend: lease.seq, got }).toEqual({ extend: lease.seq, got: want });
+  }
+  toString(): string {
+    return `extend(${show(this.which)}, ${this.ms}ms)`;
+  }
+}
+
+export class Progress extends Checked {
+  constructor(
+    readonly which: LeasePick,
+    readonly value: number,
+  ) {
+    super();
+  }
+  async act(m: Model, r: Real): Promise<void> {
+    const lease = pickLease(m, this.which);
+    if (!lease) return;
+    const got = await lostAs(r.q.progress(lease, this.value), false);
+    const want = m.progress(lease, this.value);
+    expect({ progress: lease.seq, got }).toEqual({ progress: lease.seq, got: want });
+  }
+  toString(): string {
+    return `progress(${show(this.which)}, ${this.value})`;
+  }
+}
+
+/** Cancel a live job, an id that was never added, or one whose job is gone. */
+export class Cancel extends Checked {
+  constructor(
+    readonly target: 'live' | 'gone' | 'never',
+    readonly pick: number,
+  ) {
+    super();
+  }
+  async act(m: Model, r: Real): Promise<void> {
+    const live = [...m.jobs.values()].map((j) => j.id);
+    const gone = [...m.publicIds].filter((id) => !m.byPublicId(id));
+    const pool = this.target === 'live' ? live : this.target === 'gone' ? gone : [];
+    const id = pool.length > 0 ? pool[this.pick % pool.length] : `never-${this.pick}`;
+    const got = await r.q.cancel(id);
+    expect({ cancel: id, got }).toEqual({ cancel: id, got: m.cancel(id) });
+  }
+  toString(): string {
+    return `cancel(${this.target}#${this.pick})`;
+  }
+}
+
+/**
+ * clean() runs at a Redis time we do not see: bracket it with TIME before and after, and find
+ * the one time in between whose effects the report matches (where counts change is known).
+ */
+export class Clean extends Checked {
+  async act(m: Model, r: Real): Promise<void> {
+    const t0 = await redisTime(r);
+    const report = await r.q.clean();
+    const t1 = await redisTime(r);
+    const { deadLettered, resultsExpired, ...counts } = report;
+    expect({ deadLettered, resultsExpired }).toEqual({ deadLettered: 0, resultsExpired: 0 });
+    const times = [t0, ...m.timeEvents().filter((t) => t > t0 && t <= t1)].sort((a, b) => a - b);
+    const same = (a: CleanCounts) =>
+      (Object.keys(a) as Array<keyof CleanCounts>).every((k) => a[k] === counts[k]);
+    const now = times.find((t) => same(m.cleanReportAt(t)));
+    if (now === undefined) {
+      const expected = times.map((t) => ({ t, ...m.cleanReportAt(t) }));
+      throw new Error(
+        `clean() reported ${JSON.stringify(counts)}; between Redis times ${t0} and ${t1} the model expects one of ${JSON.stringify(expected)}`,
+      );
+    }
+    m.cleanAt(now);
+  }
+  toString(): string {
+    return 'clean()';
+  }
+}
+
+/** (f) repair finds nothing to fix; it drops the tombstones of cancelled jobs. */
+export class Repair extends Checked {
+  async act(m: Model, r: Real): Promise<void> {
+    const report = await r.q.repair();
+    expect(report.fixes).toEqual([]);
+    expect(report.tombstones).toBe(m.repair());
+  }
+  toString(): string {
+    return 'repair()';
+  }
+}
+
+/** Let Redis time reach the next due time, lease deadline or heartbeat lapse (if close). */
+export class Advance extends Checked {
+  async act(m: Model, r: Real): Promise<void> {
+    const now = await redisTime(r);
+    const next = Math.min(...m.timeEvents().filter((t) => t > now && t <= now + 300));
+    if (!Number.isFinite(next)) return;
+    await waitFor(async () => (await redisTime(r)) >= next, {
+      intervalMs: 5,
+      what: `Redis time ${next}`,
+    });
+  }
+  toString(): string {
+    return 'advance()';
+  }
+}
