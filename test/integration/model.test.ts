@@ -12,8 +12,9 @@
  */
 import { afterAll, describe, it } from '@jest/globals';
 import fc from 'fast-check';
+import { Redis } from 'ioredis';
 import { QueueFixture } from '../support/queue.js';
-import { deleteKeys } from '../support/keys.js';
+import { deleteKeys, testRedisUrl } from '../support/keys.js';
 import { steps } from '../support/model/arbitraries.js';
 import { checkAll, type Real } from '../support/model/check.js';
 import { MODEL_QUEUE, Model, type Payload } from '../support/model/model.js';
@@ -36,7 +37,7 @@ describe('model-based: random operation sequences against a reference model', ()
           fc.commands(steps, { maxCommands: MAX_STEPS, size: 'max' }),
           async (cmds) => {
             const q = fx.queue<Payload>(MODEL_QUEUE, redis);
-            const real: Real = { q, redis, newClient: () => fx.client() };
+            const real: Real = { q, redis, newClient: () => new Redis(testRedisUrl()) };
             const model = new Model();
 
             try {

@@ -13,7 +13,7 @@ export interface Real {
   q: WorkQueue<Payload>;
   /** An observer connection (reads keys, Redis TIME). */
   redis: Redis;
-  /** A fresh connection (closed by the test's cleanup); a dying client gets one. */
+  /** A fresh connection that its user disconnects (a dying client gets one). */
   newClient(): Redis;
 }
 

@@ -6,6 +6,7 @@
  * none): it is read back from Redis once the server has dropped the connection.
  */
 import { expect } from '@jest/globals';
+import type { Redis } from 'ioredis';
 import { WorkQueue } from '../../../lib/index.js';
 import { waitFor } from '../wait.js';
 import { Checked } from './commands.js';
@@ -26,6 +27,20 @@ export class Death extends Checked {
 
   async act(m: Model, r: Real): Promise<void> {
     const client = r.newClient();
+    // Disconnect once only: a second disconnect() of ioredis leaves a 2 s timer behind.
+    let alive = true;
+    const die = () => {
+      if (alive) client.disconnect();
+      alive = false;
+    };
+    try {
+      await this.liveThenDie(m, r, client, die);
+    } finally {
+      die(); // when it failed before its death
+    }
+  }
+
+  private async liveThenDie(m: Model, r: Real, client: Redis, die: () => void): Promise<void> {
     const dq = new WorkQueue<Payload>(client, r.q.name, {
       ...MODEL_QUEUE,
       logger: false,
@@ -47,7 +62,7 @@ export class Death extends Checked {
     const last = batch.jobs[0];
     if (last && this.lastWords === 'complete') void dq.complete(last).catch(() => false);
     if (last && this.lastWords === 'extend') void dq.extend(last, 60_000).catch(() => [false]);
-    client.disconnect();
+    die();
     await waitFor(async () => String(await r.redis.client('LIST', 'ID', clientId)).trim() === '', {
       intervalMs: 5,
       what: `Redis to drop client ${clientId}`,
