@@ -7,7 +7,8 @@
  *
  * Runs: `MODEL_RUNS` (default 20), e.g. the long run
  *   MODEL_RUNS=500 npm run test:jest -- test/integration/model.test.ts
- * On failure fast-check prints the seed, the path and the shrunk steps; replay them with
+ * MODEL_STATS=1 prints how often each case came up (stale complete that won, dead worker
+ * reclaimed, ...). On failure fast-check prints the seed, the path and the shrunk steps; replay them with
  *   MODEL_SEED=<seed> MODEL_PATH=<path> npm run test:jest -- test/integration/model.test.ts
  */
 import { afterAll, describe, it } from '@jest/globals';
@@ -20,7 +21,15 @@ import { checkAll, type Real } from '../support/model/check.js';
 import { MODEL_QUEUE, Model, type Payload } from '../support/model/model.js';
 
 const fx = new QueueFixture();
-afterAll(() => fx.cleanup());
+const stats = new Map<string, number>();
+afterAll(async () => {
+  await fx.cleanup();
+  if (process.env.MODEL_STATS) {
+    const lines = [...stats].sort().map(([k, n]) => `${String(n).padStart(7)}  ${k}`);
+    console.log(`cases the model test exercised:\n${lines.join('\n')}`);
+  }
+});
+const note = (what: string) => stats.set(what, (stats.get(what) ?? 0) + 1);
 
 const RUNS = Number(process.env.MODEL_RUNS ?? 20);
 const SEED = process.env.MODEL_SEED === undefined ? undefined : Number(process.env.MODEL_SEED);
@@ -37,7 +46,7 @@ describe('model-based: random operation sequences against a reference model', ()
           fc.commands(steps, { maxCommands: MAX_STEPS, size: 'max' }),
           async (cmds) => {
             const q = fx.queue<Payload>(MODEL_QUEUE, redis);
-            const real: Real = { q, redis, newClient: () => new Redis(testRedisUrl()) };
+            const real: Real = { q, redis, newClient: () => new Redis(testRedisUrl()), note };
             const model = new Model();
 
             try {

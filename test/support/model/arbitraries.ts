@@ -24,10 +24,10 @@ const LONG_MS = 60_000;
 const someMs = fc.oneof(shortMs, fc.constant(LONG_MS));
 
 /** Caller ids from a pool of four, so that re-adds (while alive, after the end) are common. */
-const cid = fc.option(fc.constantFrom('job-a', 'job-b', 'job-c', 'job-d'), {
-  nil: undefined,
-  freq: 2,
-});
+const cid = fc.oneof(
+  { weight: 3, arbitrary: fc.constant(undefined) },
+  { weight: 1, arbitrary: fc.constantFrom('job-a', 'job-b', 'job-c', 'job-d') },
+);
 
 const spec: fc.Arbitrary<AddSpec> = fc.record({
   cid,
@@ -42,9 +42,11 @@ const spec: fc.Arbitrary<AddSpec> = fc.record({
   retryMs: fc.oneof({ weight: 2, arbitrary: fc.constant(0) }, shortMs),
 });
 
+/** Mostly small; sometimes larger; rarely over 2 000 (two scripts, pipelined). */
 const bulk = fc.oneof(
-  { weight: 9, arbitrary: fc.array(spec, { minLength: 2, maxLength: 50 }) },
-  { weight: 1, arbitrary: fc.array(spec, { minLength: 51, maxLength: 300 }) },
+  { weight: 30, arbitrary: fc.array(spec, { minLength: 2, maxLength: 50 }) },
+  { weight: 3, arbitrary: fc.array(spec, { minLength: 51, maxLength: 300 }) },
+  { weight: 1, arbitrary: fc.array(spec, { minLength: 2001, maxLength: 2100 }) },
 );
 
 const leasePick: fc.Arbitrary<LeasePick> = fc.record({
@@ -52,21 +54,28 @@ const leasePick: fc.Arbitrary<LeasePick> = fc.record({
   pick: fc.nat(1000),
 });
 
+const lease = fc
+  .tuple(fc.integer({ min: 1, max: 20 }), someMs)
+  .map(([n, ms]) => new LeaseStep(n, ms));
+
 /** Every step, each listed as often as it should come up. */
 export const steps: Array<fc.Arbitrary<Step>> = [
   spec.map((s) => new Add([s])),
   spec.map((s) => new Add([s])),
   bulk.map((specs) => new Add(specs)),
-  fc.tuple(fc.integer({ min: 1, max: 20 }), someMs).map(([n, ms]) => new LeaseStep(n, ms)),
-  fc.tuple(fc.integer({ min: 1, max: 20 }), someMs).map(([n, ms]) => new LeaseStep(n, ms)),
+  lease,
+  lease,
+  lease,
   leasePick.map((p) => new Complete(p)),
   leasePick.map((p) => new Complete(p)),
-  fc.tuple(leasePick, fc.boolean()).map(([p, retryable]) => new Fail(p, retryable)),
+  fc
+    .tuple(leasePick, fc.oneof({ weight: 3, arbitrary: fc.constant(true) }, fc.constant(false)))
+    .map(([p, retryable]) => new Fail(p, retryable)),
   leasePick.map((p) => new Release(p)),
   fc.tuple(leasePick, someMs).map(([p, ms]) => new Extend(p, ms)),
   fc.tuple(leasePick, fc.nat(100)).map(([p, v]) => new Progress(p, v / 100)),
   fc
-    .tuple(fc.constantFrom('live' as const, 'gone' as const, 'never' as const), fc.nat(1000))
+    .tuple(fc.constantFrom('live', 'gone', 'number', 'never' as const), fc.nat(1000))
     .map(([target, pick]) => new Cancel(target, pick)),
   fc.constant(new Clean()),
   fc.constant(new Clean()),

@@ -32,12 +32,16 @@ export interface LeasePick {
   pick: number;
 }
 
+/** The lease asked for: one of the kind asked for if any, else of the other kind. */
 function pickLease(m: Model, { stale, pick }: LeasePick): Lease | undefined {
-  const pool = m.leases.filter((l) => m.isCurrent(l) !== stale);
+  const asked = m.leases.filter((l) => m.isCurrent(l) !== stale);
+  const pool = asked.length > 0 ? asked : m.leases;
   return pool.length > 0 ? pool[pick % pool.length] : undefined;
 }
 
 const show = (p: LeasePick) => `${p.stale ? 'stale' : 'current'}#${p.pick}`;
+/** For the stats: which kind the lease turned out to be. */
+const kind = (m: Model, l: Lease) => (m.isCurrent(l) ? 'current' : 'stale');
 
 /** A stale lease's fail/progress may refuse with LEASE_LOST instead of resolving 'lost'/false. */
 async function lostAs<T>(p: Promise<T>, lost: T): Promise<T> {
@@ -72,6 +76,10 @@ export class Add extends Checked {
     for (const [i, spec] of this.specs.entries()) {
       const res = results[i];
       expect({ i, added: res.added }).toEqual({ i, added: m.expectAdded(spec) });
+      const again = spec.cid !== undefined && m.completedCids.has(spec.cid);
+      r.note(
+        `add: ${res.added ? 'added' : 'refused'}${again ? ' (caller id of a completed job)' : ''}`,
+      );
       if (spec.cid !== undefined) expect(res.id).toBe(spec.cid);
       if (!res.added) continue;
       // A caller id's internal number is not in the reply: read it from the caller-id index.
@@ -106,6 +114,9 @@ export class LeaseStep extends Checked {
   async act(m: Model, r: Real): Promise<void> {
     const batch = await r.q.leaseBatch({ count: this.count, leaseMs: this.leaseMs });
     expect(batch.jobs.map((j) => j.seq)).toEqual(m.lease(this.count, batch.now));
+    r.note(
+      `lease: ${batch.jobs.length === 0 ? 'none' : batch.jobs.length < this.count ? 'fewer' : 'full'}`,
+    );
     for (const j of batch.jobs) {
       const job = m.jobs.get(j.seq)!;
       expect([j.id, j.data, j.priority, j.attempt]).toEqual([
@@ -129,9 +140,11 @@ export class Complete extends Checked {
   }
   async act(m: Model, r: Real): Promise<void> {
     const lease = pickLease(m, this.which);
-    if (!lease) return;
+    if (!lease) return r.note('complete: no lease yet');
+    const was = kind(m, lease);
     const got = await r.q.complete(lease);
     expect({ complete: lease.seq, got }).toEqual({ complete: lease.seq, got: m.complete(lease) });
+    r.note(`complete: ${was} -> ${got}`);
   }
   toString(): string {
     return `complete(${show(this.which)})`;
@@ -147,7 +160,8 @@ export class Fail extends Checked {
   }
   async act(m: Model, r: Real): Promise<void> {
     const lease = pickLease(m, this.which);
-    if (!lease) return;
+    if (!lease) return r.note('fail: no lease yet');
+    const was = kind(m, lease);
     const error = this.retryable ? new Error('boom') : new NonRetryableError('bad input');
     const got = await lostAs(r.q.fail(lease, error), 'lost' as const);
     expect({ fail: lease.seq, got }).toEqual({
@@ -155,6 +169,7 @@ export class Fail extends Checked {
       got: m.fail(lease, this.retryable),
     });
     const job = m.jobs.get(lease.seq);
+    r.note(`fail: ${was} -> ${got}${job?.state === 'delayed' ? ' (delayed)' : ''}`);
     if (got === 'retried' && job?.state === 'delayed')
       m.toDelayed(job, (await r.q.getJob(job.id))?.at);
   }
@@ -169,9 +184,11 @@ export class Release extends Checked {
   }
   async act(m: Model, r: Real): Promise<void> {
     const lease = pickLease(m, this.which);
-    if (!lease) return;
+    if (!lease) return r.note('release: no lease yet');
+    const was = kind(m, lease);
     const [got] = await r.q.release(lease);
     expect({ release: lease.seq, got }).toEqual({ release: lease.seq, got: m.release(lease) });
+    r.note(`release: ${was} -> ${got}`);
   }
   toString(): string {
     return `release(${show(this.which)})`;
@@ -187,10 +204,12 @@ export class Extend extends Checked {
   }
   async act(m: Model, r: Real): Promise<void> {
     const lease = pickLease(m, this.which);
-    if (!lease) return;
+    if (!lease) return r.note('extend: no lease yet');
+    const was = kind(m, lease);
     const [got] = await r.q.extend(lease, this.ms);
     const want = m.extend(lease, lease.deadline);
     expect({ extend: lease.seq, got }).toEqual({ extend: lease.seq, got: want });
+    r.note(`extend: ${was} -> ${got}`);
   }
   toString(): string {
     return `extend(${show(this.which)}, ${this.ms}ms)`;
@@ -206,20 +225,25 @@ export class Progress extends Checked {
   }
   async act(m: Model, r: Real): Promise<void> {
     const lease = pickLease(m, this.which);
-    if (!lease) return;
+    if (!lease) return r.note('progress: no lease yet');
+    const was = kind(m, lease);
     const got = await lostAs(r.q.progress(lease, this.value), false);
     const want = m.progress(lease, this.value);
     expect({ progress: lease.seq, got }).toEqual({ progress: lease.seq, got: want });
+    r.note(`progress: ${was} -> ${got}`);
   }
   toString(): string {
     return `progress(${show(this.which)}, ${this.value})`;
   }
 }
 
-/** Cancel a live job, an id that was never added, or one whose job is gone. */
+/**
+ * Cancel a live job, one whose job is gone, the number of a job that has a caller id, or an
+ * id never added.
+ */
 export class Cancel extends Checked {
   constructor(
-    readonly target: 'live' | 'gone' | 'never',
+    readonly target: 'live' | 'gone' | 'number' | 'never',
     readonly pick: number,
   ) {
     super();
@@ -227,10 +251,14 @@ export class Cancel extends Checked {
   async act(m: Model, r: Real): Promise<void> {
     const live = [...m.jobs.values()].map((j) => j.id);
     const gone = [...m.publicIds].filter((id) => !m.byPublicId(id));
-    const pool = this.target === 'live' ? live : this.target === 'gone' ? gone : [];
+    // The number of a job added with a caller id is not its public id.
+    const numbers = [...m.jobs.values()].filter((j) => j.cid !== undefined).map((j) => j.seq);
+    const pools = { live, gone, number: numbers, never: [] };
+    const pool = pools[this.target];
     const id = pool.length > 0 ? pool[this.pick % pool.length] : `never-${this.pick}`;
     const got = await r.q.cancel(id);
     expect({ cancel: id, got }).toEqual({ cancel: id, got: m.cancel(id) });
+    r.note(`cancel: ${pool.length > 0 ? this.target : 'never'} -> ${got}`);
   }
   toString(): string {
     return `cancel(${this.target}#${this.pick})`;
@@ -259,6 +287,7 @@ export class Clean extends Checked {
       );
     }
     m.cleanAt(now);
+    for (const [k, v] of Object.entries(counts)) if (v > 0) r.note(`clean: ${k}`);
   }
   toString(): string {
     return 'clean()';
@@ -271,6 +300,7 @@ export class Repair extends Checked {
     const report = await r.q.repair();
     expect(report.fixes).toEqual([]);
     expect(report.tombstones).toBe(m.repair());
+    if (report.tombstones > 0) r.note('repair: dropped tombstones');
   }
   toString(): string {
     return 'repair()';
@@ -282,7 +312,8 @@ export class Advance extends Checked {
   async act(m: Model, r: Real): Promise<void> {
     const now = await redisTime(r);
     const next = Math.min(...m.timeEvents().filter((t) => t > now && t <= now + 300));
-    if (!Number.isFinite(next)) return;
+    if (!Number.isFinite(next)) return r.note('advance: nothing due soon');
+    r.note('advance: waited');
     await waitFor(async () => (await redisTime(r)) >= next, {
       intervalMs: 5,
       what: `Redis time ${next}`,

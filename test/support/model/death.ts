@@ -60,23 +60,28 @@ export class Death extends Checked {
     for (const j of batch.jobs) m.leased(j);
 
     const last = batch.jobs[0];
+    const leasedUntil = last?.deadline ?? 0; // (a reply of extend would move last.deadline)
     if (last && this.lastWords === 'complete') void dq.complete(last).catch(() => false);
-    if (last && this.lastWords === 'extend') void dq.extend(last, 60_000).catch(() => [false]);
+    if (last && this.lastWords === 'extend') void dq.extend(last, 120_000).catch(() => [false]);
     die();
     await waitFor(async () => String(await r.redis.client('LIST', 'ID', clientId)).trim() === '', {
       intervalMs: 5,
       what: `Redis to drop client ${clientId}`,
     });
 
-    if (!last || this.lastWords === 'none') return;
+    if (!last || this.lastWords === 'none')
+      return r.note(`death: ${this.asWorker ? 'worker' : 'no worker'}`);
+    let ran: boolean;
     if (this.lastWords === 'complete') {
-      const done = (await r.redis.hexists(r.q.keys.data, last.seq)) === 0;
-      if (done) expect(m.complete(last)).toBe(true);
+      ran = (await r.redis.hexists(r.q.keys.data, last.seq)) === 0;
+      if (ran) expect(m.complete(last)).toBe(true);
     } else {
       const deadline = Number(await r.redis.zscore(r.q.keys.leased, last.seq));
-      expect(deadline).toBeGreaterThanOrEqual(last.deadline);
+      expect(deadline).toBeGreaterThanOrEqual(leasedUntil);
+      ran = deadline > leasedUntil;
       m.extend(last, deadline);
     }
+    r.note(`death: last ${this.lastWords} ${ran ? 'ran' : 'never ran'}`);
   }
 
   toString(): string {

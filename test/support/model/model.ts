@@ -46,7 +46,7 @@ export interface AddSpec {
 
 /** Queue options the model assumes (model.test.ts builds the queue with them). */
 export const MODEL_QUEUE = {
-  maxAttempts: 2,
+  maxAttempts: 3,
   heartbeatTimeoutMs: 150,
   // No job is dead-lettered by lease expiries: see onLeaseLapsed.
   maxLeaseExpiries: 1000,
