@@ -73,6 +73,20 @@ export class Add extends Checked {
     const results =
       jobs.length === 1 ? [await r.q.add(jobs[0].data, jobs[0].opts)] : await r.q.addBulk(jobs);
     expect(results).toHaveLength(jobs.length);
+    // What the replies do not say, read for all jobs at once: a caller id's internal number
+    // (from the caller-id index) and a delayed job's due time.
+    const seqs = await Promise.all(
+      this.specs.map((spec, i) =>
+        spec.cid === undefined || !results[i].added
+          ? results[i].id
+          : r.redis.hget(r.q.keys.base + 'ids', spec.cid),
+      ),
+    );
+    const dues = await Promise.all(
+      this.specs.map(async (spec, i) =>
+        spec.delayMs && results[i].added ? (await r.q.getJob(results[i].id))?.at : undefined,
+      ),
+    );
     for (const [i, spec] of this.specs.entries()) {
       const res = results[i];
       expect({ i, added: res.added }).toEqual({ i, added: m.expectAdded(spec) });
@@ -81,12 +95,7 @@ export class Add extends Checked {
         `add: ${res.added ? 'added' : 'refused'}${again ? ' (caller id of a completed job)' : ''}`,
       );
       if (spec.cid !== undefined) expect(res.id).toBe(spec.cid);
-      if (!res.added) continue;
-      // A caller id's internal number is not in the reply: read it from the caller-id index.
-      const seq =
-        spec.cid === undefined ? res.id : await r.redis.hget(r.q.keys.base + 'ids', res.id);
-      const due = spec.delayMs ? (await r.q.getJob(res.id))?.at : undefined;
-      m.added(spec, datas[i], seq ?? '(missing)', due);
+      if (res.added) m.added(spec, datas[i], seqs[i] ?? '(missing)', dues[i]);
     }
   }
   toString(): string {
