@@ -87,7 +87,7 @@ export const steps: Array<fc.Arbitrary<Step>> = [
       fc.integer({ min: 1, max: 5 }),
       fc.boolean(),
       shortMs,
-      fc.constantFrom('none' as const, 'complete' as const, 'extend' as const),
+      fc.constantFrom('none', 'complete', 'extend', 'lease' as const),
     )
     .map(([n, asWorker, ms, last]) => new Death(n, asWorker, ms, last)),
 ];

@@ -94,6 +94,14 @@ export class Model {
   private lastSeq = 0;
   private nextData = 0;
 
+  /** A copy whose jobs and lists can change without touching this one (to try a lease). */
+  clone(): Model {
+    const c = new Model();
+    for (const [seq, j] of this.jobs) c.jobs.set(seq, { ...j });
+    this.lists.forEach((l, p) => c.lists[p].push(...l));
+    return c;
+  }
+
   // ---- lookups
 
   byPublicId(id: string): ModelJob | undefined {
