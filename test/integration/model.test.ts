@@ -18,6 +18,7 @@ import { QueueFixture } from '../support/queue.js';
 import { deleteKeys, testRedisUrl } from '../support/keys.js';
 import { steps } from '../support/model/arbitraries.js';
 import { checkAll, type Real } from '../support/model/check.js';
+import { drain } from '../support/model/maintenance.js';
 import { MODEL_QUEUE, Model, type Payload } from '../support/model/model.js';
 
 const fx = new QueueFixture();
@@ -52,6 +53,7 @@ describe('model-based: random operation sequences against a reference model', ()
             try {
               await checkAll(model, real);
               await fc.asyncModelRun(() => ({ model, real }), cmds);
+              await drain(model, real);
             } finally {
               await deleteKeys(redis, `${q.options.prefix}:*`);
             }

@@ -2,20 +2,18 @@
 import fc from 'fast-check';
 import {
   Add,
-  Advance,
   Cancel,
-  Clean,
   Complete,
   Extend,
   Fail,
   LeaseStep,
   Progress,
   Release,
-  Repair,
   type LeasePick,
   type Step,
 } from './commands.js';
 import { Death } from './death.js';
+import { Advance, Clean, Repair } from './maintenance.js';
 import type { AddSpec } from './model.js';
 
 /** Short times expire within the run (30-80 ms); long ones never do. */

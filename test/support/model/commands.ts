@@ -1,15 +1,14 @@
 /**
  * The steps of test/integration/model.test.ts: each one runs an operation on the real queue,
  * compares the outcome with the model, updates the model, then runs every check (check.ts).
- * Client deaths are in death.ts.
+ * clean, repair and waits for Redis time are in maintenance.ts, client deaths in death.ts.
  */
 import { expect } from '@jest/globals';
 import fc from 'fast-check';
 import { NonRetryableError, WorkQueueError } from '../../../lib/index.js';
 import type { AddOptions, Lease } from '../../../lib/index.js';
-import { waitFor } from '../wait.js';
-import { checkAll, redisTime, type Real } from './check.js';
-import type { AddSpec, CleanCounts, Model } from './model.js';
+import { checkAll, type Real } from './check.js';
+import type { AddSpec, Model } from './model.js';
 
 export type Step = fc.AsyncCommand<Model, Real>;
 
@@ -271,64 +270,5 @@ export class Cancel extends Checked {
   }
   toString(): string {
     return `cancel(${this.target}#${this.pick})`;
-  }
-}
-
-/**
- * clean() runs at a Redis time we do not see: bracket it with TIME before and after, and find
- * the one time in between whose effects the report matches (where counts change is known).
- */
-export class Clean extends Checked {
-  async act(m: Model, r: Real): Promise<void> {
-    const t0 = await redisTime(r);
-    const report = await r.q.clean();
-    const t1 = await redisTime(r);
-    const { deadLettered, resultsExpired, ...counts } = report;
-    expect({ deadLettered, resultsExpired }).toEqual({ deadLettered: 0, resultsExpired: 0 });
-    const times = [t0, ...m.timeEvents().filter((t) => t > t0 && t <= t1)].sort((a, b) => a - b);
-    const same = (a: CleanCounts) =>
-      (Object.keys(a) as Array<keyof CleanCounts>).every((k) => a[k] === counts[k]);
-    const now = times.find((t) => same(m.cleanReportAt(t)));
-    if (now === undefined) {
-      const expected = times.map((t) => ({ t, ...m.cleanReportAt(t) }));
-      throw new Error(
-        `clean() reported ${JSON.stringify(counts)}; between Redis times ${t0} and ${t1} the model expects one of ${JSON.stringify(expected)}`,
-      );
-    }
-    m.cleanAt(now);
-    for (const [k, v] of Object.entries(counts)) if (v > 0) r.note(`clean: ${k}`);
-  }
-  toString(): string {
-    return 'clean()';
-  }
-}
-
-/** (f) repair finds nothing to fix; it drops the tombstones of cancelled jobs. */
-export class Repair extends Checked {
-  async act(m: Model, r: Real): Promise<void> {
-    const report = await r.q.repair();
-    expect(report.fixes).toEqual([]);
-    expect(report.tombstones).toBe(m.repair());
-    if (report.tombstones > 0) r.note('repair: dropped tombstones');
-  }
-  toString(): string {
-    return 'repair()';
-  }
-}
-
-/** Let Redis time reach the next due time, lease deadline or heartbeat lapse (if close). */
-export class Advance extends Checked {
-  async act(m: Model, r: Real): Promise<void> {
-    const now = await redisTime(r);
-    const next = Math.min(...m.timeEvents().filter((t) => t > now && t <= now + 300));
-    if (!Number.isFinite(next)) return r.note('advance: nothing due soon');
-    r.note('advance: waited');
-    await waitFor(async () => (await redisTime(r)) >= next, {
-      intervalMs: 5,
-      what: `Redis time ${next}`,
-    });
-  }
-  toString(): string {
-    return 'advance()';
   }
 }

@@ -6,52 +6,12 @@
  * Rules the lead is changing live in one function each (one-line changes):
  * `callerIdFreeAfterComplete` and `onLeaseLapsed`.
  */
-import type { Lease, LeasedJob } from '../../../lib/index.js';
+import type { Lease } from '../../../lib/index.js';
 
-export interface Payload {
-  n: number;
-}
-export type Leased = LeasedJob<Payload>;
-export type State = 'pending' | 'delayed' | 'leased' | 'dead';
+import type { AddSpec, CleanCounts, Leased, ModelJob, Payload, State } from './types.js';
+import { MODEL_QUEUE } from './types.js';
 
-export interface ModelJob {
-  /** Internal number: the incarnation. */
-  seq: string;
-  /** Public id: the caller id, or `seq`. */
-  id: string;
-  cid?: string;
-  data: Payload;
-  priority: number;
-  state: State;
-  attempts: number;
-  maxAttempts: number;
-  /** Fixed retry delay of this job (0: straight back to its list). */
-  retryMs: number;
-  /** delayed: due time. */
-  due?: number;
-  /** leased: the current lease and its deadline. */
-  lease?: Lease;
-  deadline?: number;
-  progress?: unknown;
-}
-
-/** What one add entry asks for. */
-export interface AddSpec {
-  cid?: string;
-  priority: number;
-  delayMs?: number;
-  maxAttempts?: number;
-  retryMs: number;
-}
-
-/** Queue options the model assumes (model.test.ts builds the queue with them). */
-export const MODEL_QUEUE = {
-  maxAttempts: 3,
-  heartbeatTimeoutMs: 150,
-  // No job is dead-lettered by lease expiries: see onLeaseLapsed.
-  maxLeaseExpiries: 1000,
-  backoff: { type: 'fixed' as const, delayMs: 0 },
-};
+export * from './types.js';
 
 // ------------------------------------------------------------ rules being changed by the lead
 
@@ -339,11 +299,4 @@ export class Model {
     for (const beat of this.workers.values()) t.push(beat + MODEL_QUEUE.heartbeatTimeoutMs + 1);
     return t;
   }
-}
-
-export interface CleanCounts {
-  promoted: number;
-  reclaimed: number;
-  deadWorkers: number;
-  reclaimedFromWorkers: number;
 }
