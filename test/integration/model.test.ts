@@ -11,11 +11,12 @@
  * reclaimed, ...). On failure fast-check prints the seed, the path and the shrunk steps; replay them with
  *   MODEL_SEED=<seed> MODEL_PATH=<path> npm run test:jest -- test/integration/model.test.ts
  */
-import { afterAll, describe, it } from '@jest/globals';
+import { afterAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { QueueFixture } from '../support/queue.js';
 import { deleteKeys, testRedisUrl } from '../support/keys.js';
+import { waitFor } from '../support/wait.js';
 import { steps } from '../support/model/arbitraries.js';
 import { checkAll, type Real } from '../support/model/check.js';
 import { drain } from '../support/model/maintenance.js';
@@ -64,4 +65,29 @@ describe('model-based: random operation sequences against a reference model', ()
     },
     Math.max(120_000, RUNS * 5_000),
   );
+});
+
+// Found by the model (shrunk: addBulk(2), lease(1), completeAndLease(current lease twice)).
+// complete.lua reads every token of the batch up front (HMGET) and removes completed jobs only
+// after the loop, so a second lease of the same job in one batch still looks like the holder's
+// (or still finds the payload): two `true`s for one job, against DESIGN.md §2.2.
+describe('completeAndLease: two leases of one job in one batch complete it once', () => {
+  it('the same lease twice: [true, false]', async () => {
+    const q = fx.queue<number>();
+    await q.add(1);
+    const [lease] = await q.lease({ leaseMs: 60_000 });
+    const { completed } = await q.completeAndLease([{ lease: lease! }, { lease: lease! }]);
+    expect(completed).toEqual([true, false]);
+  });
+
+  it('the current lease and a stale one of the same job: [true, false]', async () => {
+    const q = fx.queue<number>();
+    await q.add(1);
+    const [stale] = await q.lease({ leaseMs: 30 });
+    await waitFor(async () => (await q.clean()).reclaimed === 1, { what: 'the lease to expire' });
+    const [current] = await q.lease({ leaseMs: 60_000 });
+    expect(current!.seq).toBe(stale!.seq);
+    const { completed } = await q.completeAndLease([{ lease: current! }, { lease: stale! }]);
+    expect(completed).toEqual([true, false]);
+  });
 });

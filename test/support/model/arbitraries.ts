@@ -4,6 +4,7 @@ import {
   Add,
   Cancel,
   Complete,
+  CompleteBatch,
   Extend,
   Fail,
   LeaseStep,
@@ -66,6 +67,14 @@ export const steps: Array<fc.Arbitrary<Step>> = [
   lease,
   leasePick.map((p) => new Complete(p)),
   leasePick.map((p) => new Complete(p)),
+  fc
+    .tuple(
+      fc.array(leasePick, { minLength: 1, maxLength: 5 }),
+      fc.boolean(),
+      fc.boolean(),
+      fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 10 })),
+    )
+    .map(([picks, sameJob, reversed, next]) => new CompleteBatch(picks, sameJob, reversed, next)),
   fc
     .tuple(leasePick, fc.oneof({ weight: 3, arbitrary: fc.constant(true) }, fc.constant(false)))
     .map(([p, retryable]) => new Fail(p, retryable)),

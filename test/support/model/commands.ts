@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { NonRetryableError, WorkQueueError } from '../../../lib/index.js';
 import type { AddOptions, Lease } from '../../../lib/index.js';
 import { checkAll, type Real } from './check.js';
-import type { AddSpec, Model } from './model.js';
+import type { AddSpec, Leased, Model } from './model.js';
 
 export type Step = fc.AsyncCommand<Model, Real>;
 
@@ -112,6 +112,21 @@ export class Add extends Checked {
   }
 }
 
+/** A lease call at Redis time `now` took what the model takes; the model records the leases. */
+function tookAsModelSays(m: Model, jobs: Leased[], count: number, now: number): void {
+  expect(jobs.map((j) => j.seq)).toEqual(m.lease(count, now));
+  for (const j of jobs) {
+    const job = m.jobs.get(j.seq)!;
+    expect([j.id, j.data, j.priority, j.attempt]).toEqual([
+      job.id,
+      job.data,
+      job.priority,
+      job.attempts + 1,
+    ]);
+    m.leased(j);
+  }
+}
+
 export class LeaseStep extends Checked {
   constructor(
     readonly count: number,
@@ -121,20 +136,10 @@ export class LeaseStep extends Checked {
   }
   async act(m: Model, r: Real): Promise<void> {
     const batch = await r.q.leaseBatch({ count: this.count, leaseMs: this.leaseMs });
-    expect(batch.jobs.map((j) => j.seq)).toEqual(m.lease(this.count, batch.now));
+    tookAsModelSays(m, batch.jobs, this.count, batch.now);
     r.note(
       `lease: ${batch.jobs.length === 0 ? 'none' : batch.jobs.length < this.count ? 'fewer' : 'full'}`,
     );
-    for (const j of batch.jobs) {
-      const job = m.jobs.get(j.seq)!;
-      expect([j.id, j.data, j.priority, j.attempt]).toEqual([
-        job.id,
-        job.data,
-        job.priority,
-        job.attempts + 1,
-      ]);
-      m.leased(j);
-    }
   }
   toString(): string {
     return `lease(${this.count}, ${this.leaseMs}ms)`;
@@ -156,6 +161,50 @@ export class Complete extends Checked {
   }
   toString(): string {
     return `complete(${show(this.which)})`;
+  }
+}
+
+/**
+ * completeAndLease (a worker's fused call): a batch of completes of one worker's leases, each
+ * decided in order as if alone (so two leases of one job in a batch complete it once), then
+ * maybe a lease. `sameJob`: every lease ever handed out for the first one's job (the same
+ * lease twice when there is only one), in order or reversed.
+ */
+export class CompleteBatch extends Checked {
+  constructor(
+    readonly picks: LeasePick[],
+    readonly sameJob: boolean,
+    readonly reversed: boolean,
+    readonly next: number,
+  ) {
+    super();
+  }
+  async act(m: Model, r: Real): Promise<void> {
+    const first = pickLease(m, this.picks[0]);
+    if (!first) return r.note('completeAndLease: no lease yet');
+    const mine = (l: Lease) => l.workerId === first.workerId;
+    let leases = this.sameJob
+      ? m.leases.filter((l) => l.seq === first.seq && mine(l))
+      : this.picks.map((p) => pickLease(m, p)!).filter(mine);
+    if (leases.length === 1) leases = [first, first];
+    if (this.reversed) leases.reverse();
+    const kinds = leases.map((l) => kind(m, l)).join('+');
+    const next = this.next > 0 && first.workerId === '0' ? this.next : 0;
+    const got = await r.q.completeAndLease(
+      leases.map((lease) => ({ lease })),
+      next > 0 ? { count: next, leaseMs: 60_000 } : undefined,
+    );
+    const want = leases.map((l) => m.complete(l));
+    const seqs = leases.map((l) => l.seq);
+    expect({ seqs, completed: got.completed }).toEqual({ seqs, completed: want });
+    r.note(`completeAndLease: ${new Set(seqs).size < seqs.length ? 'one job twice' : kinds}`);
+    if (next > 0) tookAsModelSays(m, got.jobs, next, got.now);
+    else expect(got.jobs).toEqual([]);
+  }
+  toString(): string {
+    const how = this.sameJob ? 'every lease of one job' : this.picks.map(show).join(' ');
+    const then = this.next > 0 ? `, lease ${this.next}` : '';
+    return `completeAndLease(${how}${this.reversed ? ' reversed' : ''}${then})`;
   }
 }
 
