@@ -1,14 +1,15 @@
 /**
  * Model-based randomized test of the core queue (issue 12): random sequences of add, addBulk,
- * lease, complete, fail, release, extend, cancel, progress, clean, repair, Redis-time waits
- * (short leases and delays expire) and client deaths, run against a real Redis and checked
- * after EVERY step against a small reference model (test/support/model/model.ts) and the
- * invariants of DESIGN.md §2 (test/support/model/check.ts).
+ * lease, complete, completeAndLease, fail, release, extend, cancel, progress, clean, repair,
+ * Redis-time waits (short leases and delays expire) and client deaths, against a real Redis,
+ * checked after EVERY step against a small reference model (test/support/model/model.ts) and
+ * the invariants of DESIGN.md §2 (test/support/model/check.ts); then a drain: nothing lost.
  *
- * Runs: `MODEL_RUNS` (default 20), e.g. the long run
+ * Runs: `MODEL_RUNS` (default 20, ~10 s), the long run:
  *   MODEL_RUNS=500 npm run test:jest -- test/integration/model.test.ts
- * MODEL_STATS=1 prints how often each case came up (stale complete that won, dead worker
- * reclaimed, ...). On failure fast-check prints the seed, the path and the shrunk steps; replay them with
+ * MODEL_STATS=1 prints how often each case came up (a stale complete that won, a dead
+ * worker's jobs reclaimed, a lease whose reply was lost, ...), shrinking included.
+ * On failure fast-check prints the seed, the path and the shrunk steps; replay with
  *   MODEL_SEED=<seed> MODEL_PATH=<path> npm run test:jest -- test/integration/model.test.ts
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
