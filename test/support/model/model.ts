@@ -7,7 +7,6 @@
  * `callerIdFreeAfterComplete` and `onLeaseLapsed`.
  */
 import type { Lease } from '../../../lib/index.js';
-
 import type { AddSpec, CleanCounts, Leased, ModelJob, Payload, State } from './types.js';
 import { MODEL_QUEUE } from './types.js';
 
@@ -37,7 +36,10 @@ function onLeaseLapsed(m: Model, job: ModelJob): void {
 export class Model {
   /** Live jobs by seq. */
   readonly jobs = new Map<string, ModelJob>();
-  /** Pending lists p0..p9 as seqs; a seq with no live job is a cancelled job's tombstone. */
+  /**
+   * Pending lists p0..p9 as seqs; a seq with no live job is the tombstone of a job cancelled
+   * (or completed by a stale lease) while pending.
+   */
   readonly lists: string[][] = Array.from({ length: 10 }, () => []);
   /** Caller id -> seq of its live job. */
   readonly cids = new Map<string, string>();
