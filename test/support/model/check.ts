@@ -1,0 +1,204 @@
+/**
+ * The checks run after EVERY step of test/integration/model.test.ts:
+ * (b) the structural invariants of DESIGN.md §2, read straight from the Redis keys;
+ * the keys equal to what the model says, entry for entry (lists in order, tombstones too);
+ * (a) getJob of the ids ever added; (e) counts().
+ */
+import { expect } from '@jest/globals';
+import type { Redis } from 'ioredis';
+import type { WorkQueue } from '../../../lib/index.js';
+import type { Model, Payload } from './model.js';
+
+export interface Real {
+  q: WorkQueue<Payload>;
+  /** An observer connection (reads keys, Redis TIME). */
+  redis: Redis;
+  /** A fresh connection that its user disconnects (a dying client gets one). */
+  newClient(): Redis;
+  /** Count a case that came up (printed with MODEL_STATS=1: what the runs exercised). */
+  note(what: string): void;
+}
+
+/** The queue's job keys, read in one MULTI (a consistent snapshot). */
+export interface Snapshot {
+  data: string[];
+  lists: string[][];
+  delayed: Record<string, number>;
+  leased: Record<string, number>;
+  tokens: Record<string, string>;
+  dead: string[];
+  meta: string[];
+  progress: Record<string, string>;
+  ids: Record<string, string>;
+}
+
+export async function snapshot(r: Real): Promise<Snapshot> {
+  const k = (part: string) => r.q.keys.base + part;
+  const m = r.redis.multi().hkeys(k('d'));
+  for (let p = 0; p <= 9; p++) m.lrange(k(`p${p}`), 0, -1);
+  m.zrange(k('dl'), '0', '-1', 'WITHSCORES')
+    .zrange(k('ls'), '0', '-1', 'WITHSCORES')
+    .hgetall(k('lt'))
+    .zrange(k('dead'), '0', '-1')
+    .hkeys(k('m'))
+    .hgetall(k('pg'))
+    .hgetall(k('ids'));
+  const replies = (await m.exec())!.map(([err, v]) => {
+    if (err) throw err;
+    return v;
+  });
+  const scores = (flat: unknown): Record<string, number> => {
+    const out: Record<string, number> = {};
+    const a = flat as string[];
+    for (let i = 0; i < a.length; i += 2) out[a[i]] = Number(a[i + 1]);
+    return out;
+  };
+  return {
+    data: (replies[0] as string[]).sort(),
+    lists: replies.slice(1, 11) as string[][],
+    delayed: scores(replies[11]),
+    leased: scores(replies[12]),
+    tokens: replies[13] as Record<string, string>,
+    dead: (replies[14] as string[]).sort(),
+    meta: replies[15] as string[],
+    progress: replies[16] as Record<string, string>,
+    ids: replies[17] as Record<string, string>,
+  };
+}
+
+/**
+ * (b) DESIGN.md §2.3, from the keys alone: a job with a payload is in exactly one place (a
+ * pending list once, the delayed set, the leased set with a token, or the dead set); a list
+ * entry without a payload is a cancelled job's tombstone (allowed); nothing else refers to a
+ * job without a payload. Returns the violations (empty when none).
+ */
+export function invariantViolations(s: Snapshot): string[] {
+  const bad: string[] = [];
+  const data = new Set(s.data);
+  const places = new Map<string, string[]>();
+  const at = (id: string, where: string) => places.set(id, [...(places.get(id) ?? []), where]);
+  s.lists.forEach((list, p) => list.forEach((id) => at(id, `p${p}`)));
+  for (const id of Object.keys(s.delayed)) at(id, 'dl');
+  for (const id of Object.keys(s.leased)) at(id, 'ls');
+  for (const id of s.dead) at(id, 'dead');
+  for (const id of data) {
+    const where = places.get(id) ?? [];
+    if (where.length !== 1) bad.push(`job ${id} is in ${where.length} places: ${where.join(',')}`);
+    if (id in s.leased !== id in s.tokens) bad.push(`job ${id}: ls and lt disagree`);
+  }
+  const refs: Array<[string, string[]]> = [
+    ['dl', Object.keys(s.delayed)],
+    ['ls', Object.keys(s.leased)],
+    ['lt', Object.keys(s.tokens)],
+    ['dead', s.dead],
+    ['m', s.meta],
+    ['pg', Object.keys(s.progress)],
+    ['ids (value)', Object.values(s.ids)],
+  ];
+  for (const [key, ids] of refs)
+    for (const id of ids) if (!data.has(id)) bad.push(`${key} refers to ${id}, which has no data`);
+  return bad;
+}
+
+/** What the keys must hold according to the model (exact, tombstones and order included). */
+function expectedKeys(m: Model): Omit<Snapshot, 'meta'> {
+  const e: Omit<Snapshot, 'meta'> = {
+    data: [...m.jobs.keys()].sort(),
+    lists: m.lists.map((l) => [...l]),
+    delayed: {},
+    leased: {},
+    tokens: {},
+    dead: [],
+    progress: {},
+    ids: Object.fromEntries(m.cids),
+  };
+  for (const j of m.jobs.values()) {
+    if (j.state === 'delayed') e.delayed[j.seq] = j.due!;
+    if (j.state === 'leased') {
+      e.leased[j.seq] = j.deadline!;
+      e.tokens[j.seq] = `${j.lease!.token}:${j.lease!.workerId}`;
+    }
+    if (j.state === 'dead') e.dead.push(j.seq);
+    if (j.progress !== undefined) e.progress[j.seq] = JSON.stringify(j.progress);
+  }
+  e.dead.sort();
+  return e;
+}
+
+/** JSON with object keys sorted (undefined values dropped, as toEqual ignores them). */
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) =>
+    x && typeof x === 'object' && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : x,
+  );
+}
+
+/** expect(got).toEqual(want), with a cheap first look (a deep toEqual of big keys is slow). */
+function sameAs(got: unknown, want: unknown): void {
+  if (canonical(got) !== canonical(want)) expect(got).toEqual(want);
+}
+
+/** Every check, after every step. */
+export async function checkAll(m: Model, r: Real): Promise<void> {
+  const s = await snapshot(r);
+  expect(invariantViolations(s)).toEqual([]);
+  sameAs({ ...s, meta: undefined }, { ...expectedKeys(m), meta: undefined });
+
+  // (c) complete returned true at most once per incarnation.
+  for (const [seq, n] of m.completedTrue)
+    if (n !== 1) throw new Error(`complete returned true ${n} times for job ${seq}`);
+
+  // (a) getJob of every id ever added, but for jobs far back in a long pending list (their
+  // place is checked above, entry for entry): a bulk of 2 000 jobs would cost seconds a step.
+  const front = new Set(m.lists.flatMap((l) => l.slice(0, 30)));
+  const ids = [...m.publicIds].filter((id) => {
+    const job = m.byPublicId(id);
+    return !job || job.state !== 'pending' || front.has(job.seq);
+  });
+  const infos = await Promise.all(ids.map((id) => r.q.getJob(id)));
+  ids.forEach((id, i) => {
+    const job = m.byPublicId(id);
+    const info = infos[i];
+    if (!job) {
+      expect({ id, info }).toEqual({ id, info: null });
+      return;
+    }
+    const want: Record<string, unknown> = {
+      id,
+      state: job.state,
+      data: job.data,
+      priority: job.priority,
+      attemptsMade: job.attempts,
+      progress: job.progress,
+    };
+    if (job.state === 'leased') want.at = job.deadline;
+    if (job.state === 'delayed') want.at = job.due;
+    const got: Record<string, unknown> = { ...info };
+    if (job.state === 'pending' || job.state === 'dead') delete got.at;
+    delete got.leaseExpiries; // not modelled: its rules are changing
+    delete got.lastError;
+    delete got.deadReason;
+    delete got.name;
+    sameAs(got, want);
+  });
+
+  // (e) counts() agrees (pending counts include tombstones, as documented).
+  const c = await r.q.counts();
+  const byPrio = m.lists.map((l) => l.length);
+  const count = (state: string) => [...m.jobs.values()].filter((j) => j.state === state).length;
+  expect({ ...c, workers: 0 }).toEqual({
+    pendingByPriority: byPrio,
+    pending: byPrio.reduce((a, b) => a + b, 0),
+    delayed: count('delayed'),
+    leased: count('leased'),
+    dead: count('dead'),
+    workers: 0,
+  });
+}
+
+/** Redis server time in ms. */
+export async function redisTime(r: Real): Promise<number> {
+  const [s, us] = await r.redis.time();
+  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+}

@@ -1,0 +1,162 @@
+/**
+ * A client that dies: a second WorkQueue on its own connection leases jobs (as a registered
+ * worker with long leases, or as no worker with short ones), maybe sends one more command
+ * (complete, extend, or another lease), and its socket is destroyed at once. Its jobs must come back (heartbeat lapse or lease expiry,
+ * then clean), none lost. Whether the last command ran is not known from its reply (there is
+ * none): it is read back from Redis once the server has dropped the connection.
+ */
+import { expect } from '@jest/globals';
+import type { Redis } from 'ioredis';
+import { WorkQueue } from '../../../lib/index.js';
+import { waitFor } from '../wait.js';
+import { Checked } from './commands.js';
+import { redisTime, type Real } from './check.js';
+import { MODEL_QUEUE, type Model, type Payload } from './model.js';
+
+export type LastWords = 'none' | 'complete' | 'extend' | 'lease';
+
+export class Death extends Checked {
+  constructor(
+    readonly count: number,
+    readonly asWorker: boolean,
+    readonly leaseMs: number,
+    readonly lastWords: LastWords,
+  ) {
+    super();
+  }
+
+  async act(m: Model, r: Real): Promise<void> {
+    const client = r.newClient();
+    // Once only (a second disconnect() of ioredis leaves a 2 s timer behind). The socket is
+    // destroyed at once: a command just written may run, but its reply is never read.
+    let alive = true;
+    const die = () => {
+      if (alive) client.disconnect();
+      client.stream?.destroy();
+      alive = false;
+    };
+    try {
+      await this.liveThenDie(m, r, client, die);
+    } finally {
+      die(); // when it failed before its death
+    }
+  }
+
+  private async liveThenDie(m: Model, r: Real, client: Redis, die: () => void): Promise<void> {
+    const dq = new WorkQueue<Payload>(client, r.q.name, {
+      ...MODEL_QUEUE,
+      logger: false,
+      prefix: r.q.options.prefix,
+    });
+    const clientId = Number(await client.client('ID'));
+    let workerId: string | undefined;
+    if (this.asWorker) {
+      workerId = await dq.registerWorker();
+      const beat = await r.redis.zscore(r.q.keys.workers, workerId);
+      m.workers.set(workerId, Number(beat));
+    }
+    // A worker's leases are long: only its heartbeat lapsing brings them back early.
+    const leaseMs = this.asWorker ? 60_000 : this.leaseMs;
+    const batch = await dq.leaseBatch({ count: this.count, leaseMs, workerId });
+    expect(batch.jobs.map((j) => j.seq)).toEqual(m.lease(this.count, batch.now));
+    for (const j of batch.jobs) m.leased(j);
+
+    const last = batch.jobs[0];
+    const leasedUntil = last?.deadline ?? 0;
+    const t0 = await redisTime(r);
+    if (last && this.lastWords === 'complete') void dq.complete(last).catch(() => false);
+    if (last && this.lastWords === 'extend') void dq.extend(last, 120_000).catch(() => [false]);
+    if (this.lastWords === 'lease')
+      void dq.lease({ count: this.count, leaseMs, workerId }).catch(() => []);
+    die();
+    await waitFor(async () => String(await r.redis.client('LIST', 'ID', clientId)).trim() === '', {
+      intervalMs: 5,
+      what: `Redis to drop client ${clientId}`,
+    });
+
+    let ran: boolean;
+    if (this.lastWords === 'lease') {
+      ran = await this.lostLease(m, r, t0, leaseMs, workerId ?? '0');
+    } else if (!last || this.lastWords === 'none') {
+      return r.note(`death: ${this.asWorker ? 'worker' : 'no worker'}`);
+    } else if (this.lastWords === 'complete') {
+      ran = (await r.redis.hexists(r.q.keys.data, last.seq)) === 0;
+      if (ran) expect(m.complete(last)).toBe(true);
+    } else {
+      const deadline = Number(await r.redis.zscore(r.q.keys.leased, last.seq));
+      expect(deadline).toBeGreaterThanOrEqual(leasedUntil);
+      ran = deadline > leasedUntil;
+      m.extend(last, deadline);
+    }
+    r.note(`death: last ${this.lastWords} ${ran ? 'ran' : 'never ran'}`);
+  }
+
+  /**
+   * A lease whose reply was lost: the tokens in Redis the model does not know are its leases.
+   * They must be the jobs the model would have leased at some Redis time after `t0` (due
+   * delayed jobs are promoted first), in token order. Returns whether it ran.
+   */
+  private async lostLease(
+    m: Model,
+    r: Real,
+    t0: number,
+    leaseMs: number,
+    workerId: string,
+  ): Promise<boolean> {
+    const t1 = await redisTime(r);
+    const tokens = await r.redis.hgetall(r.q.keys.tokens);
+    const unknown = Object.entries(tokens)
+      .filter(([seq, v]) => {
+        const lease = m.jobs.get(seq)?.lease;
+        return !lease || v !== `${lease.token}:${lease.workerId}`;
+      })
+      .sort(([, a], [, b]) => parseInt(a, 10) - parseInt(b, 10));
+    if (unknown.length === 0) return false;
+    const seqs = unknown.map(([seq]) => seq);
+    // Its Redis time shows in what it took and in which delayed jobs it promoted.
+    const delayed = (await r.redis.zrange(r.q.keys.delayed, '0', '-1')).sort().join();
+    const times = [t0, ...m.timeEvents().filter((t) => t > t0 && t <= t1)];
+    const now = times.find((t) => {
+      const c = m.clone();
+      const took = c.lease(this.count, t).join();
+      const left = [...c.jobs.values()].filter((j) => j.state === 'delayed').map((j) => j.seq);
+      return took === seqs.join() && left.sort().join() === delayed;
+    });
+    if (now === undefined)
+      throw new Error(
+        `a lost lease took ${seqs.join()} leaving delayed ${delayed}: not what the model does at any Redis time in ${t0}..${t1}`,
+      );
+    expect(m.lease(this.count, now)).toEqual(seqs);
+    for (const [seq, v] of unknown) {
+      const job = m.jobs.get(seq)!;
+      const deadline = Number(await r.redis.zscore(r.q.keys.leased, seq));
+      expect({ seq, v, deadline }).toEqual({
+        seq,
+        v: `${v.split(':')[0]}:${workerId}`,
+        deadline: expect.any(Number),
+      });
+      expect(deadline).toBeGreaterThanOrEqual(t0 + leaseMs);
+      m.leased({
+        queueKey: r.q.keys.base,
+        id: job.id,
+        seq,
+        token: v.split(':')[0],
+        workerId,
+        deadline,
+        data: job.data,
+        name: undefined,
+        priority: job.priority,
+        attempt: job.attempts + 1,
+        maxAttempts: job.maxAttempts,
+        leaseExpiries: 0,
+        backoff: { type: 'fixed', delayMs: job.retryMs },
+      });
+    }
+    return true;
+  }
+
+  toString(): string {
+    const who = this.asWorker ? 'worker' : `no worker, ${this.leaseMs}ms`;
+    return `death(lease ${this.count} as ${who}, then ${this.lastWords})`;
+  }
+}

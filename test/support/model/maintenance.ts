@@ -1,0 +1,96 @@
+/** Steps about time and upkeep: clean(), repair(), waiting for Redis time; the final drain. */
+import { expect } from '@jest/globals';
+import { waitFor } from '../wait.js';
+import { redisTime, type Real } from './check.js';
+import { Checked, LeaseStep } from './commands.js';
+import type { CleanCounts, Model } from './model.js';
+
+/**
+ * clean() runs at a Redis time we do not see: bracket it with TIME before and after, and find
+ * the one time in between whose effects the report matches (where counts change is known).
+ */
+export class Clean extends Checked {
+  async act(m: Model, r: Real): Promise<void> {
+    const t0 = await redisTime(r);
+    const report = await r.q.clean();
+    const t1 = await redisTime(r);
+    const { deadLettered, resultsExpired, ...counts } = report;
+    expect({ deadLettered, resultsExpired }).toEqual({ deadLettered: 0, resultsExpired: 0 });
+    const times = [t0, ...m.timeEvents().filter((t) => t > t0 && t <= t1)].sort((a, b) => a - b);
+    const same = (a: CleanCounts) =>
+      (Object.keys(a) as Array<keyof CleanCounts>).every((k) => a[k] === counts[k]);
+    const now = times.find((t) => same(m.cleanReportAt(t)));
+    if (now === undefined) {
+      const expected = times.map((t) => ({ t, ...m.cleanReportAt(t) }));
+      throw new Error(
+        `clean() reported ${JSON.stringify(counts)}; between Redis times ${t0} and ${t1} the model expects one of ${JSON.stringify(expected)}`,
+      );
+    }
+    m.cleanAt(now);
+    for (const [k, v] of Object.entries(counts)) if (v > 0) r.note(`clean: ${k}`);
+  }
+  toString(): string {
+    return 'clean()';
+  }
+}
+
+/** (f) repair finds nothing to fix; it drops the tombstones of cancelled jobs. */
+export class Repair extends Checked {
+  async act(m: Model, r: Real): Promise<void> {
+    const report = await r.q.repair();
+    expect(report.fixes).toEqual([]);
+    expect(report.tombstones).toBe(m.repair());
+    if (report.tombstones > 0) r.note('repair: dropped tombstones');
+  }
+  toString(): string {
+    return 'repair()';
+  }
+}
+
+/**
+ * Let Redis time reach the next due time, lease deadline or heartbeat lapse, if one comes
+ * within 300 ms (`all`: the last of those).
+ */
+export class Advance extends Checked {
+  constructor(readonly all = false) {
+    super();
+  }
+  async act(m: Model, r: Real): Promise<void> {
+    const now = await redisTime(r);
+    const soon = m.timeEvents().filter((t) => t > now && t <= now + 300);
+    const next = this.all ? Math.max(...soon) : Math.min(...soon);
+    if (!Number.isFinite(next)) return r.note('advance: nothing due soon');
+    r.note('advance: waited');
+    await waitFor(async () => (await redisTime(r)) >= next, {
+      intervalMs: 5,
+      what: `Redis time ${next}`,
+    });
+  }
+  toString(): string {
+    return this.all ? 'advance(all)' : 'advance()';
+  }
+}
+
+/**
+ * After the random steps: nothing is lost. Once every short lease, retry delay and heartbeat
+ * has run out and clean() ran, every job (but long-delayed and dead ones) is leased to us,
+ * and each of our leases completes it (dead clients' long leases are completed by them,
+ * as a zombie would).
+ */
+export async function drain(m: Model, r: Real): Promise<void> {
+  await new Advance(true).run(m, r);
+  await new Clean().run(m, r);
+  while ([...m.jobs.values()].some((j) => j.state === 'pending'))
+    await new LeaseStep(10_000, 60_000).run(m, r);
+  for (const lease of m.leases.filter((l) => m.isCurrent(l))) {
+    expect({ drain: lease.id, completed: await r.q.complete(lease) }).toEqual({
+      drain: lease.id,
+      completed: m.complete(lease),
+    });
+  }
+  const now = await redisTime(r);
+  const left = [...m.jobs.values()].filter(
+    (j) => j.state !== 'dead' && !(j.state === 'delayed' && j.due! > now),
+  );
+  expect(left).toEqual([]);
+}

@@ -1,0 +1,304 @@
+/**
+ * The reference model of one queue for test/integration/model.test.ts: what every job should
+ * be after each operation, kept as small as the rules allow. Times are Redis ms, taken from
+ * the replies (lease `now`, lease deadlines) or inferred (see `cleanAt`).
+ *
+ * Rules the lead is changing live in one function each (one-line changes):
+ * `callerIdFreeAfterComplete` and `onLeaseLapsed`.
+ */
+import type { Lease } from '../../../lib/index.js';
+import type { AddSpec, CleanCounts, Leased, ModelJob, Payload, State } from './types.js';
+import { MODEL_QUEUE } from './types.js';
+
+export * from './types.js';
+
+// ------------------------------------------------------------ rules being changed by the lead
+
+/**
+ * Whether a caller id can be added again once its job COMPLETED. Today: yes (`added: true`,
+ * a new incarnation). With `dedupeWindowMs` it will be refused for that window: return false.
+ */
+export function callerIdFreeAfterComplete(): boolean {
+  return true;
+}
+
+/**
+ * A lease that lapsed (deadline passed, or its worker's heartbeat did) and was reclaimed by
+ * clean(): back to the FRONT of its list. The expiry count is not modelled (its rules are
+ * changing), so the queue uses maxLeaseExpiries 1000 and no job dies of expiries.
+ */
+function onLeaseLapsed(m: Model, job: ModelJob): void {
+  m.toList(job, 'front');
+}
+
+// ------------------------------------------------------------ the model
+
+export class Model {
+  /** Live jobs by seq. */
+  readonly jobs = new Map<string, ModelJob>();
+  /**
+   * Pending lists p0..p9 as seqs; a seq with no live job is the tombstone of a job cancelled
+   * (or completed by a stale lease) while pending.
+   */
+  readonly lists: string[][] = Array.from({ length: 10 }, () => []);
+  /** Caller id -> seq of its live job. */
+  readonly cids = new Map<string, string>();
+  /** Caller ids whose last job completed (and was not added again since). */
+  readonly completedCids = new Set<string>();
+  /** Every public id ever added (getJob is checked for all of them). */
+  readonly publicIds = new Set<string>();
+  /** Registered workers (only dying clients register) -> last heartbeat. */
+  readonly workers = new Map<string, number>();
+  /** Every lease ever handed out. */
+  readonly leases: Leased[] = [];
+  /** complete() calls that returned true, per incarnation (rule: at most 1 each). */
+  readonly completedTrue = new Map<string, number>();
+  private lastSeq = 0;
+  private nextData = 0;
+
+  /** A copy whose jobs and lists can change without touching this one (to try a lease). */
+  clone(): Model {
+    const c = new Model();
+    for (const [seq, j] of this.jobs) c.jobs.set(seq, { ...j });
+    this.lists.forEach((l, p) => c.lists[p].push(...l));
+    return c;
+  }
+
+  // ---- lookups
+
+  byPublicId(id: string): ModelJob | undefined {
+    const seq = this.cids.get(id) ?? id;
+    const job = this.jobs.get(seq);
+    return job && job.id === id ? job : undefined;
+  }
+
+  isCurrent(lease: Lease): boolean {
+    return this.jobs.get(lease.seq)?.lease?.token === lease.token;
+  }
+
+  // ---- state moves (one place each)
+
+  toList(job: ModelJob, end: 'front' | 'back'): void {
+    const list = this.lists[job.priority];
+    if (end === 'front') list.unshift(job.seq);
+    else list.push(job.seq);
+    this.setState(job, 'pending');
+  }
+
+  private setState(job: ModelJob, state: State): void {
+    job.state = state;
+    if (state !== 'leased') {
+      delete job.lease;
+      delete job.deadline;
+    }
+    if (state !== 'delayed') delete job.due;
+  }
+
+  private destroy(job: ModelJob): void {
+    this.jobs.delete(job.seq);
+    if (job.cid !== undefined) this.cids.delete(job.cid);
+  }
+
+  // ---- operations
+
+  /** The `added` flag add() must report for `spec`. */
+  expectAdded(spec: AddSpec): boolean {
+    if (spec.cid === undefined) return true;
+    if (this.cids.has(spec.cid)) return false;
+    return !this.completedCids.has(spec.cid) || callerIdFreeAfterComplete();
+  }
+
+  /**
+   * Record an added job: its payload, `seq` as observed in Redis (must be new and larger than every seq
+   * before), `due` its observed due time when delayed.
+   */
+  added(spec: AddSpec, data: Payload, seq: string, due: number | undefined): ModelJob {
+    if (!/^\d+$/.test(seq) || Number(seq) <= this.lastSeq)
+      throw new Error(`add gave seq ${seq}, not a fresh number after ${this.lastSeq}`);
+    this.lastSeq = Number(seq);
+    const job: ModelJob = {
+      seq,
+      id: spec.cid ?? seq,
+      data,
+      priority: spec.priority,
+      state: 'pending',
+      attempts: 0,
+      maxAttempts: spec.maxAttempts ?? MODEL_QUEUE.maxAttempts,
+      retryMs: spec.retryMs,
+    };
+    if (spec.cid !== undefined) {
+      job.cid = spec.cid;
+      this.cids.set(spec.cid, seq);
+      this.completedCids.delete(spec.cid);
+    }
+    this.jobs.set(seq, job);
+    this.publicIds.add(job.id);
+    if (spec.delayMs) this.toDelayed(job, due);
+    else this.toList(job, 'back');
+    return job;
+  }
+
+  /** A payload no job had before. */
+  newData(): Payload {
+    return { n: this.nextData++ };
+  }
+
+  /** Due delayed jobs to the back of their lists, in due order (ties by seq). */
+  promote(now: number): number {
+    const due = [...this.jobs.values()]
+      .filter((j) => j.state === 'delayed' && j.due! <= now)
+      .sort((a, b) => a.due! - b.due! || Number(a.seq) - Number(b.seq));
+    for (const j of due) this.toList(j, 'back');
+    return due.length;
+  }
+
+  /** The seqs a lease of `count` at Redis time `now` must return (and takes them off the lists). */
+  lease(count: number, now: number): string[] {
+    this.promote(now);
+    const out: string[] = [];
+    for (const list of this.lists) {
+      while (out.length < count && list.length > 0) {
+        const seq = list.shift()!;
+        if (this.jobs.has(seq)) out.push(seq); // else a tombstone: skipped
+      }
+    }
+    for (const seq of out) this.setState(this.jobs.get(seq)!, 'leased');
+    return out;
+  }
+
+  /** Attach a lease the queue handed out for a job `lease(...)` predicted. */
+  leased(lease: Leased): void {
+    const job = this.jobs.get(lease.seq)!;
+    job.lease = lease;
+    job.deadline = lease.deadline;
+    this.leases.push(lease);
+  }
+
+  /** complete(): true iff this incarnation still exists, whoever holds it. */
+  complete(lease: Lease): boolean {
+    const job = this.jobs.get(lease.seq);
+    if (!job) return false;
+    this.destroy(job);
+    this.completedTrue.set(job.seq, (this.completedTrue.get(job.seq) ?? 0) + 1);
+    if (job.cid !== undefined) this.completedCids.add(job.cid);
+    return true;
+  }
+
+  /**
+   * fail(): 'lost' unless current; 'dead' at the last attempt or when not retryable; else
+   * 'retried': back of its list, or delayed by its retry delay (the caller then records the
+   * observed due time with `toDelayed`).
+   */
+  fail(lease: Lease, retryable: boolean): 'retried' | 'dead' | 'lost' {
+    if (!this.isCurrent(lease)) return 'lost';
+    const job = this.jobs.get(lease.seq)!;
+    job.attempts += 1;
+    if (!retryable || job.attempts >= job.maxAttempts) {
+      this.setState(job, 'dead');
+      delete job.progress;
+      return 'dead';
+    }
+    if (job.retryMs > 0) this.setState(job, 'delayed');
+    else this.toList(job, 'back');
+    return 'retried';
+  }
+
+  /** An existing job now delayed until `due` (observed in Redis). */
+  toDelayed(job: ModelJob, due: number | undefined): void {
+    if (due === undefined) throw new Error(`job ${job.id}: delayed without a due time`);
+    this.setState(job, 'delayed');
+    job.due = due;
+  }
+
+  /** release(): current ⇒ to the FRONT, no attempt counted. */
+  release(lease: Lease): boolean {
+    if (!this.isCurrent(lease)) return false;
+    this.toList(this.jobs.get(lease.seq)!, 'front');
+    return true;
+  }
+
+  /** extend(): current ⇒ the new deadline (as the reply set it on the lease). */
+  extend(lease: Lease, deadline: number): boolean {
+    if (!this.isCurrent(lease)) return false;
+    this.jobs.get(lease.seq)!.deadline = deadline;
+    return true;
+  }
+
+  progress(lease: Lease, value: unknown): boolean {
+    if (!this.isCurrent(lease)) return false;
+    this.jobs.get(lease.seq)!.progress = value;
+    return true;
+  }
+
+  cancel(id: string): boolean {
+    const job = this.byPublicId(id);
+    if (!job) return false;
+    this.destroy(job);
+    return true;
+  }
+
+  /** What clean() at Redis time `now` reports, without changing anything. */
+  cleanReportAt(now: number): CleanCounts {
+    const lapsed = this.lapsedWorkers(now);
+    let promoted = 0;
+    let reclaimed = 0;
+    let fromWorkers = 0;
+    for (const j of this.jobs.values()) {
+      if (j.state === 'delayed' && j.due! <= now) promoted++;
+      else if (j.state === 'leased' && j.deadline! <= now) reclaimed++;
+      else if (j.state === 'leased' && lapsed.includes(j.lease!.workerId)) fromWorkers++;
+    }
+    return { promoted, reclaimed, deadWorkers: lapsed.length, reclaimedFromWorkers: fromWorkers };
+  }
+
+  /**
+   * clean() at Redis time `now`: promote due jobs, expired leases back to the front (earliest
+   * deadline first in line), then each lapsed worker's jobs (in the order it leased them).
+   */
+  cleanAt(now: number): void {
+    const lapsed = this.lapsedWorkers(now);
+    this.promote(now);
+    const leased = [...this.jobs.values()].filter((j) => j.state === 'leased');
+    const expired = leased
+      .filter((j) => j.deadline! <= now)
+      .sort((a, b) => a.deadline! - b.deadline! || Number(a.seq) - Number(b.seq));
+    for (const j of expired.reverse()) onLeaseLapsed(this, j);
+    for (const wid of lapsed) {
+      const held = leased
+        .filter((j) => j.state === 'leased' && j.lease!.workerId === wid)
+        .sort((a, b) => Number(a.lease!.token) - Number(b.lease!.token));
+      for (const j of held.reverse()) onLeaseLapsed(this, j);
+      this.workers.delete(wid);
+    }
+  }
+
+  /** Workers whose heartbeat lapsed at `now`, in the order clean() finds them. */
+  private lapsedWorkers(now: number): string[] {
+    return [...this.workers]
+      .filter(([, beat]) => beat < now - MODEL_QUEUE.heartbeatTimeoutMs)
+      .sort(([a, x], [b, y]) => x - y || (a < b ? -1 : a > b ? 1 : 0))
+      .map(([wid]) => wid);
+  }
+
+  /** repair(): drops every tombstone; how many distinct cancelled jobs had some. */
+  repair(): number {
+    const dropped = new Set<string>();
+    for (const list of this.lists) {
+      for (const seq of list) if (!this.jobs.has(seq)) dropped.add(seq);
+      const live = list.filter((seq) => this.jobs.has(seq));
+      list.splice(0, list.length, ...live);
+    }
+    return dropped.size;
+  }
+
+  /** Redis times at which something changes by itself (due, deadline, heartbeat lapse). */
+  timeEvents(): number[] {
+    const t: number[] = [];
+    for (const j of this.jobs.values()) {
+      if (j.state === 'delayed') t.push(j.due!);
+      if (j.state === 'leased') t.push(j.deadline!);
+    }
+    for (const beat of this.workers.values()) t.push(beat + MODEL_QUEUE.heartbeatTimeoutMs + 1);
+    return t;
+  }
+}

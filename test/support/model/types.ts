@@ -1,0 +1,54 @@
+/** Types and queue options of the model (test/support/model/model.ts). */
+import type { Lease, LeasedJob } from '../../../lib/index.js';
+
+export interface Payload {
+  n: number;
+}
+export type Leased = LeasedJob<Payload>;
+export type State = 'pending' | 'delayed' | 'leased' | 'dead';
+
+export interface ModelJob {
+  /** Internal number: the incarnation. */
+  seq: string;
+  /** Public id: the caller id, or `seq`. */
+  id: string;
+  cid?: string;
+  data: Payload;
+  priority: number;
+  state: State;
+  attempts: number;
+  maxAttempts: number;
+  /** Fixed retry delay of this job (0: straight back to its list). */
+  retryMs: number;
+  /** delayed: due time. */
+  due?: number;
+  /** leased: the current lease and its deadline. */
+  lease?: Lease;
+  deadline?: number;
+  progress?: unknown;
+}
+
+/** What one add entry asks for. */
+export interface AddSpec {
+  cid?: string;
+  priority: number;
+  delayMs?: number;
+  maxAttempts?: number;
+  retryMs: number;
+}
+
+/** Queue options the model assumes (model.test.ts builds the queue with them). */
+export const MODEL_QUEUE = {
+  maxAttempts: 3,
+  heartbeatTimeoutMs: 150,
+  // No job is dead-lettered by lease expiries: see onLeaseLapsed.
+  maxLeaseExpiries: 1000,
+  backoff: { type: 'fixed' as const, delayMs: 0 },
+};
+
+export interface CleanCounts {
+  promoted: number;
+  reclaimed: number;
+  deadWorkers: number;
+  reclaimedFromWorkers: number;
+}
