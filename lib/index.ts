@@ -6,7 +6,12 @@ export {
   type WorkerCallOptions,
 } from './queue.js';
 export { WorkQueueError, NonRetryableError, type WorkQueueErrorCode } from './errors.js';
-export { QUEUE_DEFAULTS, queueOptionProblems, type ResolvedQueueOptions } from './options.js';
+export {
+  QUEUE_DEFAULTS,
+  defaultCleanInterval,
+  queueOptionProblems,
+  type ResolvedQueueOptions,
+} from './options.js';
 export { queueKeys, type QueueKeys } from './keys.js';
 export type * from './types.js';
 export {

@@ -55,6 +55,8 @@ export interface QueueKeys {
   cancelAck(ackId: string): string;
   /** Channel on which workers announce cancel acknowledgements. */
   readonly cancelAcks: string;
+  /** Guard of the periodic clean: whoever sets it cleans this round (see `cleanIfDue`). */
+  readonly cleanGuard: string;
   /** KEYS of add.lua: eleven fixed keys, then the pending lists of `priorities` (digits). */
   forAdd(session: string, priorities: string): readonly string[];
 }
@@ -84,6 +86,7 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
     adds,
     cancelAck: (id) => base + 'ca:' + id,
     cancelAcks: base + 'ev:a',
+    cleanGuard: base + 'cleaner',
     forAdd(session, priorities) {
       const memo = session + '/' + priorities;
       let keys = addKeys.get(memo);

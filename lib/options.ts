@@ -170,3 +170,17 @@ export function backoffDelay(b: BackoffOptions, attempt: number): number {
   const d = b.delayMs * 2 ** Math.max(0, attempt - 1);
   return Math.min(d, b.maxDelayMs ?? Number.MAX_SAFE_INTEGER);
 }
+
+/**
+ * How often to clean queues by default: a quarter of the smallest heartbeat timeout or lease, so
+ * that a dead worker's jobs (or an expired lease) wait at most that much longer than necessary
+ * — between 100 ms and 5 s.
+ */
+export function defaultCleanInterval(
+  queues: ReadonlyArray<{ options: Pick<ResolvedQueueOptions, 'heartbeatTimeoutMs' | 'leaseMs'> }>,
+): number {
+  const shortest = Math.min(
+    ...queues.map((q) => Math.min(q.options.heartbeatTimeoutMs, q.options.leaseMs)),
+  );
+  return Math.max(100, Math.min(5_000, Math.floor(shortest / 4)));
+}

@@ -493,6 +493,24 @@ export class WorkQueue<T = unknown, R = unknown> {
   }
 
   /**
+   * `clean()`, at most once per `intervalMs` across every process that calls this (workers and
+   * the Nest cleaner do, every interval): the first to set the queue's guard key cleans. The
+   * guard lives slightly less than the interval, so the one that cleaned last is not locked out
+   * of its own next round. Resolves the report, or undefined when another cleaned this round.
+   */
+  async cleanIfDue(intervalMs: number, owner: string): Promise<CleanReport | undefined> {
+    const ttl = Math.max(1, intervalMs - Math.min(200, Math.floor(intervalMs / 10)));
+    const c = this.client;
+    const context = `queue ${this.name}: clean guard`;
+    const taken = await bounded(c, this.options.commandTimeoutMs, context, () =>
+      c.set(this.keys.cleanGuard, owner, 'PX', ttl, 'NX'),
+    ).catch((e: unknown) => {
+      throw redisError(context, e);
+    });
+    return taken === 'OK' ? this.clean() : undefined;
+  }
+
+  /**
    * Deep check: walk the queue incrementally (LRANGE/ZRANGE pages, HSCAN) for jobs that break
    * an invariant, and fix each one atomically. Finds nothing in normal operation.
    */

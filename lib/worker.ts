@@ -5,6 +5,7 @@ import { duplicate } from './connection.js';
 import { WorkQueueError } from './errors.js';
 import { startHeartbeat, type Heartbeat } from './heartbeat.js';
 import { errorMessage, type CompleteItem, type WorkQueue } from './queue.js';
+import { defaultCleanInterval } from './options.js';
 import type { FailOutcome, LeasedJob } from './types.js';
 
 /** What a handler receives. */
@@ -51,6 +52,13 @@ export interface WorkerOptions {
   autostart?: boolean;
   /** Drain timeout used by `close()` when none is given. Default 10 000 ms. */
   closeTimeoutMs?: number;
+  /**
+   * Run the queue's `clean()` this often (at most once per interval across all workers and
+   * processes: a guard key in Redis), so that a crashed worker's jobs come back within seconds
+   * without a cleaner of your own. Default a quarter of the queue's heartbeat timeout (500 ms
+   * with defaults); 0 turns it off (the Nest module runs its own cleaner instead).
+   */
+  cleanIntervalMs?: number;
 }
 
 export interface WorkerEvents<T, R> {
@@ -140,6 +148,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   private sweep = false;
   /** Tokens of jobs cancelled while this worker held or might receive them: never started. */
   private readonly cancelled = new Map<string, number>();
+  /** Tokens of hand-offs that reached us (recently), to acknowledge their cancels. */
+  private readonly handsSeen = new Map<string, number>();
   /** Acknowledgements owed for cancelled hand-offs that have not reached us yet, by token. */
   private readonly pendingAcks = new Map<string, string>();
   /** A suspect job waits to run alone: lease nothing until nothing is held (see lease_jobs). */
@@ -173,6 +183,9 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   private readonly jobTimeoutMs: number | undefined;
   private readonly heartbeatIntervalMs: number;
   private readonly closeTimeoutMs: number;
+  private readonly cleanIntervalMs: number;
+  private cleanTimer: NodeJS.Timeout | undefined;
+  private cleaning = false;
   private drained: (() => void) | undefined;
   /** Ends the current idle wait (see waitIdle). */
   private stopIdle: (() => void) | undefined;
@@ -203,6 +216,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       options.heartbeatIntervalMs ??
       Math.max(100, Math.floor(queue.options.heartbeatTimeoutMs / 4));
     this.closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
+    this.cleanIntervalMs = options.cleanIntervalMs ?? defaultCleanInterval([queue]);
     if (options.autostart ?? true) {
       this.start().catch((e: unknown) => this.report(e));
     }
@@ -260,6 +274,10 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       Math.max(50, Math.floor(this.leaseMs / 3)),
     );
     this.renewTimer.unref();
+    if (this.cleanIntervalMs > 0) {
+      this.cleanTimer = setInterval(() => void this.cleanRound(), this.cleanIntervalMs);
+      this.cleanTimer.unref();
+    }
     // close() may have run meanwhile (it waits for start only so long): undo what we opened.
     if (this.closing) await this.releaseConnections();
     else this.scheduleFlush();
@@ -268,6 +286,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   /** Stop timers, the heartbeat and our own connections. Idempotent. */
   private async releaseConnections(): Promise<void> {
     clearInterval(this.renewTimer);
+    clearInterval(this.cleanTimer);
     this.queue.client.off('close', this.onClientClose);
     this.queue.client.off('ready', this.onClientReady);
     // Stop beating first, so no late beat registers the worker again.
@@ -281,6 +300,19 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
         1_000,
       );
       if ((sub.status as string) !== 'end') sub.disconnect(false);
+    }
+  }
+
+  /** One round of the queue's clean, unless another worker (or process) cleaned this round. */
+  private async cleanRound(): Promise<void> {
+    if (this.cleaning || this.closing) return;
+    this.cleaning = true;
+    try {
+      await this.queue.cleanIfDue(this.cleanIntervalMs, `worker:${this.id}`);
+    } catch (e) {
+      this.report(e);
+    } finally {
+      this.cleaning = false;
     }
   }
 
@@ -616,6 +648,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       this.scheduleFlush();
       return;
     }
+    this.handsSeen.set(job.token, Date.now());
+    this.forgetOldCancels();
     this.adopting.push(job);
     this.unadopted.set(job.token, deferred<boolean>());
     if (this.paused || this.closing) this.late.add(job.token);
@@ -823,8 +857,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     const mine = holder === this.id;
     if (!mine && holder !== 'h') return;
     const got =
+      this.handsSeen.has(token) ||
       this.running.has(token) ||
-      this.unadopted.has(token) ||
       this.buffer.some((l) => l.token === token);
     this.cancelled.set(token, Date.now());
     this.forgetOldCancels();
@@ -852,12 +886,14 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
 
   /** Cancel records older than a lease reply or hand-off can be late are dropped. */
   private forgetOldCancels(): void {
-    if (this.cancelled.size < 1_000) return;
     const old = Date.now() - CANCEL_MEMORY_MS;
-    for (const [token, at] of this.cancelled) {
-      if (at >= old) break;
-      this.cancelled.delete(token);
-      this.pendingAcks.delete(token);
+    for (const map of [this.cancelled, this.handsSeen]) {
+      if (map.size < 1_000) continue;
+      for (const [token, at] of map) {
+        if (at >= old) break;
+        map.delete(token);
+        this.pendingAcks.delete(token);
+      }
     }
   }
 
@@ -914,6 +950,16 @@ export function workerOptionProblems(o: WorkerOptions, path = ''): string[] {
     if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v <= 0)) {
       problems.push(`${path}${k} must be a positive integer, got ${JSON.stringify(v)}`);
     }
+  }
+  if (
+    o.cleanIntervalMs !== undefined &&
+    (typeof o.cleanIntervalMs !== 'number' ||
+      !Number.isInteger(o.cleanIntervalMs) ||
+      o.cleanIntervalMs < 0)
+  ) {
+    problems.push(
+      `${path}cleanIntervalMs must be an integer >= 0, got ${JSON.stringify(o.cleanIntervalMs)}`,
+    );
   }
   if (
     o.closeTimeoutMs !== undefined &&

@@ -4,7 +4,12 @@ import {
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
-import { errorMessage, type CleanReport, type WorkQueue } from '../lib/index.js';
+import {
+  defaultCleanInterval,
+  errorMessage,
+  type CleanReport,
+  type WorkQueue,
+} from '../lib/index.js';
 import { WORK_QUEUE_MODULE_DEFAULTS } from './work-queue.constants.js';
 import { WorkQueueContext } from './work-queue.context.js';
 
@@ -51,17 +56,9 @@ export class WorkQueueCleaner implements OnApplicationBootstrap, BeforeApplicati
     const options = this.context.cleaner;
     const queues = this.context.queues;
     if (options === false || queues.length === 0) return;
-    // Often enough that a dead worker's jobs, or an expired lease, wait at most about one
-    // heartbeat timeout or lease more than necessary.
-    this.interval =
-      options.intervalMs ??
-      Math.max(
-        WORK_QUEUE_MODULE_DEFAULTS.cleanerMinIntervalMs,
-        Math.min(
-          WORK_QUEUE_MODULE_DEFAULTS.cleanerMaxIntervalMs,
-          ...queues.map((q) => Math.min(q.options.heartbeatTimeoutMs, q.options.leaseMs)),
-        ),
-      );
+    // Often enough that a dead worker's jobs, or an expired lease, wait at most about a quarter
+    // of a heartbeat timeout (or lease) more than necessary: recovery in seconds on defaults.
+    this.interval = options.intervalMs ?? defaultCleanInterval(queues);
     this.timer = setInterval(() => void this.tick(), this.interval);
     this.timer.unref();
   }
@@ -86,9 +83,9 @@ export class WorkQueueCleaner implements OnApplicationBootstrap, BeforeApplicati
    * Never rejects; failures are logged and reported per queue.
    */
   async runOnce(): Promise<CleanerRun[]> {
-    const ttl = Math.max(1, this.guardTtl());
+    const interval = this.interval || WORK_QUEUE_MODULE_DEFAULTS.cleanerMaxIntervalMs;
     const runs: CleanerRun[] = [];
-    for (const queue of this.context.queues) runs.push(await this.cleanQueue(queue, ttl));
+    for (const queue of this.context.queues) runs.push(await this.cleanQueue(queue, interval));
     return runs;
   }
 
@@ -104,18 +101,11 @@ export class WorkQueueCleaner implements OnApplicationBootstrap, BeforeApplicati
     }
   }
 
-  private guardTtl(): number {
-    const interval = this.interval || WORK_QUEUE_MODULE_DEFAULTS.cleanerMaxIntervalMs;
-    return interval - Math.min(200, Math.floor(interval / 10));
-  }
-
-  private async cleanQueue(queue: WorkQueue, ttl: number): Promise<CleanerRun> {
+  private async cleanQueue(queue: WorkQueue, interval: number): Promise<CleanerRun> {
     const log = this.context.logger;
     try {
-      const guard = `${queue.keys.base}cleaner`;
-      const taken = await queue.client.set(guard, this.instanceId, 'PX', ttl, 'NX');
-      if (taken !== 'OK') return { queue: queue.name, ran: false };
-      const report = await queue.clean();
+      const report = await queue.cleanIfDue(interval, this.instanceId);
+      if (!report) return { queue: queue.name, ran: false };
       const done = Object.entries(report).filter(([, n]) => n > 0);
       if (done.length > 0) {
         log?.debug?.(

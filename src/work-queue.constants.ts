@@ -20,7 +20,6 @@ export const WORK_QUEUE_MODULE_DEFAULTS = {
    * to 5 s) before failing it.
    */
   startTimeoutMs: 10_000,
-  /** The default cleaner interval: min(heartbeatTimeoutMs, leaseMs) of the queues, within these. */
+  /** The cleaner's interval when it has no queue to derive it from (see defaultCleanInterval). */
   cleanerMaxIntervalMs: 5_000,
-  cleanerMinIntervalMs: 100,
 } as const;

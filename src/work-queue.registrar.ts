@@ -47,6 +47,7 @@ export class WorkQueueRegistrar
         ...p.options,
         autostart: false,
         closeTimeoutMs: this.context.shutdownTimeoutMs,
+        cleanIntervalMs: 0, // WorkQueueCleaner cleans every registered queue
       });
       this.listen(worker, p);
       this.workers.set(p.queue.name, worker);

@@ -59,12 +59,16 @@ end
 local mine = {}
 local results = {}
 local done = {}
+local done_ids = {}
 for j = 1, count do
   local n = ids[j]
   local token = ARGV[o + j * 3 - 1]
   local meta = nil
   local ok = 0
-  if tokens[j] == token .. ':' .. wid then
+  if done_ids[n] then
+    -- Completed earlier in this batch (by another lease of the same job): once only.
+    ok = 0
+  elseif tokens[j] == token .. ':' .. wid then
     mine[#mine + 1] = n
     ok = 1
     if metas[j] then
@@ -95,6 +99,9 @@ for j = 1, count do
     results[#results + 1] = ARGV[o + j * 3]
   end
   done[j] = ok
+  if ok == 1 then
+    done_ids[n] = true
+  end
 end
 if #mine > 0 then
   rcall_each('HDEL', K_DATA, mine)

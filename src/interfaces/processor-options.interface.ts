@@ -3,6 +3,10 @@ import type { WorkerOptions } from '../../lib/index.js';
 /**
  * Worker options of one `@Processor()`: `concurrency`, `leaseMs`, `jobTimeoutMs`,
  * `idleTimeoutMs`, `heartbeatIntervalMs`. The module starts and closes workers itself, so
- * `autostart` and `closeTimeoutMs` (see the module's `shutdownTimeoutMs`) are not accepted.
+ * `autostart`, `closeTimeoutMs` (see the module's `shutdownTimeoutMs`) and `cleanIntervalMs` (the
+ * module's cleaner cleans) are not accepted.
  */
-export type ProcessorOptions = Omit<WorkerOptions, 'autostart' | 'closeTimeoutMs'>;
+export type ProcessorOptions = Omit<
+  WorkerOptions,
+  'autostart' | 'closeTimeoutMs' | 'cleanIntervalMs'
+>;
