@@ -247,7 +247,7 @@ describe('reconcile after a dropped connection', () => {
       const [orphan] = await q.lease({ workerId: w.workerId, leaseMs: 120_000 });
       expect(orphan?.data).toBe('lost-reply');
       w.resume();
-      await admin.client('KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+      await admin.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
       await waitFor(() => ran.includes('lost-reply'), {
         what: 'the orphaned job to run',
         timeoutMs: 10_000,

@@ -53,7 +53,7 @@ export class Death extends Checked {
     if (this.asWorker) {
       workerId = await dq.registerWorker();
       const beat = await r.redis.zscore(r.q.keys.workers, workerId);
-      m.workers.set(workerId, Number(beat));
+      m.beat(workerId, Number(beat));
     }
     // A worker's leases are long: only its heartbeat lapsing brings them back early.
     const leaseMs = this.asWorker ? 60_000 : this.leaseMs;

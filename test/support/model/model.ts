@@ -24,10 +24,12 @@ export function callerIdFreeAfterComplete(): boolean {
 
 /**
  * A lease that lapsed (deadline passed, or its worker's heartbeat did) and was reclaimed by
- * clean(): back to the FRONT of its list. The expiry count is not modelled (its rules are
- * changing), so the queue uses maxLeaseExpiries 1000 and no job dies of expiries.
+ * clean(): back to the FRONT of its list; a job that did not run alone (an 's' token) becomes
+ * a suspect, leased alone from then on. The expiry count is not modelled, so the queue uses
+ * maxLeaseExpiries 1000 and no job dies of expiries.
  */
 function onLeaseLapsed(m: Model, job: ModelJob): void {
+  if (!job.lease?.token.startsWith('s')) job.suspect = true;
   m.toList(job, 'front');
 }
 
@@ -152,14 +154,25 @@ export class Model {
     return due.length;
   }
 
-  /** The seqs a lease of `count` at Redis time `now` must return (and takes them off the lists). */
-  lease(count: number, now: number): string[] {
+  /**
+   * The seqs a lease of `count` at Redis time `now` must return (and takes them off the lists).
+   * A suspect runs alone: taken only as the first and single job of a batch for a caller that
+   * holds nothing (`holds`); otherwise the batch ends before it and it stays first in line.
+   */
+  lease(count: number, now: number, holds = false): string[] {
     this.promote(now);
     const out: string[] = [];
+    let stopped = false;
     for (const list of this.lists) {
-      while (out.length < count && list.length > 0) {
+      while (!stopped && out.length < count && list.length > 0) {
+        const job = this.jobs.get(list[0]!);
+        if (job?.suspect) {
+          stopped = true;
+          if (out.length === 0 && !holds) out.push(list.shift()!);
+          break;
+        }
         const seq = list.shift()!;
-        if (this.jobs.has(seq)) out.push(seq); // else a tombstone: skipped
+        if (job) out.push(seq); // else a tombstone: skipped
       }
     }
     for (const seq of out) this.setState(this.jobs.get(seq)!, 'leased');
@@ -193,6 +206,7 @@ export class Model {
     if (!this.isCurrent(lease)) return 'lost';
     const job = this.jobs.get(lease.seq)!;
     job.attempts += 1;
+    job.suspect = false; // it failed without killing its worker
     if (!retryable || job.attempts >= job.maxAttempts) {
       this.setState(job, 'dead');
       delete job.progress;
@@ -266,14 +280,30 @@ export class Model {
     for (const wid of lapsed) {
       const held = leased
         .filter((j) => j.state === 'leased' && j.lease!.workerId === wid)
-        .sort((a, b) => Number(a.lease!.token) - Number(b.lease!.token));
+        .sort((a, b) => tokenNumber(a.lease!) - tokenNumber(b.lease!));
       for (const j of held.reverse()) onLeaseLapsed(this, j);
       this.workers.delete(wid);
     }
   }
 
+  /**
+   * A worker registered (or beat) at Redis time `at`. When no beat at all landed for a heartbeat
+   * timeout before it, heartbeats are judged only from `at` on (Redis may have been out of
+   * reach: see beat() in lib/scripts/_common.lua).
+   */
+  beat(wid: string, at: number): void {
+    const hb = MODEL_QUEUE.heartbeatTimeoutMs;
+    if (this.lastBeat !== undefined && at - this.lastBeat > hb) this.judgedSince = at;
+    this.lastBeat = at;
+    this.workers.set(wid, at);
+  }
+
+  private lastBeat: number | undefined;
+  private judgedSince = 0;
+
   /** Workers whose heartbeat lapsed at `now`, in the order clean() finds them. */
   private lapsedWorkers(now: number): string[] {
+    if (this.judgedSince > now - MODEL_QUEUE.heartbeatTimeoutMs) return [];
     return [...this.workers]
       .filter(([, beat]) => beat < now - MODEL_QUEUE.heartbeatTimeoutMs)
       .sort(([a, x], [b, y]) => x - y || (a < b ? -1 : a > b ? 1 : 0))
@@ -299,6 +329,12 @@ export class Model {
       if (j.state === 'leased') t.push(j.deadline!);
     }
     for (const beat of this.workers.values()) t.push(beat + MODEL_QUEUE.heartbeatTimeoutMs + 1);
+    if (this.judgedSince > 0) t.push(this.judgedSince + MODEL_QUEUE.heartbeatTimeoutMs + 1);
     return t;
   }
+}
+
+/** A lease token's number ('s<n>' for a suspect's solo run). */
+function tokenNumber(lease: Lease): number {
+  return Number(lease.token.replace(/^s/, ''));
 }

@@ -26,6 +26,8 @@ export interface ModelJob {
   lease?: Lease;
   deadline?: number;
   progress?: unknown;
+  /** Its lease lapsed while it ran beside others: it runs alone next (see lease_jobs). */
+  suspect?: boolean;
 }
 
 /** What one add entry asks for. */
@@ -43,6 +45,8 @@ export const MODEL_QUEUE = {
   heartbeatTimeoutMs: 150,
   // No job is dead-lettered by lease expiries: see onLeaseLapsed.
   maxLeaseExpiries: 1000,
+  // Caller ids free again at completion (the window is tested in core-add).
+  dedupeWindowMs: 0,
   backoff: { type: 'fixed' as const, delayMs: 0 },
 };
 
