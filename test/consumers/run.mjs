@@ -184,7 +184,13 @@ async function startAndCheckHealth(app, cwd, env) {
     if (body.status !== 'ok' || body.info?.queues?.queues?.emails?.workers !== 1) {
       fail(`${app}: unexpected /health body ${JSON.stringify(body)}`);
     }
-    console.log(`${app}: GET /health -> 200 ${JSON.stringify(body.info.queues.queues)}`);
+    const version = spawnSync('node', ['--version'], {
+      env: { ...process.env, ...env },
+      encoding: 'utf8',
+    });
+    console.log(
+      `${app}: node ${version.stdout.trim()} dist/main.js: GET /health -> 200 ${JSON.stringify(body.info.queues.queues)}`,
+    );
   } finally {
     child.kill('SIGTERM');
     if (!(await exited(child, 15_000))) {
@@ -319,6 +325,12 @@ for (const [index, app] of selected.entries()) {
   ]);
   console.log(`=== ${app}: node dist/main.js + GET /health`);
   steps.push(['start+health', await startAndCheckHealth(app, cwd, env)]);
+  if (env.PATH !== process.env.PATH) {
+    // Tested on a newer Node (for its test runner): the built app must still run on this one.
+    console.log(`=== ${app}: node dist/main.js on this runner's Node ${process.version}`);
+    const ownNode = { ...env, PATH: process.env.PATH };
+    steps.push([`start+health (${process.version})`, await startAndCheckHealth(app, cwd, ownNode)]);
+  }
   for (const [step, s] of steps) timings.push([`${app} ${step}`, s]);
 }
 
