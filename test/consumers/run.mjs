@@ -304,6 +304,18 @@ for (const [index, app] of selected.entries()) {
     encoding: 'utf8',
   }).stdout.trim();
   console.log(`${versions.trim()}\n(node ${nodeVersion})`);
+  // ioredis is a peer: the app's own copy is the only one (no nested second ioredis).
+  const copies = spawnSync('npm', ['ls', 'ioredis', '--all', '--parseable'], {
+    cwd,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    timeout: MINUTE,
+  })
+    .stdout.split('\n')
+    .filter(Boolean);
+  if (new Set(copies).size !== 1 || copies[0] !== join(cwd, 'node_modules', 'ioredis')) {
+    fail(`${app}: expected one ioredis, the app's own; npm ls found: ${copies.join(', ')}`);
+  }
   console.log(`=== ${app}: npm test (unit)`);
   steps.push([
     'unit',
