@@ -1,27 +1,40 @@
-// Copies non-TypeScript runtime assets (Lua scripts) next to the compiled output.
-// lib/scripts/*.lua -> dist/lib/scripts/*.lua. A missing source folder is not an error.
+// Copies non-TypeScript runtime assets (the Lua scripts) next to both compiled outputs:
+// lib/**/*.lua -> dist/lib/**/*.lua (ESM build) and dist/cjs/lib/**/*.lua (CommonJS build),
+// preserving folders. A missing lib/ folder, or one without .lua files, is not an error.
 import { copyFile, mkdir, readdir } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const srcDir = join(root, 'lib', 'scripts');
-const outDir = join(root, 'dist', 'lib', 'scripts');
+const srcDir = join(root, 'lib');
+const outDirs = [join(root, 'dist', 'lib'), join(root, 'dist', 'cjs', 'lib')];
 
-let entries;
-try {
-  entries = await readdir(srcDir, { withFileTypes: true });
-} catch (err) {
-  if (err && typeof err === 'object' && 'code' in err && err.code === 'ENOENT') {
-    console.log(`copy-assets: ${srcDir} does not exist, nothing to copy`);
-    process.exit(0);
+/** Every .lua file under dir, recursively. */
+async function luaFiles(dir) {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (err) {
+    if (err && typeof err === 'object' && 'code' in err && err.code === 'ENOENT') return [];
+    throw err;
   }
-  throw err;
+  const found = [];
+  for (const e of entries) {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) found.push(...(await luaFiles(path)));
+    else if (e.isFile() && e.name.endsWith('.lua')) found.push(path);
+  }
+  return found;
 }
 
-const lua = entries.filter((e) => e.isFile() && e.name.endsWith('.lua')).map((e) => e.name);
-await mkdir(outDir, { recursive: true });
-for (const name of lua) {
-  await copyFile(join(srcDir, name), join(outDir, name));
+const files = await luaFiles(srcDir);
+for (const outDir of outDirs) {
+  for (const file of files) {
+    const target = join(outDir, relative(srcDir, file));
+    await mkdir(dirname(target), { recursive: true });
+    await copyFile(file, target);
+  }
 }
-console.log(`copy-assets: copied ${lua.length} .lua file(s) to ${outDir}`);
+console.log(
+  `copy-assets: copied ${files.length} .lua file(s) into ${outDirs.map((d) => relative(root, d)).join(' and ')}`,
+);

@@ -10,6 +10,7 @@ import { errorMessage, WorkQueue } from '../lib/index.js';
 import type { RegisterQueueOptions } from './interfaces/register-queue-options.interface.js';
 import type {
   WorkQueueCleanerOptions,
+  WorkQueueConnectionOptions,
   WorkQueueModuleOptions,
   WorkQueueQueueDefaults,
   WorkQueueWorkerDefaults,
@@ -45,6 +46,10 @@ export class WorkQueueContext implements OnApplicationShutdown {
   readonly workerDefaults: Readonly<WorkQueueWorkerDefaults>;
   readonly queueDefaults: Readonly<WorkQueueQueueDefaults>;
   private readonly registry = new Map<string, { queue: WorkQueue; signature: string }>();
+  /** The named connections (`forRoot({ connections })`), created with the context. */
+  private readonly named = new Map<string, { client: Redis | Cluster; owned: boolean }>();
+  /** Connections of single queues (`registerQueue({ connection })`), by queue name. */
+  private readonly own = new Map<string, { client: Redis | Cluster; owned: boolean }>();
   private closing: Promise<void> | undefined;
 
   constructor(@Inject(WORK_QUEUE_MODULE_OPTIONS) options: WorkQueueModuleOptions) {
@@ -61,25 +66,16 @@ export class WorkQueueContext implements OnApplicationShutdown {
     const defaults = options.defaults as Record<string, unknown> | undefined;
     this.workerDefaults = workerDefaultsOf(defaults);
     this.queueDefaults = queueDefaultsOf(defaults);
-    const c = options.connection;
-    this.ownsClient = c.client === undefined;
+    this.ownsClient = options.connection.client === undefined;
     // Owned connections are lazy: nothing connects until the first command, so a bootstrap that
     // fails before any queue is used leaves no socket behind.
-    if (c.client !== undefined) this.client = c.client;
-    else if (c.url !== undefined) this.client = new Redis(c.url, { lazyConnect: true });
-    else if (c.redis !== undefined) this.client = new Redis({ lazyConnect: true, ...c.redis });
-    else {
-      // ioredis gives up after ~1.6 s of redirections by default, shorter than a failover
-      // (about cluster-node-timeout + a second): keep retrying ~10 s unless told otherwise.
-      this.client = new Cluster(c.cluster.nodes, {
-        lazyConnect: true,
-        retryDelayOnFailover: 200,
-        retryDelayOnClusterDown: 200,
-        maxRedirections: 50,
-        ...c.cluster.options,
-      });
+    this.client = connect(options.connection);
+    if (this.ownsClient) this.watchConnection(this.client, 'Redis connection');
+    for (const [key, c] of Object.entries(options.connections ?? {})) {
+      const client = connect(c);
+      this.named.set(key, { client, owned: c.client === undefined });
+      if (c.client === undefined) this.watchConnection(client, `Redis connection "${key}"`);
     }
-    if (this.ownsClient) this.watchConnection(this.client);
   }
 
   /**
@@ -93,8 +89,12 @@ export class WorkQueueContext implements OnApplicationShutdown {
       typeof registration === 'object' && registration !== null ? registration.name : registration,
     )})`;
     if (problems.length > 0) throw invalidOptions(`invalid options in ${where}`, problems);
-    const { name, ...overrides } = registration;
-    const signature = stableStringify(overrides);
+    const { name, configKey, connection, ...overrides } = registration;
+    const signature = stableStringify({
+      ...overrides,
+      configKey,
+      connection: connection === undefined ? undefined : connectionSignature(connection),
+    });
     const known = this.registry.get(name);
     if (known) {
       if (known.signature === signature) return known.queue;
@@ -104,7 +104,24 @@ export class WorkQueueContext implements OnApplicationShutdown {
         `register it once (e.g. in a shared module) or with the same options everywhere`,
       ]);
     }
-    const queue = new WorkQueue(this.client, name, {
+    let client = this.client;
+    if (configKey !== undefined) {
+      const found = this.named.get(configKey);
+      if (!found) {
+        const known = [...this.named.keys()].map((k) => JSON.stringify(k)).join(', ');
+        throw invalidOptions(`invalid options in ${where}`, [
+          `configKey ${JSON.stringify(configKey)} is not a connection of WorkQueueModule.forRoot({ connections }) (${known ? `known: ${known}` : 'it has none'})`,
+        ]);
+      }
+      client = found.client;
+    } else if (connection !== undefined) {
+      client = connect(connection);
+      this.own.set(name, { client, owned: connection.client === undefined });
+      if (connection.client === undefined) {
+        this.watchConnection(client, `Redis connection of queue "${name}"`);
+      }
+    }
+    const queue = new WorkQueue(client, name, {
       ...this.queueDefaults,
       prefix: this.prefix,
       ...overrides,
@@ -131,47 +148,82 @@ export class WorkQueueContext implements OnApplicationShutdown {
   }
 
   private async close(): Promise<void> {
-    if (!this.ownsClient) return;
-    const client = this.client;
-    if (client.status === 'end') return;
-    if (client.status !== 'ready') {
-      // Not connected (lazy, connecting, reconnecting): nothing to say goodbye to.
-      client.disconnect();
-      return;
-    }
-    // QUIT, then wait for the socket to close. Calling disconnect() right after QUIT, on a socket
-    // that may already be closed, would leave ioredis' 2 s "force close" timer behind.
-    let timer: NodeJS.Timeout | undefined;
-    const ended = await Promise.race([
-      new Promise<boolean>((resolve) => client.once('end', () => resolve(true))),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), QUIT_TIMEOUT_MS);
-      }),
-      client.quit().then(
-        () => new Promise<boolean>(() => undefined), // wait for 'end' (or the timeout)
-        () => false,
-      ),
-    ]);
-    clearTimeout(timer);
-    if (!ended && !isEnded(client)) client.disconnect();
+    const owned = [
+      ...(this.ownsClient ? [this.client] : []),
+      ...[...this.named.values(), ...this.own.values()].filter((c) => c.owned).map((c) => c.client),
+    ];
+    await Promise.all(owned.map((client) => closeClient(client)));
   }
 
   /** Log losing and regaining the connection once each, not every reconnect attempt. */
-  private watchConnection(client: Redis | Cluster): void {
+  private watchConnection(client: Redis | Cluster, label: string): void {
     let lost = false;
     const lose = (why: string) => {
       if (lost || this.closing) return;
       lost = true;
-      this.logger?.error(`Redis connection ${why}; reconnecting`);
+      this.logger?.error(`${label} ${why}; reconnecting`);
     };
     client.on('error', (e: unknown) => lose(`error: ${errorMessage(e)}`));
     client.on('close', () => lose('lost'));
     client.on('ready', () => {
       if (!lost) return;
       lost = false;
-      this.logger?.log('Redis connection restored');
+      this.logger?.log(`${label} restored`);
     });
   }
+}
+
+/** A client for validated connection options (owned ones lazy: nothing connects yet). */
+function connect(c: WorkQueueConnectionOptions): Redis | Cluster {
+  if (c.client !== undefined) return c.client;
+  if (c.url !== undefined) return new Redis(c.url, { lazyConnect: true });
+  if (c.redis !== undefined) return new Redis({ lazyConnect: true, ...c.redis });
+  // ioredis gives up after ~1.6 s of redirections by default, shorter than a failover
+  // (about cluster-node-timeout + a second): keep retrying ~10 s unless told otherwise.
+  return new Cluster(c.cluster.nodes, {
+    lazyConnect: true,
+    retryDelayOnFailover: 200,
+    retryDelayOnClusterDown: 200,
+    maxRedirections: 50,
+    ...c.cluster.options,
+  });
+}
+
+const clientIds = new WeakMap<object, number>();
+let lastClientId = 0;
+
+/** What identifies a connection when comparing two registrations of one queue. */
+function connectionSignature(c: WorkQueueConnectionOptions): unknown {
+  if (c.client === undefined) return c;
+  let id = clientIds.get(c.client);
+  if (id === undefined) clientIds.set(c.client, (id = ++lastClientId));
+  return { client: id };
+}
+
+/**
+ * QUIT, then wait for the socket to close. Calling disconnect() right after QUIT, on a socket
+ * that may already be closed, would leave ioredis' 2 s "force close" timer behind.
+ */
+async function closeClient(client: Redis | Cluster): Promise<void> {
+  if (client.status === 'end') return;
+  if (client.status !== 'ready') {
+    // Not connected (lazy, connecting, reconnecting): nothing to say goodbye to.
+    client.disconnect();
+    return;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const ended = await Promise.race([
+    new Promise<boolean>((resolve) => client.once('end', () => resolve(true))),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), QUIT_TIMEOUT_MS);
+    }),
+    client.quit().then(
+      () => new Promise<boolean>(() => undefined), // wait for 'end' (or the timeout)
+      () => false,
+    ),
+  ]);
+  clearTimeout(timer);
+  if (!ended && !isEnded(client)) client.disconnect();
 }
 
 /** Read again after an await (the compiler would keep the narrowed status). */

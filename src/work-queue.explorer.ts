@@ -43,8 +43,9 @@ const quote = (s: string) => `'${s.replace(/'/g, "\\'")}'`;
 /**
  * Finds `@Processor()` providers and their `@Process()` methods, in every module, whether they
  * were registered with `useClass`, `useFactory` or `useValue` (the metadata is read from the
- * instance's class). Request-scoped and transient providers are skipped with a warning: a worker
- * runs for the whole application, not per request.
+ * instance's class). Request-scoped (durable or not) and transient processors, and processors that
+ * depend on a request-scoped provider, fail the bootstrap, all listed: a worker runs for the whole
+ * application, not per request, and a queue must never be left without its worker.
  *
  * Several `@Processor()` classes may consume one queue: they then share ONE worker, so their job
  * names must not overlap, at most one of them may have a catch-all `@Process()`, and their worker
@@ -70,9 +71,7 @@ export class WorkQueueExplorer {
       if (!meta || typeof target !== 'function') continue;
       const className = target.name || '(anonymous class)';
       if (wrapper.isTransient || !wrapper.isDependencyTreeStatic()) {
-        this.context.logger?.warn(
-          `@Processor(${quote(meta.queueName)}) on ${className} is skipped: it is request-scoped or transient (or depends on such a provider); a processor must be a singleton`,
-        );
+        problems.push(notSingleton(meta.queueName, className, wrapper.isTransient));
         continue;
       }
       const instance: unknown = wrapper.instance;
@@ -190,6 +189,14 @@ export class WorkQueueExplorer {
       problems.push(`${at}no @Process() method; add @Process() to the method that handles jobs`);
     }
   }
+}
+
+/** Why a request-scoped or transient processor is refused, and what to do instead. */
+function notSingleton(queueName: string, className: string, transient: boolean): string {
+  const what = transient
+    ? 'is transient'
+    : 'is request-scoped (durable or not), or depends on a request-scoped provider';
+  return `@Processor(${quote(queueName)}) on ${className}: ${what}; a processor must be a singleton (default scope), since its worker runs for the whole application. Make it and its dependencies default-scoped; for per-job state, inject ModuleRef and call moduleRef.resolve(Service, ContextIdFactory.create()) in the handler`;
 }
 
 function describe(h: ProcessHandler): string {

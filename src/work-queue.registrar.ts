@@ -10,6 +10,7 @@ import {
   Worker,
   WorkQueueError,
   type Handler,
+  type WorkQueue,
 } from '../lib/index.js';
 import { WORK_QUEUE_MODULE_DEFAULTS } from './work-queue.constants.js';
 import { WorkQueueContext } from './work-queue.context.js';
@@ -57,7 +58,7 @@ export class WorkQueueRegistrar
     await Promise.all(
       this.processors.map(async (p) => {
         const worker = this.workers.get(p.queue.name)!;
-        await this.startWithin(worker, p.queue.name);
+        await this.startWithin(worker, p.queue);
         this.context.logger?.log(
           `worker of queue "${p.queue.name}" started (concurrency ${worker.concurrency}; ${p.classNames.join(', ')})`,
         );
@@ -70,9 +71,9 @@ export class WorkQueueRegistrar
    * `startTimeoutMs` (the client would otherwise retry for about 75 s). The start goes on in the
    * background; `app.close()` closes the worker.
    */
-  private async startWithin(worker: Worker, queue: string): Promise<void> {
+  private async startWithin(worker: Worker, queue: WorkQueue): Promise<void> {
     const ms = WORK_QUEUE_MODULE_DEFAULTS.startTimeoutMs;
-    const client = this.context.client;
+    const client = queue.client; // the module's connection, a named one, or the queue's own
     let lastError: string | undefined;
     const onError = (e: unknown) => {
       lastError = errorMessage(e);
@@ -88,7 +89,7 @@ export class WorkQueueRegistrar
             reject(
               new WorkQueueError(
                 'REDIS_UNAVAILABLE',
-                `queue "${queue}": its worker could not start within ${ms} ms, Redis did not answer${why}`,
+                `queue "${queue.name}": its worker could not start within ${ms} ms, Redis did not answer${why}`,
               ),
             );
           }, ms);

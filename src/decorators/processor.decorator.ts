@@ -10,8 +10,8 @@ export interface ProcessorMetadata {
 
 /**
  * Marks a provider class as the consumer of a queue; its `@Process()` methods handle the jobs.
- * The class must be a singleton provider (request-scoped and transient ones are skipped with a
- * warning). Worker options given here override the module's `defaults`.
+ * The class must be a singleton provider: request-scoped, durable and transient ones fail the
+ * bootstrap. Worker options given here override the module's `defaults`.
  *
  * ```ts
  * @Processor('emails', { concurrency: 10 })

@@ -62,6 +62,11 @@ export type WorkQueueCleanerOptions = false | { intervalMs?: number };
 export interface WorkQueueModuleOptions {
   /** Exactly one of `{ url }`, `{ redis }`, `{ client }`, `{ cluster }`. */
   connection: WorkQueueConnectionOptions;
+  /**
+   * More connections, by name (`configKey`): `registerQueue({ name, configKey })` puts a queue
+   * (its jobs, its worker) on one of them instead of `connection`.
+   */
+  connections?: Record<string, WorkQueueConnectionOptions>;
   /** Key prefix of every queue: `<prefix>:{<queue>}:<part>`. Default `wq`. */
   prefix?: string;
   /** Defaults of every queue and worker. */

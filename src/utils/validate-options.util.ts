@@ -36,6 +36,7 @@ const PROCESSOR_KEYS: Record<keyof ProcessorOptions, true> = {
 };
 const MODULE_KEYS: Record<keyof WorkQueueModuleOptions, true> = {
   connection: true,
+  connections: true,
   prefix: true,
   defaults: true,
   logger: true,
@@ -43,6 +44,7 @@ const MODULE_KEYS: Record<keyof WorkQueueModuleOptions, true> = {
   cleaner: true,
 };
 const CONNECTION_KINDS = ['url', 'redis', 'client', 'cluster'] as const;
+const CONFIG_KEY = /^[A-Za-z0-9._:-]{1,100}$/;
 
 type Bag = Record<string, unknown>;
 
@@ -83,21 +85,21 @@ export function invalidOptions(title: string, problems: readonly string[]): Work
   ]);
 }
 
-function connectionProblems(c: unknown, problems: string[]): void {
+function connectionProblems(c: unknown, problems: string[], path = 'connection'): void {
   const wanted = 'give exactly one of { url }, { redis }, { client } or { cluster }';
   if (c === undefined) {
-    problems.push(`connection is required: ${wanted}`);
+    problems.push(`${path} is required: ${wanted}`);
     return;
   }
   if (!isObject(c)) {
-    problems.push(`connection must be an object: ${wanted}, got ${show(c)}`);
+    problems.push(`${path} must be an object: ${wanted}, got ${show(c)}`);
     return;
   }
   const given = CONNECTION_KINDS.filter((k) => c[k] !== undefined);
-  unknownKeys(c, { url: true, redis: true, client: true, cluster: true }, 'connection.', problems);
-  if (given.length === 0) problems.push(`connection is empty: ${wanted}`);
+  unknownKeys(c, { url: true, redis: true, client: true, cluster: true }, `${path}.`, problems);
+  if (given.length === 0) problems.push(`${path} is empty: ${wanted}`);
   if (given.length > 1) {
-    problems.push(`connection has ${given.join(' and ')}: ${wanted}`);
+    problems.push(`${path} has ${given.join(' and ')}: ${wanted}`);
   }
   if (c.url !== undefined) {
     let ok = false;
@@ -110,12 +112,12 @@ function connectionProblems(c: unknown, problems: string[]): void {
     }
     if (!ok) {
       problems.push(
-        `connection.url must be a redis:// or rediss:// URL, got ${typeof c.url === 'string' ? JSON.stringify(redactUrl(c.url)) : show(c.url)}`,
+        `${path}.url must be a redis:// or rediss:// URL, got ${typeof c.url === 'string' ? JSON.stringify(redactUrl(c.url)) : show(c.url)}`,
       );
     }
   }
   if (c.redis !== undefined && !isObject(c.redis)) {
-    problems.push(`connection.redis must be an object of ioredis options, got ${show(c.redis)}`);
+    problems.push(`${path}.redis must be an object of ioredis options, got ${show(c.redis)}`);
   }
   if (c.client !== undefined) {
     const cl = c.client as Bag | null;
@@ -125,23 +127,23 @@ function connectionProblems(c: unknown, problems: string[]): void {
       typeof cl.quit !== 'function' ||
       typeof cl.defineCommand !== 'function'
     ) {
-      problems.push('connection.client must be an ioredis Redis or Cluster instance');
+      problems.push(`${path}.client must be an ioredis Redis or Cluster instance`);
     }
   }
   if (c.cluster !== undefined) {
     if (!isObject(c.cluster)) {
-      problems.push(`connection.cluster must be an object { nodes, options? }`);
+      problems.push(`${path}.cluster must be an object { nodes, options? }`);
     } else {
       const { nodes, options } = c.cluster;
       if (!Array.isArray(nodes) || nodes.length === 0) {
         problems.push(
-          `connection.cluster.nodes must be a non-empty array of nodes, got ${show(nodes)}`,
+          `${path}.cluster.nodes must be a non-empty array of nodes, got ${show(nodes)}`,
         );
       }
       if (options !== undefined && !isObject(options)) {
-        problems.push(`connection.cluster.options must be an object of ioredis Cluster options`);
+        problems.push(`${path}.cluster.options must be an object of ioredis Cluster options`);
       }
-      unknownKeys(c.cluster, { nodes: true, options: true }, 'connection.cluster.', problems);
+      unknownKeys(c.cluster, { nodes: true, options: true }, `${path}.cluster.`, problems);
     }
   }
 }
@@ -164,6 +166,23 @@ export function moduleOptionProblems(options: unknown): string[] {
   }
   unknownKeys(options, MODULE_KEYS, '', problems);
   connectionProblems(options.connection, problems);
+  const named = options.connections;
+  if (named !== undefined) {
+    if (!isObject(named)) {
+      problems.push(
+        `connections must be an object of named connections { [configKey]: connection }, got ${show(named)}`,
+      );
+    } else {
+      for (const [key, c] of Object.entries(named)) {
+        if (!CONFIG_KEY.test(key)) {
+          problems.push(
+            `connections: ${JSON.stringify(key)} is not a valid configKey (1-100 letters, digits, '.', '_', '-' or ':')`,
+          );
+        }
+        connectionProblems(c, problems, `connections.${key}`);
+      }
+    }
+  }
   if (options.prefix !== undefined) {
     problems.push(...queueOptionProblems({ prefix: options.prefix as string }));
   }
@@ -209,11 +228,26 @@ export function registerQueueProblems(registration: unknown): string[] {
     ];
   }
   checkName('name', registration.name, problems);
-  unknownKeys(registration, { ...QUEUE_DEFAULT_KEYS, name: true, prefix: true }, '', problems, {
-    logger: 'logger is not allowed per queue: set it in WorkQueueModule.forRoot()',
-  });
-  const { name: _name, ...rest } = registration;
+  unknownKeys(
+    registration,
+    { ...QUEUE_DEFAULT_KEYS, name: true, prefix: true, configKey: true, connection: true },
+    '',
+    problems,
+    { logger: 'logger is not allowed per queue: set it in WorkQueueModule.forRoot()' },
+  );
+  const { name: _name, configKey, connection, ...rest } = registration;
   void _name;
+  if (configKey !== undefined) {
+    if (typeof configKey !== 'string' || !CONFIG_KEY.test(configKey)) {
+      problems.push(
+        `configKey must be the name of a connection in WorkQueueModule.forRoot({ connections }), got ${show(configKey)}`,
+      );
+    }
+    if (connection !== undefined) {
+      problems.push('give configKey (a named connection) or connection (its own), not both');
+    }
+  }
+  if (connection !== undefined) connectionProblems(connection, problems);
   problems.push(...queueOptionProblems(rest));
   return problems;
 }

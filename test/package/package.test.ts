@@ -1,6 +1,8 @@
 // The published package: built, packed with `npm pack`, unpacked into a fresh project and
 // loaded from plain Node, as a user would. Dependencies are linked from this repository's
 // node_modules (no network): only ioredis for the core entry, the Nest peers for the others.
+// It is a dual package: ESM (dist/) for `import`, CommonJS (dist/cjs/) for `require`. Real
+// Nest apps (jest, vitest, nest build) install it in test/consumers/ (npm run test:consumers).
 import { execFileSync } from 'node:child_process';
 import {
   mkdirSync,
@@ -16,12 +18,15 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { deleteKeys, testRedisUrl, uniqueName } from '../support/keys.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   name: string;
-  dependencies: Record<string, string>;
+  dependencies?: Record<string, string>;
   peerDependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
 };
 
 let project: string;
@@ -37,8 +42,42 @@ function link(name: string): void {
   symlinkSync(join(root, 'node_modules', name), target, 'dir');
 }
 
-function node(code: string, type: 'module' | 'commonjs' = 'module'): string {
-  return run(process.execPath, ['--input-type=' + type, '-e', code], project);
+function node(code: string, type: 'module' | 'commonjs' = 'module', flags: string[] = []): string {
+  return run(process.execPath, [...flags, '--input-type=' + type, '-e', code], project);
+}
+
+/** Runs tsc on `files` (written to `dir` under the project) with these compiler options. */
+function typeCheck(
+  dir: string,
+  packageType: 'module' | 'commonjs',
+  compilerOptions: Record<string, unknown>,
+  files: Record<string, string>,
+): string {
+  const at = join(project, dir);
+  mkdirSync(at, { recursive: true });
+  writeFileSync(join(at, 'package.json'), JSON.stringify({ private: true, type: packageType }));
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(at, name), text);
+  writeFileSync(
+    join(at, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        target: 'es2022',
+        noEmit: true,
+        skipLibCheck: true,
+        experimentalDecorators: true,
+        types: [],
+        ...compilerOptions,
+      },
+      files: Object.keys(files),
+    }),
+  );
+  try {
+    run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', at], at);
+    return '';
+  } catch (e) {
+    return String((e as { stdout?: string }).stdout ?? e);
+  }
 }
 
 beforeAll(() => {
@@ -63,7 +102,7 @@ afterAll(() => {
 });
 
 describe('the packed package', () => {
-  it('ships the build, the Lua scripts and the typings, and no sources or tests', () => {
+  it('ships both builds, the Lua scripts next to each and the typings, and no sources or tests', () => {
     const files = run('find', ['.', '-type', 'f'], join(project, 'node_modules', pkg.name)).split(
       '\n',
     );
@@ -72,8 +111,31 @@ describe('the packed package', () => {
         './dist/lib/scripts/lease.lua',
         './dist/src/index.d.ts',
         './dist/lib/index.js',
+        './dist/cjs/lib/scripts/lease.lua',
+        './dist/cjs/src/index.d.cts',
+        './dist/cjs/src/index.cjs',
+        './dist/cjs/src/health/index.cjs',
+        './dist/cjs/lib/index.cjs',
       ]),
     );
+    // The Lua scripts, relative to lib/, are the same in both builds.
+    const lua = (prefix: string) =>
+      files
+        .filter((f) => f.startsWith(prefix) && f.endsWith('.lua'))
+        .map((f) => f.slice(prefix.length))
+        .sort();
+    expect(lua('./dist/lib/').length).toBeGreaterThan(0);
+    expect(lua('./dist/cjs/lib/')).toEqual(lua('./dist/lib/'));
+    // CommonJS has no import.meta: the CJS build must not use it (outside comments).
+    const dir = join(project, 'node_modules', pkg.name);
+    const metaUsers = files
+      .filter((f) => f.startsWith('./dist/cjs/') && f.endsWith('.cjs'))
+      .filter((f) =>
+        /\bimport\.meta\b/.test(
+          readFileSync(join(dir, f), 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, ''),
+        ),
+      );
+    expect(metaUsers).toEqual([]);
     expect(files.filter((f) => /\/(test|sample)\/|\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual(
       [],
     );
@@ -100,56 +162,121 @@ describe('the packed package', () => {
       "const m = await import('nestjs-work-queue'); const h = await import('nestjs-work-queue/health'); console.log(typeof m.WorkQueueModule, typeof m.WorkQueue, typeof h.WorkQueueHealthIndicator);",
     );
     expect(esm.trim()).toBe('function function function');
-    // A NestJS 11 app is CommonJS: it loads this ESM package through require(esm) (Node >= 20.19).
+    // `require` gets the CommonJS build. (Nest 12's own packages are ES modules, which a
+    // CommonJS app loads through require(esm); the core entry needs none: see the Lua test.)
     const cjs = node(
-      "const m = require('nestjs-work-queue'); console.log(typeof m.WorkQueueModule, typeof require('nestjs-work-queue/core').WorkQueue);",
+      [
+        "const m = require('nestjs-work-queue');",
+        "const resolved = ['nestjs-work-queue', 'nestjs-work-queue/core', 'nestjs-work-queue/health'].map((s) => require.resolve(s).replace(/^.*node_modules.nestjs-work-queue./, ''));",
+        "console.log(typeof m.WorkQueueModule, typeof require('nestjs-work-queue/core').WorkQueue, typeof require('nestjs-work-queue/health').WorkQueueHealthIndicator, resolved.join(' '));",
+      ].join('\n'),
       'commonjs',
     );
-    expect(cjs.trim()).toBe('function function');
+    expect(cjs.trim()).toBe(
+      'function function function dist/cjs/src/index.cjs dist/cjs/lib/index.cjs dist/cjs/src/health/index.cjs',
+    );
   });
 
-  it('type-checks a consumer file against the shipped typings', () => {
-    writeFileSync(
-      join(project, 'consumer.ts'),
+  it('runs the Lua scripts from the CommonJS core with require(esm) off (no import.meta, no ESM)', async () => {
+    const prefix = uniqueName('pkg');
+    const out = node(
       [
-        "import { Redis } from 'ioredis';",
-        "import { WorkQueue, WorkQueueModule, type Job } from 'nestjs-work-queue';",
-        "import { Worker } from 'nestjs-work-queue/core';",
-        "import { WorkQueueHealthIndicator } from 'nestjs-work-queue/health';",
-        'const q = new WorkQueue<{ to: string }>(new Redis(), "emails");',
-        'const w = new Worker(q, async (job: Job<{ to: string }>) => job.data.to.length);',
-        'export const used = [WorkQueueModule, WorkQueueHealthIndicator, w, q.add({ to: "x" })];',
-        '// @ts-expect-error the payload type is checked',
-        'void q.add({ nope: 1 });',
+        "const { Redis } = require('ioredis');",
+        "const { WorkQueue } = require('nestjs-work-queue/core');",
+        '(async () => {',
+        `  const redis = new Redis(${JSON.stringify(testRedisUrl())});`,
+        `  const q = new WorkQueue(redis, ${JSON.stringify(uniqueName('pkg-cjs'))}, { prefix: ${JSON.stringify(prefix)}, logger: false });`,
+        '  try {',
+        '    await q.add({ n: 1 });',
+        '    const [job] = await q.lease({ count: 1 });',
+        '    await q.complete(job);',
+        '    const c = await q.counts();',
+        '    console.log(job.data.n, c.pending);',
+        '  } finally {',
+        '    redis.disconnect();',
+        '  }',
+        '})().catch((e) => { console.error(e); process.exit(1); });',
+      ].join('\n'),
+      'commonjs',
+      ['--no-experimental-require-module'],
+    );
+    expect(out.trim()).toBe('1 0');
+    const redis = new Redis(testRedisUrl());
+    try {
+      await deleteKeys(redis, `${prefix}:*`);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('guards against the dual-package hazard: a CommonJS and an ESM copy agree on tokens and metadata', () => {
+    // An app that loads both copies (e.g. a CJS app with an ESM dependency that imports the
+    // package): queue tokens, the options token and metadata keys are plain strings, so a
+    // processor decorated with one copy is found by the other.
+    const out = node(
+      [
+        "import 'reflect-metadata';",
+        "import { createRequire } from 'node:module';",
+        "import { Reflector } from '@nestjs/core';",
+        "import * as esm from 'nestjs-work-queue';",
+        "const cjs = createRequire(import.meta.url)('nestjs-work-queue');",
+        'class FromEsm {}',
+        "esm.Processor('emails')(FromEsm);",
+        'class FromCjs {}',
+        "cjs.Processor('emails')(FromCjs);",
+        'const readByCjs = new cjs.WorkQueueMetadataAccessor(new Reflector()).getProcessorMetadata(FromEsm);',
+        'const readByEsm = new esm.WorkQueueMetadataAccessor(new Reflector()).getProcessorMetadata(FromCjs);',
+        "console.log(esm.WorkQueueModule !== cjs.WorkQueueModule, esm.getQueueToken('a') === cjs.getQueueToken('a'), typeof esm.WORK_QUEUE_MODULE_OPTIONS, esm.WORK_QUEUE_MODULE_OPTIONS === cjs.WORK_QUEUE_MODULE_OPTIONS, readByCjs.queueName, readByEsm.queueName);",
       ].join('\n'),
     );
-    writeFileSync(
-      join(project, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          strict: true,
-          module: 'nodenext',
-          moduleResolution: 'nodenext',
-          target: 'es2022',
-          noEmit: true,
-          skipLibCheck: true,
-          experimentalDecorators: true,
-          types: [],
-        },
-        files: ['consumer.ts'],
-      }),
-    );
+    expect(out.trim()).toBe('true true string true emails emails');
+  });
+
+  const consumer = (ext: '' | '.js') =>
+    [
+      "import { Redis } from 'ioredis';",
+      "import { WorkQueue, WorkQueueModule, type Job } from 'nestjs-work-queue';",
+      "import { Worker } from 'nestjs-work-queue/core';",
+      "import { WorkQueueHealthIndicator } from 'nestjs-work-queue/health';",
+      `import { other } from './other${ext}';`,
+      'const q = new WorkQueue<{ to: string }>(new Redis(), "emails");',
+      'const w = new Worker(q, async (job: Job<{ to: string }>) => job.data.to.length);',
+      'export const used = [WorkQueueModule, WorkQueueHealthIndicator, w, q.add({ to: "x" }), other];',
+      '// @ts-expect-error the payload type is checked',
+      'void q.add({ nope: 1 });',
+    ].join('\n');
+  const other = 'export const other = 1;\n';
+
+  it('type-checks an ESM consumer (module nodenext, "type": "module") against the .d.ts typings', () => {
     link('@types/node');
-    let output = '';
-    try {
-      run(
-        process.execPath,
-        [join(root, 'node_modules/typescript/bin/tsc'), '-p', project],
-        project,
-      );
-    } catch (e) {
-      output = String((e as { stdout?: string }).stdout ?? e);
-    }
+    const output = typeCheck(
+      'esm-nodenext',
+      'module',
+      { module: 'nodenext', moduleResolution: 'nodenext' },
+      { 'consumer.ts': consumer('.js'), 'other.ts': other },
+    );
+    expect(output).toBe('');
+  });
+
+  it('type-checks a CommonJS consumer (module nodenext, no "type") against the .d.cts typings', () => {
+    // Nest 11/12 starters: CommonJS with module nodenext. Against ESM-only typings this is TS1479.
+    const output = typeCheck(
+      'cjs-nodenext',
+      'commonjs',
+      { module: 'nodenext', moduleResolution: 'nodenext' },
+      { 'consumer.ts': consumer(''), 'other.ts': other },
+    );
+    expect(output).toBe('');
+  });
+
+  it('type-checks a consumer with module commonjs + moduleResolution node (typesVersions)', () => {
+    // Older Nest 11 starters: no `exports` support, subpaths come from typesVersions.
+    const output = typeCheck(
+      'cjs-node10',
+      'commonjs',
+      { module: 'commonjs', moduleResolution: 'node', esModuleInterop: true },
+      { 'consumer.ts': consumer(''), 'other.ts': other },
+    );
     expect(output).toBe('');
   });
 });
@@ -167,7 +294,7 @@ describe('declared dependencies', () => {
 
   it('every package imported by lib/ and src/ is a dependency or a peer; lib/ imports only ioredis', () => {
     const declared = new Set([
-      ...Object.keys(pkg.dependencies),
+      ...Object.keys(pkg.dependencies ?? {}),
       ...Object.keys(pkg.peerDependencies),
     ]);
     const builtins = new Set(builtinModules);
@@ -187,5 +314,13 @@ describe('declared dependencies', () => {
     }
     expect(undeclared).toEqual([]);
     expect([...libImports]).toEqual(['ioredis']);
+  });
+
+  it('takes ioredis as a peer (the app uses its own client), installed here for development', () => {
+    expect(pkg.dependencies ?? {}).toEqual({});
+    expect(pkg.peerDependencies.ioredis).toBe('^5.11.1 || ^6.0.0');
+    for (const peer of Object.keys(pkg.peerDependencies)) {
+      expect([peer, pkg.devDependencies[peer] !== undefined]).toEqual([peer, true]);
+    }
   });
 });

@@ -132,10 +132,16 @@ describe('explorer', () => {
     expect(found.map((p) => p.classNames)).toEqual([['FeatureProcessor']]);
   });
 
-  it('warns about request-scoped and transient processors and skips them', async () => {
+  it('refuses request-scoped, durable and transient processors at bootstrap, listing every one', async () => {
     @Processor('emails')
     @Injectable({ scope: Scope.REQUEST })
     class RequestProcessor {
+      @Process()
+      handle() {}
+    }
+    @Processor('emails')
+    @Injectable({ scope: Scope.REQUEST, durable: true })
+    class DurableProcessor {
       @Process()
       handle() {}
     }
@@ -145,16 +151,40 @@ describe('explorer', () => {
       @Process()
       handle() {}
     }
-    const logger = new MemoryLogger();
-    const ref = await compile([RequestProcessor, TransientProcessor], ['emails'], logger);
-    expect(ref.get(WorkQueueExplorer).explore()).toEqual([]);
-    const warnings = logger.messages('warn');
-    expect(warnings).toEqual(
+    @Injectable({ scope: Scope.REQUEST })
+    class PerRequest {}
+    @Processor('other')
+    class DependsOnRequest {
+      constructor(readonly dep: PerRequest) {}
+      @Process()
+      handle() {}
+    }
+    const ref = await compile(
+      [RequestProcessor, DurableProcessor, TransientProcessor, PerRequest, DependsOnRequest],
+      ['emails', 'other'],
+    );
+    const err = await bootstrapError(ref);
+    expect(err.code).toBe('INVALID_OPTIONS');
+    expect(err.message).toMatch(/^WorkQueueModule cannot start its processors:/);
+    const scoped =
+      /is request-scoped \(durable or not\), or depends on a request-scoped provider; a processor must be a singleton/;
+    expect(err.problems).toEqual(
       expect.arrayContaining([
-        expect.stringMatching(/RequestProcessor is skipped: it is request-scoped or transient/),
-        expect.stringMatching(/TransientProcessor is skipped: it is request-scoped or transient/),
+        expect.stringMatching(
+          new RegExp(`^@Processor\\('emails'\\) on RequestProcessor: ${scoped.source}`),
+        ),
+        expect.stringMatching(
+          new RegExp(`^@Processor\\('emails'\\) on DurableProcessor: ${scoped.source}`),
+        ),
+        expect.stringMatching(
+          /^@Processor\('emails'\) on TransientProcessor: is transient; a processor must be a singleton/,
+        ),
+        expect.stringMatching(
+          new RegExp(`^@Processor\\('other'\\) on DependsOnRequest: ${scoped.source}`),
+        ),
       ]),
     );
+    expect(err.problems).toHaveLength(4);
   });
 
   it('rejects two methods for the same (queue, job name) at bootstrap', async () => {
