@@ -588,7 +588,8 @@ export class WorkQueue<T = unknown, R = unknown> {
     }
     const aliases: Array<[string, string]> = [];
     await hscanAll(k.base + 'ids', (cid, id) => {
-      if (!withData.has(id)) aliases.push([cid, id]);
+      // '~<until>': a completed job's caller id kept for its dedupe window (clean() drops it).
+      if (!id.startsWith('~') && !withData.has(id)) aliases.push([cid, id]);
     });
     const fixes: string[] = [];
     let tombstones = 0;

@@ -83,10 +83,10 @@ describe('WorkQueueCleaner', () => {
     expect(await check.complete(lease!)).toBe(false); // the dead worker's late complete loses
   });
 
-  it('the default interval is min(heartbeatTimeoutMs, leaseMs, 5 000); cleaner: false disables it', async () => {
+  it('the default interval is a quarter of min(heartbeatTimeoutMs, leaseMs), within 100..5 000 ms; cleaner: false disables it', async () => {
     const prefix = inspector.track(uniqueName('t'));
     const on = await start(prefix, {});
-    expect(on.cleaner.intervalMs).toBe(300);
+    expect(on.cleaner.intervalMs).toBe(100); // heartbeatTimeoutMs 300 / 4 = 75, at least 100
     const off = await start(prefix, false);
     expect(off.cleaner.intervalMs).toBe(0);
     const spy = jest.spyOn(off.queue, 'clean');

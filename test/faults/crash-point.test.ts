@@ -162,12 +162,27 @@ async function snapshot(q: WorkQueue<unknown>): Promise<Record<string, unknown>>
   const out: Record<string, unknown> = {};
   for (const key of await keysMatching(admin, `${base}*`)) {
     const part = key.slice(base.length);
+    // A producer's record of its own add calls (idempotent re-sends) counts its calls, which
+    // differ between the two producers compared: not part of the queue's state.
+    if (part.startsWith('ik:')) continue;
     const type = await admin.type(key);
     if (type === 'string') out[part] = await admin.get(key);
     else if (type === 'list') out[part] = await admin.lrange(key, 0, -1);
     else if (type === 'set') out[part] = (await admin.smembers(key)).sort();
-    else if (type === 'hash') out[part] = Object.entries(await admin.hgetall(key)).sort();
-    else if (type === 'zset') {
+    else if (part === 'hb') {
+      // Heartbeat times: in 10 s buckets of now, like scores.
+      out[part] = Object.entries(await admin.hgetall(key))
+        .map(([f, v]) => `${f}@${Math.round((Number(v) - now) / 10_000)}`)
+        .sort();
+    } else if (type === 'hash') {
+      // Caller ids kept after completion hold '~<until ms>': a time, in 10 s buckets too.
+      out[part] = Object.entries(await admin.hgetall(key))
+        .map(([f, v]) => [
+          f,
+          v.startsWith('~') ? `~@${Math.round((Number(v.slice(1)) - now) / 10_000)}` : v,
+        ])
+        .sort();
+    } else if (type === 'zset') {
       const flat = await admin.zrange(key, '0', '-1', 'WITHSCORES');
       const pairs: string[] = [];
       for (let i = 0; i < flat.length; i += 2)

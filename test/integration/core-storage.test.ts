@@ -51,6 +51,7 @@ describe('bounded storage', () => {
       backoff: { type: 'fixed', delayMs: 30 },
       maxLeaseExpiries: 5,
       dedupeWindowMs: 0, // completed caller ids kept for a window: see core-add
+      heartbeatTimeoutMs: 60_000, // the test's worker never beats
     });
     const c = fx.client();
     await q.addBulk([

@@ -186,7 +186,11 @@ describe('Worker.close() with Redis gone while idle', () => {
     const baseline = activeTimers();
     const client = new Redis(redis.url);
     client.on('error', () => undefined);
-    const q = new WorkQueue<string>(client, uniqueName(), { logger: false });
+    // Calls left in flight with Redis gone end after commandTimeoutMs: within the wait below.
+    const q = new WorkQueue<string>(client, uniqueName(), {
+      logger: false,
+      commandTimeoutMs: 1_000,
+    });
     // Idle, blocked on Redis with a long fallback timeout.
     const w = new Worker(q, () => 'x', { concurrency: 2, idleTimeoutMs: 60_000 });
     w.on('error', () => undefined);

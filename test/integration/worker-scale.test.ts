@@ -50,7 +50,8 @@ function setup(label: string) {
     redisUrl: testRedisUrl(),
     queue: q.name,
     queueOptions: { ...QUEUE_OPTIONS, prefix: q.options.prefix },
-    workerOptions: { concurrency: CONCURRENCY },
+    // The test's own clean() loop reclaims (and counts) dead workers: workers do not clean here.
+    workerOptions: { concurrency: CONCURRENCY, cleanIntervalMs: 0 },
     mode: 'work',
     workMs: 4,
     execLog,
