@@ -12,8 +12,9 @@
  *   at shutdown, lease expired during a pause, ...);
  * - no lease of a dead worker survives its heartbeat timeout + one clean interval;
  * - `repair()` finds nothing, and Redis holds no key of a finished job (SCAN): only the
- *   counters `id`, `tok`, `wseq` (+ the registry `w` while workers live, and the dead-letter
- *   set with its jobs until purged).
+ *   counters `id`, `tok`, `wseq`, the heartbeat record `hb` (+ the registry `w` while workers
+ *   live, the dead-letter set with its jobs until purged, caller ids within their dedupe window
+ *   and producers' add records, which expire).
  * Issue 12's scenarios (`defaults`, `poison`, `client-kill`) live in scenarios/issue12.ts; the
  * table also reports, for every scenario, recovery p50/p90/max, dead-lettered bystanders (where
  * measured), the slowest add→start, the drain after the last add and adds completed twice
@@ -904,7 +905,13 @@ async function resultKeys(ctx: Ctx): Promise<Set<string>> {
   return out;
 }
 
-const FINISHED_OK = new Set(['id', 'tok', 'wseq']);
+const FINISHED_OK = new Set(['id', 'tok', 'wseq', 'hb']);
+/**
+ * Keys a finished queue keeps for a while besides its counters: caller ids of completed jobs
+ * within their dedupe window (`ix`, and `~<until>` values in `ids`), and each producer's record
+ * of its add calls (`ik:<session>`, expiring within a minute).
+ */
+const keptForAWhile = (k: string) => k === 'ix' || k === 'ids' || k.startsWith('ik:');
 
 /**
  * `live`: workers still run, the queue is drained. `closed`: every worker closed gracefully.
@@ -935,7 +942,10 @@ async function endChecks(ctx: Ctx, phase: 'live' | 'closed'): Promise<void> {
     // Stored results (opt-in, with a TTL) are not keys of unfinished jobs.
     if (ctx.s.storeResults) allowed.add('res').add('rx');
     if (phase === 'live') allowed.add('w').add('pk'); // registered and parked workers
-    const extra = keys.filter((k) => !allowed.has(k));
+    // A worker's hand-off list lives from its idle wait's pop to its next call.
+    const extra = keys.filter(
+      (k) => !allowed.has(k) && !keptForAWhile(k) && !(phase === 'live' && k.startsWith('hx:')),
+    );
     for (const k of extra) {
       const type = await c.type(q.keys.base + k);
       const members =
@@ -945,7 +955,7 @@ async function endChecks(ctx: Ctx, phase: 'live' | 'closed'): Promise<void> {
     const deadIds = new Set(await c.zrange(q.keys.dead, '0', '-1'));
     const dataIds = await c.hkeys(q.keys.data);
     const metaIds = await c.hkeys(q.keys.base + 'm');
-    const aliasIds = await c.hvals(q.keys.base + 'ids');
+    const aliasIds = (await c.hvals(q.keys.base + 'ids')).filter((v) => !v.startsWith('~'));
     const stray = [...dataIds, ...metaIds, ...aliasIds].filter((id) => !deadIds.has(id));
     if (stray.length > 0)
       ctx.violation(
@@ -967,7 +977,7 @@ async function purgeAndCheck(ctx: Ctx): Promise<void> {
     const keys = (await keysMatching(c, `${q.keys.base}*`)).map((k) => k.slice(q.keys.base.length));
     const results = ctx.s.storeResults ? ['res', 'rx'] : [];
     const extra = keys.filter(
-      (k) => !FINISHED_OK.has(k) && k !== 'cleaner' && !results.includes(k),
+      (k) => !FINISHED_OK.has(k) && !keptForAWhile(k) && k !== 'cleaner' && !results.includes(k),
     );
     if (extra.length > 0)
       ctx.violation(`after purgeDead: ${name}: keys left besides counters: ${extra.join(', ')}`);
