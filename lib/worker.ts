@@ -189,6 +189,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   private drained: (() => void) | undefined;
   /** Ends the current idle wait (see waitIdle). */
   private stopIdle: (() => void) | undefined;
+  /** Ends the current idle wait when its connection drops (see waitIdle). */
+  private idleLost: (() => void) | undefined;
   /** Settles when the current idle wait's BLPOP has answered (or failed). */
   private idleSettled: Promise<unknown> | undefined;
   private readonly inflight = new Set<Promise<unknown>>();
@@ -255,8 +257,9 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     // first sits unknown in our hand-off list (reconcile gives such entries back).
     this.blocking = duplicate(q.client, { autoResendUnfulfilledCommands: false });
     this.blocking.on('error', () => {
-      /* reconnects by itself; failures surface through the BLMOVE call */
+      /* reconnects by itself; a wait it drops ends through 'close' */
     });
+    this.blocking.on('close', () => this.idleLost?.());
     q.client.on('close', this.onClientClose);
     q.client.on('ready', this.onClientReady);
     const sub = duplicate(q.client);
@@ -598,6 +601,14 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     const stopped = new Promise<false>((resolve) => {
       this.stopIdle = () => resolve(false);
     });
+    // The connection dropped: its wait is never answered nor sent again (no re-sending on this
+    // connection), and it may have taken an entry we never saw.
+    const dropped = new Promise<false>((resolve) => {
+      this.idleLost = () => {
+        this.needReconcile = true;
+        resolve(false);
+      };
+    });
     const answer = this.queue.waitForWork(conn, timeout, this.id).then(
       (got) => {
         if (got !== false) this.sweep = true;
@@ -610,11 +621,14 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
         throw e;
       },
     );
-    this.idleSettled = answer.catch(() => undefined);
+    this.idleSettled = Promise.race([answer.catch(() => undefined), dropped]);
     try {
-      const answered = await within(Promise.race([answer, stopped]), timeout + CALL_TIMEOUT_MS);
+      const answered = await within(
+        Promise.race([answer, stopped, dropped]),
+        timeout + CALL_TIMEOUT_MS,
+      );
       // No answer at all: the connection is half-dead. Reconnect it.
-      if (!answered && !this.closing) {
+      if (answered === undefined && !this.closing) {
         this.needReconcile = true;
         conn.disconnect(true);
       }
@@ -626,6 +640,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     } finally {
       this.idle = false;
       this.stopIdle = undefined;
+      this.idleLost = undefined;
     }
     if (!this.closing) this.scheduleFlush();
   }

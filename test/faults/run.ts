@@ -166,7 +166,7 @@ function scenarios(): Scenario[] {
       deadOk: leaseExpiryExplained(['kill9']),
       recovery: 'SIGKILL → re-run of each job it held',
       bystanders: { exclude: [] },
-      assertBystanders: false, // the lead flips this once lib/ meets it
+      assertBystanders: true,
     },
     {
       ...base,
@@ -187,7 +187,7 @@ function scenarios(): Scenario[] {
       inject: (ctx) => restartRedisLoop(ctx),
       deadOk: leaseExpiryExplained(['redis-kill']),
       recovery: 'Redis SIGKILL → next completion',
-      assertNoDupAdds: false, // the lead flips this once lib/ meets it
+      assertNoDupAdds: true,
     },
     {
       ...base,
@@ -270,7 +270,7 @@ function scenarios(): Scenario[] {
       },
       deadOk: leaseExpiryExplained(['pause', 'client-kill-normal', 'client-kill-id']),
       recovery: 'kill/pause → next completion',
-      assertNoDupAdds: false, // the lead flips this once lib/ meets it
+      assertNoDupAdds: true,
     },
     {
       ...base,
@@ -909,9 +909,11 @@ const FINISHED_OK = new Set(['id', 'tok', 'wseq', 'hb']);
 /**
  * Keys a finished queue keeps for a while besides its counters: caller ids of completed jobs
  * within their dedupe window (`ix`, and `~<until>` values in `ids`), and each producer's record
- * of its add calls (`ik:<session>`, expiring within a minute).
+ * of its add calls (`ik:<session>`, expiring within a minute), cancel acknowledgements
+ * (`ca:<id>`, a minute).
  */
-const keptForAWhile = (k: string) => k === 'ix' || k === 'ids' || k.startsWith('ik:');
+const keptForAWhile = (k: string) =>
+  k === 'ix' || k === 'ids' || k.startsWith('ik:') || k.startsWith('ca:');
 
 /**
  * `live`: workers still run, the queue is drained. `closed`: every worker closed gracefully.

@@ -40,12 +40,9 @@ export function issue12Scenarios(base: Base): Scenario[] {
       workerOptions: { concurrency: CONCURRENCY },
       shutdownTimeoutMs: 'default',
       cleaner: 'module',
-      // A default lease is 30 s: a hand-off popped by a killed worker comes back after it.
+      // A dead worker's jobs (hand-offs included) come back after the heartbeat timeout (2 s)
+      // plus up to a cleaner interval (500 ms): asserted by assertRecovery.
       drainTimeoutMs: 90_000,
-      // Today a dead worker's leases go after heartbeatTimeoutMs + up to a cleaner interval
-      // (5 s + 5 s), later when the apps that would clean keep restarting (each restart
-      // starts its cleaner's timer anew): reported in the notes, asserted by assertRecovery.
-      leaseReleaseLimitMs: 60_000,
       behavior: (r) => (r() < 0.05 ? { b: 'work', ms: 50 + Math.floor(r() * 250) } : quickWork(r)),
       async inject(ctx) {
         while (ctx.producing) {
@@ -59,8 +56,8 @@ export function issue12Scenarios(base: Base): Scenario[] {
       recovery: 'SIGKILL → re-run of each job it held (leased to it, or handed off and running)',
       heldRecovery: true,
       bystanders: { exclude: [] },
-      assertRecovery: false, // the lead flips this once lib/ meets it
-      assertBystanders: false, // the lead flips this once lib/ meets it
+      assertRecovery: true,
+      assertBystanders: true,
     },
     {
       ...base,
@@ -95,7 +92,7 @@ export function issue12Scenarios(base: Base): Scenario[] {
       },
       recovery: 'crash → re-run of each job in flight beside the pill',
       bystanders: { exclude: ['exit'] },
-      assertBystanders: false, // the lead flips this once lib/ meets it
+      assertBystanders: true,
       async finalChecks(ctx: Ctx) {
         const pills = ctx.jobs.filter((j) => j.b === 'exit' && j.ackId !== undefined);
         const dead = new Map(ctx.dead.map((d) => [`${d.queue}\t${d.id}`, d.reason]));
@@ -136,8 +133,8 @@ export function issue12Scenarios(base: Base): Scenario[] {
       behavior: (r) => (r() < 0.05 ? { b: 'work', ms: 100 + Math.floor(r() * 900) } : quickWork(r)),
       deadOk: leaseExpiryExplained(['client-kill-normal']),
       recovery: 'kill → next completion',
-      assertReconcile: false, // the lead flips this once lib/ meets it
-      assertNoDupAdds: false, // the lead flips this once lib/ meets it
+      assertReconcile: true,
+      assertNoDupAdds: true,
     },
   ];
 }
