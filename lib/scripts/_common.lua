@@ -282,6 +282,14 @@ local function hands()
   return out
 end
 
+-- Replace the calling worker's hand-off list with `keep` (entries still to be adopted).
+local function keep_hands(keep)
+  rcall('DEL', K_HANDS)
+  if #keep > 0 then
+    rcall('RPUSH', K_HANDS, unpack(keep))
+  end
+end
+
 -- Whether hand-off h still waits for its worker to adopt it (not cancelled or taken back).
 local function hand_live(h)
   return rcall('HGET', K_TOKENS, h.n) == h.token .. ':h'

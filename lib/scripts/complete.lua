@@ -41,10 +41,7 @@ if sweep or adopt_count > 0 then
       end
     end
   end
-  rcall('DEL', K_HANDS)
-  if #keep > 0 then
-    rcall('RPUSH', K_HANDS, unpack(keep))
-  end
+  keep_hands(keep)
 end
 local o = 9 + adopt_count
 local ids = {}

@@ -49,10 +49,7 @@ for _, e in ipairs(rcall('LRANGE', K_HANDS, 0, -1)) do
     end
   end
 end
-rcall('DEL', K_HANDS)
-if #keep > 0 then
-  rcall('RPUSH', K_HANDS, unpack(keep))
-end
+keep_hands(keep)
 if #lost > 0 then
   wake()
 end

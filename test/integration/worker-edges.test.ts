@@ -10,19 +10,14 @@ import { NonRetryableError, type Handler, type WorkQueue } from '../../lib/index
 import { QueueFixture } from '../support/queue.js';
 import { startRedis } from '../support/redis-server.js';
 import { waitFor } from '../support/wait.js';
-import { deferred, recordEvents, workersClosedAfterEach } from '../support/worker.js';
+import { deferred, recordEvents, waitParked, workersClosedAfterEach } from '../support/worker.js';
 
 const fx = new QueueFixture();
 afterAll(() => fx.cleanup());
 const worker = workersClosedAfterEach();
 
 /** Wait until the worker is parked (an add now hands its job off instead of queueing it). */
-async function parked(q: WorkQueue, workerId: string): Promise<void> {
-  const admin = fx.client();
-  await waitFor(async () => (await admin.zscore(`${q.keys.base}pk`, workerId)) !== null, {
-    what: `worker ${workerId} parked`,
-  });
-}
+const parked = (q: WorkQueue, workerId: string) => waitParked(fx.client(), q, workerId);
 
 type Way = 'handed off' | 'leased';
 const WAYS: Way[] = ['handed off', 'leased'];

@@ -13,7 +13,7 @@ import type { Job, LeasedJob, WorkQueue } from '../../lib/index.js';
 import { QueueFixture } from '../support/queue.js';
 import { startRedis } from '../support/redis-server.js';
 import { waitFor } from '../support/wait.js';
-import { deferred, recordEvents, workersClosedAfterEach } from '../support/worker.js';
+import { deferred, recordEvents, waitParked, workersClosedAfterEach } from '../support/worker.js';
 
 const fx = new QueueFixture();
 afterAll(() => fx.cleanup());
@@ -22,12 +22,7 @@ const worker = workersClosedAfterEach();
 const parkedKey = (q: WorkQueue) => `${q.keys.base}pk`;
 
 /** Wait until worker `id` is in the queue's parked set. */
-async function parked(q: WorkQueue, id: string): Promise<void> {
-  const admin = fx.client();
-  await waitFor(async () => (await admin.zscore(parkedKey(q), id)) !== null, {
-    what: `worker ${id} parked`,
-  });
-}
+const parked = (q: WorkQueue, id: string) => waitParked(fx.client(), q, id);
 
 /** Pretend a worker with id `id` is parked (as its lease call would have marked it). */
 async function fakeParked(q: WorkQueue, id: string): Promise<void> {

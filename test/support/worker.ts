@@ -4,6 +4,7 @@
 import { afterEach } from '@jest/globals';
 import type { Redis } from 'ioredis';
 import { Worker } from '../../lib/index.js';
+import { waitFor } from './wait.js';
 import type { Handler, Job, WorkerEvents, WorkerOptions, WorkQueue } from '../../lib/index.js';
 
 /**
@@ -112,4 +113,11 @@ export function gatedHandler<T>() {
     return gate.promise;
   };
   return { runs, handler };
+}
+
+/** Wait until worker `workerId` is in the queue's parked set (an add now hands its job off). */
+export async function waitParked(admin: Redis, q: WorkQueue, workerId: string): Promise<void> {
+  await waitFor(async () => (await admin.zscore(`${q.keys.base}pk`, workerId)) !== null, {
+    what: `worker ${workerId} parked`,
+  });
 }
