@@ -7,6 +7,38 @@ import { WorkQueueError } from './errors.js';
 
 type Client = Redis | Cluster;
 
+/** The last connection error of a client, heard by one listener however many calls wait. */
+interface ErrorWatch {
+  waiting: number;
+  last?: string;
+  listener(e: unknown): void;
+}
+const errorWatches = new WeakMap<Client, ErrorWatch>();
+
+function watchErrors(client: Client): ErrorWatch {
+  let w = errorWatches.get(client);
+  if (!w) {
+    const watch: ErrorWatch = {
+      waiting: 0,
+      listener: (e: unknown) => {
+        const m = (e as { message?: unknown } | null)?.message;
+        watch.last = typeof m === 'string' ? m : String(e);
+      },
+    };
+    errorWatches.set(client, watch);
+    w = watch;
+  }
+  if (w.waiting++ === 0) {
+    w.last = undefined;
+    client.on('error', w.listener);
+  }
+  return w;
+}
+
+function unwatchErrors(client: Client, w: ErrorWatch): void {
+  if (--w.waiting === 0) client.off('error', w.listener);
+}
+
 /** Resolve `p`, or `undefined` after `ms` (the timer never outlives the race). */
 export function within<X>(p: Promise<X>, ms: number): Promise<X | undefined> {
   let t: NodeJS.Timeout | undefined;
@@ -31,13 +63,7 @@ export async function bounded<X>(
   context: string,
   send: () => Promise<X>,
 ): Promise<X> {
-  let lastError: string | undefined;
-  const onError = (e: unknown) => {
-    const m = (e as { message?: unknown } | null)?.message;
-    lastError = typeof m === 'string' ? m : String(e);
-  };
-  const watch = client.status !== 'ready';
-  if (watch) client.on('error', onError);
+  const watch = client.status !== 'ready' ? watchErrors(client) : undefined;
   const call = send();
   try {
     const answer = await within(
@@ -49,7 +75,7 @@ export async function bounded<X>(
     );
     if (answer === undefined) {
       call.catch(() => undefined); // a late failure is not unhandled
-      const why = lastError ? `: ${lastError}` : '';
+      const why = watch?.last ? `: ${watch.last}` : '';
       throw new WorkQueueError(
         'REDIS_UNAVAILABLE',
         `${context}: no reply from Redis within ${timeoutMs} ms (connection ${client.status}; the command may still run if it reconnects)${why}`,
@@ -58,6 +84,6 @@ export async function bounded<X>(
     if ('error' in answer) throw answer.error;
     return answer.value;
   } finally {
-    if (watch) client.off('error', onError);
+    if (watch) unwatchErrors(client, watch);
   }
 }

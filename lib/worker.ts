@@ -260,6 +260,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       /* reconnects by itself; a wait it drops ends through 'close' */
     });
     this.blocking.on('close', () => this.idleLost?.());
+    // One pair of listeners per worker on a client that many workers may share.
+    q.client.setMaxListeners(q.client.getMaxListeners() + 1);
     q.client.on('close', this.onClientClose);
     q.client.on('ready', this.onClientReady);
     const sub = duplicate(q.client);
@@ -290,8 +292,12 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   private async releaseConnections(): Promise<void> {
     clearInterval(this.renewTimer);
     clearInterval(this.cleanTimer);
-    this.queue.client.off('close', this.onClientClose);
-    this.queue.client.off('ready', this.onClientReady);
+    const c = this.queue.client;
+    if (c.listeners('close').includes(this.onClientClose)) {
+      c.off('close', this.onClientClose);
+      c.off('ready', this.onClientReady);
+      c.setMaxListeners(Math.max(10, c.getMaxListeners() - 1));
+    }
     // Stop beating first, so no late beat registers the worker again.
     await this.heartbeat?.stop();
     const blocking = this.blocking;
