@@ -81,6 +81,8 @@ describe('Worker connections (private Redis)', () => {
     await producer.addBulk([1, 2, 3].map((data) => ({ data })));
     await waitFor(() => seen.length === 4, { what: 'jobs after CLIENT KILL', timeoutMs: 10_000 });
     expect(seen.sort()).toEqual([0, 1, 2, 3]);
+    // A handler returns before its completion is written (completions are batched): wait for it.
+    await waitFor(async () => (await producer.counts()).leased === 0, { what: 'completions' });
     expect(await producer.counts()).toMatchObject({ pending: 0, leased: 0, workers: 1 });
   });
 
