@@ -4,6 +4,7 @@
  */
 import type { Cluster, Redis } from 'ioredis';
 import { WorkQueueError } from './errors.js';
+import { within } from './util/timeout.js';
 
 type Client = Redis | Cluster;
 
@@ -37,17 +38,6 @@ function watchErrors(client: Client): ErrorWatch {
 
 function unwatchErrors(client: Client, w: ErrorWatch): void {
   if (--w.waiting === 0) client.off('error', w.listener);
-}
-
-/** Resolve `p`, or `undefined` after `ms` (the timer never outlives the race). */
-export function within<X>(p: Promise<X>, ms: number): Promise<X | undefined> {
-  let t: NodeJS.Timeout | undefined;
-  return Promise.race([
-    p.finally(() => clearTimeout(t)),
-    new Promise<undefined>((r) => {
-      t = setTimeout(() => r(undefined), Math.max(0, ms));
-    }),
-  ]);
 }
 
 /**

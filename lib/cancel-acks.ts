@@ -7,7 +7,7 @@
  * (an answer that came before the subscription), then waits for the message. Bounded.
  */
 import type { Cluster, Redis } from 'ioredis';
-import { within } from './bounded.js';
+import { within } from './util/timeout.js';
 import { duplicate } from './connection.js';
 import type { QueueKeys } from './keys.js';
 

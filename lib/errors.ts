@@ -71,3 +71,25 @@ export function redisError(context: string, cause: unknown): WorkQueueError {
 export function invalid(problems: string[], what = 'invalid argument'): WorkQueueError {
   return new WorkQueueError('INVALID_ARGUMENT', `${what}: ${problems.join('; ')}`, problems);
 }
+
+/** Longest error message kept (stored with a failed job, logged, shown in health details). */
+const MAX_ERROR_CHARS = 2000;
+
+/** A short, printable message for anything thrown (capped at MAX_ERROR_CHARS). */
+export function errorMessage(e: unknown): string {
+  let m: string;
+  const like = e as { message?: unknown; name?: unknown } | null;
+  if (e instanceof Error) m = e.message || e.name;
+  else if (typeof e === 'string') m = e;
+  // An error from another realm (vm context, worker, test runner) is not `instanceof Error`.
+  else if (typeof like === 'object' && like !== null && typeof like.message === 'string')
+    m = like.message || String(like.name ?? 'Error');
+  else {
+    try {
+      m = JSON.stringify(e) ?? String(e);
+    } catch {
+      m = String(e);
+    }
+  }
+  return m.length > MAX_ERROR_CHARS ? m.slice(0, MAX_ERROR_CHARS) + '…' : m;
+}

@@ -1,11 +1,15 @@
 export {
   WorkQueue,
-  errorMessage,
   type CompleteItem,
   type LeaseBatch,
   type WorkerCallOptions,
 } from './queue.js';
-export { WorkQueueError, NonRetryableError, type WorkQueueErrorCode } from './errors.js';
+export {
+  WorkQueueError,
+  NonRetryableError,
+  errorMessage,
+  type WorkQueueErrorCode,
+} from './errors.js';
 export {
   QUEUE_DEFAULTS,
   defaultCleanInterval,

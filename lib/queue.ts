@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { bounded } from './bounded.js';
 import { CancelAcks } from './cancel-acks.js';
-import { invalid, redisError, scriptError, WorkQueueError } from './errors.js';
+import { errorMessage, invalid, redisError, scriptError, WorkQueueError } from './errors.js';
 import { queueKeys, type QueueKeys } from './keys.js';
 import {
   backoffDelay,
@@ -113,7 +113,6 @@ const BULLMQ_HINTS: Readonly<Record<string, string>> = {
 /** Cluster replies to a command that did not run (safe to send again). */
 const REFUSED = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /;
 const CLEAN_LIMIT = 1000;
-const MAX_ERROR_CHARS = 2000;
 const MIN_REDIS = [6, 2];
 
 const str = (v: Raw | number | undefined): string =>
@@ -1341,22 +1340,4 @@ function saneMeta(o: Record<string, unknown>): Meta {
     if (problems.length === 0) meta.b = o.b as BackoffOptions;
   }
   return meta;
-}
-
-export function errorMessage(e: unknown): string {
-  let m: string;
-  const like = e as { message?: unknown; name?: unknown } | null;
-  if (e instanceof Error) m = e.message || e.name;
-  else if (typeof e === 'string') m = e;
-  // An error from another realm (vm context, worker, test runner) is not `instanceof Error`.
-  else if (typeof like === 'object' && like !== null && typeof like.message === 'string')
-    m = like.message || String(like.name ?? 'Error');
-  else {
-    try {
-      m = JSON.stringify(e) ?? String(e);
-    } catch {
-      m = String(e);
-    }
-  }
-  return m.length > MAX_ERROR_CHARS ? m.slice(0, MAX_ERROR_CHARS) + '…' : m;
 }

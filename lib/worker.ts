@@ -1,10 +1,11 @@
 import { EventEmitter } from 'node:events';
 import type { Cluster, Redis } from 'ioredis';
-import { within } from './bounded.js';
+import { within } from './util/timeout.js';
 import { duplicate } from './connection.js';
 import { WorkQueueError } from './errors.js';
 import { startHeartbeat, type Heartbeat } from './heartbeat.js';
-import { errorMessage, type CompleteItem, type WorkQueue } from './queue.js';
+import { type CompleteItem, type WorkQueue } from './queue.js';
+import { errorMessage } from './errors.js';
 import { defaultCleanInterval } from './options.js';
 import type { FailOutcome, LeasedJob } from './types.js';
 
