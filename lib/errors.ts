@@ -68,6 +68,13 @@ export function redisError(context: string, cause: unknown): WorkQueueError {
   return new WorkQueueError(code, `${context}: ${msg}`, [], { cause });
 }
 
+/** The one INVALID_OPTIONS error: a title, then every problem found, one per line. */
+export function invalidOptions(title: string, problems: readonly string[]): WorkQueueError {
+  return new WorkQueueError('INVALID_OPTIONS', `${title}:\n  - ${problems.join('\n  - ')}`, [
+    ...problems,
+  ]);
+}
+
 export function invalid(problems: string[], what = 'invalid argument'): WorkQueueError {
   return new WorkQueueError('INVALID_ARGUMENT', `${what}: ${problems.join('; ')}`, problems);
 }

@@ -1,4 +1,4 @@
-import { WorkQueueError } from './errors.js';
+import { invalidOptions, WorkQueueError } from './errors.js';
 import type { BackoffOptions, PayloadCodec, QueueLogger, WorkQueueOptions } from './types.js';
 
 export interface ResolvedQueueOptions {
@@ -139,11 +139,7 @@ export function resolveQueueOptions(name: string, o: WorkQueueOptions = {}): Res
   checkName('queue name', name, problems);
   problems.push(...queueOptionProblems(o));
   if (problems.length > 0) {
-    throw new WorkQueueError(
-      'INVALID_OPTIONS',
-      `invalid options for queue ${JSON.stringify(name)}:\n  - ${problems.join('\n  - ')}`,
-      problems,
-    );
+    throw invalidOptions(`invalid options for queue ${JSON.stringify(name)}`, problems);
   }
   return {
     prefix: o.prefix ?? QUEUE_DEFAULTS.prefix,

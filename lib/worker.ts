@@ -2,10 +2,9 @@ import { EventEmitter } from 'node:events';
 import type { Cluster, Redis } from 'ioredis';
 import { within } from './util/timeout.js';
 import { duplicate } from './connection.js';
-import { WorkQueueError } from './errors.js';
+import { errorMessage, invalidOptions, WorkQueueError } from './errors.js';
 import { startHeartbeat, type Heartbeat } from './heartbeat.js';
 import { type CompleteItem, type WorkQueue } from './queue.js';
-import { errorMessage } from './errors.js';
 import { defaultCleanInterval } from './options.js';
 import type { FailOutcome, LeasedJob } from './types.js';
 
@@ -204,11 +203,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     super();
     const problems = workerOptionProblems(options);
     if (problems.length) {
-      throw new WorkQueueError(
-        'INVALID_OPTIONS',
-        `invalid worker options:\n  - ${problems.join('\n  - ')}`,
-        problems,
-      );
+      throw invalidOptions('invalid worker options', problems);
     }
     this.concurrency = options.concurrency ?? 1;
     this.prefetchOption = options.prefetch ?? 'auto';

@@ -1,4 +1,5 @@
-import { queueOptionProblems, WorkQueueError, workerOptionProblems } from '../../lib/index.js';
+import { queueOptionProblems, workerOptionProblems } from '../../lib/index.js';
+export { invalidOptions } from '../../lib/errors.js';
 import { checkName } from '../../lib/options.js';
 import type { ProcessorOptions } from '../interfaces/processor-options.interface.js';
 import type {
@@ -78,12 +79,6 @@ function pick(o: Bag, keys: Record<string, true>): Bag {
   return out;
 }
 
-/** One error listing every problem, one per line. */
-export function invalidOptions(title: string, problems: readonly string[]): WorkQueueError {
-  return new WorkQueueError('INVALID_OPTIONS', `${title}:\n  - ${problems.join('\n  - ')}`, [
-    ...problems,
-  ]);
-}
 
 function connectionProblems(c: unknown, problems: string[], path = 'connection'): void {
   const wanted = 'give exactly one of { url }, { redis }, { client } or { cluster }';
