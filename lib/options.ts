@@ -1,4 +1,4 @@
-import { invalidOptions, WorkQueueError } from './errors.js';
+import { invalidOptions } from './errors.js';
 import type { BackoffOptions, PayloadCodec, QueueLogger, WorkQueueOptions } from './types.js';
 
 export interface ResolvedQueueOptions {
