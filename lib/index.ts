@@ -3,7 +3,7 @@ export {
   type CompleteItem,
   type LeaseBatch,
   type WorkerCallOptions,
-} from './queue.js';
+} from './queue/index.js';
 export {
   WorkQueueError,
   NonRetryableError,

@@ -1,41 +1,53 @@
-/** Redis key layout of one queue. Every key shares the hash tag `{queue}`. */
-export const KEY_PARTS = [
-  'p0',
-  'p1',
-  'p2',
-  'p3',
-  'p4',
-  'p5',
-  'p6',
-  'p7',
-  'p8',
-  'p9',
-  'id',
-  'tok',
-  'd',
-  'm',
-  'ids',
-  'dl',
-  'ls',
-  'lt',
-  'dead',
-  'w',
-  'wake',
-  'res',
-  'rx',
-  'pg',
-  'wseq',
-  'ev',
-  'pk',
-  'hb',
-  'ix',
-] as const;
+/**
+ * Every Redis key of a queue, named once. A key is `<prefix>:{<queue>}:<part>`: all share the
+ * hash tag `{<queue>}`, so one queue lives in one Cluster slot. Scripts name the keys they touch
+ * by these names (`--! keys:` in each lib/scripts/*.lua) and see them as `K_<NAME>`.
+ */
+export const KEY_TABLE = {
+  pending: { part: 'p', doc: 'pending lists p0..p9 (job ids, FIFO, front = next)' },
+  id: { part: 'id', doc: 'job id counter' },
+  tok: { part: 'tok', doc: 'lease token counter' },
+  data: { part: 'd', doc: 'data hash (id -> payload)' },
+  meta: { part: 'm', doc: 'meta hash (id -> JSON, see lib/scripts/lib/meta.lua)' },
+  ids: { part: 'ids', doc: 'caller-id index (caller id -> id, or ~<until ms> once completed)' },
+  delayed: { part: 'dl', doc: 'delayed zset (id -> due ms)' },
+  leased: { part: 'ls', doc: 'leased zset (id -> lease deadline ms)' },
+  tokens: { part: 'lt', doc: 'lease hash (id -> "<token>:<holder>")' },
+  dead: { part: 'dead', doc: 'dead-letter zset (id -> died ms)' },
+  workers: { part: 'w', doc: 'workers zset (worker id -> last heartbeat ms)' },
+  wake: { part: 'wake', doc: 'wake list (wake-up tokens and hand-offs; docs/hand-off.md)' },
+  res: { part: 'res', doc: 'results hash (public id -> result)' },
+  rexp: { part: 'rx', doc: 'result expiry zset (public id -> until ms)' },
+  prog: { part: 'pg', doc: 'progress hash (id -> value)' },
+  wseq: { part: 'wseq', doc: 'worker id counter' },
+  ev: { part: 'ev', doc: 'event channel (cancel and lost-lease notices)' },
+  evProgress: { part: 'ev:p', doc: 'progress channel' },
+  parked: { part: 'pk', doc: 'parked workers zset (worker id -> parked until ms)' },
+  hb: { part: 'hb', doc: 'heartbeat hash (b: last beat of any worker, s: judged since)' },
+  taken: { part: 'ix', doc: 'caller ids kept after completion (zset caller id -> until ms)' },
+  wleases: { part: 'wl:', doc: "the calling worker's lease set", per: 'worker' },
+  hands: { part: 'hx:', doc: "the calling worker's hand-off list", per: 'worker' },
+  adds: {
+    part: 'ik:',
+    doc: "the producer's add-call record (idempotent re-sends)",
+    per: 'session',
+  },
+} as const;
+
+/** The name of a key of the table. */
+export type KeyName = keyof typeof KEY_TABLE;
+
+/** Whose key it is, for keys that exist once per worker or per producer session. */
+export interface KeyOwner {
+  workerId?: string;
+  session?: string;
+}
 
 export interface QueueKeys {
   /** `<prefix>:{<queue>}:` */
   readonly base: string;
-  /** The 29 fixed keys, in the order every script but add expects (KEYS[1..29]). */
-  readonly fixed: readonly string[];
+  /** The full name of a key of the table (per-worker keys need `owner.workerId`, …). */
+  key(name: KeyName, owner?: KeyOwner): string;
   readonly wake: string;
   readonly events: string;
   readonly data: string;
@@ -44,10 +56,11 @@ export interface QueueKeys {
   readonly delayed: string;
   readonly dead: string;
   readonly tokens: string;
+  readonly heartbeats: string;
   pending(priority: number): string;
-  /** The lease set of one worker (KEYS[30]); worker '0' means "no worker". */
+  /** The lease set of one worker; worker '0' means "no worker". */
   workerLeases(workerId: string): string;
-  /** A worker's hand-off list (KEYS[31]): what its idle wait moved out of the wake list. */
+  /** A worker's hand-off list: what its idle wait moved out of the wake list. */
   workerHands(workerId: string): string;
   /** A producer's record of its add calls (idempotent re-sends; see add.lua). */
   adds(session: string): string;
@@ -57,44 +70,36 @@ export interface QueueKeys {
   readonly cancelAcks: string;
   /** Guard of the periodic clean: whoever sets it cleans this round (see `cleanIfDue`). */
   readonly cleanGuard: string;
-  /** KEYS of add.lua: eleven fixed keys, then the pending lists of `priorities` (digits). */
-  forAdd(session: string, priorities: string): readonly string[];
 }
 
 export function queueKeys(prefix: string, queue: string): QueueKeys {
   const base = `${prefix}:{${queue}}:`;
-  const fixed = KEY_PARTS.map((p) => base + p);
-  const addFixed = ['id', 'd', 'm', 'ids', 'dl', 'wake', 'pk', 'tok', 'ls', 'lt'].map(
-    (p) => base + p,
-  );
-  const addKeys = new Map<string, readonly string[]>();
-  const adds = (session: string) => base + 'ik:' + session;
+  const key = (name: KeyName, owner: KeyOwner = {}): string => {
+    const k = KEY_TABLE[name];
+    if (!('per' in k)) return base + k.part;
+    const who = k.per === 'worker' ? owner.workerId : owner.session;
+    if (who === undefined) throw new Error(`key ${name} needs a ${k.per}`);
+    return base + k.part + who;
+  };
   return {
     base,
-    fixed,
-    wake: base + 'wake',
-    events: base + 'ev',
-    data: base + 'd',
-    workers: base + 'w',
-    leased: base + 'ls',
-    delayed: base + 'dl',
-    dead: base + 'dead',
-    tokens: base + 'lt',
-    pending: (p) => base + 'p' + p,
-    workerLeases: (w) => base + 'wl:' + w,
-    workerHands: (w) => base + 'hx:' + w,
-    adds,
+    key,
+    wake: key('wake'),
+    events: key('ev'),
+    data: key('data'),
+    workers: key('workers'),
+    leased: key('leased'),
+    delayed: key('delayed'),
+    dead: key('dead'),
+    tokens: key('tokens'),
+    heartbeats: key('hb'),
+    pending: (p) => base + KEY_TABLE.pending.part + p,
+    workerLeases: (workerId) => key('wleases', { workerId }),
+    workerHands: (workerId) => key('hands', { workerId }),
+    adds: (session) => key('adds', { session }),
+    // Not touched by scripts: a cancel's acknowledgement and its channel, the clean guard.
     cancelAck: (id) => base + 'ca:' + id,
     cancelAcks: base + 'ev:a',
     cleanGuard: base + 'cleaner',
-    forAdd(session, priorities) {
-      const memo = session + '/' + priorities;
-      let keys = addKeys.get(memo);
-      if (!keys) {
-        keys = [...addFixed, adds(session), ...Array.from(priorities, (p) => base + 'p' + p)];
-        addKeys.set(memo, keys);
-      }
-      return keys;
-    },
   };
 }

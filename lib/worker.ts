@@ -1,10 +1,10 @@
 import { EventEmitter } from 'node:events';
 import type { Cluster, Redis } from 'ioredis';
 import { within } from './util/timeout.js';
-import { duplicate } from './connection.js';
+import { duplicate } from './redis/connection.js';
 import { errorMessage, invalidOptions, WorkQueueError } from './errors.js';
 import { startHeartbeat, type Heartbeat } from './heartbeat.js';
-import { type CompleteItem, type WorkQueue } from './queue.js';
+import { type CompleteItem, type WorkQueue } from './queue/index.js';
 import { defaultCleanInterval } from './options.js';
 import type { FailOutcome, LeasedJob } from './types.js';
 

@@ -6,9 +6,9 @@
 //
 // Relative specifiers './x.js' become './x.cjs'. `import.meta.url` (which CommonJS has not) becomes
 // `require("node:url").pathToFileURL(__filename).href`, `import.meta.dirname`/`.filename` become
-// `__dirname`/`__filename`; any other `import.meta` fails the build. The Lua scripts are copied
-// next to both builds by copy-assets.mjs, so `new URL('./scripts/', import.meta.url)` finds them
-// from either. Run after `tsc -p tsconfig.build.json` and before copy-assets.mjs (it empties dist/cjs).
+// `__dirname`/`__filename`; any other `import.meta` fails the build. The Lua scripts are embedded
+// in the code (lib/scripts/sources.generated.ts), so both builds carry them. Run after
+// `tsc -p tsconfig.build.json` (it empties dist/cjs).
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -1,6 +1,6 @@
 -- add: store and enqueue a batch of jobs.
--- KEYS: see _keys_add.lua.
--- ARGV: the priorities used (digits, see _keys_add.lua), hand-off lease ms (0 = never hand
+--! keys: id tok data meta ids delayed leased tokens wake parked adds pending*
+-- ARGV: the priorities used (digits: the pending lists passed, in that order), hand-off lease ms (0 = never hand
 --   off), count, call seq ('' = none), idempotency ttl ms, acknowledged count m, then m seqs of
 --   earlier calls whose replies arrived, then per job 5 values: caller id ('' = generate),
 --   payload, meta JSON ('' = none), priority (0..9), schedule ('' = now, 'd<ms>' = delay,

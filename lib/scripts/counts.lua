@@ -1,5 +1,5 @@
 -- counts: sizes of every state, cheap enough for health checks (O(1) per key).
--- KEYS: the common layout.
+--! keys: pending delayed leased dead workers
 -- ARGV: heartbeat timeout ms.
 -- Returns: { p0..p9 lengths, delayed, leased, dead, live workers, Redis time ms }.
 local now = now_ms()

@@ -1,5 +1,5 @@
 -- dead: the dead-letter set. List a page, requeue one, or purge one / a batch.
--- KEYS: the common layout.
+--! keys: pending data meta ids delayed leased tokens dead wake prog
 -- ARGV: action, then:
 --   'list' offset, limit -> flat: id, payload, meta, died ms (oldest first)
 --   'retry' public id    -> 1 requeued (attempts and expiries reset, to the back), 0 not dead

@@ -1,5 +1,5 @@
 -- extend: push the deadlines of leased jobs to now + ms; also the caller's heartbeat.
--- KEYS: the common layout; KEYS[28] is the worker's lease set.
+--! keys: leased tokens wleases
 -- ARGV: worker id, ms, count, then per job: id, token.
 -- Returns: { deadline, then per job 1 extended | 0 lease lost }.
 local wid = ARGV[1]

@@ -1,5 +1,5 @@
 -- fail: count a failed attempt of a leased job; retry it after a delay or dead-letter it.
--- KEYS: the common layout; KEYS[30] is the worker's lease set.
+--! keys: pending data meta ids delayed leased tokens dead wake prog wleases
 -- ARGV: id, token, worker id, error message, mode ('retry' | 'dead'), retry delay ms,
 --   default max attempts, max dead, dead reason (used when mode is 'dead'; '' = the error).
 -- Returns: 1 retried, 2 dead-lettered, E_LEASE_LOST when the caller does not hold the lease.

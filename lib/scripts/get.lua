@@ -1,5 +1,5 @@
 -- get: the state of one job, by public id.
--- KEYS: the common layout.
+--! keys: data meta ids delayed leased dead res prog
 -- ARGV: public id.
 -- Returns: { state, id, payload, meta, score (due / deadline / died ms, or ''), progress }
 --   with state one of pending | delayed | leased | dead | completed | unknown;

@@ -1,5 +1,5 @@
 -- progress: record a leased job's progress and publish it on '<event channel>:p'.
--- KEYS: the common layout.
+--! keys: tokens prog evProgress
 -- ARGV: id, token, worker id, value (JSON).
 -- Returns: 1, or E_LEASE_LOST.
 local n, token, wid, value = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
@@ -7,5 +7,5 @@ if rcall('HGET', K_TOKENS, n) ~= token .. ':' .. wid then
   return E_LEASE_LOST
 end
 rcall('HSET', K_PROG, n, value)
-rcall('PUBLISH', K_EV .. ':p', n .. ':' .. value)
+rcall('PUBLISH', K_EV_PROGRESS, n .. ':' .. value)
 return 1

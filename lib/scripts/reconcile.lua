@@ -2,7 +2,7 @@
 -- it knows. A lease or hand-off call whose reply was lost (or was run twice by a client that
 -- re-sent it) leaves jobs held by a worker that does not know it holds them; they would wait for
 -- their lease to lapse. Those go back at the FRONT at once, no attempt or expiry counted.
--- KEYS: the common layout; KEYS[30] is the worker's lease set, KEYS[31] its hand-off list.
+--! keys: pending meta leased tokens wake wleases hands
 -- ARGV: worker id, then the tokens of every job the worker knows it holds (running, buffered,
 --   handed off to it).
 -- Returns: { leases given back, hand-offs given back }.

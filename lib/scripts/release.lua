@@ -1,5 +1,5 @@
 -- release: give leased jobs back to the FRONT of their pending lists, no attempt counted.
--- KEYS: the common layout; KEYS[28] is the worker's lease set.
+--! keys: pending meta leased tokens wake wleases
 -- ARGV: worker id, count, then per job: id, token.
 -- Returns: per job 1 released | 0 lease lost.
 local wid = ARGV[1]

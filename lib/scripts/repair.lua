@@ -3,7 +3,7 @@
 -- this script re-checks atomically, so a job that moved meanwhile is left alone.
 -- Invariant: a job with a payload is in exactly one place (a pending list, the delayed set,
 -- the leased set with a lease token, or the dead set); nothing refers to a job without one.
--- KEYS: the common layout.
+--! keys: pending data meta ids delayed leased tokens dead wake prog
 -- ARGV: id.
 -- Returns: '' when nothing was wrong, '~tombstone' when only entries of cancelled jobs were
 --   dropped from pending lists (normal), else a short description of the fix.
@@ -66,7 +66,7 @@ local function unlist(keep_one)
     end
     if c > 0 then
       -- From the tail, so a kept entry keeps its place in line.
-      rcall('LREM', KEYS[w[1] + 1], -c, n)
+      rcall('LREM', pending_key(w[1]), -c, n)
     end
   end
 end

@@ -1,5 +1,5 @@
 -- worker: the worker registry. Heartbeat times come from Redis.
--- KEYS: the common layout; KEYS[30] is the worker's lease set, KEYS[31] its hand-off list.
+--! keys: pending meta leased tokens workers wake wseq parked hb wleases hands
 -- ARGV: action ('register' | 'beat' | 'unpark' | 'leave'), worker id (ignored for 'register'),
 --   heartbeat timeout ms.
 -- 'unpark' (pause) and 'leave' take the worker out of the parked set; a hand-off left in the

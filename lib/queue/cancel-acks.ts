@@ -7,9 +7,9 @@
  * (an answer that came before the subscription), then waits for the message. Bounded.
  */
 import type { Cluster, Redis } from 'ioredis';
-import { within } from './util/timeout.js';
-import { duplicate } from './connection.js';
-import type { QueueKeys } from './keys.js';
+import { within } from '../util/timeout.js';
+import { duplicate } from '../redis/connection.js';
+import type { QueueKeys } from '../keys.js';
 
 /** How long the connection stays open after the last wait (a burst of cancels shares it). */
 const LINGER_MS = 2_000;

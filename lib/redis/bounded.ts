@@ -3,8 +3,8 @@
  * the user sets (`commandTimeoutMs`), whatever the client's own retry options are.
  */
 import type { Cluster, Redis } from 'ioredis';
-import { WorkQueueError } from './errors.js';
-import { within } from './util/timeout.js';
+import { WorkQueueError } from '../errors.js';
+import { within } from '../util/timeout.js';
 
 type Client = Redis | Cluster;
 

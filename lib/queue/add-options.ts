@@ -1,0 +1,138 @@
+/**
+ * Checking and encoding one job for add: its options (unknown keys refused, with the name a
+ * BullMQ habit has here) and its payload, as the five values add.lua takes per job.
+ */
+import { errorMessage, invalid, WorkQueueError, type WorkQueueErrorCode } from '../errors.js';
+import { checkBackoff, type ResolvedQueueOptions } from '../options.js';
+import type { AddOptions } from '../types.js';
+import { encode, type Raw } from './codec.js';
+import { isPosInt } from './context.js';
+import type { Meta } from './records.js';
+
+const ADD_OPTION_KEYS: ReadonlySet<string> = new Set<keyof AddOptions>([
+  'id',
+  'name',
+  'priority',
+  'delayMs',
+  'runAt',
+  'maxAttempts',
+  'backoff',
+]);
+
+/** What a BullMQ habit is called here (unknown `add` options are refused, never ignored). */
+const BULLMQ_HINTS: Readonly<Record<string, string>> = {
+  jobId: "BullMQ's jobId is `id` here",
+  delay: "BullMQ's delay is `delayMs` here",
+  attempts: "BullMQ's attempts is `maxAttempts` here",
+  lifo: 'jobs run first-in first-out within a priority; use `priority` 0 (highest) to run first',
+  removeOnComplete:
+    'completed jobs are always removed (results are opt-in with the queue option `storeResults`)',
+  removeOnFail: 'failed jobs go to the dead-letter set, capped by the queue option `maxDead`',
+  timestamp: 'the add time is Redis time, not settable',
+  repeat: 'repeatable jobs are not supported yet',
+  deduplication: 'a caller `id` dedupes (see the queue option `dedupeWindowMs`)',
+};
+
+/**
+ * Every problem of a batch of adds. A payload that cannot be stored names the error: the first
+ * ENCODE_FAILED, else the first PAYLOAD_TOO_LARGE; anything else is INVALID_ARGUMENT.
+ */
+export class AddProblems {
+  readonly list: string[] = [];
+  private worst: { rank: number; code: WorkQueueErrorCode; problem: string } | undefined;
+
+  push(problem: string): void {
+    this.list.push(problem);
+  }
+
+  payload(problem: string, code: WorkQueueErrorCode): void {
+    const rank = code === 'ENCODE_FAILED' ? 2 : code === 'PAYLOAD_TOO_LARGE' ? 1 : 0;
+    if (rank > (this.worst?.rank ?? 0)) this.worst = { rank, code, problem };
+    this.push(problem);
+  }
+
+  error(title: string): WorkQueueError {
+    if (this.worst) return new WorkQueueError(this.worst.code, this.worst.problem, this.list);
+    return invalid(this.list, title);
+  }
+}
+
+/** One job as add.lua takes it: caller id, payload, meta JSON, priority, schedule. */
+export type AddValues = [string, Raw, string, number, string];
+
+export function prepareAdd(
+  o: ResolvedQueueOptions,
+  data: unknown,
+  opts: AddOptions,
+  at: string,
+  problems: AddProblems,
+): AddValues | undefined {
+  const before = problems.list.length;
+  if (typeof opts !== 'object' || opts === null) {
+    problems.push(`${at}options must be an object`);
+    return undefined;
+  }
+  for (const key of Object.keys(opts)) {
+    if (ADD_OPTION_KEYS.has(key)) continue;
+    const hint = BULLMQ_HINTS[key];
+    problems.push(
+      `${at}unknown option ${JSON.stringify(key)}${hint ? ` (${hint})` : ''}; known: ${[...ADD_OPTION_KEYS].join(', ')}`,
+    );
+  }
+  const { id, name, priority = 5, delayMs, runAt, maxAttempts, backoff } = opts;
+  if (id !== undefined) {
+    if (typeof id !== 'string' || id.length === 0 || id.length > 256) {
+      problems.push(`${at}id must be a string of 1-256 characters`);
+    } else if (/^\d+$/.test(id)) {
+      problems.push(
+        `${at}id ${JSON.stringify(id)} is all digits; numeric ids are reserved for generated ids`,
+      );
+    }
+  }
+  if (name !== undefined && (typeof name !== 'string' || name.length === 0 || name.length > 200)) {
+    problems.push(`${at}name must be a string of 1-200 characters`);
+  }
+  if (!Number.isInteger(priority) || priority < 0 || priority > 9) {
+    problems.push(
+      `${at}priority must be an integer 0 (highest)..9 (lowest), got ${JSON.stringify(priority)}`,
+    );
+  }
+  if (
+    delayMs !== undefined &&
+    (typeof delayMs !== 'number' || !Number.isInteger(delayMs) || delayMs < 0)
+  ) {
+    problems.push(`${at}delayMs must be an integer >= 0, got ${JSON.stringify(delayMs)}`);
+  }
+  let runAtMs: number | undefined;
+  if (runAt !== undefined) {
+    runAtMs = runAt instanceof Date ? runAt.getTime() : runAt;
+    if (typeof runAtMs !== 'number' || !Number.isFinite(runAtMs))
+      problems.push(`${at}runAt must be a valid Date or ms timestamp`);
+    if (delayMs !== undefined) problems.push(`${at}give delayMs or runAt, not both`);
+  }
+  if (maxAttempts !== undefined && !isPosInt(maxAttempts)) {
+    problems.push(
+      `${at}maxAttempts must be a positive integer, got ${JSON.stringify(maxAttempts)}`,
+    );
+  }
+  const backoffProblems: string[] = [];
+  checkBackoff(`${at}backoff`, backoff, backoffProblems);
+  backoffProblems.forEach((p) => problems.push(p));
+  let payload: Raw = '';
+  try {
+    payload = encode(o, data);
+  } catch (e) {
+    const code = e instanceof WorkQueueError ? e.code : 'ENCODE_FAILED';
+    problems.payload(`${at}${errorMessage(e)}`, code);
+  }
+  if (problems.list.length > before) return undefined;
+  const meta: Meta = {};
+  if (id !== undefined) meta.i = id;
+  if (name !== undefined) meta.n = name;
+  if (priority !== 5) meta.p = priority;
+  if (maxAttempts !== undefined) meta.m = maxAttempts;
+  if (backoff !== undefined) meta.b = backoff;
+  const schedule = delayMs ? `d${delayMs}` : runAtMs !== undefined ? `a${Math.floor(runAtMs)}` : '';
+  const metaJson = Object.keys(meta).length ? JSON.stringify(meta) : '';
+  return [id ?? '', payload, metaJson, priority, schedule];
+}

@@ -1,0 +1,146 @@
+/**
+ * Looking at and managing a queue: cancel a job, read one, count every state, and clean (promote
+ * due jobs, reclaim lapsed leases and dead workers, drop expired results and caller ids).
+ */
+import { randomBytes } from 'node:crypto';
+import { errorMessage, redisError } from '../errors.js';
+import { bounded } from '../redis/bounded.js';
+import type { CleanReport, JobInfo, QueueCounts } from '../types.js';
+import { decode, type Raw } from './codec.js';
+import type { CancelAcks } from './cancel-acks.js';
+import type { QueueContext } from './context.js';
+import { num, parseMeta, str, type Reply } from './records.js';
+
+const CLEAN_LIMIT = 1000;
+
+export class Admin<T, R> {
+  constructor(
+    private readonly ctx: QueueContext,
+    private readonly cancelAcks: CancelAcks,
+  ) {}
+
+  async cancel(id: string): Promise<boolean> {
+    this.ctx.checkId(id);
+    const ack = randomBytes(8).toString('base64url');
+    // 0 no such job, 1 cancelled, 2 cancelled and a live holder was told (wait for its ack)
+    const r = await this.ctx.run('cancel', [id, ack, this.ctx.options.heartbeatTimeoutMs]);
+    if (r === 2) await this.cancelAcks.wait(ack);
+    return r === 1 || r === 2;
+  }
+
+  async getJob(id: string): Promise<JobInfo<T, R> | null> {
+    this.ctx.checkId(id);
+    // { state, id, payload (or result), meta, score, progress }
+    const r = (await this.ctx.run('get', [id], { buffers: true })) as Reply;
+    const state = str(r[0]) as JobInfo['state'];
+    if (state === 'unknown') return null;
+    if (state === 'completed') {
+      const info: JobInfo<T, R> = { id, state };
+      if (num(r[4]) !== 1) return info; // a caller id within its dedupe window, no result kept
+      try {
+        info.result = JSON.parse(str(r[2])) as R;
+      } catch (e) {
+        info.decodeError = errorMessage(e);
+      }
+      return info;
+    }
+    const meta = parseMeta(str(r[3]));
+    const info: JobInfo<T, R> = {
+      id,
+      state,
+      name: meta.n,
+      priority: meta.p ?? 5,
+      attemptsMade: meta.a ?? 0,
+      leaseExpiries: meta.x ?? 0,
+    };
+    if (meta.e !== undefined) info.lastError = meta.e;
+    if (meta.r !== undefined) info.deadReason = meta.r;
+    if (str(r[4]) !== '') info.at = num(r[4]);
+    if (str(r[5]) !== '') {
+      try {
+        info.progress = JSON.parse(str(r[5])) as unknown;
+      } catch {
+        info.progress = str(r[5]); // written by hand, not JSON: shown as stored
+      }
+    }
+    try {
+      info.data = decode<T>(this.ctx.options, r[2] as Raw);
+    } catch (e) {
+      info.decodeError = errorMessage(e);
+    }
+    return info;
+  }
+
+  async counts(): Promise<QueueCounts> {
+    // { p0..p9 lengths, delayed, leased, dead, live workers, Redis time }
+    const r = (await this.ctx.run('counts', [this.ctx.options.heartbeatTimeoutMs])) as number[];
+    const pendingByPriority = r.slice(0, 10);
+    return {
+      pendingByPriority,
+      pending: pendingByPriority.reduce((a, b) => a + b, 0),
+      delayed: r[10]!,
+      leased: r[11]!,
+      dead: r[12]!,
+      workers: r[13]!,
+    };
+  }
+
+  async clean(): Promise<CleanReport> {
+    const o = this.ctx.options;
+    const report: CleanReport = {
+      promoted: 0,
+      reclaimed: 0,
+      deadLettered: 0,
+      deadWorkers: 0,
+      reclaimedFromWorkers: 0,
+      resultsExpired: 0,
+      callerIdsFreed: 0,
+    };
+    const hb = o.heartbeatTimeoutMs;
+    for (;;) {
+      // { promoted, reclaimed, dead-lettered, results dropped, caller ids freed, dead worker ids… }
+      const r = (await this.ctx.run('clean', [
+        CLEAN_LIMIT,
+        o.maxLeaseExpiries,
+        o.maxDead,
+        hb,
+      ])) as Reply;
+      const [promoted = 0, reclaimed = 0, dead = 0, expired = 0, freed = 0] = r
+        .slice(0, 5)
+        .map(num);
+      report.promoted += promoted;
+      report.reclaimed += reclaimed;
+      report.deadLettered += dead;
+      report.resultsExpired += expired;
+      report.callerIdsFreed += freed;
+      for (const workerId of r.slice(5).map(str)) {
+        // { reclaimed, dead-lettered }, or { -1 } when the worker is alive after all
+        const x = (await this.ctx.run(
+          'reclaim_worker',
+          [workerId, hb, o.maxLeaseExpiries, o.maxDead],
+          { workerId },
+        )) as number[];
+        if (x[0] === -1) continue;
+        report.deadWorkers += 1;
+        report.reclaimedFromWorkers += x[0]!;
+        report.deadLettered += x[1]!;
+      }
+      if (Math.max(promoted, reclaimed + dead, expired, freed) < CLEAN_LIMIT) return report;
+    }
+  }
+
+  /** Take the clean guard for this round (see `WorkQueue.cleanIfDue`): true when `owner` got it. */
+  async takeCleanGuard(intervalMs: number, owner: string): Promise<boolean> {
+    const ttl = Math.max(1, intervalMs - Math.min(200, Math.floor(intervalMs / 10)));
+    const c = this.ctx.client;
+    const context = `queue ${this.ctx.name}: clean guard`;
+    const taken = await bounded(c, this.ctx.options.commandTimeoutMs, context, () =>
+      c.set(this.ctx.keys.cleanGuard, owner, 'PX', ttl, 'NX'),
+    ).catch((e: unknown) => {
+      throw redisError(context, e);
+    });
+    return taken === 'OK';
+  }
+}
+
+export { CLEAN_LIMIT };

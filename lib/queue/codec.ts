@@ -1,0 +1,77 @@
+/** Payloads and results to and from what Redis stores, per the queue's codec. */
+import { errorMessage, WorkQueueError } from '../errors.js';
+import type { ResolvedQueueOptions } from '../options.js';
+
+export type Raw = string | Buffer;
+
+const encodeFailed = (m: string) => new WorkQueueError('ENCODE_FAILED', m);
+
+/** Encode a job's data; throws ENCODE_FAILED or PAYLOAD_TOO_LARGE. */
+export function encode(o: ResolvedQueueOptions, data: unknown): Raw {
+  let out: Raw;
+  switch (o.codec) {
+    case 'json': {
+      if (data === undefined) throw encodeFailed('data is undefined (use null for "no data")');
+      let s: string | undefined;
+      try {
+        s = JSON.stringify(data);
+      } catch (e) {
+        throw encodeFailed(`data cannot be encoded as JSON: ${errorMessage(e)}`);
+      }
+      if (s === undefined)
+        throw encodeFailed(`data of type ${typeof data} cannot be encoded as JSON`);
+      out = s;
+      break;
+    }
+    case 'string':
+      if (typeof data !== 'string')
+        throw encodeFailed(`codec 'string' takes strings, got ${typeof data}`);
+      out = data;
+      break;
+    case 'buffer':
+      if (!Buffer.isBuffer(data))
+        throw encodeFailed(`codec 'buffer' takes Buffers, got ${typeof data}`);
+      out = data;
+      break;
+  }
+  const size = typeof out === 'string' ? Buffer.byteLength(out) : out.length;
+  if (size > o.maxPayloadBytes) {
+    throw new WorkQueueError(
+      'PAYLOAD_TOO_LARGE',
+      `payload is ${size} bytes, over maxPayloadBytes ${o.maxPayloadBytes}`,
+    );
+  }
+  return out;
+}
+
+/** Decode a stored payload; throws what JSON.parse throws for bad JSON. */
+export function decode<T>(o: ResolvedQueueOptions, raw: Raw): T {
+  switch (o.codec) {
+    case 'json':
+      return JSON.parse(raw.toString()) as T;
+    case 'string':
+      return raw.toString() as T;
+    case 'buffer':
+      return (Buffer.isBuffer(raw) ? raw : Buffer.from(raw)) as T;
+  }
+}
+
+/** A handler's result as stored (JSON; undefined is stored as null). */
+export function encodeResult(result: unknown): string {
+  try {
+    return JSON.stringify(result ?? null) ?? 'null';
+  } catch (e) {
+    throw encodeFailed(`result cannot be encoded as JSON: ${errorMessage(e)}`);
+  }
+}
+
+/** A progress value as stored and published (JSON, at most 64 KiB). */
+export function encodeProgress(value: unknown): string | undefined {
+  let encoded: string | undefined;
+  try {
+    encoded = JSON.stringify(value);
+  } catch (e) {
+    throw encodeFailed(`progress value cannot be encoded: ${errorMessage(e)}`);
+  }
+  return encoded === undefined || encoded.length > 64 * 1024 ? undefined : encoded;
+}

@@ -1,0 +1,118 @@
+/**
+ * What every part of a queue shares: its client, name, options and keys, the script runner (every
+ * state change is one script, bounded by `commandTimeoutMs`), the start-up check of Redis, and
+ * the checks of leases and ids handed back by callers.
+ */
+import type { Cluster, Redis } from 'ioredis';
+import { invalid, redisError, scriptError, WorkQueueError } from '../errors.js';
+import { queueKeys, type QueueKeys } from '../keys.js';
+import { resolveQueueOptions, type ResolvedQueueOptions } from '../options.js';
+import { bounded } from '../redis/bounded.js';
+import { checkRedis } from '../redis/info.js';
+import type { ScriptName } from '../scripts/assemble.js';
+import { defineScripts, ScriptKeys, type Arg, type ScriptClient } from '../scripts/define.js';
+import type { Lease, WorkQueueOptions } from '../types.js';
+
+export type { Arg };
+
+export interface RunOptions {
+  /** The worker whose keys (lease set, hand-off list) the script touches. */
+  workerId?: string;
+  /** The producer session whose keys the script touches (add). */
+  session?: string;
+  /** The priorities (digits) whose pending lists the script gets (add). */
+  pending?: string;
+  /** Replies as Buffers when the codec is 'buffer' (scripts that return payloads). */
+  buffers?: boolean;
+}
+
+export class QueueContext {
+  readonly options: ResolvedQueueOptions;
+  readonly keys: QueueKeys;
+  readonly scripts: ScriptClient;
+  readonly scriptKeys: ScriptKeys;
+  /** Leases this queue handed out (their shape needs no checking). */
+  readonly issued = new WeakSet<Lease>();
+  private checked: Promise<void> | undefined;
+  private isReady = false;
+
+  constructor(
+    readonly client: Redis | Cluster,
+    readonly name: string,
+    options: WorkQueueOptions,
+  ) {
+    this.options = resolveQueueOptions(name, options);
+    this.keys = queueKeys(this.options.prefix, name);
+    this.scripts = defineScripts(client);
+    this.scriptKeys = new ScriptKeys(this.keys);
+  }
+
+  /** Checks Redis once (version >= 6.2; warns when eviction can drop jobs). */
+  ready(): Promise<void> {
+    const o = this.options;
+    this.checked ??= checkRedis(
+      this.client,
+      `queue ${this.name}`,
+      o.commandTimeoutMs,
+      o.logger,
+    ).then(
+      () => {
+        this.isReady = true;
+      },
+      (e: unknown) => {
+        this.checked = undefined;
+        throw e;
+      },
+    );
+    return this.checked;
+  }
+
+  /** Run a script with its keys; a negative reply other than -1 (lease lost) becomes an error. */
+  async run(name: ScriptName, args: readonly Arg[], o: RunOptions = {}): Promise<unknown> {
+    if (!this.isReady) await this.ready();
+    const fn =
+      this.scripts[`wq_${name}${o.buffers && this.options.codec === 'buffer' ? 'Buffer' : ''}`]!;
+    const context = `queue ${this.name}: ${name}`;
+    let reply: unknown;
+    try {
+      reply = await bounded(this.client, this.options.commandTimeoutMs, context, () =>
+        fn.call(this.client, ...this.scriptKeys.of(name, o), ...args),
+      );
+    } catch (e) {
+      throw redisError(context, e);
+    }
+    if (typeof reply === 'number' && reply < 0 && reply !== -1) throw scriptError(reply, context);
+    return reply;
+  }
+
+  /** Refuse what is not a lease of this queue (forged, foreign, or not a lease at all). */
+  checkLease(lease: Lease): void {
+    if (this.issued.has(lease)) return; // ours, unchanged shape: skip the checks below
+    if (
+      typeof lease !== 'object' ||
+      lease === null ||
+      typeof lease.seq !== 'string' ||
+      typeof lease.token !== 'string'
+    ) {
+      throw new WorkQueueError('INVALID_ARGUMENT', 'not a lease (use a lease returned by lease())');
+    }
+    if (lease.queueKey !== this.keys.base) {
+      throw new WorkQueueError(
+        'FOREIGN_LEASE',
+        `lease of ${lease.queueKey} given to queue ${this.keys.base}`,
+      );
+    }
+    if (!/^\d+$/.test(lease.seq) || !/^s?\d+$/.test(lease.token) || !/^\d+$/.test(lease.workerId)) {
+      throw new WorkQueueError('INVALID_ARGUMENT', 'malformed lease (forged?)');
+    }
+  }
+
+  checkId(id: string): void {
+    if (typeof id !== 'string' || id.length === 0 || id.length > 256)
+      throw invalid(['id must be a string of 1-256 characters']);
+  }
+}
+
+export function isPosInt(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v > 0;
+}

@@ -1,0 +1,215 @@
+/**
+ * What lease holders do: lease jobs, complete them (and lease more in the same call), fail,
+ * release, extend and report progress. Each is one script; replies are decoded here, next to
+ * their calls.
+ */
+import { errorMessage, invalid } from '../errors.js';
+import { backoffDelay } from '../options.js';
+import type { FailOutcome, Lease, LeasedJob, LeaseOptions } from '../types.js';
+import { encodeProgress, encodeResult } from './codec.js';
+import { isPosInt, type Arg, type QueueContext } from './context.js';
+import { decodeBatch, num, type Reply } from './records.js';
+
+/** One batch of leased jobs plus what a worker needs to wait well. */
+export interface LeaseBatch<T> {
+  jobs: LeasedJob<T>[];
+  /** Redis time when the batch was leased. */
+  now: number;
+  /** When the next delayed job is due (Redis ms), -1 when none, 0 when not looked up (full batch). */
+  nextDue: number;
+  /**
+   * A suspect job (its last worker died while it ran beside others) waits to run alone: the
+   * worker should finish what it holds, lease nothing meanwhile, then lease again.
+   */
+  drain: boolean;
+}
+
+export interface CompleteItem<R = unknown> {
+  lease: Lease;
+  result?: R;
+}
+
+/** What a Worker adds to `completeAndLease` (see lib/scripts/complete.lua). */
+export interface WorkerCallOptions {
+  /** Mark the worker parked for this long when the lease comes back short (0: do not). */
+  parkMs?: number;
+  /** Hand-off leases popped from the wake list by `waitForWork`, to take over first. */
+  adopt?: readonly Lease[];
+  /** The worker's idle wait moved entries into its hand-off list since its last call. */
+  sweep?: boolean;
+  /** Lease length of adopted jobs when nothing is leased in the same call. */
+  leaseMs?: number;
+}
+
+export type CompleteReply<T> = { completed: boolean[]; adopted: boolean[] } & LeaseBatch<T>;
+
+export class Leases<T, R> {
+  constructor(private readonly ctx: QueueContext) {}
+
+  async leaseBatch(opts: LeaseOptions = {}): Promise<LeaseBatch<T>> {
+    const { count, leaseMs, workerId } = this.leaseArgs(opts);
+    const reply = (await this.ctx.run('lease', [count, leaseMs, workerId], {
+      workerId,
+      buffers: true,
+    })) as Reply;
+    return this.batch(reply, 4, workerId);
+  }
+
+  async completeAndLease(
+    items: ReadonlyArray<CompleteItem<R>>,
+    next?: LeaseOptions,
+    worker?: WorkerCallOptions,
+  ): Promise<CompleteReply<T>> {
+    if (!Array.isArray(items)) throw invalid(['completeAndLease takes an array of { lease }']);
+    const adopt = worker?.adopt ?? [];
+    const workerId = items[0]?.lease?.workerId ?? adopt[0]?.workerId ?? next?.workerId ?? '0';
+    const o = this.ctx.options;
+    const { count, leaseMs } = next
+      ? this.leaseArgs({ ...next, workerId })
+      : { count: 0, leaseMs: worker?.leaseMs ?? o.leaseMs };
+    const ttl = o.resultTtlMs;
+    const args: Arg[] = [workerId, ttl, o.dedupeWindowMs, count, leaseMs, worker?.parkMs ?? 0];
+    args.push(worker?.sweep ? 1 : 0, adopt.length, items.length);
+    const oneWorker = () => invalid(['completeAndLease takes leases of one worker at a time']);
+    for (const lease of adopt) {
+      if (lease.workerId !== workerId) throw oneWorker();
+      args.push(lease.token);
+    }
+    for (const item of items) {
+      const { lease, result } = (item ?? {}) as CompleteItem<R>;
+      this.ctx.checkLease(lease);
+      if (lease.workerId !== workerId) throw oneWorker();
+      args.push(lease.seq, lease.token, ttl > 0 ? encodeResult(result) : '');
+    }
+    const reply = (await this.ctx.run('complete', args, { workerId, buffers: true })) as Reply;
+    // { now, deadline, nextDue, drain, adopted flags…, completed flags…, jobs… }
+    const flags = reply.slice(4, 4 + adopt.length + items.length).map((v) => num(v) === 1);
+    const batch = await this.batch(reply, 4 + flags.length, workerId);
+    return {
+      adopted: flags.slice(0, adopt.length),
+      completed: flags.slice(adopt.length),
+      ...batch,
+    };
+  }
+
+  async fail(
+    lease: Lease,
+    error: unknown,
+    opts: { retryable?: boolean } = {},
+  ): Promise<FailOutcome> {
+    this.ctx.checkLease(lease);
+    const retryable =
+      opts.retryable ??
+      !(
+        typeof error === 'object' &&
+        error !== null &&
+        (error as { retryable?: unknown }).retryable === false
+      );
+    const job = lease as Partial<LeasedJob>;
+    const delay = backoffDelay(job.backoff ?? this.ctx.options.backoff, job.attempt ?? 1);
+    return this.failWith(lease, errorMessage(error), retryable ? 'retry' : 'dead', delay, '');
+  }
+
+  async deadLetter(lease: Lease, reason: string): Promise<FailOutcome> {
+    this.ctx.checkLease(lease);
+    return this.failWith(lease, reason, 'dead', 0, reason);
+  }
+
+  async release(leases: Lease | readonly Lease[]): Promise<boolean[]> {
+    return this.perWorker(leases, async (workerId, group) => {
+      const args: Arg[] = [workerId, group.length];
+      for (const l of group) args.push(l.seq, l.token);
+      const reply = (await this.ctx.run('release', args, { workerId })) as number[];
+      return reply.map((v) => v === 1);
+    });
+  }
+
+  async extend(leases: Lease | readonly Lease[], ms: number): Promise<boolean[]> {
+    if (!isPosInt(ms))
+      throw invalid([`extend ms must be a positive integer, got ${JSON.stringify(ms)}`]);
+    return this.perWorker(leases, async (workerId, group) => {
+      const args: Arg[] = [workerId, ms, group.length];
+      for (const l of group) args.push(l.seq, l.token);
+      // { deadline, then per job 1 extended | 0 lease lost }
+      const reply = (await this.ctx.run('extend', args, { workerId })) as number[];
+      const deadline = reply[0]!;
+      return group.map((l, i) => {
+        const ok = reply[i + 1] === 1;
+        if (ok) l.deadline = deadline;
+        return ok;
+      });
+    });
+  }
+
+  async progress(lease: Lease, value: unknown): Promise<boolean> {
+    this.ctx.checkLease(lease);
+    const encoded = encodeProgress(value);
+    if (encoded === undefined) throw invalid(['progress must be a JSON value of at most 64 KiB']);
+    const { seq, token, workerId } = lease;
+    const r = await this.ctx.run('progress', [seq, token, workerId, encoded], { workerId });
+    return r === 1;
+  }
+
+  /** A decoded lease reply; jobs that cannot run are dead-lettered (and logged) here. */
+  private async batch(reply: Reply, offset: number, workerId: string): Promise<LeaseBatch<T>> {
+    const { unrunnable, ...batch } = decodeBatch<T>(this.ctx, reply, offset, workerId);
+    for (const { lease, reason } of unrunnable) {
+      await this.deadLetter(lease, reason);
+      this.ctx.options.logger?.warn(
+        `queue ${this.ctx.name}: job ${lease.id} dead-lettered: ${reason}`,
+      );
+    }
+    return batch;
+  }
+
+  private async failWith(
+    lease: Lease,
+    message: string,
+    mode: 'retry' | 'dead',
+    delay: number,
+    reason: string,
+  ): Promise<FailOutcome> {
+    const o = this.ctx.options;
+    const { seq, token, workerId } = lease;
+    const args = [seq, token, workerId, message, mode, delay, o.maxAttempts, o.maxDead, reason];
+    const r = await this.ctx.run('fail', args, { workerId });
+    return r === 1 ? 'retried' : r === 2 ? 'dead' : 'lost';
+  }
+
+  private leaseArgs(opts: LeaseOptions): { count: number; leaseMs: number; workerId: string } {
+    const o: LeaseOptions = opts ?? {};
+    const count = o.count ?? 1;
+    const leaseMs = o.leaseMs ?? this.ctx.options.leaseMs;
+    const workerId = o.workerId ?? '0';
+    const problems: string[] = [];
+    if (!isPosInt(count) || count > 10_000)
+      problems.push(`count must be an integer 1..10000, got ${JSON.stringify(count)}`);
+    if (!isPosInt(leaseMs))
+      problems.push(`leaseMs must be a positive integer, got ${JSON.stringify(leaseMs)}`);
+    if (!/^\d+$/.test(workerId))
+      problems.push(`workerId must come from registerWorker(), got ${JSON.stringify(workerId)}`);
+    if (problems.length) throw invalid(problems, `${this.ctx.name}: lease refused`);
+    return { count, leaseMs, workerId };
+  }
+
+  /** Run `fn` once per worker holding some of `leases`; the answers in the order given. */
+  private async perWorker(
+    leases: Lease | readonly Lease[],
+    fn: (workerId: string, group: Lease[]) => Promise<boolean[]>,
+  ): Promise<boolean[]> {
+    const list = Array.isArray(leases) ? (leases as readonly Lease[]) : [leases as Lease];
+    const groups = new Map<string, Lease[]>();
+    for (const l of list) {
+      this.ctx.checkLease(l);
+      const g = groups.get(l.workerId) ?? [];
+      g.push(l);
+      groups.set(l.workerId, g);
+    }
+    const result = new Map<Lease, boolean>();
+    for (const [w, g] of groups) {
+      const r = await fn(w, g);
+      g.forEach((l, i) => result.set(l, r[i]!));
+    }
+    return list.map((l) => result.get(l)!);
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * Jobs as scripts return them: stored metadata (see lib/scripts/lib/meta.lua), leased jobs and
+ * hand-off entries decoded into `LeasedJob`s, and the small readers of script replies.
+ */
+import { checkBackoff } from '../options.js';
+import type { BackoffOptions, Lease, LeasedJob } from '../types.js';
+import { decode, type Raw } from './codec.js';
+import type { QueueContext } from './context.js';
+
+export type { Raw };
+export type Reply = Array<Raw | number>;
+
+/** Meta fields as stored in Redis (see lib/scripts/lib/meta.lua). */
+export interface Meta {
+  i?: string;
+  n?: string;
+  p?: number;
+  a?: number;
+  m?: number;
+  b?: BackoffOptions;
+  x?: number;
+  e?: string;
+  r?: string;
+}
+
+export const str = (v: Raw | number | undefined): string =>
+  v === undefined ? '' : typeof v === 'number' ? String(v) : v.toString();
+export const num = (v: Raw | number | undefined): number => Number(str(v));
+
+export function rawSize(v: Raw | number | undefined): number {
+  return Buffer.isBuffer(v) ? v.length : Buffer.byteLength(str(v));
+}
+
+/** Stored metadata, sane fields only ({} when it is not a JSON object). */
+export function parseMeta(s: string): Meta {
+  if (s === '') return {};
+  try {
+    const parsed: unknown = JSON.parse(s);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? saneMeta(parsed as Record<string, unknown>)
+      : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * The fields of stored metadata that have the expected type and range (as the scripts read it,
+ * see decode_meta): metadata written by hand must not turn `attempt` into a string or
+ * `priority` into 42.
+ */
+function saneMeta(o: Record<string, unknown>): Meta {
+  const meta: Meta = {};
+  const count = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+  for (const k of ['i', 'n', 'e', 'r'] as const) if (typeof o[k] === 'string') meta[k] = o[k];
+  if (count(o.p) && o.p <= 9) meta.p = o.p;
+  for (const k of ['a', 'm', 'x'] as const) if (count(o[k])) meta[k] = o[k];
+  if (o.b !== undefined) {
+    const problems: string[] = [];
+    checkBackoff('b', o.b, problems);
+    if (problems.length === 0) meta.b = o.b as BackoffOptions;
+  }
+  return meta;
+}
+
+/** A job that was leased but cannot run: its lease, and why (it is dead-lettered). */
+export interface Unrunnable {
+  lease: Lease;
+  reason: string;
+}
+
+/** One leased job from its stored parts, or why it cannot be run. */
+export function leasedJob<T>(
+  ctx: QueueContext,
+  seq: string,
+  token: string,
+  raw: Raw,
+  rawMeta: string,
+  workerId: string,
+  deadline: number,
+): LeasedJob<T> | Unrunnable {
+  let meta: Meta = {};
+  let badMeta: string | undefined;
+  if (rawMeta !== '') {
+    try {
+      const parsed: unknown = JSON.parse(rawMeta);
+      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed))
+        meta = saneMeta(parsed as Record<string, unknown>);
+      else badMeta = 'not a JSON object';
+    } catch {
+      badMeta = `not valid JSON (${Buffer.byteLength(rawMeta)} bytes)`;
+    }
+  }
+  const queueKey = ctx.keys.base;
+  const lease: Lease = { queueKey, id: meta.i ?? seq, seq, token, workerId, deadline };
+  if (badMeta !== undefined) return { lease, reason: `undecodable metadata: ${badMeta}` };
+  let data: T;
+  try {
+    data = decode<T>(ctx.options, raw);
+  } catch {
+    // The reason is logged: say what is wrong, never quote the payload (JSON.parse's message does).
+    return { lease, reason: `undecodable: payload is not valid JSON (${rawSize(raw)} bytes)` };
+  }
+  // A literal with every field (not a spread of `lease`): one object shape for every job.
+  const job: LeasedJob<T> = {
+    queueKey,
+    id: lease.id,
+    seq,
+    token,
+    workerId,
+    deadline,
+    data,
+    name: meta.n,
+    priority: meta.p ?? 5,
+    attempt: (meta.a ?? 0) + 1,
+    maxAttempts: meta.m ?? ctx.options.maxAttempts,
+    leaseExpiries: meta.x ?? 0,
+    backoff: meta.b ?? ctx.options.backoff,
+  };
+  ctx.issued.add(job);
+  return job;
+}
+
+/** The batch part of a lease or complete reply: { now, deadline, nextDue, drain, …, jobs }. */
+export interface DecodedBatch<T> {
+  now: number;
+  nextDue: number;
+  drain: boolean;
+  jobs: LeasedJob<T>[];
+  unrunnable: Unrunnable[];
+}
+
+/** Decode `reply` (head at 0..3, jobs as id, token, payload, meta from `offset`). */
+export function decodeBatch<T>(
+  ctx: QueueContext,
+  reply: Reply,
+  offset: number,
+  workerId: string,
+): DecodedBatch<T> {
+  const deadline = num(reply[1]);
+  const jobs: LeasedJob<T>[] = [];
+  const unrunnable: Unrunnable[] = [];
+  for (let i = offset; i + 3 < reply.length; i += 4) {
+    const job = leasedJob<T>(
+      ctx,
+      str(reply[i]),
+      str(reply[i + 1]),
+      reply[i + 2] as Raw,
+      str(reply[i + 3]),
+      workerId,
+      deadline,
+    );
+    if ('data' in job) jobs.push(job);
+    else unrunnable.push(job);
+  }
+  return {
+    now: num(reply[0]),
+    nextDue: num(reply[2]),
+    drain: num(reply[3]) === 1,
+    jobs,
+    unrunnable,
+  };
+}
+
+/**
+ * A wake list entry that is a job handed off to parked workers (docs/hand-off.md):
+ * `h<id>:<token>:<deadline>:<priority>:<meta bytes>\n<meta><payload>`. Undefined for a plain
+ * wake-up, and for an entry that cannot be decoded: that one is not adopted, so its hand-off
+ * lease lapses and clean() puts it back, to be dead-lettered by a regular lease.
+ */
+export function handedOffJob<T>(
+  ctx: QueueContext,
+  entry: Buffer,
+  workerId: string,
+): LeasedJob<T> | undefined {
+  const nl = entry.indexOf(10);
+  const head = /^h(\d+):(\d+):(\d+):\d:(\d+)$/.exec(entry.toString('latin1', 0, Math.max(0, nl)));
+  if (nl < 0 || !head) return undefined;
+  const metaEnd = nl + 1 + Number(head[4]);
+  const job = leasedJob<T>(
+    ctx,
+    head[1]!,
+    head[2]!,
+    entry.subarray(metaEnd),
+    entry.toString('utf8', nl + 1, metaEnd),
+    workerId,
+    Number(head[3]),
+  );
+  return 'data' in job ? job : undefined;
+}

@@ -1,0 +1,88 @@
+/**
+ * The deep check: walk the queue incrementally (LRANGE/ZRANGE pages, HSCAN) for jobs that break
+ * an invariant (a job with a payload is in exactly one place), and fix each suspect atomically
+ * (repair.lua re-checks it, so a job that moved meanwhile is left alone). Finds nothing in
+ * normal operation.
+ */
+import type { RepairReport } from '../types.js';
+import { bounded } from '../redis/bounded.js';
+import type { QueueContext } from './context.js';
+import { str, type Raw } from './records.js';
+
+const PAGE = 1000;
+
+export async function repair(ctx: QueueContext): Promise<RepairReport> {
+  const raw = ctx.client;
+  const t = ctx.options.commandTimeoutMs;
+  const at = `queue ${ctx.name}: repair`;
+  // Every read of the walk bounded like the scripts.
+  const lrange = (k: string, a: number, b: number) =>
+    bounded(raw, t, at, () => raw.lrange(k, a, b));
+  const zrange = (k: string, a: number, b: number) =>
+    bounded(raw, t, at, () => raw.zrange(k, String(a), String(b)));
+  const hscanAll = async (key: string, each: (field: string, value: string) => void) => {
+    let cursor = '0';
+    do {
+      const [next, flat] = await bounded(raw, t, at, () => raw.hscan(key, cursor, 'COUNT', PAGE));
+      for (let i = 0; i < flat.length; i += 2) each(flat[i]!, flat[i + 1]!);
+      cursor = next;
+    } while (cursor !== '0');
+  };
+  const pages = async (
+    read: (a: number, b: number) => Promise<string[]>,
+    each: (id: string) => void,
+  ) => {
+    for (let start = 0; ; start += PAGE) {
+      const ids = await read(start, start + PAGE - 1);
+      ids.forEach(each);
+      if (ids.length < PAGE) break;
+    }
+  };
+
+  const k = ctx.keys;
+  const places = new Map<string, number>();
+  const mark = (id: string) => places.set(id, (places.get(id) ?? 0) + 1);
+  const suspects = new Set<string>();
+  for (let p = 0; p <= 9; p++) await pages((a, b) => lrange(k.pending(p), a, b), mark);
+  for (const key of [k.delayed, k.leased, k.dead]) await pages((a, b) => zrange(key, a, b), mark);
+  const withData = new Set<string>();
+  await hscanAll(k.data, (id) => {
+    withData.add(id);
+    if ((places.get(id) ?? 0) !== 1) suspects.add(id);
+  });
+  for (const id of places.keys()) if (!withData.has(id)) suspects.add(id);
+  const leased = new Set<string>();
+  await pages(
+    (a, b) => zrange(k.leased, a, b),
+    (id) => leased.add(id),
+  );
+  const tokens = new Set<string>();
+  await hscanAll(k.tokens, (id) => {
+    tokens.add(id);
+    if (!withData.has(id) || !leased.has(id)) suspects.add(id);
+  });
+  for (const id of leased) if (!tokens.has(id)) suspects.add(id);
+  for (const name of ['meta', 'prog'] as const) {
+    await hscanAll(k.key(name), (id) => {
+      if (!withData.has(id)) suspects.add(id);
+    });
+  }
+  const aliases: Array<[string, string]> = [];
+  await hscanAll(k.key('ids'), (cid, id) => {
+    // '~<until>': a completed job's caller id kept for its dedupe window (clean() drops it).
+    if (!id.startsWith('~') && !withData.has(id)) aliases.push([cid, id]);
+  });
+  const fixes: string[] = [];
+  let tombstones = 0;
+  for (const id of suspects) {
+    // '' nothing to fix, '~tombstone' a cancelled job's id left in a list, else what was fixed
+    const what = str((await ctx.run('repair', [id])) as Raw);
+    if (what === '~tombstone') tombstones += 1;
+    else if (what !== '') fixes.push(`${id}: ${what}`);
+  }
+  for (const [cid, id] of aliases) {
+    if ((await ctx.run('drop_alias', [cid, id])) === 1)
+      fixes.push(`${cid}: caller id of a missing job`);
+  }
+  return { checked: suspects.size + aliases.length, fixes, tombstones };
+}

@@ -1,0 +1,60 @@
+/**
+ * The Worker's private protocol with its queue: registration and heartbeats, parking and the
+ * idle wait on the wake list (docs/hand-off.md), and reconciling after a dropped connection.
+ */
+import type { Cluster, Redis } from 'ioredis';
+import type { LeasedJob } from '../types.js';
+import type { QueueContext } from './context.js';
+import { handedOffJob, str, type Raw } from './records.js';
+
+export class WorkerProtocol<T> {
+  constructor(private readonly ctx: QueueContext) {}
+
+  private worker(action: 'register' | 'beat' | 'leave' | 'unpark', workerId: string) {
+    const hb = this.ctx.options.heartbeatTimeoutMs;
+    return this.ctx.run('worker', [action, workerId, hb], { workerId });
+  }
+
+  async register(): Promise<string> {
+    return str((await this.worker('register', '0')) as Raw);
+  }
+
+  async beat(workerId: string): Promise<void> {
+    await this.worker('beat', workerId);
+  }
+
+  async leave(workerId: string): Promise<void> {
+    await this.worker('leave', workerId);
+  }
+
+  async unpark(workerId: string): Promise<void> {
+    await this.worker('unpark', workerId);
+  }
+
+  async reconcile(
+    workerId: string,
+    known: readonly string[],
+  ): Promise<{ leases: number; handoffs: number }> {
+    // { leases given back, hand-offs given back }
+    const r = (await this.ctx.run('reconcile', [workerId, ...known], { workerId })) as number[];
+    return { leases: r[0]!, handoffs: r[1]! };
+  }
+
+  async waitForWork(
+    blockingClient: Redis | Cluster,
+    timeoutMs: number,
+    workerId: string,
+  ): Promise<boolean | LeasedJob<T>> {
+    const seconds = Math.max(0.01, timeoutMs / 1000);
+    const k = this.ctx.keys;
+    const r = await blockingClient.blmoveBuffer(
+      k.wake,
+      k.workerHands(workerId),
+      'LEFT',
+      'RIGHT',
+      Number(seconds.toFixed(3)),
+    );
+    if (r === null) return false;
+    return handedOffJob<T>(this.ctx, r, workerId) ?? true;
+  }
+}

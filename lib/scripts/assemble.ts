@@ -1,0 +1,180 @@
+/**
+ * Builds each script's Lua from its file (lib/scripts/<name>.lua): a prelude binding the keys its
+ * header declares (`--! keys:`), the library functions it reaches (lib/scripts/lib/*.lua, only
+ * those), then its body. Checks that the keys it declares are exactly the keys its code uses.
+ */
+import { KEY_TABLE, type KeyName, type KeyOwner, type QueueKeys } from '../keys.js';
+import { LIBRARY_SOURCES, SCRIPT_SOURCES } from './sources.generated.js';
+
+export type ScriptName = keyof typeof SCRIPT_SOURCES;
+export const SCRIPT_NAMES = Object.keys(SCRIPT_SOURCES) as ScriptName[];
+
+/**
+ * One KEYS entry of a script: a key of the table; `pending` stands for the ten pending lists
+ * p0..p9; `pending*` (last only) for the pending lists of the priorities named in ARGV[1].
+ */
+export type KeySlot = KeyName | 'pending*';
+
+export interface AssembledScript {
+  readonly name: ScriptName;
+  readonly keys: readonly KeySlot[];
+  readonly lua: string;
+}
+
+/** Library files in dependency order: a definition may use only those before it. */
+const LIBRARY_ORDER = ['base', 'meta', 'ids', 'placement', 'handoff', 'reclaim', 'leasing'];
+
+interface Chunk {
+  readonly names: readonly string[];
+  readonly text: string;
+}
+
+const IDENT = /[A-Za-z_][A-Za-z0-9_]*/g;
+/** Lua without its comments: names in comments neither pull definitions in nor use keys. */
+const code = (lua: string) => lua.replace(/--.*$/gm, '');
+const luaName = (k: KeyName) => 'K_' + k.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase();
+
+/** Split a library file into top-level definitions, each with the comment above it. */
+function chunks(source: string): Chunk[] {
+  const out: Chunk[] = [];
+  let lines: string[] = [];
+  let inFunction = false;
+  const close = (name: string[]) => {
+    out.push({ names: name, text: lines.join('\n') });
+    lines = [];
+  };
+  let names: string[] = [];
+  for (const line of source.split('\n')) {
+    if (lines.length === 0 && line.trim() === '') continue;
+    lines.push(line);
+    const fn = /^local function (\w+)/.exec(line);
+    const value = /^local ([\w, ]+) =/.exec(line);
+    if (fn) {
+      names = [fn[1]!];
+      inFunction = true;
+    } else if (inFunction && line === 'end') {
+      inFunction = false;
+      close(names);
+    } else if (!inFunction && value) {
+      close(value[1]!.split(',').map((s) => s.trim()));
+    }
+  }
+  return out;
+}
+
+let library: Chunk[] | undefined;
+function libraryChunks(): Chunk[] {
+  library ??= LIBRARY_ORDER.flatMap((f) => {
+    const src = LIBRARY_SOURCES[f];
+    if (src === undefined) throw new Error(`lib/scripts/lib/${f}.lua is missing`);
+    // The file's opening comment describes the file, not its first definition.
+    return chunks(src.replace(/^(--.*\n)+\n/, ''));
+  });
+  return library;
+}
+
+/** The library definitions `body` reaches, in library order. */
+function reached(body: string): Chunk[] {
+  const all = libraryChunks();
+  const used = new Set<Chunk>();
+  const tokens = new Set(code(body).match(IDENT));
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const c of all) {
+      if (!used.has(c) && c.names.some((n) => tokens.has(n))) {
+        used.add(c);
+        for (const t of code(c.text).match(IDENT) ?? []) tokens.add(t);
+        grew = true;
+      }
+    }
+  }
+  return all.filter((c) => used.has(c));
+}
+
+/** The `--! keys:` header of a script. */
+function declaredKeys(name: string, body: string): KeySlot[] {
+  const words = [...body.matchAll(/^--! keys:(.*)$/gm)].flatMap((m) => m[1]!.trim().split(/\s+/));
+  const keys = words.filter(Boolean) as KeySlot[];
+  for (const k of keys) {
+    if (k !== 'pending*' && !(k in KEY_TABLE)) throw new Error(`${name}.lua: unknown key ${k}`);
+  }
+  if (keys.includes('pending*') && keys.at(-1) !== 'pending*') {
+    throw new Error(`${name}.lua: pending* must be the last key`);
+  }
+  return keys;
+}
+
+function prelude(name: string, keys: readonly KeySlot[]): string {
+  const doc: string[] = [`-- ${name}.lua, assembled by lib/scripts/assemble.ts. KEYS:`];
+  const bind: string[] = ['local rcall = redis.call'];
+  let i = 1;
+  for (const k of keys) {
+    if (k === 'pending') {
+      doc.push(`--   [${i}..${i + 9}] ${KEY_TABLE.pending.doc}`);
+      bind.push(`local function pending_key(p)\n  return KEYS[p + ${i}]\nend`);
+      i += 10;
+    } else if (k === 'pending*') {
+      doc.push(`--   [${i}..] the pending lists of the priorities named in ARGV[1], in that order`);
+      bind.push(
+        `local PENDING_SLOT = {}\nfor i = 1, #ARGV[1] do\n  PENDING_SLOT[tonumber(string.sub(ARGV[1], i, i))] = ${i - 1} + i\nend`,
+        `local function pending_key(p)\n  return KEYS[PENDING_SLOT[p]]\nend`,
+      );
+    } else {
+      doc.push(`--   [${i}] ${luaName(k)}: ${KEY_TABLE[k].doc}`);
+      bind.push(`local ${luaName(k)} = KEYS[${i}]`);
+      i += 1;
+    }
+  }
+  return [...doc, ...bind].join('\n');
+}
+
+function assemble(name: ScriptName): AssembledScript {
+  const body = SCRIPT_SOURCES[name];
+  const keys = declaredKeys(name, body);
+  const lib = reached(body);
+  const all = code([...lib.map((c) => c.text), body].join('\n'));
+  const used = new Set(all.match(/\bK_[A-Z_]+\b/g));
+  const declared = new Set(
+    keys.filter((k) => !k.startsWith('pending')).map((k) => luaName(k as KeyName)),
+  );
+  const problems = [
+    ...[...used].filter((k) => !declared.has(k)).map((k) => `uses ${k} without declaring it`),
+    ...[...declared].filter((k) => !used.has(k)).map((k) => `declares ${k} but never uses it`),
+  ];
+  const pending = keys.some((k) => k.startsWith('pending'));
+  if (/\bpending_key\b/.test(all) !== pending) problems.push('pending keys: declared iff used');
+  if (problems.length) throw new Error(`${name}.lua: ${problems.join('; ')}`);
+  const lua = [prelude(name, keys), ...lib.map((c) => c.text), `-- ${name}.lua`, body].join('\n\n');
+  return { name, keys, lua };
+}
+
+const assembled = new Map<ScriptName, AssembledScript>();
+
+/** A script, assembled once per process. */
+export function script(name: ScriptName): AssembledScript {
+  let s = assembled.get(name);
+  if (!s) {
+    s = assemble(name);
+    assembled.set(name, s);
+  }
+  return s;
+}
+
+/** Library definitions no script reaches (kept empty by test/unit/lua.test.ts). */
+export function unusedLibraryDefinitions(): string[] {
+  const used = new Set(SCRIPT_NAMES.flatMap((n) => reached(SCRIPT_SOURCES[n])));
+  return libraryChunks()
+    .filter((c) => !used.has(c))
+    .flatMap((c) => c.names);
+}
+
+/** The KEYS of a script for one queue (and worker or producer session, where it has such keys). */
+export function scriptKeys(s: AssembledScript, keys: QueueKeys, owner: KeyOwner = {}): string[] {
+  const out: string[] = [];
+  for (const k of s.keys) {
+    if (k === 'pending') for (let p = 0; p <= 9; p++) out.push(keys.pending(p));
+    else if (k !== 'pending*') out.push(keys.key(k, owner));
+  }
+  return out;
+}

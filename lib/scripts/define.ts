@@ -1,0 +1,65 @@
+/**
+ * The assembled scripts as commands of a client (`wq_<name>`, and `wq_<name>Buffer` for replies
+ * as Buffers): ioredis runs them by EVALSHA with a fallback to EVAL.
+ */
+import type { Cluster, Redis } from 'ioredis';
+import type { KeyOwner, QueueKeys } from '../keys.js';
+import { script, scriptKeys, SCRIPT_NAMES, type ScriptName } from './assemble.js';
+
+export type Arg = string | number | Buffer;
+type ScriptFn = (...args: Arg[]) => Promise<unknown>;
+
+/** A client with every script defined on it. */
+export type ScriptClient = (Redis | Cluster) & Record<string, ScriptFn>;
+
+const defined = new WeakSet<object>();
+
+/** Define every script on the client (once per client). */
+export function defineScripts(client: Redis | Cluster): ScriptClient {
+  if (!defined.has(client)) {
+    for (const name of SCRIPT_NAMES) {
+      const s = script(name);
+      // A script with a variable number of keys (add) takes numkeys first in its arguments.
+      const variable = s.keys.includes('pending*');
+      client.defineCommand(`wq_${name}`, {
+        numberOfKeys: variable
+          ? undefined
+          : s.keys.reduce((n, k) => n + (k === 'pending' ? 10 : 1), 0),
+        lua: s.lua,
+      });
+    }
+    defined.add(client);
+  }
+  return client as ScriptClient;
+}
+
+/**
+ * The KEYS of each script for one queue, built once per (script, worker or session, priorities):
+ * the hot path passes a ready array. A script with a variable number of keys (add) is called with
+ * numkeys first: included here.
+ */
+export class ScriptKeys {
+  private readonly memo = new Map<string, readonly Arg[]>();
+  constructor(private readonly keys: QueueKeys) {}
+
+  /** `pending`: the priorities (digits) whose lists a `pending*` script gets, in that order. */
+  of(name: ScriptName, owner: KeyOwner & { pending?: string } = {}): readonly Arg[] {
+    const id = `${name}\0${owner.workerId ?? ''}\0${owner.session ?? ''}\0${owner.pending ?? ''}`;
+    let k = this.memo.get(id);
+    if (!k) {
+      const s = script(name);
+      // Worker '0' is "no worker": its lease set and hand-off list stay empty.
+      const fixed = scriptKeys(s, this.keys, { ...owner, workerId: owner.workerId ?? '0' });
+      if (s.keys.includes('pending*')) {
+        const lists = Array.from(owner.pending ?? '', (p) => this.keys.pending(Number(p)));
+        k = [fixed.length + lists.length, ...fixed, ...lists];
+      } else {
+        k = fixed;
+      }
+      // Entries are few (per worker, per session and priority mix); bound the map anyway.
+      if (this.memo.size > 10_000) this.memo.clear();
+      this.memo.set(id, k);
+    }
+    return k;
+  }
+}

@@ -1,0 +1,22 @@
+-- heartbeat: one beat of a worker, sent by its heartbeat thread (lib/worker/heartbeat.ts) every
+-- heartbeat interval. Also drops from the worker's lease set the jobs it no longer holds: a
+-- leased job that was cancelled, completed by a stale holder or reclaimed leaves its id there
+-- (those scripts cannot name the holder's set), and the set would otherwise grow for the
+-- worker's lifetime. O(jobs in the set): at most its concurrency plus prefetch, plus those few.
+--! keys: tokens workers hb wleases
+-- ARGV: worker id, heartbeat timeout ms.
+-- Returns: 1.
+local wid = ARGV[1]
+beat(wid, now_ms(), tonumber(ARGV[2]))
+local held = rcall('SMEMBERS', K_WLEASES)
+if #held > 0 then
+  local tokens = hmget(K_TOKENS, held)
+  local gone = {}
+  for i, n in ipairs(held) do
+    if not held_by(tokens[i], wid) then
+      gone[#gone + 1] = n
+    end
+  end
+  rcall_each('SREM', K_WLEASES, gone)
+end
+return 1

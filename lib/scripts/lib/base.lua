@@ -1,0 +1,43 @@
+-- Basics every script may use: Redis time, integers as strings, chunked variable-size calls,
+-- error codes (lib/errors.ts maps them to WorkQueueError codes).
+
+local DEFAULT_PRIO = 5
+
+-- Error codes; lib/errors.ts maps them to WorkQueueError codes.
+local E_LEASE_LOST, E_NOT_FOUND, E_BAD_STATE = -1, -2, -3
+
+local function now_ms()
+  local t = rcall('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function int(x)
+  return string.format('%d', x)
+end
+
+-- Lua's unpack() and redis.call() take at most ~8,000 values: variable-size argument lists go
+-- through these, in chunks of CHUNK values (even, so pairs stay together). Every public
+-- operation accepts sizes far above that limit.
+local CHUNK = 1000
+
+-- rcall(cmd, key, <values>) for every chunk of `values`.
+local function rcall_each(cmd, key, values)
+  for i = 1, #values, CHUNK do
+    rcall(cmd, key, unpack(values, i, math.min(i + CHUNK - 1, #values)))
+  end
+end
+
+-- HMGET of any number of fields, as one list (false for a missing field).
+local function hmget(key, fields)
+  if #fields <= CHUNK then
+    return rcall('HMGET', key, unpack(fields))
+  end
+  local out = {}
+  for i = 1, #fields, CHUNK do
+    local part = rcall('HMGET', key, unpack(fields, i, math.min(i + CHUNK - 1, #fields)))
+    for j = 1, #part do
+      out[#out + 1] = part[j]
+    end
+  end
+  return out
+end

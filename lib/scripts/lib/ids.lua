@@ -1,0 +1,41 @@
+-- Caller ids (the ids users give): resolving a public id, keeping it taken after completion.
+
+-- A caller id kept taken after its job completed is stored as '~<until ms>' (dedupeWindowMs).
+local function taken_until(v)
+  if v and string.sub(v, 1, 1) == '~' then
+    return tonumber(string.sub(v, 2))
+  end
+  return nil
+end
+
+-- The job with caller id `cid` (number n) completed: keep the id taken for `window` ms, so an
+-- add of it meanwhile changes nothing (clean() drops it afterwards); 0 frees it now.
+local function keep_taken(cid, n, now, window)
+  if rcall('HGET', K_IDS, cid) ~= n then
+    return
+  end
+  if window > 0 then
+    rcall('HSET', K_IDS, cid, '~' .. int(now + window))
+    rcall('ZADD', K_TAKEN, now + window, cid)
+  else
+    rcall('HDEL', K_IDS, cid)
+  end
+end
+
+-- The id (a string) behind a public id, or nil.
+local function resolve(id)
+  local n = rcall('HGET', K_IDS, id)
+  if n then
+    if taken_until(n) then
+      return nil
+    end
+    return n
+  end
+  if string.match(id, '^[1-9][0-9]*$') and rcall('HEXISTS', K_DATA, id) == 1 then
+    local meta = decode_meta(rcall('HGET', K_META, id))
+    if meta.i == nil then
+      return id
+    end
+  end
+  return nil
+end

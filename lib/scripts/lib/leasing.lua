@@ -1,0 +1,160 @@
+-- Leasing: popping pending jobs (and a hand-off first in line) into leases for a worker.
+
+-- Whether worker `wid` holds any job (its lease set, checked against the lease hash).
+local function holds_any(wid)
+  local held = rcall('SMEMBERS', K_WLEASES)
+  if #held == 0 then
+    return false
+  end
+  local tokens = hmget(K_TOKENS, held)
+  for i = 1, #held do
+    if held_by(tokens[i], wid) then
+      return true
+    end
+  end
+  return false
+end
+
+-- Take a lease on up to `count` pending jobs for worker `wid` ("0" = no worker).
+-- A job handed off to parked workers and still in the wake list is taken in its turn (first
+-- of its priority: its list was empty when it came). A worker left with free slots is marked
+-- parked for `park_ms` (0 = not a worker that parks), so that adds hand jobs off to it.
+-- A suspect job (meta s) runs alone: it is leased only as the single job of a batch, to a
+-- worker holding no other job, with an 's' token; met anywhere else it goes back first in line
+-- and the batch ends there, and a worker holding other jobs is told to drain (finish what it
+-- holds, lease nothing meanwhile) so that it can take the suspect next.
+-- Appends id, token, payload, meta to `out`; returns the number leased and whether the worker
+-- should drain.
+local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
+  if wid ~= '0' then
+    rcall('ZREM', K_PARKED, wid)
+  end
+  local hand = parse_hand(rcall('LPOP', K_WAKE))
+  promote(now, 1000)
+  local ids, datas, metas = {}, {}, {}
+  local drained, stopped, drain, solo = false, false, false, false
+  local last_p = 0
+  -- A cancelled job leaves its id in a pending list (its data is gone): skip it and pop on,
+  -- so `count` live jobs are leased while any are pending.
+  while #ids < count and not drained and not stopped do
+    local popped, prios = {}, {}
+    local need = count - #ids
+    for p = 0, 9 do
+      if need <= 0 then
+        break
+      end
+      if hand and not hand.taken and hand.p == p then
+        hand.taken = true
+        if hand_live(hand) then
+          popped[#popped + 1] = hand.n
+          prios[#popped] = p
+          need = need - 1
+          last_p = p
+        end
+      end
+      local got = need > 0 and rcall('LPOP', pending_key(p), need)
+      if got then
+        last_p = p
+        for _, n in ipairs(got) do
+          popped[#popped + 1] = n
+          prios[#popped] = p
+        end
+        need = need - #got
+      end
+    end
+    if need > 0 then
+      drained = true
+    end
+    if #popped > 0 then
+      local d = hmget(K_DATA, popped)
+      local m = hmget(K_META, popped)
+      for i, n in ipairs(popped) do
+        if stopped then
+          -- Back first in line, in order (walked backwards below).
+        elseif d[i] and m[i] and string.find(m[i], '"s":', 1, true) and decode_meta(m[i]).s then
+          if #ids == 0 and (wid == '0' or not holds_any(wid)) then
+            ids[1], datas[1], metas[1] = n, d[i], m[i]
+            solo = true
+            popped[i] = false
+          else
+            drain = wid ~= '0'
+          end
+          stopped = true
+        elseif d[i] then
+          ids[#ids + 1] = n
+          datas[#datas + 1] = d[i]
+          metas[#metas + 1] = m[i]
+          popped[i] = false
+        else
+          popped[i] = false -- a cancelled job's tombstone: dropped
+        end
+      end
+      if stopped then
+        for i = #popped, 1, -1 do
+          local n = popped[i]
+          if n then
+            if hand and n == hand.n then
+              -- The hand-off goes back as a plain pending job.
+              rcall('ZREM', K_LEASED, n)
+              rcall('HDEL', K_TOKENS, n)
+            end
+            rcall('LPUSH', pending_key(prios[i]), n)
+          end
+        end
+      end
+    end
+  end
+  local more = stopped
+  if not drained and not stopped then
+    -- Lists before the last one popped from were emptied on the way.
+    for p = last_p, 9 do
+      if rcall('LLEN', pending_key(p)) > 0 then
+        more = true
+        break
+      end
+    end
+  end
+  if more then
+    -- More work waits: pass the wake on to another idle worker.
+    wake()
+  else
+    -- Every pending list is empty: a wake token left behind would only wake a worker for
+    -- nothing (and outlive the queue's jobs), so drop it.
+    rcall('DEL', K_WAKE)
+  end
+  if hand and not hand.taken then
+    -- Not reached (the batch filled up first): it stays first in line for the next worker.
+    rcall('LPUSH', K_WAKE, hand.entry)
+  end
+  local live = #ids
+  if park_ms > 0 and live < count and not drain and not solo then
+    rcall('ZADD', K_PARKED, now + park_ms, wid)
+  end
+  if live == 0 then
+    return 0, drain
+  end
+  local base = rcall('INCRBY', K_TOK, live) - live
+  local deadline = now + lease_ms
+  local zargs, hargs, sargs = {}, {}, {}
+  for i, n in ipairs(ids) do
+    local token = int(base + i)
+    if solo then
+      token = 's' .. token
+    end
+    zargs[#zargs + 1] = deadline
+    zargs[#zargs + 1] = n
+    hargs[#hargs + 1] = n
+    hargs[#hargs + 1] = token .. ':' .. wid
+    sargs[#sargs + 1] = n
+    out[#out + 1] = n
+    out[#out + 1] = token
+    out[#out + 1] = datas[i]
+    out[#out + 1] = metas[i] or ''
+  end
+  rcall_each('ZADD', K_LEASED, zargs)
+  rcall_each('HSET', K_TOKENS, hargs)
+  if wid ~= '0' then
+    rcall_each('SADD', K_WLEASES, sargs)
+  end
+  return live, drain
+end

@@ -1,0 +1,61 @@
+-- Job metadata (the meta hash). Meta JSON fields, each present only when not default:
+-- i caller id, n name, p priority, a attempts failed, m max attempts, b backoff (opaque to Lua),
+-- x lease expiries counted against maxLeaseExpiries (deaths during solo runs only), s suspect
+-- (1: its worker died or its lease lapsed while it ran beside other jobs; it runs alone next
+-- time), e last error, r dead-letter reason.
+--
+-- Lease tokens: '<n>' for a regular lease, 's<n>' for a solo run of a suspect job (its death
+-- counts). The lease hash holds '<token>:<holder>': a worker id, or 'h' for a job handed off
+-- to whichever parked worker pops it (docs/hand-off.md).
+
+-- Metadata as a table. Never raises: metadata written by hand in a shape the queue does not
+-- expect (not JSON, not an object, fields of the wrong type or range) must not make every script
+-- that touches the job fail (one such job would stall a worker's batch or a whole clean()).
+-- Unusable fields are dropped (defaults apply); the client dead-letters a job whose metadata
+-- is not a JSON object when it is leased ('undecodable metadata').
+local META_NUMBERS = { 'p', 'a', 'm', 'x', 's' }
+
+local META_STRINGS = { 'i', 'n', 'e', 'r' }
+
+local function decode_meta(s)
+  if not s or s == '' then
+    return {}
+  end
+  local ok, meta = pcall(cjson.decode, s)
+  if not ok or type(meta) ~= 'table' then
+    return {}
+  end
+  for _, f in ipairs(META_NUMBERS) do
+    local v = meta[f]
+    if v ~= nil and (type(v) ~= 'number' or v < 0 or v % 1 ~= 0) then
+      meta[f] = nil
+    end
+  end
+  if meta.p and meta.p > 9 then
+    meta.p = nil
+  end
+  for _, f in ipairs(META_STRINGS) do
+    if meta[f] ~= nil and type(meta[f]) ~= 'string' then
+      meta[f] = nil
+    end
+  end
+  return meta
+end
+
+local function save_meta(n, meta)
+  if next(meta) ~= nil then
+    rcall('HSET', K_META, n, cjson.encode(meta))
+  else
+    rcall('HDEL', K_META, n)
+  end
+end
+
+local function prio_of(meta)
+  return meta.p or DEFAULT_PRIO
+end
+
+
+-- Whether a lease hash value ('token:workerId', or nil) belongs to worker `wid`.
+local function held_by(value, wid)
+  return value ~= nil and value ~= false and string.sub(value, -(#wid + 1)) == ':' .. wid
+end

@@ -1,0 +1,114 @@
+-- Where a job waits: pending lists, the delayed set, the dead-letter set; waking a worker.
+
+-- Wake one blocked worker; at most one token waits, so the list stays tiny.
+local function wake()
+  if rcall('LLEN', K_WAKE) == 0 then
+    rcall('RPUSH', K_WAKE, '1')
+  end
+end
+
+-- Add delayed jobs (flat due, id, due, id, ...). When one is due before every job already
+-- waiting there, wake an idle worker: it may be sleeping until a later due time.
+local function schedule(flat)
+  local first = rcall('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')
+  local earliest = tonumber(flat[1])
+  for i = 3, #flat, 2 do
+    earliest = math.min(earliest, tonumber(flat[i]))
+  end
+  rcall_each('ZADD', K_DELAYED, flat)
+  if first[2] == nil or earliest < tonumber(first[2]) then
+    wake()
+  end
+end
+
+-- Remove every trace of job n from wherever it is (it stops existing).
+local function destroy(n, meta)
+  rcall('HDEL', K_DATA, n)
+  rcall('HDEL', K_META, n)
+  rcall('HDEL', K_PROG, n)
+  rcall('HDEL', K_TOKENS, n)
+  rcall('ZREM', K_LEASED, n)
+  rcall('ZREM', K_DELAYED, n)
+  rcall('ZREM', K_DEAD, n)
+  if meta.i and rcall('HGET', K_IDS, meta.i) == n then
+    rcall('HDEL', K_IDS, meta.i)
+  end
+end
+
+local function trim_dead(max_dead)
+  local over = rcall('ZCARD', K_DEAD) - max_dead
+  if over > 0 then
+    local victims = rcall('ZRANGE', K_DEAD, 0, over - 1)
+    for _, v in ipairs(victims) do
+      destroy(v, decode_meta(rcall('HGET', K_META, v)))
+    end
+  end
+end
+
+-- Move a job that is in no other place to the dead-letter set.
+local function to_dead(n, meta, reason, now, max_dead)
+  meta.r = reason
+  save_meta(n, meta)
+  rcall('HDEL', K_PROG, n)
+  rcall('ZADD', K_DEAD, now, n)
+  trim_dead(max_dead)
+end
+
+-- Put a job that is in no other place back in its pending list.
+local function requeue(n, meta, front)
+  if front then
+    rcall('LPUSH', pending_key(prio_of(meta)), n)
+  else
+    rcall('RPUSH', pending_key(prio_of(meta)), n)
+  end
+end
+
+-- Sort {id, score} pairs by score, then by numeric id (a sorted set orders equal scores by
+-- the member's bytes, which puts '10' before '9': not the order the jobs came in).
+local function sort_by_score_then_id(items)
+  table.sort(items, function(a, b)
+    if a[2] ~= b[2] then
+      return a[2] < b[2]
+    end
+    return (tonumber(a[1]) or 0) < (tonumber(b[1]) or 0)
+  end)
+  return items
+end
+
+-- Promote up to `limit` due delayed jobs to the back of their pending lists, in due order
+-- (ties in the order the jobs were added).
+local function promote(now, limit)
+  local first = rcall('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')
+  if first[2] == nil or tonumber(first[2]) > now then
+    return 0
+  end
+  local scored = rcall('ZRANGEBYSCORE', K_DELAYED, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
+  if #scored == 0 then
+    return 0
+  end
+  local items = {}
+  for i = 1, #scored, 2 do
+    items[#items + 1] = { scored[i], tonumber(scored[i + 1]) }
+  end
+  sort_by_score_then_id(items)
+  local due = {}
+  for i, it in ipairs(items) do
+    due[i] = it[1]
+  end
+  local metas = hmget(K_META, due)
+  for i, n in ipairs(due) do
+    requeue(n, decode_meta(metas[i]), false)
+  end
+  rcall_each('ZREM', K_DELAYED, due)
+  wake()
+  return #due
+end
+
+-- When the next delayed job is due (ms), or -1.
+local function next_due()
+  local first = rcall('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')
+  if first[2] then
+    return tonumber(first[2])
+  end
+  return -1
+end

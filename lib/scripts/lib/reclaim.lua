@@ -1,0 +1,51 @@
+-- Taking back what lapsed: expired leases, and the heartbeats that tell a dead worker.
+
+-- Take back a lease that lapsed (expired, or its worker died) and put the job at the FRONT of
+-- its list. Poison pills, not bystanders: only a solo run ('s' token) counts a lease expiry
+-- (dead-lettered at `max_exp`); a job that ran beside others becomes a suspect and runs alone
+-- next time. Returns true when requeued, false when dead-lettered.
+local function expire_lease(n, now, max_exp, max_dead, why)
+  rcall('ZREM', K_LEASED, n)
+  local holder = rcall('HGET', K_TOKENS, n)
+  rcall('HDEL', K_TOKENS, n)
+  local meta = decode_meta(rcall('HGET', K_META, n))
+  if held_by(holder, 'h') then
+    -- A hand-off still in the wake list (no worker took it): the job never ran.
+    drop_hand(n)
+    requeue(n, meta, true)
+    return true
+  end
+  if holder and string.sub(holder, 1, 1) == 's' then
+    meta.x = (meta.x or 0) + 1
+    if meta.x >= max_exp then
+      to_dead(n, meta, 'lease expired ' .. meta.x .. ' times' .. why, now, max_dead)
+      return false
+    end
+  else
+    meta.s = 1
+  end
+  save_meta(n, meta)
+  requeue(n, meta, true)
+  return true
+end
+
+-- A heartbeat of worker `wid`. Beats also tell whether Redis itself was out of reach (down,
+-- restarting, paused): when no worker's beat landed for `hb_timeout`, the beats missed
+-- meanwhile prove nothing, so heartbeats are judged again only from now on (K_HB 's').
+local function beat(wid, now, hb_timeout)
+  rcall('ZADD', K_WORKERS, now, wid)
+  local last = tonumber(rcall('HGET', K_HB, 'b'))
+  rcall('HSET', K_HB, 'b', now)
+  if last and now - last > hb_timeout then
+    rcall('HSET', K_HB, 's', now)
+  end
+end
+
+-- Whether a worker last seen at `beat_ms` (nil: never) counts as dead: silent for
+-- `hb_timeout` while beats were landing.
+local function lapsed(beat_ms, now, hb_timeout)
+  if beat_ms and tonumber(beat_ms) >= now - hb_timeout then
+    return false
+  end
+  return (tonumber(rcall('HGET', K_HB, 's')) or 0) <= now - hb_timeout
+end
