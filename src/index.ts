@@ -9,10 +9,3 @@ export { WorkQueueModule } from './work-queue.module.js';
 export { WORK_QUEUE_MODULE_OPTIONS } from './work-queue.module-definition.js';
 export { WorkQueueContext } from './work-queue.context.js';
 export { WorkQueueCleaner, type CleanerRun } from './work-queue.cleaner.js';
-export { WorkQueueRegistrar } from './work-queue.registrar.js';
-export {
-  WorkQueueExplorer,
-  type ProcessHandler,
-  type QueueProcessor,
-} from './work-queue.explorer.js';
-export { WorkQueueMetadataAccessor } from './work-queue-metadata.accessor.js';

@@ -1,3 +1,5 @@
+// Reads the metadata @Processor() and @Process() record. Internal: not exported from the
+// package.
 import { Injectable, type Type } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { ProcessMetadata } from './decorators/process.decorator.js';

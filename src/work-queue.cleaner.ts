@@ -1,3 +1,5 @@
+// The scheduled cleaner: runs queue.clean() for every registered queue on an interval, at
+// most about once per interval across all instances of the application.
 import { randomUUID } from 'node:crypto';
 import {
   Injectable,
@@ -10,8 +12,10 @@ import {
   type CleanReport,
   type WorkQueue,
 } from '../lib/index.js';
+import { within } from '../lib/util/timeout.js';
 import { WORK_QUEUE_MODULE_DEFAULTS } from './work-queue.constants.js';
 import { WorkQueueContext } from './work-queue.context.js';
+import { cleanerCleaned, cleanerQueueFailed, cleanerRoundFailed } from './work-queue.messages.js';
 
 /** What one cleaner round did for one queue. */
 export interface CleanerRun {
@@ -66,16 +70,8 @@ export class WorkQueueCleaner implements OnApplicationBootstrap, BeforeApplicati
   async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
-    const running = this.running;
-    if (!running) return;
-    let wait: NodeJS.Timeout | undefined;
-    await Promise.race([
-      running.catch(() => undefined),
-      new Promise((resolve) => {
-        wait = setTimeout(resolve, STOP_WAIT_MS);
-      }),
-    ]);
-    clearTimeout(wait);
+    const running = this.running?.catch(() => undefined);
+    if (running) await within(running, STOP_WAIT_MS);
   }
 
   /**
@@ -95,7 +91,7 @@ export class WorkQueueCleaner implements OnApplicationBootstrap, BeforeApplicati
     try {
       await this.running;
     } catch (e) {
-      this.context.logger?.error(`cleaner: round failed: ${errorMessage(e)}`);
+      this.context.logger?.error(cleanerRoundFailed(errorMessage(e)));
     } finally {
       this.running = undefined;
     }
@@ -107,15 +103,11 @@ export class WorkQueueCleaner implements OnApplicationBootstrap, BeforeApplicati
       const report = await queue.cleanIfDue(interval, this.instanceId);
       if (!report) return { queue: queue.name, ran: false };
       const done = Object.entries(report).filter(([, n]) => n > 0);
-      if (done.length > 0) {
-        log?.debug?.(
-          `cleaner: queue "${queue.name}": ${done.map(([k, n]) => `${k} ${n}`).join(', ')}`,
-        );
-      }
+      if (done.length > 0) log?.debug?.(cleanerCleaned(queue.name, done));
       return { queue: queue.name, ran: true, report };
     } catch (e) {
       const error = errorMessage(e);
-      log?.warn(`cleaner: queue "${queue.name}": ${error} (will retry next round)`);
+      log?.warn(cleanerQueueFailed(queue.name, error));
       return { queue: queue.name, ran: false, error };
     }
   }

@@ -1,3 +1,5 @@
+// Metadata keys, token prefixes and defaults of the Nest module (the key prefix's default is
+// the core's QUEUE_DEFAULTS.prefix).
 /** Metadata key set by `@Processor()` on a class. */
 export const WORK_QUEUE_PROCESSOR_METADATA = 'work-queue:processor';
 
@@ -12,7 +14,6 @@ export const WORK_QUEUE_LOGGER_CONTEXT = 'WorkQueue';
 
 /** Defaults of the module options. */
 export const WORK_QUEUE_MODULE_DEFAULTS = {
-  prefix: 'wq',
   shutdownTimeoutMs: 10_000,
   /**
    * How long the bootstrap waits for a worker to start (Redis version check, registration).

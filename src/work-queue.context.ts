@@ -1,3 +1,5 @@
+// The module's per-application state: validated options, the Redis connections, and the
+// registries of queues and of the workers the module runs (getQueue, getWorker).
 import {
   Inject,
   Injectable,
@@ -6,7 +8,9 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import { Cluster, Redis } from 'ioredis';
-import { errorMessage, WorkQueue } from '../lib/index.js';
+import { invalidOptions } from '../lib/errors.js';
+import { errorMessage, QUEUE_DEFAULTS, WorkQueue, type Worker } from '../lib/index.js';
+import { within } from '../lib/util/timeout.js';
 import type { RegisterQueueOptions } from './interfaces/register-queue-options.interface.js';
 import type {
   WorkQueueCleanerOptions,
@@ -16,13 +20,26 @@ import type {
   WorkQueueWorkerDefaults,
 } from './interfaces/work-queue-module-options.interface.js';
 import {
-  invalidOptions,
   moduleOptionProblems,
   queueDefaultsOf,
   registerQueueProblems,
   workerDefaultsOf,
 } from './utils/validate-options.util.js';
 import { WORK_QUEUE_LOGGER_CONTEXT, WORK_QUEUE_MODULE_DEFAULTS } from './work-queue.constants.js';
+import {
+  CONNECTION_CLOSED_WHY,
+  connectionErrorWhy,
+  connectionLabel,
+  connectionLost,
+  connectionRestored,
+  INVALID_MODULE_OPTIONS,
+  invalidRegistration,
+  queueConnectionLabel,
+  registeredTwice,
+  registeredTwiceDetails,
+  registerQueueWhere,
+  unknownConfigKey,
+} from './work-queue.messages.js';
 import { WORK_QUEUE_MODULE_OPTIONS } from './work-queue.module-definition.js';
 
 const QUIT_TIMEOUT_MS = 1_000;
@@ -46,6 +63,7 @@ export class WorkQueueContext implements OnApplicationShutdown {
   readonly workerDefaults: Readonly<WorkQueueWorkerDefaults>;
   readonly queueDefaults: Readonly<WorkQueueQueueDefaults>;
   private readonly registry = new Map<string, { queue: WorkQueue; signature: string }>();
+  private readonly workerRegistry = new Map<string, Worker>();
   /** The named connections (`forRoot({ connections })`), created with the context. */
   private readonly named = new Map<string, { client: Redis | Cluster; owned: boolean }>();
   /** Connections of single queues (`registerQueue({ connection })`), by queue name. */
@@ -54,8 +72,8 @@ export class WorkQueueContext implements OnApplicationShutdown {
 
   constructor(@Inject(WORK_QUEUE_MODULE_OPTIONS) options: WorkQueueModuleOptions) {
     const problems = moduleOptionProblems(options);
-    if (problems.length > 0) throw invalidOptions('invalid WorkQueueModule options', problems);
-    this.prefix = options.prefix ?? WORK_QUEUE_MODULE_DEFAULTS.prefix;
+    if (problems.length > 0) throw invalidOptions(INVALID_MODULE_OPTIONS, problems);
+    this.prefix = options.prefix ?? QUEUE_DEFAULTS.prefix;
     this.logger =
       options.logger === false
         ? undefined
@@ -70,11 +88,11 @@ export class WorkQueueContext implements OnApplicationShutdown {
     // Owned connections are lazy: nothing connects until the first command, so a bootstrap that
     // fails before any queue is used leaves no socket behind.
     this.client = connect(options.connection);
-    if (this.ownsClient) this.watchConnection(this.client, 'Redis connection');
+    if (this.ownsClient) this.watchConnection(this.client, connectionLabel());
     for (const [key, c] of Object.entries(options.connections ?? {})) {
       const client = connect(c);
       this.named.set(key, { client, owned: c.client === undefined });
-      if (c.client === undefined) this.watchConnection(client, `Redis connection "${key}"`);
+      if (c.client === undefined) this.watchConnection(client, connectionLabel(key));
     }
   }
 
@@ -85,10 +103,10 @@ export class WorkQueueContext implements OnApplicationShutdown {
    */
   registerQueue(registration: RegisterQueueOptions): WorkQueue {
     const problems = registerQueueProblems(registration);
-    const where = `WorkQueueModule.registerQueue(${JSON.stringify(
+    const where = registerQueueWhere(
       typeof registration === 'object' && registration !== null ? registration.name : registration,
-    )})`;
-    if (problems.length > 0) throw invalidOptions(`invalid options in ${where}`, problems);
+    );
+    if (problems.length > 0) throw invalidOptions(invalidRegistration(where), problems);
     const { name, configKey, connection, ...overrides } = registration;
     const signature = stableStringify({
       ...overrides,
@@ -98,27 +116,24 @@ export class WorkQueueContext implements OnApplicationShutdown {
     const known = this.registry.get(name);
     if (known) {
       if (known.signature === signature) return known.queue;
-      throw invalidOptions(`queue "${name}" is registered twice with different options`, [
-        `first: ${known.signature}`,
-        `then:  ${signature}`,
-        `register it once (e.g. in a shared module) or with the same options everywhere`,
-      ]);
+      throw invalidOptions(
+        registeredTwice(name),
+        registeredTwiceDetails(known.signature, signature),
+      );
     }
     let client = this.client;
     if (configKey !== undefined) {
       const found = this.named.get(configKey);
       if (!found) {
-        const known = [...this.named.keys()].map((k) => JSON.stringify(k)).join(', ');
-        throw invalidOptions(`invalid options in ${where}`, [
-          `configKey ${JSON.stringify(configKey)} is not a connection of WorkQueueModule.forRoot({ connections }) (${known ? `known: ${known}` : 'it has none'})`,
-        ]);
+        const known = [...this.named.keys()];
+        throw invalidOptions(invalidRegistration(where), [unknownConfigKey(configKey, known)]);
       }
       client = found.client;
     } else if (connection !== undefined) {
       client = connect(connection);
       this.own.set(name, { client, owned: connection.client === undefined });
       if (connection.client === undefined) {
-        this.watchConnection(client, `Redis connection of queue "${name}"`);
+        this.watchConnection(client, queueConnectionLabel(name));
       }
     }
     const queue = new WorkQueue(client, name, {
@@ -141,6 +156,25 @@ export class WorkQueueContext implements OnApplicationShutdown {
     return [...this.registry.values()].map((r) => r.queue);
   }
 
+  /**
+   * The worker the module runs for the `@Processor()` classes of a queue (set during the
+   * module's `onApplicationBootstrap`, before yours), e.g. to listen to its events or pause it.
+   * Undefined for a queue without a processor.
+   */
+  getWorker<T = unknown, R = unknown>(queueName: string): Worker<T, R> | undefined {
+    return this.workerRegistry.get(queueName) as Worker<T, R> | undefined;
+  }
+
+  /** Every worker the module runs, in start order. */
+  get workers(): Worker[] {
+    return [...this.workerRegistry.values()];
+  }
+
+  /** @internal Called by the module when it creates a processor's worker; not for applications. */
+  addWorker(worker: Worker): void {
+    this.workerRegistry.set(worker.queue.name, worker);
+  }
+
   /** Closes the connection the module created (never a client given by the user). */
   onApplicationShutdown(): Promise<void> {
     this.closing ??= this.close();
@@ -161,14 +195,14 @@ export class WorkQueueContext implements OnApplicationShutdown {
     const lose = (why: string) => {
       if (lost || this.closing) return;
       lost = true;
-      this.logger?.error(`${label} ${why}; reconnecting`);
+      this.logger?.error(connectionLost(label, why));
     };
-    client.on('error', (e: unknown) => lose(`error: ${errorMessage(e)}`));
-    client.on('close', () => lose('lost'));
+    client.on('error', (e: unknown) => lose(connectionErrorWhy(errorMessage(e))));
+    client.on('close', () => lose(CONNECTION_CLOSED_WHY));
     client.on('ready', () => {
       if (!lost) return;
       lost = false;
-      this.logger?.log(`${label} restored`);
+      this.logger?.log(connectionRestored(label));
     });
   }
 }
@@ -211,18 +245,16 @@ async function closeClient(client: Redis | Cluster): Promise<void> {
     client.disconnect();
     return;
   }
-  let timer: NodeJS.Timeout | undefined;
-  const ended = await Promise.race([
-    new Promise<boolean>((resolve) => client.once('end', () => resolve(true))),
-    new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), QUIT_TIMEOUT_MS);
-    }),
-    client.quit().then(
-      () => new Promise<boolean>(() => undefined), // wait for 'end' (or the timeout)
-      () => false,
-    ),
-  ]);
-  clearTimeout(timer);
+  const ended = await within(
+    Promise.race([
+      new Promise<boolean>((resolve) => client.once('end', () => resolve(true))),
+      client.quit().then(
+        () => new Promise<boolean>(() => undefined), // wait for 'end' (or the timeout)
+        () => false,
+      ),
+    ]),
+    QUIT_TIMEOUT_MS,
+  );
   if (!ended && !isEnded(client)) client.disconnect();
 }
 

@@ -1,10 +1,26 @@
+// Finds the @Processor() classes and their @Process() methods at bootstrap, and groups them
+// by queue for the registrar. Internal: not exported from the package.
 import { Injectable } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { Job, WorkQueue } from '../lib/index.js';
 import type { ProcessorOptions } from './interfaces/processor-options.interface.js';
-import { invalidOptions, processorOptionProblems } from './utils/validate-options.util.js';
+import { invalidOptions } from '../lib/errors.js';
+import { processorOptionProblems } from './utils/validate-options.util.js';
 import { WorkQueueMetadataAccessor } from './work-queue-metadata.accessor.js';
 import { WorkQueueContext } from './work-queue.context.js';
+import {
+  badJobName,
+  CANNOT_START_PROCESSORS,
+  conflictingOption,
+  handlerName,
+  noProcessMethod,
+  notSingleton,
+  processorAt,
+  processorFoundTwice,
+  queueNotRegistered,
+  twoCatchAlls,
+  twoNamedHandlers,
+} from './work-queue.messages.js';
 
 /** One `@Process()` method, bound to its instance. */
 export interface ProcessHandler {
@@ -38,8 +54,6 @@ interface Draft {
   catchAll: ProcessHandler | undefined;
 }
 
-const quote = (s: string) => `'${s.replace(/'/g, "\\'")}'`;
-
 /**
  * Finds `@Processor()` providers and their `@Process()` methods, in every module, whether they
  * were registered with `useClass`, `useFactory` or `useValue` (the metadata is read from the
@@ -71,7 +85,7 @@ export class WorkQueueExplorer {
       if (!meta || typeof target !== 'function') continue;
       const className = target.name || '(anonymous class)';
       if (wrapper.isTransient || !wrapper.isDependencyTreeStatic()) {
-        problems.push(notSingleton(meta.queueName, className, wrapper.isTransient));
+        problems.push(notSingleton(processorAt(meta.queueName, className), wrapper.isTransient));
         continue;
       }
       const instance: unknown = wrapper.instance;
@@ -80,7 +94,7 @@ export class WorkQueueExplorer {
       this.addProcessor(drafts, className, meta.queueName, meta.options, instance, problems);
     }
     if (problems.length > 0) {
-      throw invalidOptions('WorkQueueModule cannot start its processors', problems);
+      throw invalidOptions(CANNOT_START_PROCESSORS, problems);
     }
     return [...drafts.values()].map((d) => ({
       queue: d.queue!,
@@ -106,14 +120,12 @@ export class WorkQueueExplorer {
     instance: object,
     problems: string[],
   ): void {
-    const at = `@Processor(${quote(queueName)}) on ${className}: `;
+    const at = processorAt(queueName, className);
     let draft = drafts.get(queueName);
     if (!draft) {
       const queue = this.context.getQueue(queueName);
       if (!queue) {
-        problems.push(
-          `${at}queue ${JSON.stringify(queueName)} is not registered; add WorkQueueModule.registerQueue({ name: ${quote(queueName)} }) to the imports of a module`,
-        );
+        problems.push(queueNotRegistered(at, queueName));
       }
       draft = {
         queueName,
@@ -127,9 +139,7 @@ export class WorkQueueExplorer {
       drafts.set(queueName, draft);
     }
     if (draft.classNames.includes(className)) {
-      problems.push(
-        `${at}found twice (is ${className} provided in more than one module? Provide it once)`,
-      );
+      problems.push(processorFoundTwice(at, className));
       return;
     }
     draft.classNames.push(className);
@@ -141,9 +151,7 @@ export class WorkQueueExplorer {
         if (value === undefined) continue;
         const owner = draft.optionOwner[key];
         if (owner !== undefined && draft.options[key] !== value) {
-          problems.push(
-            `${at}${key} is ${JSON.stringify(value)} but ${owner} (same queue, same worker) sets ${JSON.stringify(draft.options[key])}; set worker options on one of them`,
-          );
+          problems.push(conflictingOption(at, key, value, owner, draft.options[key]));
           continue;
         }
         draft.options[key] = value;
@@ -167,38 +175,24 @@ export class WorkQueueExplorer {
       if (name === undefined) {
         if (draft.catchAll) {
           problems.push(
-            `${at}two catch-all @Process() methods for queue ${JSON.stringify(queueName)}: ${describe(draft.catchAll)} and ${describe(handler)}`,
+            twoCatchAlls(at, queueName, handlerName(draft.catchAll), handlerName(handler)),
           );
         } else draft.catchAll = handler;
         continue;
       }
       if (typeof name !== 'string' || name.length === 0 || name.length > 200) {
-        problems.push(
-          `${at}@Process(${JSON.stringify(name)}) on ${methodName}: the job name must be a string of 1-200 characters`,
-        );
+        problems.push(badJobName(at, name, methodName));
         continue;
       }
       const other = draft.named.get(name);
       if (other) {
         problems.push(
-          `${at}two @Process(${quote(name)}) methods for queue ${JSON.stringify(queueName)}: ${describe(other)} and ${describe(handler)}`,
+          twoNamedHandlers(at, name, queueName, handlerName(other), handlerName(handler)),
         );
       } else draft.named.set(name, handler);
     }
     if (methods === 0) {
-      problems.push(`${at}no @Process() method; add @Process() to the method that handles jobs`);
+      problems.push(noProcessMethod(at));
     }
   }
-}
-
-/** Why a request-scoped or transient processor is refused, and what to do instead. */
-function notSingleton(queueName: string, className: string, transient: boolean): string {
-  const what = transient
-    ? 'is transient'
-    : 'is request-scoped (durable or not), or depends on a request-scoped provider';
-  return `@Processor(${quote(queueName)}) on ${className}: ${what}; a processor must be a singleton (default scope), since its worker runs for the whole application. Make it and its dependencies default-scoped; for per-job state, inject ModuleRef and call moduleRef.resolve(Service, ContextIdFactory.create()) in the handler`;
-}
-
-function describe(h: ProcessHandler): string {
-  return `${h.className}.${h.methodName}()`;
 }

@@ -1,3 +1,5 @@
+// WorkQueueModule: forRoot()/forRootAsync() (the global core) and registerQueue()/
+// registerQueueAsync() (one provider per queue).
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import type {
@@ -23,7 +25,7 @@ const CORE_PROVIDERS: Provider[] = [
   WorkQueueRegistrar,
   WorkQueueCleaner,
 ];
-const CORE_EXPORTS = [WorkQueueContext, WorkQueueRegistrar, WorkQueueCleaner];
+const CORE_EXPORTS = [WorkQueueContext, WorkQueueCleaner];
 
 /**
  * Redis work queues for Nest.

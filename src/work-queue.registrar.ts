@@ -1,3 +1,5 @@
+// Runs the @Processor() classes: one Worker per queue, started at bootstrap, drained at
+// shutdown. Internal: applications get a worker with WorkQueueContext.getWorker().
 import {
   Injectable,
   type BeforeApplicationShutdown,
@@ -12,9 +14,20 @@ import {
   type Handler,
   type WorkQueue,
 } from '../lib/index.js';
+import { within } from '../lib/util/timeout.js';
 import { WORK_QUEUE_MODULE_DEFAULTS } from './work-queue.constants.js';
 import { WorkQueueContext } from './work-queue.context.js';
 import { WorkQueueExplorer, type QueueProcessor } from './work-queue.explorer.js';
+import {
+  jobDead,
+  jobRetrying,
+  leaseLost,
+  NO_SHUTDOWN_HOOKS,
+  noHandler,
+  workerError,
+  workerStarted,
+  workerStartTimeout,
+} from './work-queue.messages.js';
 
 /**
  * Runs the processors the explorer found: one worker per queue. Collects in `onModuleInit`
@@ -27,7 +40,6 @@ export class WorkQueueRegistrar
   implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown
 {
   private processors: QueueProcessor[] = [];
-  private readonly workers = new Map<string, Worker>();
   private closing: Promise<void> | undefined;
 
   constructor(
@@ -51,17 +63,15 @@ export class WorkQueueRegistrar
         cleanIntervalMs: 0, // WorkQueueCleaner cleans every registered queue
       });
       this.listen(worker, p);
-      this.workers.set(p.queue.name, worker);
+      this.context.addWorker(worker);
     }
     // If a worker cannot start (Redis unreachable, too old), the bootstrap fails; app.close()
     // still closes the workers that did start.
     await Promise.all(
       this.processors.map(async (p) => {
-        const worker = this.workers.get(p.queue.name)!;
+        const worker = this.context.getWorker(p.queue.name)!;
         await this.startWithin(worker, p.queue);
-        this.context.logger?.log(
-          `worker of queue "${p.queue.name}" started (concurrency ${worker.concurrency}; ${p.classNames.join(', ')})`,
-        );
+        this.context.logger?.log(workerStarted(p.queue.name, worker.concurrency, p.classNames));
       }),
     );
   }
@@ -79,24 +89,18 @@ export class WorkQueueRegistrar
       lastError = errorMessage(e);
     };
     client.on('error', onError);
-    let timer: NodeJS.Timeout | undefined;
     try {
-      await Promise.race([
-        worker.start(),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => {
-            const why = lastError ? `: ${lastError}` : '';
-            reject(
-              new WorkQueueError(
-                'REDIS_UNAVAILABLE',
-                `queue "${queue.name}": its worker could not start within ${ms} ms, Redis did not answer${why}`,
-              ),
-            );
-          }, ms);
-        }),
-      ]);
+      const started = await within(
+        worker.start().then(() => true),
+        ms,
+      );
+      if (!started) {
+        throw new WorkQueueError(
+          'REDIS_UNAVAILABLE',
+          workerStartTimeout(queue.name, ms, lastError),
+        );
+      }
     } finally {
-      clearTimeout(timer);
       client.off('error', onError);
     }
   }
@@ -106,28 +110,18 @@ export class WorkQueueRegistrar
     return this.closing;
   }
 
-  /** The worker of a queue that has a `@Processor()` (after bootstrap), e.g. to pause it. */
-  getWorker<T = unknown, R = unknown>(queueName: string): Worker<T, R> | undefined {
-    return this.workers.get(queueName) as Worker<T, R> | undefined;
-  }
-
   private async closeWorkers(): Promise<void> {
     const timeoutMs = this.context.shutdownTimeoutMs;
-    await Promise.all([...this.workers.values()].map((w) => w.close({ timeoutMs })));
+    await Promise.all(this.context.workers.map((w) => w.close({ timeoutMs })));
   }
 
   /** Sends each job to the method of its name, else to the catch-all, else to the dead-letters. */
   private router(p: QueueProcessor): Handler<unknown, unknown> {
-    const where = p.classNames.join(', ');
     return (job) => {
       const named = job.name === undefined ? undefined : p.named.get(job.name);
       const handler = named ?? p.catchAll;
       if (!handler) {
-        throw new NonRetryableError(
-          job.name === undefined
-            ? `no @Process() handler for unnamed jobs in ${where}`
-            : `no @Process() handler for job name ${JSON.stringify(job.name)} in ${where}`,
-        );
+        throw new NonRetryableError(noHandler(job.name, p.classNames));
       }
       return handler.invoke(job);
     };
@@ -136,24 +130,16 @@ export class WorkQueueRegistrar
   private listen(worker: Worker, p: QueueProcessor): void {
     const log = this.context.logger;
     const q = p.queue.name;
-    worker.on('error', (e) => log?.error(`queue "${q}": worker error: ${errorMessage(e)}`));
-    worker.on('dead', (job, e) =>
-      log?.warn(`queue "${q}": job ${job.id} dead-lettered: ${errorMessage(e)}`),
-    );
+    worker.on('error', (e) => log?.error(workerError(q, errorMessage(e))));
+    worker.on('dead', (job, e) => log?.warn(jobDead(q, job.id, errorMessage(e))));
     worker.on('retried', (job, e) =>
-      log?.debug?.(
-        `queue "${q}": job ${job.id} failed attempt ${job.attempt}/${job.maxAttempts}, will retry: ${errorMessage(e)}`,
-      ),
+      log?.debug?.(jobRetrying(q, job.id, job.attempt, job.maxAttempts, errorMessage(e))),
     );
-    worker.on('leaseLost', (job, reason) =>
-      log?.warn(`queue "${q}": job ${job.id}: ${reason}; its result is not recorded here`),
-    );
+    worker.on('leaseLost', (job, reason) => log?.warn(leaseLost(q, job.id, reason)));
   }
 
   private warnIfNoShutdownHooks(): void {
     if (process.listenerCount('SIGTERM') > 0) return;
-    this.context.logger?.warn(
-      'No SIGTERM listener found: call app.enableShutdownHooks() so that workers drain on shutdown (running jobs finish or go back to their queue at once); without it they are only recovered when their leases or heartbeats expire',
-    );
+    this.context.logger?.warn(NO_SHUTDOWN_HOOKS);
   }
 }

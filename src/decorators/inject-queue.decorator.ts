@@ -1,3 +1,4 @@
+// @InjectQueue(name): injects a queue registered with WorkQueueModule.registerQueue().
 import { Inject } from '@nestjs/common';
 import { getQueueToken } from '../utils/get-queue-token.util.js';
 

@@ -1,3 +1,4 @@
+// @Process(name?): marks the method of a @Processor() class that handles jobs (of one name).
 import { SetMetadata } from '@nestjs/common';
 import { WORK_QUEUE_PROCESS_METADATA } from '../work-queue.constants.js';
 

@@ -1,3 +1,4 @@
+// @Processor(queue, options?): marks a provider class as the consumer of a queue.
 import { SetMetadata } from '@nestjs/common';
 import type { ProcessorOptions } from '../interfaces/processor-options.interface.js';
 import { WORK_QUEUE_PROCESSOR_METADATA } from '../work-queue.constants.js';

@@ -1,3 +1,4 @@
+// The 'nestjs-work-queue/health' entry: the Terminus health indicator and its module.
 export {
   WorkQueueHealthIndicator,
   WorkQueueHealthModule,

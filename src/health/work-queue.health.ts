@@ -1,3 +1,5 @@
+// Terminus health indicator of the queues (nestjs-work-queue/health): Redis latency, version and
+// eviction policy, per-queue counts, thresholds.
 import { performance } from 'node:perf_hooks';
 import { Injectable, Module } from '@nestjs/common';
 import {
@@ -6,7 +8,18 @@ import {
   type HealthIndicatorResult,
 } from '@nestjs/terminus';
 import { errorMessage, type QueueCounts } from '../../lib/index.js';
+import { within } from '../../lib/util/timeout.js';
 import { WorkQueueContext } from '../work-queue.context.js';
+import {
+  evictionWarning,
+  healthQueueNotRegistered,
+  redisNoAnswer,
+  redisStatusUnreachable,
+  redisUnreachable,
+  tooFewWorkers,
+  tooManyDead,
+  tooManyPending,
+} from '../work-queue.messages.js';
 
 export interface WorkQueueHealthOptions {
   /** Queues to report and check (default: every registered queue). */
@@ -74,27 +87,16 @@ export class WorkQueueHealthIndicator {
     const timeoutMs = options.timeoutMs ?? 1_000;
     const status = this.context.client.status;
     if (UNREACHABLE_STATUSES.has(status)) {
-      return indicator.down({ message: `Redis is unreachable (connection ${status})` });
+      return indicator.down({ message: redisStatusUnreachable(status) });
     }
-    let timer: NodeJS.Timeout | undefined;
-    const work = this.inspect(options);
-    work.catch(() => undefined); // a late failure after the timeout is not unhandled
+    let details: WorkQueueHealthDetails | undefined;
     try {
-      const details = await Promise.race([
-        work,
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`Redis did not answer within ${timeoutMs} ms`)),
-            timeoutMs,
-          );
-        }),
-      ]);
-      return details.problems ? indicator.down(details) : indicator.up(details);
+      details = await within(this.inspect(options), timeoutMs);
     } catch (e) {
-      return indicator.down({ message: `Redis is unreachable: ${errorMessage(e)}` });
-    } finally {
-      clearTimeout(timer);
+      return indicator.down({ message: redisUnreachable(errorMessage(e)) });
     }
+    if (!details) return indicator.down({ message: redisUnreachable(redisNoAnswer(timeoutMs)) });
+    return details.problems ? indicator.down(details) : indicator.up(details);
   }
 
   private async inspect(options: WorkQueueHealthOptions): Promise<WorkQueueHealthDetails> {
@@ -102,7 +104,7 @@ export class WorkQueueHealthIndicator {
     const names = options.queues ?? this.context.queues.map((q) => q.name);
     const queues = names.flatMap((name) => {
       const q = this.context.getQueue(name);
-      if (!q) problems.push(`queue "${name}" is not registered`);
+      if (!q) problems.push(healthQueueNotRegistered(name));
       return q ? [q] : [];
     });
     const client = this.context.client;
@@ -120,7 +122,7 @@ export class WorkQueueHealthIndicator {
       queues: {},
     };
     if (info.maxmemoryPolicy !== 'noeviction') {
-      const warning = `maxmemory-policy is '${info.maxmemoryPolicy}': Redis may evict queue keys and lose jobs; set it to noeviction`;
+      const warning = evictionWarning(info.maxmemoryPolicy);
       details.evictionWarning = warning;
       if (options.requireNoEviction) problems.push(warning);
     }
@@ -133,13 +135,12 @@ export class WorkQueueHealthIndicator {
         dead: c.dead,
         workers: c.workers,
       };
-      const at = `queue "${q.name}"`;
       if (options.maxPending !== undefined && c.pending > options.maxPending)
-        problems.push(`${at}: ${c.pending} pending jobs, over maxPending ${options.maxPending}`);
+        problems.push(tooManyPending(q.name, c.pending, options.maxPending));
       if (options.maxDead !== undefined && c.dead > options.maxDead)
-        problems.push(`${at}: ${c.dead} dead jobs, over maxDead ${options.maxDead}`);
+        problems.push(tooManyDead(q.name, c.dead, options.maxDead));
       if (options.minWorkers !== undefined && c.workers < options.minWorkers)
-        problems.push(`${at}: ${c.workers} live workers, under minWorkers ${options.minWorkers}`);
+        problems.push(tooFewWorkers(q.name, c.workers, options.minWorkers));
     });
     if (problems.length > 0) details.problems = problems;
     return details;

@@ -1,3 +1,4 @@
+// The options of @Processor(): the worker options the module does not manage itself.
 import type { WorkerOptions } from '../../lib/index.js';
 
 /**

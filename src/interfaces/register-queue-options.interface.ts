@@ -1,3 +1,4 @@
+// The options of WorkQueueModule.registerQueue() and registerQueueAsync().
 import type { FactoryProvider, ModuleMetadata } from '@nestjs/common';
 import type { WorkQueueOptions } from '../../lib/index.js';
 import type { WorkQueueConnectionOptions } from './work-queue-module-options.interface.js';

@@ -1,3 +1,5 @@
+// The options of WorkQueueModule.forRoot(): connections, prefix, defaults, logger, shutdown,
+// cleaner.
 import type { LoggerService } from '@nestjs/common';
 import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import type { WorkerOptions, WorkQueueOptions } from '../../lib/index.js';

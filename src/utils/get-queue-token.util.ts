@@ -1,3 +1,4 @@
+// getQueueToken(name): the injection token of a registered queue.
 import { WORK_QUEUE_TOKEN_PREFIX } from '../work-queue.constants.js';
 
 /**

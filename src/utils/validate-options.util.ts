@@ -1,5 +1,6 @@
+// Validation of the module's options (forRoot, registerQueue, @Processor): every problem found,
+// one string each (the texts are in work-queue.messages.ts).
 import { queueOptionProblems, workerOptionProblems } from '../../lib/index.js';
-export { invalidOptions } from '../../lib/errors.js';
 import { checkName } from '../../lib/options.js';
 import type { ProcessorOptions } from '../interfaces/processor-options.interface.js';
 import type {
@@ -7,6 +8,7 @@ import type {
   WorkQueueQueueDefaults,
   WorkQueueWorkerDefaults,
 } from '../interfaces/work-queue-module-options.interface.js';
+import * as msg from '../work-queue.messages.js';
 
 // Records (not arrays) so that the compiler notices an option added to the interfaces.
 const QUEUE_DEFAULT_KEYS: Record<keyof WorkQueueQueueDefaults, true> = {
@@ -69,7 +71,7 @@ function unknownKeys(
 ): void {
   for (const k of Object.keys(o)) {
     if (known[k] || o[k] === undefined) continue;
-    problems.push(hints[k] ?? `${path}${k} is not a known option`);
+    problems.push(hints[k] ?? msg.unknownOption(path, k));
   }
 }
 
@@ -79,23 +81,19 @@ function pick(o: Bag, keys: Record<string, true>): Bag {
   return out;
 }
 
-
 function connectionProblems(c: unknown, problems: string[], path = 'connection'): void {
-  const wanted = 'give exactly one of { url }, { redis }, { client } or { cluster }';
   if (c === undefined) {
-    problems.push(`${path} is required: ${wanted}`);
+    problems.push(msg.connectionRequired(path));
     return;
   }
   if (!isObject(c)) {
-    problems.push(`${path} must be an object: ${wanted}, got ${show(c)}`);
+    problems.push(msg.connectionNotObject(path, show(c)));
     return;
   }
   const given = CONNECTION_KINDS.filter((k) => c[k] !== undefined);
   unknownKeys(c, { url: true, redis: true, client: true, cluster: true }, `${path}.`, problems);
-  if (given.length === 0) problems.push(`${path} is empty: ${wanted}`);
-  if (given.length > 1) {
-    problems.push(`${path} has ${given.join(' and ')}: ${wanted}`);
-  }
+  if (given.length === 0) problems.push(msg.connectionEmpty(path));
+  if (given.length > 1) problems.push(msg.connectionKinds(path, given));
   if (c.url !== undefined) {
     let ok = false;
     if (typeof c.url === 'string') {
@@ -106,13 +104,12 @@ function connectionProblems(c: unknown, problems: string[], path = 'connection')
       }
     }
     if (!ok) {
-      problems.push(
-        `${path}.url must be a redis:// or rediss:// URL, got ${typeof c.url === 'string' ? JSON.stringify(redactUrl(c.url)) : show(c.url)}`,
-      );
+      const got = typeof c.url === 'string' ? JSON.stringify(redactUrl(c.url)) : show(c.url);
+      problems.push(msg.badUrl(path, got));
     }
   }
   if (c.redis !== undefined && !isObject(c.redis)) {
-    problems.push(`${path}.redis must be an object of ioredis options, got ${show(c.redis)}`);
+    problems.push(msg.badRedisOptions(path, show(c.redis)));
   }
   if (c.client !== undefined) {
     const cl = c.client as Bag | null;
@@ -122,21 +119,19 @@ function connectionProblems(c: unknown, problems: string[], path = 'connection')
       typeof cl.quit !== 'function' ||
       typeof cl.defineCommand !== 'function'
     ) {
-      problems.push(`${path}.client must be an ioredis Redis or Cluster instance`);
+      problems.push(msg.badClient(path));
     }
   }
   if (c.cluster !== undefined) {
     if (!isObject(c.cluster)) {
-      problems.push(`${path}.cluster must be an object { nodes, options? }`);
+      problems.push(msg.badCluster(path));
     } else {
       const { nodes, options } = c.cluster;
       if (!Array.isArray(nodes) || nodes.length === 0) {
-        problems.push(
-          `${path}.cluster.nodes must be a non-empty array of nodes, got ${show(nodes)}`,
-        );
+        problems.push(msg.badClusterNodes(path, show(nodes)));
       }
       if (options !== undefined && !isObject(options)) {
-        problems.push(`${path}.cluster.options must be an object of ioredis Cluster options`);
+        problems.push(msg.badClusterOptions(path));
       }
       unknownKeys(c.cluster, { nodes: true, options: true }, `${path}.cluster.`, problems);
     }
@@ -150,30 +145,24 @@ function loggerProblems(l: unknown, path: string, problems: string[]): void {
     typeof l.log === 'function' &&
     typeof l.warn === 'function' &&
     typeof l.error === 'function';
-  if (!ok) problems.push(`${path} must be false or a Nest LoggerService (log, warn, error)`);
+  if (!ok) problems.push(msg.badLogger(path));
 }
 
 /** Every problem with the options of `WorkQueueModule.forRoot()`, one string each. */
 export function moduleOptionProblems(options: unknown): string[] {
   const problems: string[] = [];
   if (!isObject(options)) {
-    return [`options must be an object with at least { connection }, got ${show(options)}`];
+    return [msg.optionsNotObject(show(options))];
   }
   unknownKeys(options, MODULE_KEYS, '', problems);
   connectionProblems(options.connection, problems);
   const named = options.connections;
   if (named !== undefined) {
     if (!isObject(named)) {
-      problems.push(
-        `connections must be an object of named connections { [configKey]: connection }, got ${show(named)}`,
-      );
+      problems.push(msg.badConnections(show(named)));
     } else {
       for (const [key, c] of Object.entries(named)) {
-        if (!CONFIG_KEY.test(key)) {
-          problems.push(
-            `connections: ${JSON.stringify(key)} is not a valid configKey (1-100 letters, digits, '.', '_', '-' or ':')`,
-          );
-        }
+        if (!CONFIG_KEY.test(key)) problems.push(msg.badConnectionName(key));
         connectionProblems(c, problems, `connections.${key}`);
       }
     }
@@ -184,11 +173,11 @@ export function moduleOptionProblems(options: unknown): string[] {
   const d = options.defaults;
   if (d !== undefined) {
     if (!isObject(d)) {
-      problems.push(`defaults must be an object, got ${show(d)}`);
+      problems.push(msg.defaultsNotObject(show(d)));
     } else {
       unknownKeys(d, { ...QUEUE_DEFAULT_KEYS, ...WORKER_DEFAULT_KEYS }, 'defaults.', problems, {
-        prefix: 'defaults.prefix is not allowed: set prefix at the top level of the options',
-        logger: 'defaults.logger is not allowed: set logger at the top level of the options',
+        prefix: msg.DEFAULTS_PREFIX,
+        logger: msg.DEFAULTS_LOGGER,
       });
       problems.push(...queueOptionProblems(pick(d, QUEUE_DEFAULT_KEYS), 'defaults.'));
       problems.push(...workerOptionProblems(pick(d, WORKER_DEFAULT_KEYS), 'defaults.'));
@@ -197,17 +186,17 @@ export function moduleOptionProblems(options: unknown): string[] {
   loggerProblems(options.logger, 'logger', problems);
   const t = options.shutdownTimeoutMs;
   if (t !== undefined && (typeof t !== 'number' || !Number.isInteger(t) || t < 0)) {
-    problems.push(`shutdownTimeoutMs must be an integer >= 0, got ${show(t)}`);
+    problems.push(msg.badShutdownTimeout(show(t)));
   }
   const c = options.cleaner;
   if (c !== undefined && c !== false) {
     if (!isObject(c)) {
-      problems.push(`cleaner must be false or { intervalMs? }, got ${show(c)}`);
+      problems.push(msg.badCleaner(show(c)));
     } else {
       unknownKeys(c, { intervalMs: true }, 'cleaner.', problems);
       const i = c.intervalMs;
       if (i !== undefined && (typeof i !== 'number' || !Number.isInteger(i) || i <= 0)) {
-        problems.push(`cleaner.intervalMs must be a positive integer, got ${show(i)}`);
+        problems.push(msg.badCleanerInterval(show(i)));
       }
     }
   }
@@ -218,9 +207,7 @@ export function moduleOptionProblems(options: unknown): string[] {
 export function registerQueueProblems(registration: unknown): string[] {
   const problems: string[] = [];
   if (!isObject(registration)) {
-    return [
-      `a queue registration must be an object { name, ...options }, got ${show(registration)}`,
-    ];
+    return [msg.registrationNotObject(show(registration))];
   }
   checkName('name', registration.name, problems);
   unknownKeys(
@@ -228,18 +215,16 @@ export function registerQueueProblems(registration: unknown): string[] {
     { ...QUEUE_DEFAULT_KEYS, name: true, prefix: true, configKey: true, connection: true },
     '',
     problems,
-    { logger: 'logger is not allowed per queue: set it in WorkQueueModule.forRoot()' },
+    { logger: msg.QUEUE_LOGGER },
   );
   const { name: _name, configKey, connection, ...rest } = registration;
   void _name;
   if (configKey !== undefined) {
     if (typeof configKey !== 'string' || !CONFIG_KEY.test(configKey)) {
-      problems.push(
-        `configKey must be the name of a connection in WorkQueueModule.forRoot({ connections }), got ${show(configKey)}`,
-      );
+      problems.push(msg.badConfigKey(show(configKey)));
     }
     if (connection !== undefined) {
-      problems.push('give configKey (a named connection) or connection (its own), not both');
+      problems.push(msg.CONFIG_KEY_AND_CONNECTION);
     }
   }
   if (connection !== undefined) connectionProblems(connection, problems);
@@ -249,11 +234,11 @@ export function registerQueueProblems(registration: unknown): string[] {
 
 /** Every problem with the options of one `@Processor()`; `at` names it. */
 export function processorOptionProblems(options: unknown, at: string): string[] {
-  if (!isObject(options)) return [`${at}options must be an object, got ${show(options)}`];
+  if (!isObject(options)) return [msg.processorOptionsNotObject(at, show(options))];
   const problems: string[] = [];
   unknownKeys(options, PROCESSOR_KEYS, at, problems, {
-    autostart: `${at}autostart is not allowed: the module starts workers at application bootstrap`,
-    closeTimeoutMs: `${at}closeTimeoutMs is not allowed: set shutdownTimeoutMs in WorkQueueModule.forRoot()`,
+    autostart: msg.processorAutostart(at),
+    closeTimeoutMs: msg.processorCloseTimeout(at),
   });
   problems.push(...workerOptionProblems(options, at));
   return problems;

@@ -8,8 +8,8 @@ import {
   Process,
   Processor,
   WorkQueue,
+  WorkQueueContext,
   WorkQueueModule,
-  WorkQueueRegistrar,
   type Job,
 } from '../../src/index.js';
 import { testRedisUrl, uniqueName } from '../support/keys.js';
@@ -76,7 +76,7 @@ describe('processing through the Nest layer', () => {
     await queue.add({ to: 'c' }, { name: 'reset-password' });
     await waitFor(() => seen.length === 3, { what: '3 jobs' });
     expect(seen.sort()).toEqual(['other(-):b', 'other(reset-password):c', 'welcome:a']);
-    expect(app.get(WorkQueueRegistrar).getWorker('mail')?.concurrency).toBe(2);
+    expect(app.get(WorkQueueContext).getWorker('mail')?.concurrency).toBe(2);
     // Completes are sent just after the handlers return.
     await waitFor(async () => (await queue.counts()).leased === 0);
     expect(await queue.counts()).toMatchObject({ pending: 0, leased: 0, dead: 0, workers: 1 });

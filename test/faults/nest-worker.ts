@@ -14,8 +14,8 @@ import {
   errorMessage,
   Process,
   Processor,
+  WorkQueueContext,
   WorkQueueModule,
-  WorkQueueRegistrar,
   type Job,
   type WorkerOptions,
   type WorkQueueOptions,
@@ -80,7 +80,7 @@ process.prependListener('SIGTERM', () => log.event('S', config.queue, '-', 'SIGT
 const app = await NestFactory.createApplicationContext(FaultAppModule, { logger: false });
 app.enableShutdownHooks();
 await app.init();
-const worker = app.get(WorkQueueRegistrar).getWorker<FaultJob>(config.queue)!;
+const worker = app.get(WorkQueueContext).getWorker<FaultJob>(config.queue)!;
 worker.on('completed', (job) => log.done(config.queue, job));
 worker.on('leaseLost', (job, reason) => log.event('L', config.queue, job.id, reason));
 worker.on('failed', (job, error, outcome) =>

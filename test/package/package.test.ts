@@ -177,6 +177,17 @@ describe('the packed package', () => {
     );
   });
 
+  it('exports the Nest API without its internals (explorer, accessor, registrar); workers come from WorkQueueContext', () => {
+    const out = node(
+      [
+        "const m = await import('nestjs-work-queue');",
+        "const internals = ['WorkQueueExplorer', 'WorkQueueMetadataAccessor', 'WorkQueueRegistrar'].filter((n) => n in m);",
+        "console.log(internals.join(',') || 'none', typeof m.WorkQueueContext.prototype.getWorker);",
+      ].join('\n'),
+    );
+    expect(out.trim()).toBe('none function');
+  });
+
   it('runs the Lua scripts from the CommonJS core with require(esm) off (no import.meta, no ESM)', async () => {
     const prefix = uniqueName('pkg');
     const out = node(
@@ -212,24 +223,26 @@ describe('the packed package', () => {
   it('guards against the dual-package hazard: a CommonJS and an ESM copy agree on tokens and metadata', () => {
     // An app that loads both copies (e.g. a CJS app with an ESM dependency that imports the
     // package): queue tokens, the options token and metadata keys are plain strings, so a
-    // processor decorated with one copy is found by the other.
+    // processor decorated with one copy is found by the other (whose internal accessor reads
+    // the same metadata keys).
     const out = node(
       [
         "import 'reflect-metadata';",
         "import { createRequire } from 'node:module';",
-        "import { Reflector } from '@nestjs/core';",
         "import * as esm from 'nestjs-work-queue';",
         "const cjs = createRequire(import.meta.url)('nestjs-work-queue');",
         'class FromEsm {}',
         "esm.Processor('emails')(FromEsm);",
         'class FromCjs {}',
         "cjs.Processor('emails')(FromCjs);",
-        'const readByCjs = new cjs.WorkQueueMetadataAccessor(new Reflector()).getProcessorMetadata(FromEsm);',
-        'const readByEsm = new esm.WorkQueueMetadataAccessor(new Reflector()).getProcessorMetadata(FromCjs);',
-        "console.log(esm.WorkQueueModule !== cjs.WorkQueueModule, esm.getQueueToken('a') === cjs.getQueueToken('a'), typeof esm.WORK_QUEUE_MODULE_OPTIONS, esm.WORK_QUEUE_MODULE_OPTIONS === cjs.WORK_QUEUE_MODULE_OPTIONS, readByCjs.queueName, readByEsm.queueName);",
+        'const [key, ...more] = Reflect.getOwnMetadataKeys(FromEsm);',
+        "const sameKey = typeof key === 'string' && more.length === 0 && Reflect.getOwnMetadataKeys(FromCjs).join() === key;",
+        'const readByCjs = Reflect.getOwnMetadata(key, FromEsm);',
+        'const readByEsm = Reflect.getOwnMetadata(key, FromCjs);',
+        "console.log(esm.WorkQueueModule !== cjs.WorkQueueModule, esm.getQueueToken('a') === cjs.getQueueToken('a'), typeof esm.WORK_QUEUE_MODULE_OPTIONS, esm.WORK_QUEUE_MODULE_OPTIONS === cjs.WORK_QUEUE_MODULE_OPTIONS, sameKey, readByCjs.queueName, readByEsm.queueName);",
       ].join('\n'),
     );
-    expect(out.trim()).toBe('true true string true emails emails');
+    expect(out.trim()).toBe('true true string true true emails emails');
   });
 
   const consumer = (ext: '' | '.js') =>

@@ -2,14 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
-import {
-  getQueueToken,
-  InjectQueue,
-  Process,
-  Processor,
-  WorkQueueMetadataAccessor,
-  type WorkQueue,
-} from '../../src/index.js';
+import { getQueueToken, InjectQueue, Process, Processor, type WorkQueue } from '../../src/index.js';
+import { WorkQueueMetadataAccessor } from '../../src/work-queue-metadata.accessor.js';
 import {
   WORK_QUEUE_PROCESS_METADATA,
   WORK_QUEUE_PROCESSOR_METADATA,

@@ -6,12 +6,12 @@ import {
   Process,
   Processor,
   WorkQueueError,
-  WorkQueueExplorer,
   WorkQueueModule,
   type Job,
   type ProcessorOptions,
   type WorkQueue,
 } from '../../src/index.js';
+import { WorkQueueExplorer } from '../../src/work-queue.explorer.js';
 import { MemoryLogger } from '../e2e/nest-support.js';
 
 // Nothing here touches Redis: the module's own connection is lazy and no worker is started

@@ -1,0 +1,180 @@
+// Every user-facing message of the Nest module (errors, validation problems, log lines), as
+// small functions: the one place to read, reword or test what the module says.
+
+/** `'name'`, with single quotes escaped: how decorator arguments are quoted in messages. */
+export const quote = (s: string): string => `'${s.replace(/'/g, "\\'")}'`;
+
+// --- Options (WorkQueueContext, validate-options.util) ---
+
+export const INVALID_MODULE_OPTIONS = 'invalid WorkQueueModule options';
+export const invalidRegistration = (where: string) => `invalid options in ${where}`;
+export const registerQueueWhere = (name: unknown) =>
+  `WorkQueueModule.registerQueue(${JSON.stringify(name)})`;
+export const registeredTwice = (name: string) =>
+  `queue "${name}" is registered twice with different options`;
+export const registeredTwiceDetails = (first: string, then: string) => [
+  `first: ${first}`,
+  `then:  ${then}`,
+  `register it once (e.g. in a shared module) or with the same options everywhere`,
+];
+export const unknownConfigKey = (configKey: string, keys: readonly string[]) => {
+  const known = keys.map((k) => JSON.stringify(k)).join(', ');
+  return `configKey ${JSON.stringify(configKey)} is not a connection of WorkQueueModule.forRoot({ connections }) (${known ? `known: ${known}` : 'it has none'})`;
+};
+
+export const unknownOption = (path: string, key: string) => `${path}${key} is not a known option`;
+const ONE_CONNECTION = 'give exactly one of { url }, { redis }, { client } or { cluster }';
+export const connectionRequired = (path: string) => `${path} is required: ${ONE_CONNECTION}`;
+export const connectionNotObject = (path: string, got: string) =>
+  `${path} must be an object: ${ONE_CONNECTION}, got ${got}`;
+export const connectionEmpty = (path: string) => `${path} is empty: ${ONE_CONNECTION}`;
+export const connectionKinds = (path: string, given: readonly string[]) =>
+  `${path} has ${given.join(' and ')}: ${ONE_CONNECTION}`;
+export const badUrl = (path: string, got: string) =>
+  `${path}.url must be a redis:// or rediss:// URL, got ${got}`;
+export const badRedisOptions = (path: string, got: string) =>
+  `${path}.redis must be an object of ioredis options, got ${got}`;
+export const badClient = (path: string) =>
+  `${path}.client must be an ioredis Redis or Cluster instance`;
+export const badCluster = (path: string) => `${path}.cluster must be an object { nodes, options? }`;
+export const badClusterNodes = (path: string, got: string) =>
+  `${path}.cluster.nodes must be a non-empty array of nodes, got ${got}`;
+export const badClusterOptions = (path: string) =>
+  `${path}.cluster.options must be an object of ioredis Cluster options`;
+export const badLogger = (path: string) =>
+  `${path} must be false or a Nest LoggerService (log, warn, error)`;
+export const optionsNotObject = (got: string) =>
+  `options must be an object with at least { connection }, got ${got}`;
+export const badConnections = (got: string) =>
+  `connections must be an object of named connections { [configKey]: connection }, got ${got}`;
+export const badConnectionName = (key: string) =>
+  `connections: ${JSON.stringify(key)} is not a valid configKey (1-100 letters, digits, '.', '_', '-' or ':')`;
+export const defaultsNotObject = (got: string) => `defaults must be an object, got ${got}`;
+export const DEFAULTS_PREFIX =
+  'defaults.prefix is not allowed: set prefix at the top level of the options';
+export const DEFAULTS_LOGGER =
+  'defaults.logger is not allowed: set logger at the top level of the options';
+export const badShutdownTimeout = (got: string) =>
+  `shutdownTimeoutMs must be an integer >= 0, got ${got}`;
+export const badCleaner = (got: string) => `cleaner must be false or { intervalMs? }, got ${got}`;
+export const badCleanerInterval = (got: string) =>
+  `cleaner.intervalMs must be a positive integer, got ${got}`;
+export const registrationNotObject = (got: string) =>
+  `a queue registration must be an object { name, ...options }, got ${got}`;
+export const QUEUE_LOGGER = 'logger is not allowed per queue: set it in WorkQueueModule.forRoot()';
+export const badConfigKey = (got: string) =>
+  `configKey must be the name of a connection in WorkQueueModule.forRoot({ connections }), got ${got}`;
+export const CONFIG_KEY_AND_CONNECTION =
+  'give configKey (a named connection) or connection (its own), not both';
+export const processorOptionsNotObject = (at: string, got: string) =>
+  `${at}options must be an object, got ${got}`;
+export const processorAutostart = (at: string) =>
+  `${at}autostart is not allowed: the module starts workers at application bootstrap`;
+export const processorCloseTimeout = (at: string) =>
+  `${at}closeTimeoutMs is not allowed: set shutdownTimeoutMs in WorkQueueModule.forRoot()`;
+
+// --- Processors (WorkQueueExplorer, WorkQueueRegistrar) ---
+
+export const CANNOT_START_PROCESSORS = 'WorkQueueModule cannot start its processors';
+/** Prefix of every problem of one `@Processor()` class. */
+export const processorAt = (queueName: string, className: string) =>
+  `@Processor(${quote(queueName)}) on ${className}: `;
+/** Why a request-scoped or transient processor is refused, and what to do instead. */
+export const notSingleton = (at: string, transient: boolean) => {
+  const what = transient
+    ? 'is transient'
+    : 'is request-scoped (durable or not), or depends on a request-scoped provider';
+  return `${at}${what}; a processor must be a singleton (default scope), since its worker runs for the whole application. Make it and its dependencies default-scoped; for per-job state, inject ModuleRef and call moduleRef.resolve(Service, ContextIdFactory.create()) in the handler`;
+};
+export const queueNotRegistered = (at: string, queueName: string) =>
+  `${at}queue ${JSON.stringify(queueName)} is not registered; add WorkQueueModule.registerQueue({ name: ${quote(queueName)} }) to the imports of a module`;
+export const processorFoundTwice = (at: string, className: string) =>
+  `${at}found twice (is ${className} provided in more than one module? Provide it once)`;
+export const conflictingOption = (
+  at: string,
+  key: string,
+  value: unknown,
+  owner: string,
+  was: unknown,
+) =>
+  `${at}${key} is ${JSON.stringify(value)} but ${owner} (same queue, same worker) sets ${JSON.stringify(was)}; set worker options on one of them`;
+export const twoCatchAlls = (at: string, queueName: string, first: string, second: string) =>
+  `${at}two catch-all @Process() methods for queue ${JSON.stringify(queueName)}: ${first} and ${second}`;
+export const badJobName = (at: string, name: unknown, methodName: string) =>
+  `${at}@Process(${JSON.stringify(name)}) on ${methodName}: the job name must be a string of 1-200 characters`;
+export const twoNamedHandlers = (
+  at: string,
+  name: string,
+  queueName: string,
+  first: string,
+  second: string,
+) =>
+  `${at}two @Process(${quote(name)}) methods for queue ${JSON.stringify(queueName)}: ${first} and ${second}`;
+export const noProcessMethod = (at: string) =>
+  `${at}no @Process() method; add @Process() to the method that handles jobs`;
+/** `Class.method()`: how a `@Process()` method is named in messages. */
+export const handlerName = (h: { className: string; methodName: string }) =>
+  `${h.className}.${h.methodName}()`;
+export const noHandler = (jobName: string | undefined, classNames: readonly string[]) => {
+  const where = classNames.join(', ');
+  return jobName === undefined
+    ? `no @Process() handler for unnamed jobs in ${where}`
+    : `no @Process() handler for job name ${JSON.stringify(jobName)} in ${where}`;
+};
+
+// --- Workers (WorkQueueRegistrar) ---
+
+export const workerStarted = (queue: string, concurrency: number, classNames: readonly string[]) =>
+  `worker of queue "${queue}" started (concurrency ${concurrency}; ${classNames.join(', ')})`;
+export const workerStartTimeout = (queue: string, ms: number, lastError: string | undefined) =>
+  `queue "${queue}": its worker could not start within ${ms} ms, Redis did not answer${lastError ? `: ${lastError}` : ''}`;
+export const workerError = (queue: string, error: string) =>
+  `queue "${queue}": worker error: ${error}`;
+export const jobDead = (queue: string, jobId: string, error: string) =>
+  `queue "${queue}": job ${jobId} dead-lettered: ${error}`;
+export const jobRetrying = (
+  queue: string,
+  jobId: string,
+  attempt: number,
+  maxAttempts: number,
+  error: string,
+) =>
+  `queue "${queue}": job ${jobId} failed attempt ${attempt}/${maxAttempts}, will retry: ${error}`;
+export const leaseLost = (queue: string, jobId: string, reason: string) =>
+  `queue "${queue}": job ${jobId}: ${reason}; its result is not recorded here`;
+export const NO_SHUTDOWN_HOOKS =
+  'No SIGTERM listener found: call app.enableShutdownHooks() so that workers drain on shutdown (running jobs finish or go back to their queue at once); without it they are only recovered when their leases or heartbeats expire';
+
+// --- Connections (WorkQueueContext) ---
+
+export const connectionLabel = (key?: string) =>
+  key === undefined ? 'Redis connection' : `Redis connection "${key}"`;
+export const queueConnectionLabel = (queue: string) => `Redis connection of queue "${queue}"`;
+export const connectionLost = (label: string, why: string) => `${label} ${why}; reconnecting`;
+export const connectionErrorWhy = (error: string) => `error: ${error}`;
+export const CONNECTION_CLOSED_WHY = 'lost';
+export const connectionRestored = (label: string) => `${label} restored`;
+
+// --- Cleaner (WorkQueueCleaner) ---
+
+export const cleanerRoundFailed = (error: string) => `cleaner: round failed: ${error}`;
+export const cleanerCleaned = (queue: string, done: readonly (readonly [string, number])[]) =>
+  `cleaner: queue "${queue}": ${done.map(([k, n]) => `${k} ${n}`).join(', ')}`;
+export const cleanerQueueFailed = (queue: string, error: string) =>
+  `cleaner: queue "${queue}": ${error} (will retry next round)`;
+
+// --- Health (WorkQueueHealthIndicator) ---
+
+export const redisStatusUnreachable = (status: string) =>
+  `Redis is unreachable (connection ${status})`;
+export const redisUnreachable = (error: string) => `Redis is unreachable: ${error}`;
+export const redisNoAnswer = (ms: number) => `Redis did not answer within ${ms} ms`;
+export const healthQueueNotRegistered = (queue: string) => `queue "${queue}" is not registered`;
+export const evictionWarning = (policy: string) =>
+  `maxmemory-policy is '${policy}': Redis may evict queue keys and lose jobs; set it to noeviction`;
+export const tooManyPending = (queue: string, n: number, max: number) =>
+  `queue "${queue}": ${n} pending jobs, over maxPending ${max}`;
+export const tooManyDead = (queue: string, n: number, max: number) =>
+  `queue "${queue}": ${n} dead jobs, over maxDead ${max}`;
+export const tooFewWorkers = (queue: string, n: number, min: number) =>
+  `queue "${queue}": ${n} live workers, under minWorkers ${min}`;
