@@ -8,6 +8,7 @@ import {
   type HealthIndicatorResult,
 } from '@nestjs/terminus';
 import { errorMessage, type QueueCounts } from '../../lib/index.js';
+import { infos, summarize } from '../../lib/redis/info.js';
 import { within } from '../../lib/util/timeout.js';
 import { WorkQueueContext } from '../work-queue.context.js';
 import {
@@ -112,7 +113,7 @@ export class WorkQueueHealthIndicator {
     await client.ping();
     const latencyMs = Math.round((performance.now() - started) * 10) / 10;
     const [info, ...counts] = await Promise.all([
-      queues[0]?.redisInfo() ?? redisInfoOf(client),
+      queues[0]?.redisInfo() ?? infos(client).then(summarize),
       ...queues.map((q) => q.counts()),
     ]);
     const details: WorkQueueHealthDetails = {
@@ -145,14 +146,6 @@ export class WorkQueueHealthIndicator {
     if (problems.length > 0) details.problems = problems;
     return details;
   }
-}
-
-async function redisInfoOf(
-  client: WorkQueueContext['client'],
-): Promise<{ version: string; maxmemoryPolicy: string }> {
-  const info = await client.info();
-  const field = (f: string) => new RegExp(`^${f}:(.*)$`, 'm').exec(info)?.[1]?.trim() ?? '';
-  return { version: field('redis_version'), maxmemoryPolicy: field('maxmemory_policy') };
 }
 
 /**
