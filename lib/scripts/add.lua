@@ -1,7 +1,7 @@
 -- add: store and enqueue a batch of jobs.
 --! keys: id tok data meta ids delayed leased tokens wake parked adds pending*
--- ARGV: the priorities used (digits: the pending lists passed, in that order), hand-off lease ms (0 = never hand
---   off), count, call seq ('' = none), idempotency ttl ms, acknowledged count m, then m seqs of
+-- ARGV: the priorities used (digits: the pending lists passed, in that order), hand-off lease
+--   ms (0 = never hand off), count, call seq ('' = none), idempotency ttl ms, acknowledged count m, then m seqs of
 --   earlier calls whose replies arrived, then per job 5 values: caller id ('' = generate),
 --   payload, meta JSON ('' = none), priority (0..9), schedule ('' = now, 'd<ms>' = delay,
 --   'a<ms>' = absolute Redis time in ms).
@@ -11,14 +11,8 @@
 -- the hash expires.
 -- A caller id is taken while its job exists and, after the job completed, until the dedupe
 -- window ends ('~<until>' in the caller-id index).
--- Hand-off: while a worker is parked (idle, blocked on the wake list) and no wake-up waits,
--- the first job to run now is not queued but leased on the spot to "whichever parked worker
--- pops it" (holder 'h', deadline now + hand-off ms = the queue's leaseMs) and pushed to the
--- wake list whole, so the worker that pops it starts at once instead of making a lease call
--- first. The worker adopts the lease (complete.lua) in its next call, before that call's
--- completes; one that dies first lets it lapse and clean() puts the job back at the front
--- without counting an expiry. A busy worker's lease takes the entry like a pending job of its
--- priority (lease_jobs).
+-- Hand-off: while a worker is parked and no wake-up waits, the first job to run now is leased
+-- to holder 'h' and pushed to the wake list whole (docs/hand-off.md).
 -- Returns: flat list, per job: id, added (1 new | 0 an existing job has that caller id).
 local hand_ms = tonumber(ARGV[2])
 local count = tonumber(ARGV[3])

@@ -4,8 +4,8 @@
 --   lease ms, park ms (0 = do not mark the worker parked), sweep (1: the worker's idle wait
 --   moved entries into its hand-off list since its last sweep), adopt count, job count, then
 --   per adopted job: token; then per completed job: id, token, result.
--- Adopting comes first: the worker takes over the jobs handed off to it that it received (see
--- add.lua), so a complete of such a job in the same call is its own. The sweep empties its
+-- Adopting comes first (docs/hand-off.md, step 4): the worker takes over the jobs handed off
+-- to it that it received, so a complete of such a job in the same call is its own. The sweep empties its
 -- hand-off list: plain wake-ups and hand-offs cancelled or taken back meanwhile are dropped;
 -- a live hand-off it did not name arrived after this call was sent and stays for the next one.
 -- A job completes when it still exists, whoever holds it now (a stale holder saves the work);
