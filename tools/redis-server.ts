@@ -48,14 +48,8 @@ export class RedisUnavailableError extends Error {
 // ---------------------------------------------------------------------------------------------
 // Binary lookup and small helpers
 
-/** Path of the redis-server binary (REDIS_SERVER_BIN or PATH), or undefined if not found. */
-export function findRedisServerBinary(): string | undefined {
-  const explicit = process.env.REDIS_SERVER_BIN;
-  const candidates: string[] = explicit ? [explicit] : [];
-  const dirs = (process.env.PATH ?? '').split(path.delimiter).filter(Boolean);
-  for (const d of dirs) {
-    candidates.push(path.join(d, 'redis-server'));
-  }
+/** The first of `candidates` that is an executable file, or undefined. */
+export function firstExecutable(candidates: readonly string[]): string | undefined {
   for (const c of candidates) {
     try {
       accessSync(c, fsConstants.X_OK);
@@ -67,6 +61,17 @@ export function findRedisServerBinary(): string | undefined {
   return undefined;
 }
 
+/** Path of the redis-server binary (REDIS_SERVER_BIN or PATH), or undefined if not found. */
+export function findRedisServerBinary(): string | undefined {
+  const explicit = process.env.REDIS_SERVER_BIN;
+  const candidates: string[] = explicit ? [explicit] : [];
+  const dirs = (process.env.PATH ?? '').split(path.delimiter).filter(Boolean);
+  for (const d of dirs) {
+    candidates.push(path.join(d, 'redis-server'));
+  }
+  return firstExecutable(candidates);
+}
+
 /**
  * On a fresh Debian-like machine where we run as root and apt-get exists, install the
  * redis-server package (saying so). Anywhere else, do nothing: the caller explains the options.
@@ -74,14 +79,7 @@ export function findRedisServerBinary(): string | undefined {
  */
 export function installRedisServer(log: (line: string) => void): void {
   if (process.env.WQ_NO_APT_INSTALL === '1' || process.getuid?.() !== 0) return;
-  const aptGet = ['/usr/bin/apt-get', '/bin/apt-get'].find((p) => {
-    try {
-      accessSync(p, fsConstants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
+  const aptGet = firstExecutable(['/usr/bin/apt-get', '/bin/apt-get']);
   if (!aptGet) return;
   log(
     '[redis] redis-server not found: installing the Debian package with apt-get (running as root)',
@@ -186,7 +184,7 @@ function installExitHook(): void {
   });
 }
 
-/** Kill `child` if this process exits before it does (also used by redis-cluster.ts). */
+/** Kill `child` if this process exits before it does. */
 export function killOnExit(child: ChildProcess): void {
   liveChildren.add(child);
   child.once('exit', () => liveChildren.delete(child));
@@ -228,7 +226,7 @@ export function spawnRedisServer(bin: string, args: string[]): RedisProcess {
   return { child, output: () => out };
 }
 
-export function isRunning(proc: RedisProcess | undefined): boolean {
+export function isRunning(proc: RedisProcess | undefined): proc is RedisProcess {
   return proc !== undefined && proc.child.exitCode === null && proc.child.signalCode === null;
 }
 

@@ -19,17 +19,9 @@ import {
 
 export {
   acquireSharedRedis,
-  dockerEngineReachable,
-  findRedisServerBinary,
-  forgetDir,
   getFreePort,
-  installRedisServer,
-  killOnExit,
   pingOnce,
-  redactUrl,
   RedisUnavailableError,
-  removeOnExit,
-  type AcquireSharedRedisOptions,
   type SharedRedis,
 } from '../../tools/redis-server.js';
 
