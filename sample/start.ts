@@ -3,13 +3,13 @@
  *
  * Uses REDIS_URL when set; otherwise a Docker engine (testcontainers) when one is reachable;
  * otherwise a private local redis-server on a free port with its data in a temp dir (installed
- * with apt-get first when missing and we are root on a Debian-like machine) — the same logic
- * as the test harness. The app runs in a child process; signals are forwarded to it, and the
+ * with apt-get first when missing and we are root on a Debian-like machine) — the launcher in
+ * tools/redis-server.ts, which the test harness uses too. The app runs in a child process; signals are forwarded to it, and the
  * private Redis is stopped once the app has shut down.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { acquireSharedRedis, RedisUnavailableError } from '../test/support/redis-server.js';
+import { acquireSharedRedis, RedisUnavailableError } from '../tools/redis-server.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 

@@ -1,5 +1,6 @@
 /** Small helpers shared by the benchmark orchestrator (run.ts) and its children (child.ts). */
 import type { Redis } from 'ioredis';
+import { commandStats } from '../support/commandstats.js';
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -25,12 +26,7 @@ export async function infoNumber(client: Redis, section: string, field: string):
 
 /** Calls per command from `INFO commandstats` (e.g. `evalsha` → 1234). */
 export async function commandCalls(client: Redis): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
-  for (const [field, value] of await info(client, 'commandstats')) {
-    const m = /(?:^|,)calls=(\d+)/.exec(value);
-    if (field.startsWith('cmdstat_') && m) out.set(field.slice('cmdstat_'.length), Number(m[1]));
-  }
-  return out;
+  return new Map(Object.entries(await commandStats(client)));
 }
 
 /** Per-command call deltas between two `commandCalls` snapshots (only non-zero ones). */

@@ -1,6 +1,5 @@
-import { afterAll, afterEach, describe, expect, it, jest } from '@jest/globals';
-import { Module, type INestApplication, type Type } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
+import { afterAll, describe, expect, it, jest } from '@jest/globals';
+import { Module, type Type } from '@nestjs/common';
 import {
   getQueueToken,
   Process,
@@ -12,14 +11,11 @@ import {
   type WorkQueueCleanerOptions,
 } from '../../src/index.js';
 import { testRedisUrl, uniqueName } from '../support/keys.js';
+import { Inspector, MemoryLogger, nestAppsClosedAfterEach } from '../support/nest-app.js';
 import { waitFor } from '../support/wait.js';
-import { Inspector, MemoryLogger } from './nest-support.js';
 
 const inspector = new Inspector();
-const apps: INestApplication[] = [];
-afterEach(async () => {
-  await Promise.all(apps.splice(0).map((a) => a.close()));
-});
+const startApp = nestAppsClosedAfterEach();
 afterAll(() => inspector.close());
 
 async function start(
@@ -42,10 +38,7 @@ async function start(
     providers,
   })
   class AppModule {}
-  const ref = await Test.createTestingModule({ imports: [AppModule] }).compile();
-  const app = ref.createNestApplication({ logger: false });
-  apps.push(app);
-  await app.init();
+  const app = await startApp({ imports: [AppModule] });
   return {
     app,
     logger,

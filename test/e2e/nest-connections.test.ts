@@ -2,7 +2,7 @@
 // and a queue's own (`registerQueue({ connection })`). Each lives in its own Redis database of
 // the shared test server, so where the keys land shows which connection a queue used.
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { Injectable, type INestApplication } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import {
@@ -21,6 +21,7 @@ import {
   registerQueueProblems,
 } from '../../src/utils/validate-options.util.js';
 import { deleteKeys, keysMatching, testRedisUrl, uniqueName } from '../support/keys.js';
+import { startNestApp } from '../support/nest-app.js';
 
 /** The shared test server's URL on another database. */
 function onDb(db: number): string {
@@ -80,7 +81,7 @@ describe('several connections', () => {
       ) {}
     }
 
-    const moduleRef = await Test.createTestingModule({
+    const app = await startNestApp({
       imports: [
         WorkQueueModule.forRoot({
           connection: { url: testRedisUrl() },
@@ -95,9 +96,7 @@ describe('several connections', () => {
         ),
       ],
       providers: [MainProcessor, ReportsProcessor, AuditProcessor, Producer],
-    }).compile();
-    const app: INestApplication = moduleRef.createNestApplication({ logger: false });
-    await app.init();
+    });
     let closed = false;
     try {
       const producer = app.get(Producer);

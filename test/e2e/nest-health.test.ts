@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Controller, Get, Module, Query, type INestApplication } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
-import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { WorkQueueHealthIndicator, WorkQueueHealthModule } from '../../src/health/index.js';
 import { getQueueToken, WorkQueueModule, type WorkQueue } from '../../src/index.js';
+import { MemoryLogger, startNestApp } from '../support/nest-app.js';
 import { startRedis, type RedisHandle } from '../support/redis-server.js';
 import { waitFor } from '../support/wait.js';
-import { MemoryLogger } from './nest-support.js';
 
 const TIMEOUT_MS = 500;
 /** Every answer must come within the check's timeout plus this much. */
@@ -54,9 +53,7 @@ beforeAll(async () => {
     controllers: [HealthController],
   })
   class AppModule {}
-  const ref = await Test.createTestingModule({ imports: [AppModule] }).compile();
-  app = ref.createNestApplication({ logger: false });
-  await app.init();
+  app = await startNestApp({ imports: [AppModule] });
 });
 
 afterAll(async () => {

@@ -1,6 +1,5 @@
-import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
-import { Injectable, Module, type INestApplication, type Type } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { Injectable, Module, type Type } from '@nestjs/common';
 import {
   getQueueToken,
   InjectQueue,
@@ -13,18 +12,15 @@ import {
   type Job,
 } from '../../src/index.js';
 import { testRedisUrl, uniqueName } from '../support/keys.js';
+import { Inspector, MemoryLogger, nestAppsClosedAfterEach } from '../support/nest-app.js';
 import { waitFor } from '../support/wait.js';
-import { Inspector, MemoryLogger } from './nest-support.js';
 
 interface MailJob {
   to: string;
 }
 
 const inspector = new Inspector();
-const apps: INestApplication[] = [];
-afterEach(async () => {
-  await Promise.all(apps.splice(0).map((a) => a.close()));
-});
+const startApp = nestAppsClosedAfterEach();
 afterAll(() => inspector.close());
 
 /** An app with forRoot on a fresh prefix, the given queues and providers. */
@@ -43,10 +39,7 @@ async function start(queues: string[], providers: Type[], logger = new MemoryLog
     providers,
   })
   class AppModule {}
-  const ref = await Test.createTestingModule({ imports: [AppModule] }).compile();
-  const app = ref.createNestApplication({ logger: false });
-  apps.push(app);
-  await app.init();
+  const app = await startApp({ imports: [AppModule] });
   return { app, prefix, logger };
 }
 
@@ -230,10 +223,7 @@ describe('processing through the Nest layer', () => {
       ],
     })
     class AppModule {}
-    const ref = await Test.createTestingModule({ imports: [AppModule] }).compile();
-    const app = ref.createNestApplication({ logger: false });
-    apps.push(app);
-    await app.init();
+    await startApp({ imports: [AppModule] });
     const check = inspector.queue<number>('async-q', prefix);
     await check.add(1);
     await check.add(-1);

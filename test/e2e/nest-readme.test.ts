@@ -25,7 +25,7 @@ import {
   type Job,
 } from '../../src/index.js';
 import { deleteKeys, testRedisUrl } from '../support/keys.js';
-import { Inspector } from './nest-support.js';
+import { Inspector, startNestApp } from '../support/nest-app.js';
 
 // ---------------------------------------------------------------- README: quick start
 
@@ -171,11 +171,10 @@ describe('EmailProcessor (against a real Redis)', () => {
 
 describe('README quick start', () => {
   it('queues through the controller, processes, and reports health', async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
-      .setLogger({ log() {}, warn() {}, error() {} })
-      .compile();
-    const app = moduleRef.createNestApplication({ logger: false });
-    await app.init();
+    const app = await startNestApp({
+      imports: [AppModule],
+      moduleLogger: { log() {}, warn() {}, error() {} },
+    });
     try {
       const mailer = app.get(Mailer);
       const sent = new Promise<string>((resolve) => {

@@ -1,6 +1,5 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { Module, type INestApplication, type Type } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import {
   getQueueToken,
   Process,
@@ -12,8 +11,8 @@ import {
   type WorkQueueModuleOptions,
 } from '../../src/index.js';
 import { testRedisUrl, uniqueName } from '../support/keys.js';
+import { activeResources, createNestApp, Inspector, MemoryLogger } from '../support/nest-app.js';
 import { waitFor } from '../support/wait.js';
-import { activeResources, Inspector, MemoryLogger } from './nest-support.js';
 
 const inspector = new Inspector();
 afterAll(() => inspector.close());
@@ -37,8 +36,7 @@ async function createApp(
     providers,
   })
   class AppModule {}
-  const ref = await Test.createTestingModule({ imports: [AppModule] }).compile();
-  return { app: ref.createNestApplication({ logger: false }), prefix, logger };
+  return { app: await createNestApp({ imports: [AppModule] }), prefix, logger };
 }
 
 describe('graceful shutdown', () => {

@@ -7,17 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { WorkQueue } from '../../lib/index.js';
 import type { Handler } from '../../lib/index.js';
+import { commandStats, statsDelta } from '../support/commandstats.js';
 import { uniqueName } from '../support/keys.js';
 import { QueueFixture } from '../support/queue.js';
 import { startRedis, type RedisHandle } from '../support/redis-server.js';
 import { waitFor } from '../support/wait.js';
-import {
-  commandStats,
-  deferred,
-  statsDelta,
-  type Deferred,
-  workersClosedAfterEach,
-} from '../support/worker.js';
+import { deferred, type Deferred, workersClosedAfterEach } from '../support/worker.js';
 
 const fx = new QueueFixture();
 afterAll(() => fx.cleanup());

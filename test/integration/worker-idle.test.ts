@@ -10,10 +10,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { Redis } from 'ioredis';
 import { Worker, WorkQueue } from '../../lib/index.js';
 import type { Handler, WorkerOptions, WorkQueueOptions } from '../../lib/index.js';
+import { commandStats, statsDelta } from '../support/commandstats.js';
 import { uniqueName } from '../support/keys.js';
 import { startRedis, type RedisHandle } from '../support/redis-server.js';
 import { waitFor } from '../support/wait.js';
-import { commandStats, quantile, statsDelta } from '../support/worker.js';
+import { quantile } from '../support/worker.js';
 
 let redis: RedisHandle;
 let admin: Redis;

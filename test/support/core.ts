@@ -4,6 +4,7 @@
 import { Redis } from 'ioredis';
 import { WorkQueue } from '../../lib/index.js';
 import type { WorkQueueOptions } from '../../lib/index.js';
+import { commandStats } from './commandstats.js';
 import type { QueueFixture } from './queue.js';
 import { keysMatching } from './keys.js';
 import { getFreePort } from './redis-server.js';
@@ -82,13 +83,8 @@ export async function offlineClient(): Promise<Redis> {
 
 /** Sum of `calls` for the given commands in `INFO commandstats` (server-wide counters). */
 export async function commandCalls(client: Redis, commands: readonly string[]): Promise<number> {
-  const info = await client.info('commandstats');
-  let total = 0;
-  for (const cmd of commands) {
-    const m = new RegExp(`^cmdstat_${cmd}:calls=(\\d+)`, 'm').exec(info);
-    if (m) total += Number(m[1]);
-  }
-  return total;
+  const stats = await commandStats(client);
+  return commands.reduce((total, cmd) => total + (stats[cmd] ?? 0), 0);
 }
 
 /** Keys of a queue relative to its base (`<prefix>:{<queue>}:`), sorted. */

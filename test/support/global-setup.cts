@@ -3,11 +3,13 @@
 //
 // Why `.cts` and an extensionless import: Jest loads globalSetup/globalTeardown with Node's
 // CommonJS `require` (through a pirates hook that runs @swc/jest with CommonJS output), NOT
-// through Jest's ESM runtime, so `moduleNameMapper` does not apply and `./redis-server.js`
+// through Jest's ESM runtime, so `moduleNameMapper` does not apply and a `.js`-suffixed path
 // would not resolve. Node's CJS resolver does try the hooked `.ts` extension, so the
 // extensionless path works. Anything imported from here is compiled to CommonJS, so it must
-// not use `import.meta`, top-level await, or `.js`-suffixed relative imports.
-import { acquireSharedRedis } from './redis-server';
+// not use `import.meta`, top-level await, or `.js`-suffixed relative imports — hence the
+// shared launcher itself (tools/redis-server.ts), not test/support/redis-server.ts, which
+// imports it with a `.js` suffix.
+import { acquireSharedRedis } from '../../tools/redis-server';
 
 const SHARED_REDIS_KEY = '__WQ_SHARED_REDIS__';
 

@@ -1,5 +1,5 @@
 // Jest globalTeardown: release the Redis acquired by global-setup.cts (same process).
-import type { SharedRedis } from './redis-server';
+import type { SharedRedis } from '../../tools/redis-server';
 
 const SHARED_REDIS_KEY = '__WQ_SHARED_REDIS__';
 

@@ -5,24 +5,28 @@
  * Plain Node module (no Jest imports). Every process it starts is tracked and SIGKILLed on
  * process exit if `dispose()` was not called; it never touches processes it did not start.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants as fsConstants, mkdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import {
+  delay,
+  firstExecutable,
   findRedisServerBinary,
   forgetDir,
   getFreePort,
-  killOnExit,
-  pingOnce,
+  HOST,
+  isRunning,
   RedisUnavailableError,
   removeOnExit,
-} from './redis-server.js';
-
-const HOST = '127.0.0.1';
-const OUTPUT_LIMIT = 32 * 1024;
+  spawnRedisServer,
+  stopRedisProcess,
+  waitForExit,
+  waitReady,
+  type RedisProcess,
+} from '../../tools/redis-server.js';
 
 export interface ClusterNodeAddress {
   host: string;
@@ -93,15 +97,7 @@ export function findRedisCliBinary(): string | undefined {
   for (const d of (process.env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
     candidates.push(path.join(d, 'redis-cli'));
   }
-  for (const c of candidates) {
-    try {
-      accessSync(c, fsConstants.X_OK);
-      return c;
-    } catch {
-      // next
-    }
-  }
-  return undefined;
+  return firstExecutable(candidates);
 }
 
 // ------------------------------------------------------------------------------ processes
@@ -110,29 +106,8 @@ interface NodeProc {
   port: number;
   busPort: number;
   dir: string;
-  child: ChildProcess | undefined;
-  output: string;
-}
-
-const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-function running(c: ChildProcess | undefined): boolean {
-  return c !== undefined && c.exitCode === null && c.signalCode === null;
-}
-
-function waitExit(c: ChildProcess, ms: number): Promise<boolean> {
-  if (!running(c)) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const t = setTimeout(() => {
-      c.off('exit', done);
-      resolve(false);
-    }, ms);
-    const done = () => {
-      clearTimeout(t);
-      resolve(true);
-    };
-    c.once('exit', done);
-  });
+  /** The node's redis-server process (its latest start). */
+  proc: RedisProcess | undefined;
 }
 
 function nodeArgs(n: NodeProc, nodeTimeoutMs: number, extra: string[]): string[] {
@@ -165,31 +140,6 @@ function nodeArgs(n: NodeProc, nodeTimeoutMs: number, extra: string[]): string[]
     '',
     ...extra,
   ];
-}
-
-function spawnNode(bin: string, n: NodeProc, args: string[]): void {
-  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  n.output = '';
-  const collect = (b: Buffer) => {
-    n.output += b.toString('utf8');
-    if (n.output.length > OUTPUT_LIMIT) n.output = n.output.slice(-OUTPUT_LIMIT);
-  };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
-  child.on('error', (e) => collect(Buffer.from(`\n[spawn error] ${e.message}\n`)));
-  killOnExit(child);
-  n.child = child;
-}
-
-async function waitPing(n: NodeProc, timeoutMs: number): Promise<string | undefined> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (!running(n.child))
-      return `exited (code ${n.child?.exitCode}, signal ${n.child?.signalCode})`;
-    if (await pingOnce(HOST, n.port, 250)) return undefined;
-    if (Date.now() > deadline) return `no PING answer within ${timeoutMs} ms`;
-    await delay(25);
-  }
 }
 
 function runCli(bin: string, args: string[], timeoutMs: number): Promise<string> {
@@ -318,7 +268,7 @@ export async function startRedisCluster(
     async topology() {
       let last: unknown;
       for (const n of procs.values()) {
-        if (!running(n.child)) continue;
+        if (!isRunning(n.proc)) continue;
         try {
           const text = await onNode(n.port, (r) => r.cluster('NODES') as Promise<string>);
           return parseClusterNodes(text);
@@ -337,7 +287,7 @@ export async function startRedisCluster(
       return { master, replicas: all.filter((n) => n.masterId === master.id) };
     },
     async keySlot(key) {
-      const n = [...procs.values()].find((x) => running(x.child));
+      const n = [...procs.values()].find((x) => isRunning(x.proc));
       if (!n) throw new Error('no running node');
       return Number(await onNode(n.port, (r) => r.cluster('KEYSLOT', key)));
     },
@@ -345,39 +295,34 @@ export async function startRedisCluster(
       return onNode(port, (r) => r.call(String(args[0]), ...args.slice(1)));
     },
     async kill(port) {
-      const c = node(port).child;
-      if (!c || !running(c)) return;
-      c.kill('SIGKILL');
-      await waitExit(c, 10_000);
+      const p = node(port).proc;
+      if (isRunning(p)) await stopRedisProcess(p, 'SIGKILL');
     },
     pause(port) {
-      const c = node(port).child;
-      if (c && running(c)) c.kill('SIGSTOP');
+      const p = node(port).proc;
+      if (isRunning(p)) p.child.kill('SIGSTOP');
     },
     resume(port) {
-      const c = node(port).child;
-      if (c && running(c)) c.kill('SIGCONT');
+      const p = node(port).proc;
+      if (isRunning(p)) p.child.kill('SIGCONT');
     },
     async restart(port) {
       const n = node(port);
-      if (running(n.child)) throw new Error(`node ${port} is running; kill it first`);
+      if (isRunning(n.proc)) throw new Error(`node ${port} is running; kill it first`);
       const deadline = Date.now() + 10_000;
       for (;;) {
-        spawnNode(bin, n, nodeArgs(n, nodeTimeoutMs, extra));
-        const problem = await waitPing(n, Math.max(250, deadline - Date.now()));
-        if (!problem) return;
-        if (n.child) {
-          n.child.kill('SIGKILL');
-          await waitExit(n.child, 10_000);
-        }
-        if (!/address already in use/i.test(n.output) || Date.now() > deadline) {
-          throw new Error(`could not restart node ${port}: ${problem}\n${n.output}`);
+        const p = (n.proc = spawnRedisServer(bin, nodeArgs(n, nodeTimeoutMs, extra)));
+        const ready = await waitReady(p, port, Math.max(250, deadline - Date.now()));
+        if (ready.ok) return;
+        await stopRedisProcess(p, 'SIGKILL');
+        if (!/address already in use/i.test(p.output()) || Date.now() > deadline) {
+          throw new Error(`could not restart node ${port}: ${ready.reason}\n${p.output()}`);
         }
         await delay(100);
       }
     },
     isRunning(port) {
-      return running(node(port).child);
+      return isRunning(node(port).proc);
     },
     async waitHealthy(timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
@@ -391,10 +336,10 @@ export async function startRedisCluster(
     },
     async dispose() {
       for (const n of procs.values()) {
-        if (n.child && running(n.child)) n.child.kill('SIGKILL');
+        if (isRunning(n.proc)) n.proc.child.kill('SIGKILL');
       }
       await Promise.all(
-        [...procs.values()].map((n) => (n.child ? waitExit(n.child, 10_000) : true)),
+        [...procs.values()].map((n) => (n.proc ? waitForExit(n.proc.child, 10_000) : true)),
       );
       await rm(root, { recursive: true, force: true });
       forgetDir(root);
@@ -408,7 +353,7 @@ export async function startRedisCluster(
   }
 
   async function unhealthy(): Promise<string> {
-    const up = [...procs.values()].filter((n) => running(n.child));
+    const up = [...procs.values()].filter((n) => isRunning(n.proc));
     for (const n of up) {
       let info: string;
       try {
@@ -458,21 +403,18 @@ export async function startRedisCluster(
         const busPort = await freePort();
         const dir = path.join(root, String(port));
         mkdirSync(dir, { recursive: true });
-        const n: NodeProc = { port, busPort, dir, child: undefined, output: '' };
-        spawnNode(bin, n, nodeArgs(n, nodeTimeoutMs, extra));
-        const problem = await waitPing(n, 10_000);
-        if (!problem) {
+        const n: NodeProc = { port, busPort, dir, proc: undefined };
+        const p = (n.proc = spawnRedisServer(bin, nodeArgs(n, nodeTimeoutMs, extra)));
+        const ready = await waitReady(p, port, 10_000);
+        if (ready.ok) {
           procs.set(port, n);
           started = true;
           break;
         }
-        if (n.child) {
-          n.child.kill('SIGKILL');
-          await waitExit(n.child, 10_000);
-        }
-        if (!/address already in use/i.test(n.output)) {
+        await stopRedisProcess(p, 'SIGKILL');
+        if (!/address already in use/i.test(p.output())) {
           throw new Error(
-            `redis-server (cluster node ${port}) did not start: ${problem}\n${n.output}`,
+            `redis-server (cluster node ${port}) did not start: ${ready.reason}\n${p.output()}`,
           );
         }
       }

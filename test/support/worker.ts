@@ -66,27 +66,6 @@ export function recordEvents<T, R>(
   return events;
 }
 
-/** `INFO commandstats` as `{ command: calls }` (server-wide counters, lower-case names). */
-export async function commandStats(client: Redis): Promise<Record<string, number>> {
-  const info = await client.info('commandstats');
-  const out: Record<string, number> = {};
-  for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) out[m[1]!] = Number(m[2]);
-  return out;
-}
-
-/** `after - before` per command, only the ones that changed. */
-export function statsDelta(
-  before: Record<string, number>,
-  after: Record<string, number>,
-): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [k, v] of Object.entries(after)) {
-    const d = v - (before[k] ?? 0);
-    if (d !== 0) out[k] = d;
-  }
-  return out;
-}
-
 /** The `q`-quantile (0…1) of `values` (nearest rank). */
 export function quantile(values: readonly number[], q: number): number {
   const s = [...values].sort((a, b) => a - b);

@@ -12,7 +12,7 @@ import {
   type WorkQueue,
 } from '../../src/index.js';
 import { WorkQueueExplorer } from '../../src/work-queue.explorer.js';
-import { MemoryLogger } from '../e2e/nest-support.js';
+import { MemoryLogger } from '../support/nest-app.js';
 
 // Nothing here touches Redis: the module's own connection is lazy and no worker is started
 // (explore() is called directly, or init() fails before the workers would start).

@@ -1,10 +1,61 @@
 /**
- * Helpers for the Nest e2e tests (test/e2e/nest-*.test.ts).
+ * Helpers for the Nest tests (test/e2e/nest-*.test.ts, test/unit/nest-*.test.ts): booting a
+ * test app, a recording logger, and a plain client to look at what an app did.
  */
-import type { LoggerService } from '@nestjs/common';
+import { afterEach } from '@jest/globals';
+import type {
+  INestApplication,
+  LoggerService,
+  ModuleMetadata,
+  NestApplicationOptions,
+} from '@nestjs/common';
+import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import { WorkQueue } from '../../src/index.js';
-import { deleteKeys, testRedisUrl } from '../support/keys.js';
+import { deleteKeys, testRedisUrl } from './keys.js';
+
+export interface NestAppOptions extends Pick<
+  ModuleMetadata,
+  'imports' | 'providers' | 'controllers'
+> {
+  /** Options of `createNestApplication` (default `{ logger: false }`). */
+  app?: NestApplicationOptions;
+  /** Logger of the testing module itself (`Test.createTestingModule(...).setLogger`). */
+  moduleLogger?: LoggerService;
+}
+
+/**
+ * A Nest app of a testing module with the given imports, providers and controllers, not
+ * initialized yet (e.g. to call `enableShutdownHooks()` first).
+ */
+export async function createNestApp(options: NestAppOptions): Promise<INestApplication> {
+  const { imports = [], providers = [], controllers = [] } = options;
+  const builder = Test.createTestingModule({ imports, providers, controllers });
+  if (options.moduleLogger) builder.setLogger(options.moduleLogger);
+  const ref = await builder.compile();
+  return ref.createNestApplication(options.app ?? { logger: false });
+}
+
+/** `createNestApp`, then `app.init()` (which starts the workers). */
+export async function startNestApp(options: NestAppOptions): Promise<INestApplication> {
+  const app = await createNestApp(options);
+  await app.init();
+  return app;
+}
+
+/** `startNestApp` for one test file: every app it starts is closed after each test. */
+export function nestAppsClosedAfterEach(): (options: NestAppOptions) => Promise<INestApplication> {
+  const apps: INestApplication[] = [];
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((a) => a.close()));
+  });
+  return async (options) => {
+    const app = await createNestApp(options);
+    apps.push(app); // closed even if init fails
+    await app.init();
+    return app;
+  };
+}
 
 export interface LogEntry {
   level: 'log' | 'error' | 'warn' | 'debug' | 'verbose' | 'fatal';

@@ -1,3 +1,0 @@
-export * from './redis-server.js';
-export * from './keys.js';
-export * from './wait.js';
