@@ -3,7 +3,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { within } from './util/timeout.js';
 import { duplicate } from './connection.js';
 import { errorMessage, invalidOptions, WorkQueueError } from './errors.js';
-import { startHeartbeat, type Heartbeat } from './heartbeat.js';
+import { startHeartbeat, type Heartbeat } from './worker/heartbeat.js';
 import { type CompleteItem, type WorkQueue } from './queue.js';
 import { defaultCleanInterval } from './options.js';
 import type { FailOutcome, LeasedJob } from './types.js';
