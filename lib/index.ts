@@ -1,9 +1,4 @@
-export {
-  WorkQueue,
-  type CompleteItem,
-  type LeaseBatch,
-  type WorkerCallOptions,
-} from './queue.js';
+export { WorkQueue, type CompleteItem, type LeaseBatch, type WorkerCallOptions } from './queue.js';
 export {
   WorkQueueError,
   NonRetryableError,
@@ -25,4 +20,4 @@ export {
   type Handler,
   type WorkerOptions,
   type WorkerEvents,
-} from './worker.js';
+} from './worker/worker.js';
