@@ -1,6 +1,7 @@
 // What every part of a worker shares: its queue, settings, state flags, outlets (events, errors)
 // and the other parts, wired once by the Worker's constructor.
 import type { WorkQueue } from '../queue.js';
+import type { Cancels } from './cancels.js';
 import type { Handoffs } from './handoffs.js';
 import type { IdleWait } from './idle-wait.js';
 import type { Handler, WorkerEvents } from './job.js';
@@ -9,7 +10,6 @@ import type { LeaseRenewer } from './lease-renewer.js';
 import type { WorkerSettings } from './options.js';
 import type { RunTable } from './run-table.js';
 import type { Runner } from './runner.js';
-import type { Cancels } from './cancels.js';
 
 /** Longest wait for one Redis call of the worker's own bookkeeping. */
 export const CALL_TIMEOUT_MS = 3_000;
@@ -18,17 +18,6 @@ export type Emit<T, R> = <K extends keyof WorkerEvents<T, R>>(
   event: K,
   ...args: WorkerEvents<T, R>[K]
 ) => void;
-
-export interface Deferred<X> {
-  promise: Promise<X>;
-  resolve(value: X): void;
-}
-
-export function deferred<X>(): Deferred<X> {
-  let resolve!: (value: X) => void;
-  const promise = new Promise<X>((r) => (resolve = r));
-  return { promise, resolve };
-}
 
 export class WorkerContext<T, R> {
   /** The worker's id in the queue's registry ('0' until registered). */

@@ -1,7 +1,18 @@
 // Hand-off adoption: jobs an add handed straight to this parked worker (popped by its idle
 // wait) start at once, and their leases are adopted (made ours in Redis) by the next lease call.
 import type { LeasedJob } from '../types.js';
-import { deferred, type Deferred, type WorkerContext } from './context.js';
+import type { WorkerContext } from './context.js';
+
+interface Deferred<X> {
+  promise: Promise<X>;
+  resolve(value: X): void;
+}
+
+function deferred<X>(): Deferred<X> {
+  let resolve!: (value: X) => void;
+  const promise = new Promise<X>((r) => (resolve = r));
+  return { promise, resolve };
+}
 
 export class Handoffs<T, R> {
   /** Jobs handed off to this worker (popped from the wake list), to adopt in the next flush. */

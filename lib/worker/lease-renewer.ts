@@ -21,7 +21,7 @@ export class LeaseRenewer<T, R> {
   private async renew(): Promise<void> {
     const { runs, handoffs } = this.ctx;
     // Hand-offs not adopted yet are not ours to renew.
-    const running = runs.runs().filter((r) => !r.ended && !handoffs.isUnadopted(r.lease.token));
+    const running = runs.runs().filter((r) => !handoffs.isUnadopted(r.lease.token));
     const waiting = runs.waiting().filter((l) => !handoffs.isUnadopted(l.token));
     if (running.length + waiting.length === 0) return;
     try {

@@ -213,7 +213,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       );
     if (runs.active > 0) await within(runs.drained(), timeoutMs);
     // Whatever still runs goes back to the front; its outcome no longer counts.
-    const left = runs.runs().filter((r) => !r.ended);
+    const left = runs.runs();
     for (const r of left) runs.end(r, { kind: 'abandoned', reason: 'worker closing' });
     // The Redis calls below share one budget: with Redis unreachable each would otherwise wait
     // out its own timeout (several seconds in all); this way close() resolves about
