@@ -25,4 +25,4 @@ export {
   type Handler,
   type WorkerOptions,
   type WorkerEvents,
-} from './worker.js';
+} from './worker/worker.js';

@@ -1,0 +1,56 @@
+// What every part of a worker shares: its queue, settings, state flags, outlets (events, errors)
+// and the other parts, wired once by the Worker's constructor.
+import type { WorkQueue } from '../queue/index.js';
+import type { Cancels } from './cancels.js';
+import type { Handoffs } from './handoffs.js';
+import type { IdleWait } from './idle-wait.js';
+import type { Handler, WorkerEvents } from './job.js';
+import type { LeaseLoop } from './lease-loop.js';
+import type { LeaseRenewer } from './lease-renewer.js';
+import type { WorkerSettings } from './options.js';
+import type { RunTable } from './run-table.js';
+import type { Runner } from './runner.js';
+
+/** Longest wait for one Redis call of the worker's own bookkeeping. */
+export const CALL_TIMEOUT_MS = 3_000;
+
+export type Emit<T, R> = <K extends keyof WorkerEvents<T, R>>(
+  event: K,
+  ...args: WorkerEvents<T, R>[K]
+) => void;
+
+export class WorkerContext<T, R> {
+  /** The worker's id in the queue's registry ('0' until registered). */
+  id = '0';
+  paused = false;
+  closing = false;
+  /** Calls close() must wait for (see track). */
+  readonly inflight = new Set<Promise<unknown>>();
+
+  // The parts, set by the Worker's constructor.
+  runs!: RunTable<T, R>;
+  runner!: Runner<T, R>;
+  loop!: LeaseLoop<T, R>;
+  idle!: IdleWait<T, R>;
+  handoffs!: Handoffs<T, R>;
+  cancels!: Cancels<T, R>;
+  renewer!: LeaseRenewer<T, R>;
+
+  constructor(
+    readonly queue: WorkQueue<T, R>,
+    readonly handler: Handler<T, R>,
+    readonly settings: WorkerSettings,
+    /** Emit an event; a listener's throw goes to `report`. */
+    readonly emit: Emit<T, R>,
+    /** Errors go to 'error' listeners, or to the queue's logger; never thrown. */
+    readonly report: (e: unknown) => void,
+  ) {}
+
+  /** Keep track of a call that close() must wait for. */
+  track<X>(p: Promise<X>): Promise<X> {
+    this.inflight.add(p);
+    const forget = () => this.inflight.delete(p);
+    p.then(forget, forget);
+    return p;
+  }
+}

@@ -1,0 +1,66 @@
+// The job handle a handler receives (`Job`: data, signal, progress, extend), the handler's
+// type, and the events a worker tells about its jobs.
+import type { FailOutcome, LeasedJob } from '../types.js';
+import type { WorkerContext } from './context.js';
+import type { Run } from './run-table.js';
+
+/** What a handler receives. */
+export interface Job<T = unknown> {
+  readonly id: string;
+  readonly data: T;
+  readonly name: string | undefined;
+  readonly priority: number;
+  /** 1 for the first run; counts failed attempts. */
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly queueName: string;
+  /** Aborts when the lease is lost, the job is cancelled, times out, or the worker closes. */
+  readonly signal: AbortSignal;
+  /** Record and publish progress; false when the lease is lost. */
+  progress(value: unknown): Promise<boolean>;
+  /** Push the lease deadline to now + ms; false when the lease is lost. */
+  extend(ms?: number): Promise<boolean>;
+}
+
+export type Handler<T, R> = (job: Job<T>) => R | Promise<R>;
+
+export interface WorkerEvents<T, R> {
+  completed: [job: Job<T>, result: R];
+  failed: [job: Job<T>, error: unknown, outcome: FailOutcome];
+  retried: [job: Job<T>, error: unknown];
+  dead: [job: Job<T>, error: unknown];
+  leaseLost: [job: Job<T>, reason: string];
+  error: [error: unknown];
+}
+
+/**
+ * The handle for `run`'s handler. Its signal is created on first read (most handlers never read
+ * it); progress and extend of a handed-off job wait until its lease is adopted (ours).
+ */
+export function createJob<T, R>(
+  ctx: WorkerContext<T, R>,
+  lease: LeasedJob<T>,
+  run: () => Run<T>,
+): Job<T> {
+  const q = ctx.queue;
+  const lost = (ok: boolean) => {
+    if (!ok) ctx.runs.end(run(), { kind: 'lost', reason: 'lease lost' });
+    return ok;
+  };
+  return {
+    id: lease.id,
+    data: lease.data,
+    name: lease.name,
+    priority: lease.priority,
+    attempt: lease.attempt,
+    maxAttempts: lease.maxAttempts,
+    queueName: q.name,
+    get signal(): AbortSignal {
+      return ctx.runs.signal(run());
+    },
+    progress: async (value) =>
+      lost((await ctx.handoffs.adopted(lease)) && (await q.progress(lease, value))),
+    extend: async (ms = ctx.settings.leaseMs) =>
+      lost((await ctx.handoffs.adopted(lease)) && (await q.extend(lease, ms))[0]!),
+  };
+}

@@ -1,0 +1,208 @@
+// The lease loop: one call to Redis sends finished jobs' completes, adopts hand-offs and leases
+// into free slots (several calls may be in flight); then it decides when to look again.
+import { WorkQueueError } from '../errors.js';
+import type { CompleteItem } from '../queue/index.js';
+import { within } from '../util/timeout.js';
+import type { WorkerContext } from './context.js';
+import type { Run } from './run-table.js';
+
+/** Most jobs one lease call may ask for (`lease({ count })`'s maximum). */
+const MAX_LEASE_COUNT = 10_000;
+/** A parked worker counts as parked this much longer than its longest idle wait. */
+const PARK_MARGIN_MS = 1_000;
+/** Most jobs 'auto' prefetch holds ahead (for jobs far shorter than a round trip). */
+const AUTO_PREFETCH_MAX = 32;
+/** Weight of the newest sample in the running averages of 'auto' prefetch. */
+const AVERAGE_WEIGHT = 0.1;
+const average = (avg: number, sample: number) =>
+  Number.isFinite(avg) ? avg + (sample - avg) * AVERAGE_WEIGHT : sample;
+
+export class LeaseLoop<T, R> {
+  /** Completes of finished runs, sent with the next call. */
+  private completes: Array<CompleteItem<R> & { run: Run<T> }> = [];
+  /** Jobs asked for by lease calls still in flight. */
+  private requested = 0;
+  /** Averages for 'auto' prefetch (ms, exponentially weighted): handler run, lease call. */
+  private jobMs = Number.POSITIVE_INFINITY;
+  private callMs = 0;
+  /** A suspect job waits to run alone: lease nothing until nothing is held (see lease_jobs). */
+  private draining = false;
+  /** Redis may hold jobs for us that we do not know of (a reply was lost): reconcile first. */
+  needReconcile = false;
+  private reconciling = false;
+  private queued = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retryDelay = 0;
+  private dueTimer: NodeJS.Timeout | undefined;
+  private dueAt = 0;
+
+  constructor(private readonly ctx: WorkerContext<T, R>) {}
+
+  /** Jobs held leased ahead of free slots now (see the `prefetch` option). */
+  get prefetch(): number {
+    const option = this.ctx.settings.prefetch;
+    if (option !== 'auto') return option;
+    const ahead = Math.ceil((this.ctx.settings.concurrency * this.callMs) / this.jobMs);
+    return Math.min(AUTO_PREFETCH_MAX, Math.max(1, Number.isFinite(ahead) ? ahead : 1));
+  }
+
+  /** A handler ran `ms` (for 'auto' prefetch). */
+  sampleJob(ms: number): void {
+    this.jobMs = average(this.jobMs, ms);
+  }
+
+  /** Send this complete with the next call. */
+  complete(item: CompleteItem<R> & { run: Run<T> }): void {
+    this.completes.push(item);
+    this.schedule();
+  }
+
+  /** Flush soon (once per turn of the event loop, however often asked). */
+  schedule(): void {
+    if (this.queued) return;
+    this.queued = true;
+    setImmediate(() => {
+      this.queued = false;
+      void this.flush();
+    });
+  }
+
+  /** close(): no more retries nor looks at due jobs. */
+  stop(): void {
+    clearTimeout(this.retryTimer);
+    clearTimeout(this.dueTimer);
+  }
+
+  /** Jobs to ask for now: free slots plus prefetch, less what is held or on its way. */
+  private freeSlots(): number {
+    const { settings, runs } = this.ctx;
+    return settings.concurrency + this.prefetch - runs.held - this.requested;
+  }
+
+  /**
+   * Send finished jobs' completes and lease into free slots, in one round trip. Several may be in
+   * flight at once (a pipeline): each asks only for slots nobody asked for yet.
+   */
+  async flush(): Promise<void> {
+    const { ctx } = this;
+    const { runs, handoffs, settings } = ctx;
+    if (this.needReconcile && !ctx.closing) await this.reconcile();
+    if (this.reconciling) return;
+    const items = this.completes;
+    const want =
+      ctx.closing || ctx.paused || this.retryTimer || this.holdingBack()
+        ? 0
+        : Math.min(MAX_LEASE_COUNT, Math.max(0, this.freeSlots()));
+    if (items.length === 0 && want === 0 && !handoffs.pending) return;
+    this.completes = [];
+    const { adopt, sweep } = handoffs.take();
+    this.requested += want;
+    const sentAt = performance.now();
+    try {
+      const r = await ctx.track(
+        ctx.queue.completeAndLease(
+          items,
+          want > 0 ? { count: want, leaseMs: settings.leaseMs, workerId: ctx.id } : undefined,
+          {
+            parkMs: settings.idleTimeoutMs + PARK_MARGIN_MS,
+            adopt,
+            sweep,
+            leaseMs: settings.leaseMs,
+          },
+        ),
+      );
+      this.requested -= want;
+      this.retryDelay = 0;
+      if (want > 0) this.callMs = average(this.callMs, performance.now() - sentAt);
+      if (r.drain) this.draining = true;
+      r.adopted.forEach((ok, i) => handoffs.afterAdopt(adopt[i]!, ok));
+      items.forEach((it, i) => ctx.runner.afterComplete(it.run, it.result as R, r.completed[i]!));
+      if (ctx.closing) {
+        // Too late to start them: straight back to the front.
+        runs.giveBack(r.jobs);
+        return;
+      }
+      runs.place(r.jobs);
+      if (want > 0 && this.freeSlots() > 0 && !r.drain) {
+        if (r.jobs.length < want && this.requested === 0) {
+          // The queue ran dry: wait on Redis for more. Already waiting: the wait may end later
+          // than the next delayed job is due (its wake-up can race this lease), so look again then.
+          if (!ctx.idle.waiting) void ctx.idle.wait(r.nextDue, r.now);
+          else if (r.nextDue > 0) this.lookAgainAt(r.nextDue - r.now + 1);
+        } else if (r.jobs.length === want) {
+          this.schedule();
+        }
+      }
+    } catch (e) {
+      // Keep the completes (the work is done) and adoptions, and try again shortly. Unanswered,
+      // the call may still have run: what it leased is ours without our knowing (reconcile).
+      this.requested -= want;
+      this.completes = items.concat(this.completes);
+      handoffs.putBack(adopt, sweep);
+      if (!(e instanceof WorkQueueError) || e.code === 'REDIS_UNAVAILABLE') {
+        this.needReconcile = true;
+      }
+      ctx.report(e);
+      this.retryLater();
+    }
+  }
+
+  /**
+   * Lease nothing while a suspect job waits for us to finish what we hold (`draining`), or while
+   * we hold a suspect's solo run: it must run alone (see lease_jobs).
+   */
+  private holdingBack(): boolean {
+    if (this.draining) {
+      if (this.ctx.runs.held + this.requested > 0) return true;
+      this.draining = false;
+    }
+    return this.ctx.runs.soloHeld();
+  }
+
+  /**
+   * After a dropped connection or an unanswered call: give back at once what Redis says we hold
+   * but we do not know of (a lease whose reply was lost, an entry our cut wait took), instead of
+   * leaving it until its lease lapses. Runs with nothing else in flight that could lease.
+   */
+  private async reconcile(): Promise<void> {
+    const { ctx } = this;
+    if (this.reconciling || ctx.id === '0' || ctx.queue.client.status !== 'ready') return;
+    this.reconciling = true;
+    try {
+      await within(Promise.allSettled([...ctx.inflight]), ctx.queue.options.commandTimeoutMs);
+      await ctx.idle.cut(); // ends the wait; its connection reconnects by itself
+      this.needReconcile = false;
+      const known = [...ctx.runs.tokens(), ...ctx.handoffs.tokens()];
+      await ctx.track(ctx.queue.reconcile(ctx.id, known));
+    } catch (e) {
+      this.needReconcile = true;
+      ctx.report(e);
+      this.retryLater();
+    } finally {
+      this.reconciling = false;
+    }
+    this.schedule();
+  }
+
+  private retryLater(): void {
+    if (this.ctx.closing || this.retryTimer) return;
+    this.retryDelay = Math.min(2_000, Math.max(50, this.retryDelay * 2));
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.schedule();
+    }, this.retryDelay);
+  }
+
+  /** Lease again in `ms` (the earliest such request wins). */
+  private lookAgainAt(ms: number): void {
+    const at = Date.now() + Math.max(1, ms);
+    if (this.dueTimer && this.dueAt <= at) return;
+    clearTimeout(this.dueTimer);
+    this.dueAt = at;
+    this.dueTimer = setTimeout(() => {
+      this.dueTimer = undefined;
+      this.schedule();
+    }, at - Date.now());
+    this.dueTimer.unref();
+  }
+}

@@ -1,0 +1,44 @@
+// The lease renewer (like BullMQ's LockManager): every third of a lease, extends in one call the
+// leases of the running and prefetched jobs; a run whose lease is gone ends as lost.
+import type { WorkerContext } from './context.js';
+
+export class LeaseRenewer<T, R> {
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly ctx: WorkerContext<T, R>) {}
+
+  start(): void {
+    const every = Math.max(50, Math.floor(this.ctx.settings.leaseMs / 3));
+    this.timer = setInterval(() => void this.renew(), every);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /** Extend every held job's lease in one call; runs that lost theirs end as lost. */
+  private async renew(): Promise<void> {
+    const { runs, handoffs } = this.ctx;
+    // Hand-offs not adopted yet are not ours to renew.
+    const running = runs.runs().filter((r) => !handoffs.isUnadopted(r.lease.token));
+    const waiting = runs.waiting().filter((l) => !handoffs.isUnadopted(l.token));
+    if (running.length + waiting.length === 0) return;
+    try {
+      const ok = await this.ctx.queue.extend(
+        [...running.map((r) => r.lease), ...waiting],
+        this.ctx.settings.leaseMs,
+      );
+      ok.forEach((v, i) => {
+        if (v) return;
+        if (i < running.length) {
+          runs.end(running[i]!, { kind: 'lost', reason: 'lease lost (expired and reclaimed)' });
+        } else {
+          runs.drop(waiting[i - running.length]!.token);
+        }
+      });
+    } catch (e) {
+      this.ctx.report(e);
+    }
+  }
+}

@@ -1,0 +1,123 @@
+// The Worker's options: what each one means, their validation, and their resolved values.
+// Defaults that depend on the queue are filled in by `resolveWorkerOptions`.
+import { invalidOptions } from '../errors.js';
+import { defaultCleanInterval } from '../options.js';
+import type { WorkQueue } from '../queue/index.js';
+
+export interface WorkerOptions {
+  /** Jobs in flight at once. Default 1. */
+  concurrency?: number;
+  /** Lease length; leases of running jobs are renewed every third of it. Default the queue's. */
+  leaseMs?: number;
+  /**
+   * Jobs leased ahead of free slots, so the next one starts without waiting for a round trip.
+   * Their leases run (and are renewed) while they wait; `pause()` and `close()` give them back.
+   * Default 'auto': as many as the worker finishes in one round trip to Redis (measured: the
+   * average round trip of its calls × concurrency / the average handler time), at least 1 and at
+   * most 32 — so 1 for jobs that take longer than a round trip (a buffered job waits at most
+   * about one job), more for jobs much shorter than one. A number pins it; 0 turns it off.
+   */
+  prefetch?: number | 'auto';
+  /** A handler running longer is aborted and its job failed (an attempt). Default: no limit. */
+  jobTimeoutMs?: number;
+  /** Longest idle wait before looking again, in case a wake-up was lost. Default 5 000 ms. */
+  idleTimeoutMs?: number;
+  /** Heartbeat period. Default a quarter of the queue's `heartbeatTimeoutMs`. */
+  heartbeatIntervalMs?: number;
+  /** Start at construction. Default true; otherwise call `start()`. */
+  autostart?: boolean;
+  /** Drain timeout used by `close()` when none is given. Default 10 000 ms. */
+  closeTimeoutMs?: number;
+  /**
+   * Run the queue's `clean()` this often (at most once per interval across all workers and
+   * processes: a guard key in Redis), so that a crashed worker's jobs come back within seconds
+   * without a cleaner of your own. Default a quarter of the queue's heartbeat timeout (500 ms
+   * with defaults); 0 turns it off (the Nest module runs its own cleaner instead).
+   */
+  cleanIntervalMs?: number;
+}
+
+/** Every option with its default applied (what the parts of a worker read). */
+export interface WorkerSettings {
+  readonly concurrency: number;
+  readonly leaseMs: number;
+  /** The `prefetch` option as given ('auto' unless pinned). */
+  readonly prefetch: number | 'auto';
+  readonly jobTimeoutMs: number | undefined;
+  readonly idleTimeoutMs: number;
+  readonly heartbeatIntervalMs: number;
+  readonly closeTimeoutMs: number;
+  readonly cleanIntervalMs: number;
+}
+
+/** Validate `options` (throws INVALID_OPTIONS) and fill in the defaults. */
+export function resolveWorkerOptions<T, R>(
+  queue: WorkQueue<T, R>,
+  options: WorkerOptions,
+): WorkerSettings {
+  const problems = workerOptionProblems(options);
+  if (problems.length) {
+    throw invalidOptions('invalid worker options', problems);
+  }
+  return {
+    concurrency: options.concurrency ?? 1,
+    prefetch: options.prefetch ?? 'auto',
+    leaseMs: options.leaseMs ?? queue.options.leaseMs,
+    idleTimeoutMs: options.idleTimeoutMs ?? 5_000,
+    jobTimeoutMs: options.jobTimeoutMs,
+    heartbeatIntervalMs:
+      options.heartbeatIntervalMs ??
+      Math.max(100, Math.floor(queue.options.heartbeatTimeoutMs / 4)),
+    closeTimeoutMs: options.closeTimeoutMs ?? 10_000,
+    cleanIntervalMs: options.cleanIntervalMs ?? defaultCleanInterval([queue]),
+  };
+}
+
+export function workerOptionProblems(o: WorkerOptions, path = ''): string[] {
+  const problems: string[] = [];
+  for (const k of [
+    'concurrency',
+    'leaseMs',
+    'jobTimeoutMs',
+    'idleTimeoutMs',
+    'heartbeatIntervalMs',
+  ] as const) {
+    const v = o[k];
+    if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v <= 0)) {
+      problems.push(`${path}${k} must be a positive integer, got ${JSON.stringify(v)}`);
+    }
+  }
+  if (
+    o.cleanIntervalMs !== undefined &&
+    (typeof o.cleanIntervalMs !== 'number' ||
+      !Number.isInteger(o.cleanIntervalMs) ||
+      o.cleanIntervalMs < 0)
+  ) {
+    problems.push(
+      `${path}cleanIntervalMs must be an integer >= 0, got ${JSON.stringify(o.cleanIntervalMs)}`,
+    );
+  }
+  if (
+    o.closeTimeoutMs !== undefined &&
+    (typeof o.closeTimeoutMs !== 'number' || o.closeTimeoutMs < 0)
+  ) {
+    problems.push(
+      `${path}closeTimeoutMs must be a number >= 0, got ${JSON.stringify(o.closeTimeoutMs)}`,
+    );
+  }
+  if (
+    o.prefetch !== undefined &&
+    o.prefetch !== 'auto' &&
+    (typeof o.prefetch !== 'number' ||
+      !Number.isInteger(o.prefetch) ||
+      o.prefetch < 0 ||
+      o.prefetch > 10_000)
+  ) {
+    problems.push(
+      `${path}prefetch must be 'auto' or an integer 0..10000, got ${JSON.stringify(o.prefetch)}`,
+    );
+  }
+  if (o.concurrency !== undefined && o.concurrency > 10_000)
+    problems.push(`${path}concurrency must be at most 10000`);
+  return problems;
+}

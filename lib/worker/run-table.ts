@@ -1,0 +1,194 @@
+// The run table: the one owner of a worker's jobs, the running ones (a slot each) and the
+// prefetched ones (leased ahead, waiting in the buffer for a slot). Nothing else changes either.
+//
+// How a run ends: always through `end(run, outcome)`, once (later calls return false). It frees
+// the slot at once (the next buffered job starts), whatever is still to be told to Redis:
+//   completed  the handler returned; its complete goes out with the next lease call
+//   failed     the handler threw; its fail is reported next (retried, dead, or lost)
+//   timedOut   ran past `jobTimeoutMs`: the signal is aborted (before the slot is given away),
+//              then it is reported like `failed`
+//   lost       the lease is no longer ours (reclaimed, cancelled, completed elsewhere, hand-off
+//              not adopted): the signal is aborted, 'leaseLost' emitted, the outcome ignored
+//   abandoned  close() stopped waiting for it: the signal is aborted, close() releases the job
+import { WorkQueueError } from '../errors.js';
+import type { LeasedJob } from '../types.js';
+import type { WorkerContext } from './context.js';
+import { createJob, type Job } from './job.js';
+
+export interface Run<T> {
+  lease: LeasedJob<T>;
+  job: Job<T>;
+  /** Created when the handler first reads `job.signal` (most never do). */
+  controller?: AbortController;
+  abortReason?: unknown;
+  /** Set by `end`: the run has left the table and its outcome is being told (or ignored). */
+  ended: boolean;
+  /** The `jobTimeoutMs` timer, if any. */
+  timer?: NodeJS.Timeout;
+}
+
+export type RunOutcome =
+  | { kind: 'completed' }
+  | { kind: 'failed' }
+  | { kind: 'timedOut'; error: WorkQueueError }
+  | { kind: 'lost'; reason: string }
+  | { kind: 'abandoned'; reason: string };
+
+export class RunTable<T, R> {
+  /**
+   * Runs in flight, by lease token (unique per lease). Not by job: a job whose lease was
+   * reclaimed can be leased again by this same worker while its stale run still goes on.
+   */
+  private readonly running = new Map<string, Run<T>>();
+  /** The live run of each job, by job number (a newer lease of the job replaces it). */
+  private readonly bySeq = new Map<string, Run<T>>();
+  /** Prefetched jobs waiting for a slot. */
+  private buffer: LeasedJob<T>[] = [];
+  /** The token of the suspect job we run alone, if any (see `soloHeld`). */
+  private soloToken: string | undefined;
+  /** Resolves `drained()` once nothing runs. */
+  private onDrained: (() => void) | undefined;
+
+  constructor(private readonly ctx: WorkerContext<T, R>) {}
+
+  /** Jobs whose handlers are running. */
+  get active(): number {
+    return this.running.size;
+  }
+
+  /** Jobs held: running and prefetched. */
+  get held(): number {
+    return this.running.size + this.buffer.length;
+  }
+
+  /** Running runs (none of them ended). */
+  runs(): Run<T>[] {
+    return [...this.running.values()];
+  }
+
+  /** Prefetched leases, in order. */
+  waiting(): readonly LeasedJob<T>[] {
+    return this.buffer;
+  }
+
+  /** Tokens of every lease held, running or prefetched. */
+  tokens(): string[] {
+    return [...this.running.keys(), ...this.buffer.map((l) => l.token)];
+  }
+
+  holds(token: string): boolean {
+    return this.running.has(token) || this.buffer.some((l) => l.token === token);
+  }
+
+  /** The live run of job number `seq`. */
+  runOfJob(seq: string): Run<T> | undefined {
+    return this.bySeq.get(seq);
+  }
+
+  /** A suspect's solo run is still held (lease nothing meanwhile: see lease_jobs). */
+  soloHeld(): boolean {
+    const solo = this.soloToken;
+    if (solo === undefined) return false;
+    if (this.holds(solo)) return true;
+    this.soloToken = undefined;
+    return false;
+  }
+
+  /** Start leased jobs while slots are free; keep the rest in the prefetch buffer. */
+  place(jobs: LeasedJob<T>[]): void {
+    const { cancels, settings } = this.ctx;
+    for (const lease of jobs) {
+      // Cancelled while its lease reply was on the way: never started (cancel.lua).
+      if (cancels.has(lease.token)) continue;
+      if (lease.token.charCodeAt(0) === 115 /* 's' */) this.soloToken = lease.token;
+      this.buffer.push(lease);
+    }
+    while (this.buffer.length > 0 && this.running.size < settings.concurrency && !this.ctx.paused) {
+      this.start(this.buffer.shift()!);
+    }
+    if (this.ctx.paused) void this.release();
+  }
+
+  /** Take a prefetched lease out of the buffer (cancelled, or its lease is gone). */
+  drop(token: string): void {
+    this.buffer = this.buffer.filter((l) => l.token !== token);
+  }
+
+  /** The job leased with `token` is not ours: its run ends as lost, or it leaves the buffer. */
+  forget(token: string, reason: string): void {
+    const run = this.running.get(token);
+    if (run) this.end(run, { kind: 'lost', reason });
+    this.drop(token);
+  }
+
+  /** Give prefetched jobs back to the front of the queue (pause, close). */
+  release(): Promise<unknown> {
+    const { handoffs, queue } = this.ctx;
+    // A handed-off job not adopted yet is released once it is (see Handoffs.afterAdopt).
+    for (const l of this.buffer) if (handoffs.isUnadopted(l.token)) handoffs.releaseLater(l.token);
+    const leases = this.buffer.filter((l) => !handoffs.isUnadopted(l.token));
+    this.buffer = [];
+    if (leases.length === 0) return Promise.resolve();
+    return this.ctx.track(queue.release(leases)).catch((e: unknown) => this.ctx.report(e));
+  }
+
+  /** Leases that came too late to start (pausing or closing): released with the buffer. */
+  giveBack(leases: LeasedJob<T>[]): void {
+    this.buffer.push(...leases);
+    void this.release();
+  }
+
+  /** Resolves once no handler runs. */
+  drained(): Promise<void> {
+    if (this.running.size === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      this.onDrained = resolve;
+    });
+  }
+
+  /** The run's signal, created on first read (aborted already if the run was). */
+  signal(run: Run<T>): AbortSignal {
+    if (!run.controller) {
+      run.controller = new AbortController();
+      if (run.abortReason !== undefined) run.controller.abort(run.abortReason);
+    }
+    return run.controller.signal;
+  }
+
+  /** End a run (see the head of this file); false if it had ended already. */
+  end(run: Run<T>, outcome: RunOutcome): boolean {
+    if (run.ended) return false;
+    run.ended = true;
+    if (outcome.kind === 'timedOut') this.abort(run, outcome.error);
+    clearTimeout(run.timer);
+    this.running.delete(run.lease.token);
+    if (this.bySeq.get(run.lease.seq) === run) this.bySeq.delete(run.lease.seq);
+    if (!this.ctx.closing && !this.ctx.paused && this.buffer.length > 0) {
+      this.start(this.buffer.shift()!);
+    }
+    if (this.running.size === 0) this.onDrained?.();
+    if (outcome.kind === 'lost' || outcome.kind === 'abandoned') {
+      this.abort(run, new WorkQueueError('LEASE_LOST', outcome.reason));
+    }
+    if (outcome.kind === 'lost') {
+      this.ctx.emit('leaseLost', run.job, outcome.reason);
+      this.ctx.loop.schedule();
+    }
+    return true;
+  }
+
+  private start(lease: LeasedJob<T>): void {
+    const run: Run<T> = { lease, job: createJob(this.ctx, lease, () => run), ended: false };
+    // A run of the same job still here holds a lease that was reclaimed (this one replaced it).
+    const stale = this.bySeq.get(lease.seq);
+    if (stale) this.end(stale, { kind: 'lost', reason: 'lease lost (expired and reclaimed)' });
+    this.bySeq.set(lease.seq, run);
+    this.running.set(lease.token, run);
+    this.ctx.runner.execute(run);
+  }
+
+  private abort(run: Run<T>, reason: unknown): void {
+    if (run.controller) run.controller.abort(reason);
+    else run.abortReason ??= reason;
+  }
+}

@@ -1,0 +1,87 @@
+// The runner: calls the handler of each run the run table starts, enforces `jobTimeoutMs`, and
+// tells how the run ended (a complete batched into the next lease call, or a fail) and events.
+import { errorMessage, WorkQueueError } from '../errors.js';
+import type { FailOutcome } from '../types.js';
+import { delay } from '../util/timeout.js';
+import type { WorkerContext } from './context.js';
+import type { Run, RunOutcome } from './run-table.js';
+
+export class Runner<T, R> {
+  constructor(private readonly ctx: WorkerContext<T, R>) {}
+
+  /** Call the handler of a run just started (a slot is taken). */
+  execute(run: Run<T>): void {
+    const { jobTimeoutMs } = this.ctx.settings;
+    if (jobTimeoutMs !== undefined) {
+      run.timer = setTimeout(() => void this.timeOut(run, jobTimeoutMs), jobTimeoutMs);
+    }
+    void (async () => {
+      let result: R;
+      const startedAt = performance.now();
+      try {
+        result = await this.ctx.handler(run.job);
+      } catch (error) {
+        this.ctx.loop.sampleJob(performance.now() - startedAt);
+        await this.failed(run, error, { kind: 'failed' });
+        return;
+      }
+      this.ctx.loop.sampleJob(performance.now() - startedAt);
+      this.succeeded(run, result);
+    })();
+  }
+
+  /** The answer to a run's complete (sent by the lease loop). */
+  afterComplete(run: Run<T>, result: R, ok: boolean): void {
+    if (ok) this.ctx.emit('completed', run.job, result);
+    else
+      this.ctx.emit('leaseLost', run.job, 'completed or cancelled elsewhere before this complete');
+  }
+
+  private succeeded(run: Run<T>, result: R): void {
+    if (run.ended) return;
+    if (this.ctx.queue.options.resultTtlMs > 0) {
+      try {
+        JSON.stringify(result ?? null);
+      } catch (e) {
+        this.ctx.report(
+          new WorkQueueError(
+            'ENCODE_FAILED',
+            `job ${run.job.id}: result cannot be encoded, completed without it: ${errorMessage(e)}`,
+          ),
+        );
+        result = undefined as R;
+      }
+    }
+    this.ctx.runs.end(run, { kind: 'completed' });
+    this.ctx.loop.complete({ lease: run.lease, result, run });
+  }
+
+  private async failed(run: Run<T>, error: unknown, outcome: RunOutcome): Promise<void> {
+    const ctx = this.ctx;
+    if (!ctx.runs.end(run, outcome)) return;
+    let told: FailOutcome = 'lost';
+    // A handed-off job's lease is ours only once adopted (the next flush, already scheduled).
+    const owned = await ctx.handoffs.adopted(run.lease);
+    for (let attempt = 0; owned; attempt++) {
+      try {
+        told = await ctx.track(ctx.queue.fail(run.lease, error));
+        break;
+      } catch (e) {
+        ctx.report(e);
+        if (ctx.closing || attempt >= 5) return; // The lease expires; clean() puts the job back.
+        await delay(100 * 2 ** attempt);
+      }
+    }
+    ctx.emit('failed', run.job, error, told);
+    if (told === 'retried') ctx.emit('retried', run.job, error);
+    else if (told === 'dead') ctx.emit('dead', run.job, error);
+    else ctx.emit('leaseLost', run.job, 'lease lost before fail');
+    ctx.loop.schedule();
+  }
+
+  private async timeOut(run: Run<T>, ms: number): Promise<void> {
+    if (run.ended) return;
+    const error = new WorkQueueError('BAD_STATE', `job ${run.job.id} timed out after ${ms} ms`);
+    await this.failed(run, error, { kind: 'timedOut', error });
+  }
+}

@@ -1,0 +1,274 @@
+// The public Worker: options, start/pause/resume/close and events. A thin front: the work is
+// done by the parts it wires together (run table, runner, lease loop, idle wait, hand-offs…).
+import { EventEmitter } from 'node:events';
+import type { Cluster, Redis } from 'ioredis';
+import { errorMessage, WorkQueueError } from '../errors.js';
+import type { WorkQueue } from '../queue/index.js';
+import { duplicate } from '../redis/connection.js';
+import { within } from '../util/timeout.js';
+import { Cancels } from './cancels.js';
+import { CALL_TIMEOUT_MS, WorkerContext } from './context.js';
+import { Handoffs } from './handoffs.js';
+import { startHeartbeat, type Heartbeat } from './heartbeat.js';
+import { IdleWait } from './idle-wait.js';
+import type { Handler, WorkerEvents } from './job.js';
+import { LeaseLoop } from './lease-loop.js';
+import { LeaseRenewer } from './lease-renewer.js';
+import { resolveWorkerOptions, type WorkerOptions } from './options.js';
+import { RunTable } from './run-table.js';
+import { Runner } from './runner.js';
+
+export type { Handler, Job, WorkerEvents } from './job.js';
+export { workerOptionProblems, type WorkerOptions } from './options.js';
+
+/**
+ * Consumes one queue: keeps up to `concurrency` jobs in flight, leasing in batches and fusing
+ * "complete these + lease more" into one round trip; waits on Redis when idle (no polling);
+ * renews leases; heartbeats from a thread; closes gracefully.
+ */
+export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, R>> {
+  readonly concurrency: number;
+  readonly leaseMs: number;
+  private readonly ctx: WorkerContext<T, R>;
+  private started: Promise<void> | undefined;
+  private closed: Promise<void> | undefined;
+  private subscriber: Redis | Cluster | undefined;
+  private heartbeat: (Heartbeat & { threaded: boolean }) | undefined;
+  private cleanTimer: NodeJS.Timeout | undefined;
+  private cleaning = false;
+  private readonly onClientClose = () => {
+    this.ctx.loop.needReconcile = true;
+  };
+  private readonly onClientReady = () => {
+    if (this.ctx.loop.needReconcile) this.ctx.loop.schedule();
+  };
+
+  constructor(
+    readonly queue: WorkQueue<T, R>,
+    handler: Handler<T, R>,
+    options: WorkerOptions = {},
+  ) {
+    super();
+    const settings = resolveWorkerOptions(queue, options);
+    this.concurrency = settings.concurrency;
+    this.leaseMs = settings.leaseMs;
+    const ctx = new WorkerContext<T, R>(
+      queue,
+      handler,
+      settings,
+      (event, ...args) => this.emitSafe(event, ...args),
+      (e) => this.report(e),
+    );
+    ctx.runs = new RunTable(ctx);
+    ctx.runner = new Runner(ctx);
+    ctx.loop = new LeaseLoop(ctx);
+    ctx.idle = new IdleWait(ctx);
+    ctx.handoffs = new Handoffs(ctx);
+    ctx.cancels = new Cancels(ctx);
+    ctx.renewer = new LeaseRenewer(ctx);
+    this.ctx = ctx;
+    if (options.autostart ?? true) {
+      this.start().catch((e: unknown) => this.report(e));
+    }
+  }
+
+  /** The worker's id in the queue's registry ('0' before `start()` resolves). */
+  get workerId(): string {
+    return this.ctx.id;
+  }
+
+  /** Jobs whose handlers are running now. */
+  get activeCount(): number {
+    return this.ctx.runs.active;
+  }
+
+  /** Jobs held leased ahead of free slots now (see the `prefetch` option). */
+  get prefetch(): number {
+    return this.ctx.loop.prefetch;
+  }
+
+  /** Register, open connections, start heartbeat and leasing. Idempotent. */
+  start(): Promise<void> {
+    this.started ??= this.doStart();
+    return this.started;
+  }
+
+  private async doStart(): Promise<void> {
+    const { ctx, queue: q } = this;
+    if (ctx.closing) throw new WorkQueueError('CLOSED', 'worker is closed');
+    await q.ready();
+    ctx.id = await q.registerWorker();
+    this.heartbeat = startHeartbeat(
+      q.client,
+      q.keys.workers,
+      ctx.id,
+      ctx.settings.heartbeatIntervalMs,
+      q.options.heartbeatTimeoutMs,
+      (e) => this.report(e),
+    );
+    ctx.idle.open();
+    // One pair of listeners per worker on a client that many workers may share.
+    q.client.setMaxListeners(q.client.getMaxListeners() + 1);
+    q.client.on('close', this.onClientClose);
+    q.client.on('ready', this.onClientReady);
+    const sub = duplicate(q.client);
+    this.subscriber = sub;
+    sub.on('error', () => {
+      /* reconnects and resubscribes by itself */
+    });
+    sub.on('message', (_channel: string, message: string) => ctx.cancels.onEvent(message));
+    await sub.subscribe(q.keys.events);
+    // Lease only once the heartbeat thread beats (bounded): a handler blocking the event loop
+    // before that would also stop the main thread's bridge beats, and the worker would look dead.
+    await within(this.heartbeat.firstBeat, q.options.heartbeatTimeoutMs);
+    ctx.renewer.start();
+    const cleanIntervalMs = ctx.settings.cleanIntervalMs;
+    if (cleanIntervalMs > 0) {
+      this.cleanTimer = setInterval(() => void this.cleanRound(), cleanIntervalMs);
+      this.cleanTimer.unref();
+    }
+    // close() may have run meanwhile (it waits for start only so long): undo what we opened.
+    if (ctx.closing) await this.releaseConnections();
+    else ctx.loop.schedule();
+  }
+
+  /** Stop timers, the heartbeat and our own connections. Idempotent. */
+  private async releaseConnections(): Promise<void> {
+    this.ctx.renewer.stop();
+    clearInterval(this.cleanTimer);
+    const c = this.queue.client;
+    if (c.listeners('close').includes(this.onClientClose)) {
+      c.off('close', this.onClientClose);
+      c.off('ready', this.onClientReady);
+      c.setMaxListeners(Math.max(10, c.getMaxListeners() - 1));
+    }
+    // Stop beating first, so no late beat registers the worker again.
+    await this.heartbeat?.stop();
+    this.ctx.idle.disconnect();
+    const sub = this.subscriber;
+    if (sub && sub.status !== 'end') {
+      await within(
+        sub.quit().catch(() => undefined),
+        1_000,
+      );
+      if ((sub.status as string) !== 'end') sub.disconnect(false);
+    }
+  }
+
+  /** One round of the queue's clean, unless another worker (or process) cleaned this round. */
+  private async cleanRound(): Promise<void> {
+    if (this.cleaning || this.ctx.closing) return;
+    this.cleaning = true;
+    try {
+      await this.queue.cleanIfDue(this.ctx.settings.cleanIntervalMs, `worker:${this.ctx.id}`);
+    } catch (e) {
+      this.report(e);
+    } finally {
+      this.cleaning = false;
+    }
+  }
+
+  /** Stop taking new jobs (running ones finish). */
+  pause(): void {
+    this.ctx.paused = true;
+    void this.ctx.runs.release();
+    this.ctx.idle.unpark();
+  }
+
+  resume(): void {
+    if (!this.ctx.paused) return;
+    this.ctx.paused = false;
+    this.ctx.loop.schedule();
+  }
+
+  get isPaused(): boolean {
+    return this.ctx.paused;
+  }
+
+  /**
+   * Stop leasing, wait for running jobs up to `timeoutMs`, then release the unfinished ones to
+   * the front of the queue and abort their signals; deregister and close connections.
+   * Always resolves, also when Redis is unreachable. Idempotent.
+   */
+  close(opts: { timeoutMs?: number } = {}): Promise<void> {
+    this.closed ??= this.doClose(opts.timeoutMs ?? this.ctx.settings.closeTimeoutMs);
+    return this.closed;
+  }
+
+  private async doClose(timeoutMs: number): Promise<void> {
+    const { ctx } = this;
+    const { runs, loop, idle, handoffs } = ctx;
+    ctx.closing = true;
+    loop.stop();
+    // No more hand-offs to us (one waiting for us goes back in line, ahead of what we release
+    // later, which was leased before it); prefetched jobs go back at once, so other workers can
+    // take them while we drain.
+    idle.unpark();
+    void runs.release();
+    await idle.end();
+    if (this.started)
+      await within(
+        this.started.catch(() => undefined),
+        CALL_TIMEOUT_MS,
+      );
+    if (runs.active > 0) await within(runs.drained(), timeoutMs);
+    // Whatever still runs goes back to the front; its outcome no longer counts.
+    const left = runs.runs();
+    for (const r of left) runs.end(r, { kind: 'abandoned', reason: 'worker closing' });
+    // The Redis calls below share one budget: with Redis unreachable each would otherwise wait
+    // out its own timeout (several seconds in all); this way close() resolves about
+    // CALL_TIMEOUT_MS after the drain. Connections (heartbeat first) are released meanwhile.
+    const end = Date.now() + CALL_TIMEOUT_MS;
+    const budget = () => Math.max(0, end - Date.now());
+    const connectionsReleased = this.releaseConnections();
+    // Adopt hand-offs first (with the last completes): only then are they ours to release.
+    await within(loop.flush(), budget());
+    if (left.length > 0) {
+      const owned = await within(Promise.all(left.map((r) => handoffs.adopted(r.lease))), budget());
+      const leases = left.filter((_, i) => owned?.[i] === true).map((r) => r.lease);
+      const released = await within(
+        this.queue.release(leases).catch((e: unknown) => this.report(e)),
+        budget(),
+      );
+      if (!released)
+        this.report(
+          new WorkQueueError(
+            'REDIS_UNAVAILABLE',
+            `close: could not release ${left.length} job(s); clean() will reclaim them`,
+          ),
+        );
+    }
+    await within(loop.flush(), budget());
+    await within(Promise.allSettled([...ctx.inflight]), budget());
+    // Hand-offs the closing flush could not adopt are not ours: their lease lapses.
+    handoffs.abandon();
+    // The heartbeat has stopped before the worker leaves, so no late beat registers it again.
+    await connectionsReleased;
+    if (ctx.id !== '0') {
+      await within(
+        this.queue.deregisterWorker(ctx.id).catch((e: unknown) => this.report(e)),
+        budget(),
+      );
+    }
+  }
+
+  private emitSafe<K extends keyof WorkerEvents<T, R>>(
+    event: K,
+    ...args: WorkerEvents<T, R>[K]
+  ): void {
+    try {
+      (this.emit as (e: K, ...a: WorkerEvents<T, R>[K]) => boolean)(event, ...args);
+    } catch (e) {
+      if (event !== 'error') this.report(e);
+    }
+  }
+
+  /** Errors go to 'error' listeners, or to the queue's logger; never thrown. */
+  private report(e: unknown): void {
+    if (this.listenerCount('error') > 0) this.emitSafe('error', e);
+    else
+      this.queue.options.logger?.error?.(
+        `worker ${this.queue.name}#${this.ctx.id}: ${errorMessage(e)}`,
+      );
+  }
+}
