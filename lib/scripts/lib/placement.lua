@@ -75,8 +75,20 @@ local function sort_by_score_then_id(items)
   return items
 end
 
+-- Drop a job that waits in the delayed set and was never anywhere else (a schedule tick that
+-- missed its window, or one its schedule no longer wants): its data, meta and caller id `cid`
+-- go; the caller takes it out of the delayed set.
+local function drop_delayed(n, cid)
+  rcall('HDEL', K_DATA, n)
+  rcall('HDEL', K_META, n)
+  if cid and rcall('HGET', K_IDS, cid) == n then
+    rcall('HDEL', K_IDS, cid)
+  end
+end
+
 -- Promote up to `limit` due delayed jobs to the back of their pending lists, in due order
--- (ties in the order the jobs were added).
+-- (ties in the order the jobs were added). A job with a drop-by time (meta z) past is dropped.
+-- Returns how many were placed.
 local function promote(now, limit)
   local first = rcall('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')
   if first[2] == nil or tonumber(first[2]) > now then
@@ -96,12 +108,27 @@ local function promote(now, limit)
     due[i] = it[1]
   end
   local metas = hmget(K_META, due)
+  local placed = 0
   for i, n in ipairs(due) do
-    requeue(n, decode_meta(metas[i]), false)
+    local meta = decode_meta(metas[i])
+    if meta.z == nil then
+      requeue(n, meta, false)
+      placed = placed + 1
+    elseif now > meta.z then
+      -- A schedule tick that missed its window (the missed-tick policy, lib/schedules).
+      drop_delayed(n, meta.i)
+    else
+      meta.z = nil
+      save_meta(n, meta)
+      requeue(n, meta, false)
+      placed = placed + 1
+    end
   end
   rcall_each('ZREM', K_DELAYED, due)
-  wake()
-  return #due
+  if placed > 0 then
+    wake()
+  end
+  return placed
 end
 
 -- When the next delayed job is due (ms), or -1.
