@@ -12,7 +12,7 @@ import type {
   ScheduleTemplate,
   UpsertScheduleOutcome,
 } from '../types.js';
-import { DUE_AHEAD_MS, nextTicks, prepareSchedule, type StoredDef } from './spec.js';
+import { horizonOf, nextTicks, prepareSchedule, type StoredDef } from './spec.js';
 
 /** A schedule's record as schedule_*.lua store it (see lib/scripts/lib/schedules.lua). */
 interface StoredRecord {
@@ -76,8 +76,10 @@ export class Schedules<T> {
     const rec = parseRecord(str(r[2]));
     if (rec.e === 1) return 0;
     const def = JSON.parse(rec.d) as StoredDef;
-    const { ticks, ended } = nextTicks(def, rec, now);
-    const args = [id, rec.v, ended ? 1 : 0, DUE_AHEAD_MS, def.missed, def.missedAfterMs];
+    const horizon = horizonOf(this.ctx.options);
+    const { ticks, ended } = nextTicks(def, rec, now, horizon);
+    // Due again when half the horizon is left.
+    const args = [id, rec.v, ended ? 1 : 0, horizon / 2, def.missed, def.missedAfterMs];
     // { 1 done | 0 stale, ticks added, Redis now }
     const x = (await this.ctx.run('schedule_top', [...args, ...ticks])) as number[];
     return x[1]!;

@@ -4,17 +4,27 @@
  */
 import { Cron } from 'croner';
 import { errorMessage, invalid } from '../errors.js';
-import type { ResolvedQueueOptions } from '../options.js';
+import { defaultCleanInterval, type ResolvedQueueOptions } from '../options.js';
 import { AddProblems, prepareAdd } from '../queue/add-options.js';
 import type { Raw } from '../queue/codec.js';
 import type { ScheduleSpec, ScheduleTemplate } from '../types.js';
 
-/** Ticks are made this far ahead of Redis time (at least one), at most MAX_AHEAD per call. */
+/**
+ * Ticks are made this far ahead of Redis time (at least one, at most MAX_AHEAD per call): 2 s, or
+ * three clean intervals when the queue's default clean interval is longer (see `horizonOf`).
+ */
 export const HORIZON_MS = 2000;
-/** A schedule is due for its next ticks this long before its last made tick. */
-export const DUE_AHEAD_MS = 1000;
 export const MAX_AHEAD = 100;
 const DEFAULT_MISSED_AFTER_MS = 1000;
+
+/**
+ * How far ahead to make ticks for a queue: clean() makes them, every clean interval (the default
+ * one: a quarter of the heartbeat timeout or lease, 100 ms..5 s); a schedule is due again when
+ * half of that is left, so a clean or two may be late without a tick being left out.
+ */
+export function horizonOf(o: ResolvedQueueOptions): number {
+  return Math.max(HORIZON_MS, 3 * defaultCleanInterval([{ options: o }]));
+}
 
 /** The definition as stored (JSON, keys in this order: compared as bytes by the upsert). */
 export interface StoredDef {
@@ -212,13 +222,14 @@ export interface TickState {
 
 /**
  * The next ticks after the later of the last tick made and Redis `now`: ticks missed while
- * nobody made them are never made (see the missed policy). Up to now + HORIZON_MS, at least
+ * nobody made them are never made (see the missed policy). Up to now + horizon, at least
  * one; `ended` when endAt or limit stops them.
  */
 export function nextTicks(
   def: StoredDef,
   s: TickState,
   now: number,
+  horizon = HORIZON_MS,
 ): { ticks: number[]; ended: boolean } {
   let after = Math.max(s.t ?? -Infinity, now);
   const left = def.limit === undefined ? Infinity : def.limit - s.c;
@@ -229,7 +240,7 @@ export function nextTicks(
     const t = tickAfter(def, s.a, after);
     if (t === undefined || (def.endAt !== undefined && t > def.endAt))
       return { ticks, ended: true };
-    if (ticks.length > 0 && t > now + HORIZON_MS) return { ticks, ended: false };
+    if (ticks.length > 0 && t > now + horizon) return { ticks, ended: false };
     ticks.push(t);
     after = t;
   }

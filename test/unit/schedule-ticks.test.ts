@@ -1,6 +1,13 @@
 /** Tick times of schedules: cron across DST changes in two time zones, `every`, limit and endAt. */
 import { describe, expect, it } from '@jest/globals';
-import { cronTicks, nextTicks, HORIZON_MS, type StoredDef } from '../../lib/schedules/spec.js';
+import { resolveQueueOptions } from '../../lib/options.js';
+import {
+  cronTicks,
+  horizonOf,
+  nextTicks,
+  HORIZON_MS,
+  type StoredDef,
+} from '../../lib/schedules/spec.js';
 
 const iso = (ts: number[]) => ts.map((t) => new Date(t).toISOString());
 const at = (s: string) => Date.parse(s);
@@ -95,5 +102,14 @@ describe('nextTicks', () => {
     const spec = { ...def, startAt: 5_000, endAt: 7_000 };
     expect(nextTicks(spec, { a: 0, c: 0 }, 1_000)).toEqual({ ticks: [5_000], ended: false });
     expect(nextTicks(spec, { a: 0, c: 0 }, 5_500)).toEqual({ ticks: [6_000, 7_000], ended: true });
+  });
+});
+
+describe('horizonOf', () => {
+  it('2 s, or three default clean intervals when those are longer', () => {
+    expect(horizonOf(resolveQueueOptions('q', {}))).toBe(2000);
+    expect(
+      horizonOf(resolveQueueOptions('q', { heartbeatTimeoutMs: 60_000, leaseMs: 60_000 })),
+    ).toBe(15_000);
   });
 });
