@@ -225,7 +225,10 @@ export interface ScheduleTiming {
    * latest one made before the outage, once, then continues on schedule; 'skip' drops them.
    */
   missed?: 'once' | 'skip';
-  /** A tick still waiting this long after its time has missed it. Default 1000 ms. */
+  /**
+   * A tick promoted this long after its time has missed it. Default 1 000 ms, or two default
+   * clean intervals when longer.
+   */
   missedAfterMs?: number;
 }
 

@@ -15,7 +15,6 @@ import type { ScheduleSpec, ScheduleTemplate } from '../types.js';
  */
 export const HORIZON_MS = 2000;
 export const MAX_AHEAD = 100;
-const DEFAULT_MISSED_AFTER_MS = 1000;
 
 /**
  * How far ahead to make ticks for a queue: clean() makes them, every clean interval (the default
@@ -139,7 +138,10 @@ export function prepareSchedule(
   if (typeof id !== 'string' || id.length === 0 || id.length > 200) {
     list.push('schedule id must be a string of 1-200 characters');
   }
-  const def: StoredDef = { missed: 'once', missedAfterMs: DEFAULT_MISSED_AFTER_MS };
+  // Default: 1 s, or two default clean intervals (clean() promotes due ticks when every worker
+  // is busy): a tick that is merely waiting for that is not missed.
+  const lateMs = Math.max(1000, 2 * defaultCleanInterval([{ options: o }]));
+  const def: StoredDef = { missed: 'once', missedAfterMs: lateMs };
   let anchor = 'd0';
   if (typeof spec !== 'object' || spec === null) {
     list.push('spec must be an object { every } or { cron, tz? }');
@@ -181,7 +183,7 @@ export function prepareSchedule(
       endAt,
       limit: spec.limit,
       missed: spec.missed ?? 'once',
-      missedAfterMs: spec.missedAfterMs ?? DEFAULT_MISSED_AFTER_MS,
+      missedAfterMs: spec.missedAfterMs ?? lateMs,
     };
     Object.assign(def, stored);
     anchor = startAt !== undefined ? `a${startAt}` : `d${isPosInt(spec.every) ? spec.every : 0}`;
