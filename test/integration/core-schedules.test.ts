@@ -170,6 +170,50 @@ describe('schedules: storing', () => {
   });
 });
 
+describe('schedules: tick jobs', () => {
+  it('a failed tick job retried after its backoff is not dropped as missed', async () => {
+    const q = fx.queue<string>();
+    const backoff = { type: 'fixed' as const, delayMs: 300 };
+    const spec = { every: 100, missed: 'skip' as const, missedAfterMs: 50 };
+    await q.upsertSchedule('s', spec, { data: 'x', maxAttempts: 2, backoff });
+    const [job] = await waitFor(
+      async () => {
+        const got = await q.lease({ count: 1 });
+        return got.length ? got : null;
+      },
+      { what: 'a tick' },
+    );
+    await q.removeSchedule('s'); // only this job from now on
+    expect(await q.fail(job!, new Error('boom'))).toBe('retried');
+    const again = await waitFor(
+      async () => {
+        const got = await q.lease({ count: 10 });
+        return got.length ? got : null;
+      },
+      { what: 'the retry', timeoutMs: 3_000 },
+    );
+    expect(again.map((j) => [j.id, j.attempt])).toEqual([[job!.id, 2]]);
+  });
+
+  it("codec 'buffer': the payload is stored and given as bytes", async () => {
+    const c = fx.client();
+    const q = fx.queue<Buffer>({ codec: 'buffer' }, c);
+    const data = Buffer.from([0, 255, 1, 2]);
+    expect(await q.upsertSchedule('b', { every: 60_000 }, { data })).toBe('created');
+    const before = await snapshot(c, q as WorkQueue<unknown>);
+    expect(await q.upsertSchedule('b', { every: 60_000 }, { data: Buffer.from(data) })).toBe(
+      'unchanged',
+    );
+    expect(await snapshot(c, q as WorkQueue<unknown>)).toEqual(before);
+    expect((await q.getSchedule('b'))!.template.data).toEqual(data);
+    const tick = (await q.getSchedule('b'))!.nextFireAt!;
+    expect((await q.getJob(`b:${tick}`))!.data).toEqual(data);
+    expect(await q.upsertSchedule('b', { every: 60_000 }, { data: Buffer.from([9]) })).toBe(
+      'updated',
+    );
+  });
+});
+
 describe('schedules: missed ticks after an outage (nobody leases or cleans)', () => {
   async function outage(missed: 'once' | 'skip') {
     const c = fx.client();
