@@ -229,12 +229,9 @@ export class WorkQueue<T = unknown, R = unknown> {
   // ---------------------------------------------------------------- schedules
 
   /**
-   * Create or change schedule `id`: each tick adds `template` as a job with id
-   * `<id>:<tick ms>`, exactly once across all processes, never before the tick on Redis time.
-   * The same spec and template again change nothing ('unchanged': safe on every deploy); a
-   * change drops the ticks not yet fired and takes effect from the next tick. Ticks are made
-   * ahead by `clean()` (workers run it): see README "Schedules". Bad input: INVALID_ARGUMENT
-   * listing every problem, nothing written.
+   * Create or change schedule `id` (README "Schedules"): each tick adds `template` as job
+   * `<id>:<tick ms>`, once across all processes, never early on Redis time. The same schedule
+   * again: 'unchanged', nothing written; a change takes effect from the next tick.
    */
   upsertSchedule(
     id: string,
