@@ -15,6 +15,8 @@ import type { ScheduleSpec, ScheduleTemplate } from '../types.js';
  */
 export const HORIZON_MS = 2000;
 export const MAX_AHEAD = 100;
+const MAX_TIME = 1e14;
+const MAX_EVERY = 1e12;
 
 /**
  * How far ahead to make ticks for a queue: clean() makes them, every clean interval (the default
@@ -85,8 +87,9 @@ const ms = (v: Date | number | undefined): number | undefined =>
 function checkTime(what: string, v: unknown, problems: string[]): number | undefined {
   if (v === undefined) return undefined;
   const t = ms(v as Date | number);
-  if (typeof t !== 'number' || !Number.isFinite(t)) {
-    problems.push(`${what} must be a valid Date or ms timestamp`);
+  // Below 1e14 ms (year 5138): tick times stay exact in the scripts' JSON (14 digits).
+  if (typeof t !== 'number' || !Number.isFinite(t) || t < 0 || t >= MAX_TIME) {
+    problems.push(`${what} must be a valid Date or ms timestamp from 1970 to 5138`);
     return undefined;
   }
   return Math.floor(t);
@@ -153,8 +156,10 @@ export function prepareSchedule(
     const hasCron = spec.cron !== undefined;
     if (hasEvery === hasCron) list.push('spec needs exactly one of every and cron');
     if (hasEvery) {
-      if (!isPosInt(spec.every)) {
-        list.push(`every must be a positive integer (ms), got ${JSON.stringify(spec.every)}`);
+      if (!isPosInt(spec.every) || spec.every > MAX_EVERY) {
+        list.push(
+          `every must be a positive integer (ms) up to 1e12, got ${JSON.stringify(spec.every)}`,
+        );
       }
       if (spec.tz !== undefined) list.push('tz applies to cron schedules only');
     }

@@ -87,14 +87,14 @@ describe('schedules: storing', () => {
       .upsertSchedule('s', { every: 1.5 }, { data: 'x' })
       .catch((e: unknown) => e);
     expect((every as WorkQueueError).problems).toEqual([
-      'every must be a positive integer (ms), got 1.5',
+      'every must be a positive integer (ms) up to 1e12, got 1.5',
     ]);
     const both = (await q
       .upsertSchedule('s', { every: 0, cron: '* * * *' } as never, { data: 'x', id: 'no' } as never)
       .catch((e: unknown) => e)) as WorkQueueError;
     expect(both.problems).toEqual([
       'spec needs exactly one of every and cron',
-      'every must be a positive integer (ms), got 0',
+      'every must be a positive integer (ms) up to 1e12, got 0',
       'cron "* * * *" has 4 fields; give 5 (minute first) or 6 (second first)',
       'template: unknown key "id"',
     ]);
