@@ -257,6 +257,11 @@ export interface ScheduleTemplate<T = unknown> {
   priority?: number;
   maxAttempts?: number;
   backoff?: BackoffOptions;
+  /**
+   * Drop a tick instead of firing it while the job of an earlier tick still exists (waits, runs
+   * or waits for a retry; dead-lettered ones do not count). Default false: ticks overlap.
+   */
+  skipIfRunning?: boolean;
 }
 
 /** What `upsertSchedule` did: 'unchanged' when the same schedule was stored already. */

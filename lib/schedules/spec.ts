@@ -50,6 +50,7 @@ export interface PreparedSchedule {
 const SPEC_KEYS = new Set(['every', 'cron', 'tz', 'startAt', 'endAt', 'limit', 'missed']);
 SPEC_KEYS.add('missedAfterMs');
 const TEMPLATE_KEYS = new Set(['data', 'name', 'priority', 'maxAttempts', 'backoff']);
+TEMPLATE_KEYS.add('skipIfRunning');
 
 const crons = new Map<string, Cron>();
 /** A parsed cron expression (cached; throws on a bad expression or time zone). */
@@ -194,14 +195,21 @@ export function prepareSchedule(
     anchor = startAt !== undefined ? `a${startAt}` : `d${isPosInt(spec.every) ? spec.every : 0}`;
   }
   let values: ReturnType<typeof prepareAdd>;
+  let skip = false;
   if (typeof template !== 'object' || template === null) {
-    list.push('template must be an object { data, name?, priority?, maxAttempts?, backoff? }');
+    list.push(
+      'template must be an object { data, name?, priority?, maxAttempts?, backoff?, skipIfRunning? }',
+    );
   } else {
     for (const k of Object.keys(template)) {
       if (!TEMPLATE_KEYS.has(k)) list.push(`template: unknown key ${JSON.stringify(k)}`);
     }
     if (!('data' in template)) list.push('template.data is missing');
-    const { name, priority, maxAttempts, backoff } = template;
+    const { name, priority, maxAttempts, backoff, skipIfRunning } = template;
+    if (skipIfRunning !== undefined && typeof skipIfRunning !== 'boolean') {
+      list.push('template: skipIfRunning must be a boolean');
+    }
+    skip = skipIfRunning === true;
     values = prepareAdd(
       o,
       template.data,
@@ -214,7 +222,9 @@ export function prepareSchedule(
     // One INVALID_ARGUMENT for all, an unencodable or too large payload included.
     throw invalid(list, `schedule ${typeof id === 'string' ? JSON.stringify(id) : ''} refused`);
   }
-  return { def: JSON.stringify(def), payload: values[1], tickMeta: values[2], anchor };
+  // skipIfRunning: meta w names the schedule (see fire_tick in lib/scripts/lib/placement.lua).
+  const tickMeta = skip ? JSON.stringify({ ...JSON.parse(values[2] || '{}'), w: id }) : values[2];
+  return { def: JSON.stringify(def), payload: values[1], tickMeta, anchor };
 }
 
 /** The state of a schedule the next ticks depend on (from its record). */

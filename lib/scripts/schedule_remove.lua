@@ -9,6 +9,7 @@ if not rec then
   return 0
 end
 drop_unfired(sid, rec)
+rcall('HDEL', K_IDS, sid .. ':running')
 rcall('HDEL', K_SCHED, sid)
 rcall('HDEL', K_SCHED_DATA, sid)
 rcall('ZREM', K_SCHED_DUE, sid)

@@ -5,7 +5,8 @@
 -- changed since, nothing happens, so racing callers and re-sent calls add nothing twice.
 -- Missed ticks (lib/schedules): with 'skip' each tick job gets a drop-by time (meta z) of
 -- tick + missed-after ms; with 'once' each but the latest gets max(tick + missed-after, next
--- tick), so after an outage only the latest overdue tick fires.
+-- tick), so after an outage only the latest overdue tick fires. A tick due already fires at
+-- once (fire_tick).
 --! keys: sched schedData schedDue id data meta ids delayed wake pending
 -- ARGV: schedule id, record version read, ended after these (1|0), due again this many ms before
 --   the last tick, missed policy ('once'|'skip'), missed-after ms, then the ticks (ascending ms).
@@ -60,8 +61,10 @@ for i, tick in ipairs(ticks) do
       delayed[#delayed + 1] = n
       rec.m[#rec.m + 1] = tick
     else
-      requeue(n, meta, false)
-      placed = true
+      if fire_tick(n, meta, now) then
+        requeue(n, meta, false)
+        placed = true
+      end
       if not rec.p or tick > rec.p then
         rec.p = tick
       end

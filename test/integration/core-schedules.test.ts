@@ -195,6 +195,46 @@ describe('schedules: tick jobs', () => {
     expect(again.map((j) => [j.id, j.attempt])).toEqual([[job!.id, 2]]);
   });
 
+  it('skipIfRunning: ticks while the job of an earlier tick exists are dropped, then ticks resume', async () => {
+    const c = fx.client();
+    const q = fx.queue<number>({}, c);
+    const template = { data: 1, skipIfRunning: true };
+    await q.upsertSchedule('s', { every: 100 }, template);
+    expect((await q.getSchedule('s'))!.template).toEqual(template);
+    const [first] = await waitFor(
+      async () => {
+        const got = await q.lease({ count: 10, leaseMs: 60_000 });
+        return got.length ? got : null;
+      },
+      { what: 'the first tick' },
+    );
+    const held = tickOf(first!.id);
+    // Hold it past several ticks: none of them fires.
+    await waitFor(async () => (await redisNow(c)) > held + 550, { what: '5 ticks to pass' });
+    await q.clean();
+    expect(await q.lease({ count: 10 })).toEqual([]);
+    expect(await q.complete(first!)).toBe(true);
+    const [next] = await waitFor(
+      async () => {
+        const got = await q.lease({ count: 10 });
+        return got.length ? got : null;
+      },
+      { what: 'a tick after the job completed' },
+    );
+    expect(tickOf(next!.id) - held).toBeGreaterThan(550);
+    // Overlap by default: a held tick does not stop the next ones.
+    await q.upsertSchedule('s', { every: 100 }, { data: 2 });
+    const jobs: string[] = [];
+    await waitFor(
+      async () => {
+        for (const j of await q.lease({ count: 10, leaseMs: 60_000 })) jobs.push(j.id);
+        return jobs.length >= 3;
+      },
+      { what: 'three overlapping ticks' },
+    );
+    expect(await q.removeSchedule('s')).toBe(true);
+  });
+
   it("codec 'buffer': the payload is stored and given as bytes", async () => {
     const c = fx.client();
     const q = fx.queue<Buffer>({ codec: 'buffer' }, c);

@@ -86,8 +86,36 @@ local function drop_delayed(n, cid)
   end
 end
 
+-- A schedule tick comes due (lib/schedules): false when it is dropped instead, because it missed
+-- its window (meta z: drop-by time) or because the job of an earlier tick of its schedule still
+-- exists (meta w: the schedule, when its template says skipIfRunning; the caller id
+-- '<schedule>:running' points at the job of its latest tick that fired). Else its tick fields go.
+local function fire_tick(n, meta, now)
+  if meta.z and now > meta.z then
+    drop_delayed(n, meta.i)
+    return false
+  end
+  if meta.w then
+    local live = meta.w .. ':running'
+    local prev = rcall('HGET', K_IDS, live)
+    if
+      prev
+      and prev ~= n
+      and rcall('HEXISTS', K_DATA, prev) == 1
+      and decode_meta(rcall('HGET', K_META, prev)).r == nil
+    then
+      drop_delayed(n, meta.i)
+      return false
+    end
+    rcall('HSET', K_IDS, live, n)
+  end
+  meta.z, meta.w = nil, nil
+  save_meta(n, meta)
+  return true
+end
+
 -- Promote up to `limit` due delayed jobs to the back of their pending lists, in due order
--- (ties in the order the jobs were added). A job with a drop-by time (meta z) past is dropped.
+-- (ties in the order the jobs were added). A schedule tick may be dropped instead (fire_tick).
 -- Returns how many were placed.
 local function promote(now, limit)
   local first = rcall('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')
@@ -111,15 +139,7 @@ local function promote(now, limit)
   local placed = 0
   for i, n in ipairs(due) do
     local meta = decode_meta(metas[i])
-    if meta.z == nil then
-      requeue(n, meta, false)
-      placed = placed + 1
-    elseif now > meta.z then
-      -- A schedule tick that missed its window (the missed-tick policy, lib/schedules).
-      drop_delayed(n, meta.i)
-    else
-      meta.z = nil
-      save_meta(n, meta)
+    if (meta.z == nil and meta.w == nil) or fire_tick(n, meta, now) then
       requeue(n, meta, false)
       placed = placed + 1
     end
