@@ -29,6 +29,10 @@ export const KEY_TABLE = {
   schedData: { part: 'sc:d', doc: 'schedule payloads hash (schedule id -> template payload)' },
   schedDue: { part: 'sc:n', doc: 'schedules zset (schedule id -> materialize next ticks by ms)' },
   schedIds: { part: 'sc:i', doc: 'schedule ids zset (all scores 0: listed by id)' },
+  schedRun: {
+    part: 'sc:r',
+    doc: 'schedules hash (schedule id -> job of its latest fired tick, for skipIfRunning)',
+  },
   wleases: { part: 'wl:', doc: "the calling worker's lease set", per: 'worker' },
   hands: { part: 'hx:', doc: "the calling worker's hand-off list", per: 'worker' },
   adds: {

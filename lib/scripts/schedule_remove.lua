@@ -1,6 +1,6 @@
 -- schedule_remove: a schedule stops: its record goes, and so do its tick jobs that have not fired
 -- (still in the delayed set). Jobs of ticks that fired already run to their end.
---! keys: sched schedData schedDue schedIds data meta ids delayed
+--! keys: sched schedData schedDue schedIds schedRun data meta ids delayed
 -- ARGV: schedule id.
 -- Returns: 1 removed, 0 no such schedule.
 local sid = ARGV[1]
@@ -9,7 +9,7 @@ if not rec then
   return 0
 end
 drop_unfired(sid, rec)
-rcall('HDEL', K_IDS, sid .. ':running')
+rcall('HDEL', K_SCHED_RUN, sid)
 rcall('HDEL', K_SCHED, sid)
 rcall('HDEL', K_SCHED_DATA, sid)
 rcall('ZREM', K_SCHED_DUE, sid)

@@ -88,16 +88,15 @@ end
 
 -- A schedule tick comes due (lib/schedules): false when it is dropped instead, because it missed
 -- its window (meta z: drop-by time) or because the job of an earlier tick of its schedule still
--- exists (meta w: the schedule, when its template says skipIfRunning; the caller id
--- '<schedule>:running' points at the job of its latest tick that fired). Else its tick fields go.
+-- exists (meta w: the schedule, when its template says skipIfRunning; K_SCHED_RUN holds the job
+-- of its latest tick that fired). Else its tick fields go.
 local function fire_tick(n, meta, now)
   if meta.z and now > meta.z then
     drop_delayed(n, meta.i)
     return false
   end
   if meta.w then
-    local live = meta.w .. ':running'
-    local prev = rcall('HGET', K_IDS, live)
+    local prev = rcall('HGET', K_SCHED_RUN, meta.w)
     if
       prev
       and prev ~= n
@@ -107,7 +106,7 @@ local function fire_tick(n, meta, now)
       drop_delayed(n, meta.i)
       return false
     end
-    rcall('HSET', K_IDS, live, n)
+    rcall('HSET', K_SCHED_RUN, meta.w, n)
   end
   meta.z, meta.w = nil, nil
   save_meta(n, meta)
