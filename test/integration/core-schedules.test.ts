@@ -233,6 +233,8 @@ describe('schedules: tick jobs', () => {
       { what: 'three overlapping ticks' },
     );
     expect(await q.removeSchedule('s')).toBe(true);
+    // Nothing the schedule left behind breaks an invariant of the queue.
+    expect((await q.repair()).fixes).toEqual([]);
   });
 
   it("codec 'buffer': the payload is stored and given as bytes", async () => {
@@ -283,6 +285,7 @@ describe('schedules: missed ticks after an outage (nobody leases or cleans)', ()
     );
     expect(after).toEqual([`s:${next}`]);
     expect(await q.counts()).toMatchObject({ pending: 0 });
+    expect((await q.repair()).fixes).toEqual([]);
     return { fired, last };
   }
 
