@@ -25,6 +25,14 @@ export const KEY_TABLE = {
   parked: { part: 'pk', doc: 'parked workers zset (worker id -> parked until ms)' },
   hb: { part: 'hb', doc: 'heartbeat hash (b: last beat of any worker, s: judged since)' },
   taken: { part: 'ix', doc: 'caller ids kept after completion (zset caller id -> until ms)' },
+  sched: { part: 'sc', doc: 'schedules hash (schedule id -> record JSON, see lib/schedules)' },
+  schedData: { part: 'sc:d', doc: 'schedule payloads hash (schedule id -> template payload)' },
+  schedDue: { part: 'sc:n', doc: 'schedules zset (schedule id -> materialize next ticks by ms)' },
+  schedIds: { part: 'sc:i', doc: 'schedule ids zset (all scores 0: listed by id)' },
+  schedRun: {
+    part: 'sc:r',
+    doc: 'schedules hash (schedule id -> job of its latest fired tick, for skipIfRunning)',
+  },
   wleases: { part: 'wl:', doc: "the calling worker's lease set", per: 'worker' },
   hands: { part: 'hx:', doc: "the calling worker's hand-off list", per: 'worker' },
   adds: {

@@ -1,6 +1,7 @@
 /**
  * Looking at and managing a queue: cancel a job, read one, count every state, and clean (promote
- * due jobs, reclaim lapsed leases and dead workers, drop expired results and caller ids).
+ * due jobs, reclaim lapsed leases and dead workers, drop expired results and caller ids, make
+ * the next ticks of schedules that need them).
  */
 import { randomBytes } from 'node:crypto';
 import { errorMessage, redisError } from '../errors.js';
@@ -13,10 +14,16 @@ import { num, parseMeta, str, type Reply } from './records.js';
 
 const CLEAN_LIMIT = 1000;
 
+/** What clean() calls for schedules due for their next ticks (lib/schedules). */
+export interface ScheduleHook {
+  topUpDue(ids: readonly string[]): Promise<number>;
+}
+
 export class Admin<T, R> {
   constructor(
     private readonly ctx: QueueContext,
     private readonly cancelAcks: CancelAcks,
+    private readonly schedules?: ScheduleHook,
   ) {}
 
   async cancel(id: string): Promise<boolean> {
@@ -98,7 +105,8 @@ export class Admin<T, R> {
     };
     const hb = o.heartbeatTimeoutMs;
     for (;;) {
-      // { promoted, reclaimed, dead-lettered, results dropped, caller ids freed, dead worker ids… }
+      // { promoted, reclaimed, dead-lettered, results dropped, caller ids freed, Redis now,
+      //   s, s schedules due, dead worker ids… }
       const r = (await this.ctx.run('clean', [
         CLEAN_LIMIT,
         o.maxLeaseExpiries,
@@ -113,7 +121,13 @@ export class Admin<T, R> {
       report.deadLettered += dead;
       report.resultsExpired += expired;
       report.callerIdsFreed += freed;
-      for (const workerId of r.slice(5).map(str)) {
+      const s = num(r[6]);
+      const due = r.slice(7, 7 + s).map(str);
+      if (due.length > 0 && this.schedules) {
+        const made = await this.schedules.topUpDue(due);
+        if (made > 0) report.ticksMade = (report.ticksMade ?? 0) + made;
+      }
+      for (const workerId of r.slice(7 + s).map(str)) {
         // { reclaimed, dead-lettered }, or { -1 } when the worker is alive after all
         const x = (await this.ctx.run(
           'reclaim_worker',

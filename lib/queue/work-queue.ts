@@ -19,8 +19,13 @@ import type {
   LeaseOptions,
   QueueCounts,
   RepairReport,
+  ScheduleInfo,
+  ScheduleSpec,
+  ScheduleTemplate,
+  UpsertScheduleOutcome,
   WorkQueueOptions,
 } from '../types.js';
+import { Schedules } from '../schedules/schedules.js';
 import { redisError } from '../errors.js';
 import { Admin } from './admin.js';
 import { CancelAcks } from './cancel-acks.js';
@@ -47,6 +52,7 @@ export class WorkQueue<T = unknown, R = unknown> {
   private readonly admin: Admin<T, R>;
   private readonly dead: DeadLetters<T>;
   private readonly workers: WorkerProtocol<T>;
+  private readonly schedules: Schedules<T>;
 
   constructor(
     readonly client: Redis | Cluster,
@@ -59,7 +65,8 @@ export class WorkQueue<T = unknown, R = unknown> {
     this.cancelAcks = new CancelAcks(client, this.keys, this.options.commandTimeoutMs);
     this.producer = new Producer(this.ctx);
     this.leases = new Leases(this.ctx);
-    this.admin = new Admin(this.ctx, this.cancelAcks);
+    this.schedules = new Schedules<T>(this.ctx);
+    this.admin = new Admin(this.ctx, this.cancelAcks, this.schedules);
     this.dead = new DeadLetters(this.ctx);
     this.workers = new WorkerProtocol(this.ctx);
   }
@@ -217,6 +224,36 @@ export class WorkQueue<T = unknown, R = unknown> {
    */
   async redisInfo(): Promise<RedisInfo> {
     return summarize(await infos(this.client));
+  }
+
+  // ---------------------------------------------------------------- schedules
+
+  /**
+   * Create or change schedule `id` (README "Schedules"): each tick adds `template` as job
+   * `<id>:<tick ms>`, once across all processes, never early on Redis time. The same schedule
+   * again: 'unchanged', nothing written; a change takes effect from the next tick.
+   */
+  upsertSchedule(
+    id: string,
+    spec: ScheduleSpec,
+    template: ScheduleTemplate<T>,
+  ): Promise<UpsertScheduleOutcome> {
+    return this.schedules.upsert(id, spec, template);
+  }
+
+  /** Stop schedule `id` and drop its ticks not yet fired. False when there is no such schedule. */
+  removeSchedule(id: string): Promise<boolean> {
+    return this.schedules.remove(id);
+  }
+
+  /** Schedule `id` with its next and last fire times, or null. */
+  getSchedule(id: string): Promise<ScheduleInfo<T> | null> {
+    return this.schedules.get(id);
+  }
+
+  /** A page of the schedules, by id. */
+  listSchedules(opts: { offset?: number; limit?: number } = {}): Promise<ScheduleInfo<T>[]> {
+    return this.schedules.list(opts);
   }
 
   // ---------------------------------------------------------------- dead letters

@@ -1,11 +1,12 @@
 -- clean: promote due delayed jobs, reclaim expired leases to the FRONT (see expire_lease),
 -- drop expired results and caller ids kept past their dedupe window, and report workers whose
--- heartbeat lapsed (reclaimed one by one with reclaim_worker).
+-- heartbeat lapsed (reclaimed one by one with reclaim_worker) and schedules due for their next
+-- ticks (made one by one with schedule_top: cron times come from the client).
 -- Cost is proportional to the work found: every step reads only due/expired entries.
---! keys: pending data meta ids delayed leased tokens dead workers wake res rexp prog hb taken
+--! keys: pending data meta ids delayed leased tokens dead workers wake res rexp prog hb taken schedDue schedRun
 -- ARGV: batch limit, max lease expiries, max dead, heartbeat timeout ms.
--- Returns: { promoted, reclaimed, dead-lettered, results dropped, caller ids freed, then dead
---   worker ids }.
+-- Returns: { promoted, reclaimed, dead-lettered, results dropped, caller ids freed, Redis now,
+--   count s of schedules due, s schedule ids, then dead worker ids }.
 local limit, max_exp, max_dead, hb_timeout =
   tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local now = now_ms()
@@ -47,7 +48,11 @@ for _, cid in ipairs(freed) do
   end
 end
 rcall_each('ZREM', K_TAKEN, freed)
-local out = { promoted, reclaimed, dead, #old, #freed }
+local due = rcall('ZRANGEBYSCORE', K_SCHED_DUE, '-inf', now, 'LIMIT', 0, 100)
+local out = { promoted, reclaimed, dead, #old, #freed, now, #due }
+for _, sid in ipairs(due) do
+  out[#out + 1] = sid
+end
 if lapsed(nil, now, hb_timeout) then
   local silent = rcall('ZRANGEBYSCORE', K_WORKERS, '-inf', '(' .. (now - hb_timeout), 'LIMIT', 0, 100)
   for _, w in ipairs(silent) do

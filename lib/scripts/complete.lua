@@ -1,5 +1,5 @@
 -- complete: adopt hand-offs, finish a batch of jobs, then (optionally) lease more, in one call.
---! keys: pending tok data meta ids delayed leased tokens dead wake res rexp prog ev parked taken wleases hands
+--! keys: pending tok data meta ids delayed leased tokens dead wake res rexp prog ev parked taken wleases hands schedRun
 -- ARGV: worker id, result ttl ms (0 = results off), dedupe window ms, lease count (0 = none),
 --   lease ms, park ms (0 = do not mark the worker parked), sweep (1: the worker's idle wait
 --   moved entries into its hand-off list since its last sweep), adopt count, job count, then

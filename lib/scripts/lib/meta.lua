@@ -2,7 +2,9 @@
 -- i caller id, n name, p priority, a attempts failed, m max attempts, b backoff (opaque to Lua),
 -- x lease expiries counted against maxLeaseExpiries (deaths during solo runs only), s suspect
 -- (1: its worker died or its lease lapsed while it ran beside other jobs; it runs alone next
--- time), e last error, r dead-letter reason.
+-- time), e last error, r dead-letter reason, z drop-by (a schedule tick promoted after this Redis
+-- time missed its window and is dropped, see fire_tick; cleared when it fires), w its schedule
+-- when it skips while an earlier tick's job exists (skipIfRunning; cleared when it fires).
 --
 -- Lease tokens: '<n>' for a regular lease, 's<n>' for a solo run of a suspect job (its death
 -- counts). The lease hash holds '<token>:<holder>': a worker id, or 'h' for a job handed off
@@ -13,9 +15,9 @@
 -- that touches the job fail (one such job would stall a worker's batch or a whole clean()).
 -- Unusable fields are dropped (defaults apply); the client dead-letters a job whose metadata
 -- is not a JSON object when it is leased ('undecodable metadata').
-local META_NUMBERS = { 'p', 'a', 'm', 'x', 's' }
+local META_NUMBERS = { 'p', 'a', 'm', 'x', 's', 'z' }
 
-local META_STRINGS = { 'i', 'n', 'e', 'r' }
+local META_STRINGS = { 'i', 'n', 'e', 'r', 'w' }
 
 local function decode_meta(s)
   if not s or s == '' then

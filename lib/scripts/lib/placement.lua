@@ -75,8 +75,47 @@ local function sort_by_score_then_id(items)
   return items
 end
 
+-- Drop a job that waits in the delayed set and was never anywhere else (a schedule tick that
+-- missed its window, or one its schedule no longer wants): its data, meta and caller id `cid`
+-- go; the caller takes it out of the delayed set.
+local function drop_delayed(n, cid)
+  rcall('HDEL', K_DATA, n)
+  rcall('HDEL', K_META, n)
+  if cid and rcall('HGET', K_IDS, cid) == n then
+    rcall('HDEL', K_IDS, cid)
+  end
+end
+
+-- A schedule tick comes due (lib/schedules): false when it is dropped instead, because it missed
+-- its window (meta z: drop-by time) or because the job of an earlier tick of its schedule still
+-- exists (meta w: the schedule, when its template says skipIfRunning; K_SCHED_RUN holds the job
+-- of its latest tick that fired). Else its tick fields go.
+local function fire_tick(n, meta, now)
+  if meta.z and now > meta.z then
+    drop_delayed(n, meta.i)
+    return false
+  end
+  if meta.w then
+    local prev = rcall('HGET', K_SCHED_RUN, meta.w)
+    if
+      prev
+      and prev ~= n
+      and rcall('HEXISTS', K_DATA, prev) == 1
+      and decode_meta(rcall('HGET', K_META, prev)).r == nil
+    then
+      drop_delayed(n, meta.i)
+      return false
+    end
+    rcall('HSET', K_SCHED_RUN, meta.w, n)
+  end
+  meta.z, meta.w = nil, nil
+  save_meta(n, meta)
+  return true
+end
+
 -- Promote up to `limit` due delayed jobs to the back of their pending lists, in due order
--- (ties in the order the jobs were added).
+-- (ties in the order the jobs were added). A schedule tick may be dropped instead (fire_tick).
+-- Returns how many were placed.
 local function promote(now, limit)
   local first = rcall('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')
   if first[2] == nil or tonumber(first[2]) > now then
@@ -96,12 +135,19 @@ local function promote(now, limit)
     due[i] = it[1]
   end
   local metas = hmget(K_META, due)
+  local placed = 0
   for i, n in ipairs(due) do
-    requeue(n, decode_meta(metas[i]), false)
+    local meta = decode_meta(metas[i])
+    if (meta.z == nil and meta.w == nil) or fire_tick(n, meta, now) then
+      requeue(n, meta, false)
+      placed = placed + 1
+    end
   end
   rcall_each('ZREM', K_DELAYED, due)
-  wake()
-  return #due
+  if placed > 0 then
+    wake()
+  end
+  return placed
 end
 
 -- When the next delayed job is due (ms), or -1.

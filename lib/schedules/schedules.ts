@@ -1,0 +1,156 @@
+/**
+ * Schedules of a queue (`WorkQueue.upsertSchedule` and friends): stored in Redis, each tick made
+ * ahead of time as a delayed job with caller id `<schedule>:<tick ms>` (schedule_top.lua).
+ */
+import { errorMessage } from '../errors.js';
+import { decode, type Raw } from '../queue/codec.js';
+import type { QueueContext } from '../queue/context.js';
+import { num, parseMeta, str, type Reply } from '../queue/records.js';
+import type {
+  ScheduleInfo,
+  ScheduleSpec,
+  ScheduleTemplate,
+  UpsertScheduleOutcome,
+} from '../types.js';
+import { horizonOf, nextTicks, prepareSchedule, type StoredDef } from './spec.js';
+
+/** A schedule's record as schedule_*.lua store it (see lib/scripts/lib/schedules.lua). */
+interface StoredRecord {
+  d: string;
+  j?: string;
+  v: number;
+  a: number;
+  t?: number;
+  c: number;
+  m: number[];
+  p?: number;
+  e?: number;
+}
+
+function parseRecord(json: string): StoredRecord {
+  const r = JSON.parse(json) as StoredRecord;
+  // Lua's cjson writes an empty list as {}.
+  if (!Array.isArray(r.m)) r.m = [];
+  return r;
+}
+
+export class Schedules<T> {
+  constructor(private readonly ctx: QueueContext) {}
+
+  async upsert(
+    id: string,
+    spec: ScheduleSpec,
+    template: ScheduleTemplate<T>,
+  ): Promise<UpsertScheduleOutcome> {
+    const p = prepareSchedule(this.ctx.options, id, spec, template);
+    // 0 unchanged, 1 created, 2 changed
+    const r = await this.ctx.run('schedule_upsert', [id, p.def, p.payload, p.tickMeta, p.anchor]);
+    if (r === 0) return 'unchanged';
+    // Its first ticks now; should this call fail or the process die, the next clean() does it.
+    await this.topUp(id);
+    return r === 1 ? 'created' : 'updated';
+  }
+
+  async remove(id: string): Promise<boolean> {
+    this.ctx.checkId(id);
+    return (await this.ctx.run('schedule_remove', [id])) === 1;
+  }
+
+  async get(id: string): Promise<ScheduleInfo<T> | null> {
+    this.ctx.checkId(id);
+    const [info] = await this.read(id, 0, 1);
+    return info ?? null;
+  }
+
+  async list(opts: { offset?: number; limit?: number } = {}): Promise<ScheduleInfo<T>[]> {
+    const { offset = 0, limit = 100 } = opts;
+    return this.read('', Math.max(0, Math.floor(offset)), Math.max(1, Math.floor(limit)));
+  }
+
+  /** Make the next ticks of one schedule. Resolves how many were made (0: none needed, or another did). */
+  async topUp(id: string): Promise<number> {
+    // { Redis now, id, record, '' }
+    const r = (await this.ctx.run('schedule_get', [id, 0, 1, 0])) as Reply;
+    if (r.length < 4) return 0;
+    const now = num(r[0]);
+    const rec = parseRecord(str(r[2]));
+    if (rec.e === 1) return 0;
+    const def = JSON.parse(rec.d) as StoredDef;
+    const horizon = horizonOf(this.ctx.options);
+    const { ticks, ended } = nextTicks(def, rec, now, horizon);
+    // Due again when half the horizon is left.
+    const args = [id, rec.v, ended ? 1 : 0, horizon / 2, def.missed, def.missedAfterMs];
+    // { 1 done | 0 stale, ticks added, Redis now }
+    const x = (await this.ctx.run('schedule_top', [...args, ...ticks])) as number[];
+    return x[1]!;
+  }
+
+  /** Called by clean() with the schedules due for their next ticks; one failing skips only itself. */
+  async topUpDue(ids: readonly string[]): Promise<number> {
+    const made = await Promise.all(
+      ids.map((id) =>
+        this.topUp(id).catch((e: unknown) => {
+          this.ctx.options.logger?.warn(
+            `queue ${this.ctx.name}: schedule ${id}: could not make its next ticks: ${errorMessage(e)}`,
+          );
+          return 0;
+        }),
+      ),
+    );
+    return made.reduce((a, b) => a + b, 0);
+  }
+
+  private async read(id: string, offset: number, limit: number): Promise<ScheduleInfo<T>[]> {
+    // { Redis now, then per schedule: id, record, payload }
+    const r = (await this.ctx.run('schedule_get', [id, offset, limit, 1], {
+      buffers: true,
+    })) as Reply;
+    const now = num(r[0]);
+    const out: ScheduleInfo<T>[] = [];
+    for (let i = 1; i + 2 < r.length; i += 3) {
+      out.push(this.info(str(r[i]), parseRecord(str(r[i + 1])), r[i + 2] as Raw, now));
+    }
+    return out;
+  }
+
+  private info(id: string, rec: StoredRecord, payload: Raw, now: number): ScheduleInfo<T> {
+    const def = JSON.parse(rec.d) as StoredDef;
+    const spec = (
+      def.every !== undefined ? { every: def.every } : { cron: def.cron!, tz: def.tz }
+    ) as ScheduleSpec;
+    if (def.tz === undefined) delete spec.tz;
+    if (def.startAt !== undefined) spec.startAt = def.startAt;
+    if (def.endAt !== undefined) spec.endAt = def.endAt;
+    if (def.limit !== undefined) spec.limit = def.limit;
+    spec.missed = def.missed;
+    spec.missedAfterMs = def.missedAfterMs;
+    const meta = parseMeta(rec.j ?? '');
+    const template = { data: undefined } as ScheduleTemplate<T>;
+    if (meta.n !== undefined) template.name = meta.n;
+    if (meta.p !== undefined) template.priority = meta.p;
+    if (meta.m !== undefined) template.maxAttempts = meta.m;
+    if (meta.b !== undefined) template.backoff = meta.b;
+    if (rec.j && (JSON.parse(rec.j) as { w?: unknown }).w !== undefined) {
+      template.skipIfRunning = true;
+    }
+    const info: ScheduleInfo<T> = {
+      id,
+      spec,
+      template,
+      nextFireAt: null,
+      lastFireAt: rec.p ?? null,
+      ticks: rec.c,
+      ended: rec.e === 1,
+    };
+    for (const t of rec.m) {
+      if (t > now) info.nextFireAt = Math.min(info.nextFireAt ?? t, t);
+      else info.lastFireAt = Math.max(info.lastFireAt ?? t, t);
+    }
+    try {
+      template.data = decode<T>(this.ctx.options, payload);
+    } catch (e) {
+      info.decodeError = errorMessage(e);
+    }
+    return info;
+  }
+}

@@ -1,0 +1,46 @@
+-- Schedules (lib/schedules): a schedule's record (JSON in K_SCHED) and the tick jobs it made.
+-- Record fields: d definition (JSON, compared as bytes), j tick meta JSON, v version (every
+-- write adds one), a anchor ms (`every` ticks are a + k * every), t last tick made, c ticks
+-- made, m ticks made that had not come due when last looked at, p latest tick that came due,
+-- e 1 once it has ended (limit or endAt reached).
+
+-- The record of schedule `sid`, or nil. An unreadable record reads as an empty one (a
+-- different definition: an upsert replaces it).
+local function sched_record(sid)
+  local raw = rcall('HGET', K_SCHED, sid)
+  if not raw then
+    return nil
+  end
+  local ok, rec = pcall(cjson.decode, raw)
+  if not ok or type(rec) ~= 'table' then
+    rec = {}
+  end
+  if type(rec.m) ~= 'table' then
+    rec.m = {}
+  end
+  return rec
+end
+
+-- Move the ticks of `rec` that came due by `now` out of its list of coming ticks (p: the latest).
+local function prune_due(rec, now)
+  local keep = {}
+  for _, tick in ipairs(rec.m) do
+    if tick > now then
+      keep[#keep + 1] = tick
+    elseif not rec.p or tick > rec.p then
+      rec.p = tick
+    end
+  end
+  rec.m = keep
+end
+
+-- Drop the tick jobs of `rec` that have not fired yet (still in the delayed set).
+local function drop_unfired(sid, rec)
+  for _, tick in ipairs(rec.m) do
+    local cid = sid .. ':' .. int(tick)
+    local n = rcall('HGET', K_IDS, cid)
+    if n and not taken_until(n) and rcall('ZREM', K_DELAYED, n) == 1 then
+      drop_delayed(n, cid)
+    end
+  end
+end

@@ -1,0 +1,91 @@
+-- schedule_top: make the next ticks of a schedule, each a job with caller id
+-- '<schedule>:<tick ms>' in the delayed set (due at its tick, promoted on Redis time like any
+-- delayed job). Run after an upsert and by clean() for schedules whose made ticks run low. The
+-- caller computed the ticks (cron, tz) from the record it read (version v): when the record
+-- changed since, nothing happens, so racing callers and re-sent calls add nothing twice.
+-- Missed ticks (lib/schedules): with 'skip' each tick job gets a drop-by time (meta z) of
+-- tick + missed-after ms; with 'once' each but the latest gets max(tick + missed-after, next
+-- tick), so after an outage only the latest overdue tick fires. A tick due already fires at
+-- once (fire_tick).
+--! keys: sched schedData schedDue id data meta ids delayed wake pending schedRun
+-- ARGV: schedule id, record version read, ended after these (1|0), due again this many ms before
+--   the last tick, missed policy ('once'|'skip'), missed-after ms, then the ticks (ascending ms).
+-- Returns: { 1 done | 0 stale, ticks added, Redis now }.
+local sid, version, ended, ahead = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', tonumber(ARGV[4])
+local skip, late = ARGV[5] == 'skip', tonumber(ARGV[6])
+local rec = sched_record(sid)
+local now = now_ms()
+if not rec or rec.v ~= version or rec.e == 1 then
+  return { 0, 0, now }
+end
+local payload = rcall('HGET', K_SCHED_DATA, sid) or ''
+prune_due(rec, now)
+local ticks = {}
+for i = 7, #ARGV do
+  local tick = tonumber(ARGV[i])
+  if not rec.t or tick > rec.t then
+    ticks[#ticks + 1] = tick
+  end
+end
+-- The latest tick made before is not the latest any more: it may be dropped when late.
+if not skip and rec.t and ticks[1] then
+  local n = rcall('HGET', K_IDS, sid .. ':' .. int(rec.t))
+  if n and rcall('ZSCORE', K_DELAYED, n) then
+    local meta = decode_meta(rcall('HGET', K_META, n))
+    meta.z = math.max(rec.t + late, ticks[1])
+    save_meta(n, meta)
+  end
+end
+local added, delayed, placed = 0, {}, false
+for i, tick in ipairs(ticks) do
+  local cid = sid .. ':' .. int(tick)
+  if not rcall('HGET', K_IDS, cid) and not (skip and now > tick + late) then
+    local n = int(rcall('INCR', K_ID))
+    local ok, meta = pcall(cjson.decode, rec.j or '')
+    if not ok or type(meta) ~= 'table' then
+      meta = {}
+    end
+    meta.i = cid
+    if tick > now then
+      if skip then
+        meta.z = tick + late
+      elseif ticks[i + 1] then
+        meta.z = math.max(tick + late, ticks[i + 1])
+      end
+    end
+    rcall('HSET', K_IDS, cid, n)
+    rcall('HSET', K_DATA, n, payload)
+    rcall('HSET', K_META, n, cjson.encode(meta))
+    if tick > now then
+      delayed[#delayed + 1] = tick
+      delayed[#delayed + 1] = n
+      rec.m[#rec.m + 1] = tick
+    else
+      if fire_tick(n, meta, now) then
+        requeue(n, meta, false)
+        placed = true
+      end
+      if not rec.p or tick > rec.p then
+        rec.p = tick
+      end
+    end
+    added = added + 1
+  end
+  rec.t = tick
+  rec.c = (tonumber(rec.c) or 0) + 1
+end
+if #delayed > 0 then
+  schedule(delayed)
+end
+if placed then
+  wake()
+end
+rec.v = version + 1
+if ended then
+  rec.e = 1
+  rcall('ZREM', K_SCHED_DUE, sid)
+elseif rec.t then
+  rcall('ZADD', K_SCHED_DUE, rec.t - ahead, sid)
+end
+rcall('HSET', K_SCHED, sid, cjson.encode(rec))
+return { 1, added, now }
