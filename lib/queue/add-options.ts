@@ -29,7 +29,8 @@ const BULLMQ_HINTS: Readonly<Record<string, string>> = {
     'completed jobs are always removed (results are opt-in with the queue option `storeResults`)',
   removeOnFail: 'failed jobs go to the dead-letter set, capped by the queue option `maxDead`',
   timestamp: 'the add time is Redis time, not settable',
-  repeat: 'repeatable jobs are not supported yet',
+  repeat:
+    'repeatable jobs are schedules here: queue.upsertSchedule(id, { every | cron }, template)',
   deduplication: 'a caller `id` dedupes (see the queue option `dedupeWindowMs`)',
 };
 
