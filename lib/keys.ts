@@ -25,6 +25,12 @@ export const KEY_TABLE = {
   parked: { part: 'pk', doc: 'parked workers zset (worker id -> parked until ms)' },
   hb: { part: 'hb', doc: 'heartbeat hash (b: last beat of any worker, s: judged since)' },
   taken: { part: 'ix', doc: 'caller ids kept after completion (zset caller id -> until ms)' },
+  // Flow control (README "Flow control"; lib/scripts/lib/flow.lua).
+  flow: {
+    part: 'fl',
+    doc: 'flow hash (p paused version, v version, u no leases until ms, m/d rate max per d ms, c concurrency)',
+  },
+  rate: { part: 'rl', doc: 'rate log zset (lease token -> leased at ms, the last window only)' },
   wleases: { part: 'wl:', doc: "the calling worker's lease set", per: 'worker' },
   hands: { part: 'hx:', doc: "the calling worker's hand-off list", per: 'worker' },
   adds: {

@@ -17,15 +17,18 @@ import type {
   Lease,
   LeasedJob,
   LeaseOptions,
+  ListState,
+  PageOptions,
   QueueCounts,
+  RateLimit,
   RepairReport,
   WorkQueueOptions,
 } from '../types.js';
-import { redisError } from '../errors.js';
 import { Admin } from './admin.js';
 import { CancelAcks } from './cancel-acks.js';
 import { QueueContext } from './context.js';
 import { DeadLetters } from './dead-letters.js';
+import { Flow } from './flow.js';
 import {
   Leases,
   type CompleteItem,
@@ -33,8 +36,8 @@ import {
   type LeaseBatch,
   type WorkerCallOptions,
 } from './leases.js';
+import { Listings } from './listings.js';
 import { Producer } from './producer.js';
-import { repair } from './repair.js';
 import { WorkerProtocol } from './worker-protocol.js';
 
 export class WorkQueue<T = unknown, R = unknown> {
@@ -47,6 +50,8 @@ export class WorkQueue<T = unknown, R = unknown> {
   private readonly admin: Admin<T, R>;
   private readonly dead: DeadLetters<T>;
   private readonly workers: WorkerProtocol<T>;
+  private readonly flow: Flow;
+  private readonly listings: Listings<T, R>;
 
   constructor(
     readonly client: Redis | Cluster,
@@ -62,6 +67,8 @@ export class WorkQueue<T = unknown, R = unknown> {
     this.admin = new Admin(this.ctx, this.cancelAcks);
     this.dead = new DeadLetters(this.ctx);
     this.workers = new WorkerProtocol(this.ctx);
+    this.flow = new Flow(this.ctx);
+    this.listings = new Listings(this.ctx);
   }
 
   /**
@@ -202,13 +209,8 @@ export class WorkQueue<T = unknown, R = unknown> {
    * Deep check: walk the queue incrementally for jobs that break an invariant, and fix each
    * one atomically. Finds nothing in normal operation.
    */
-  async repair(): Promise<RepairReport> {
-    await this.ctx.ready();
-    try {
-      return await repair(this.ctx);
-    } catch (e) {
-      throw redisError(`queue ${this.name}: repair`, e);
-    }
+  repair(): Promise<RepairReport> {
+    return this.admin.repair();
   }
 
   /**
@@ -226,14 +228,75 @@ export class WorkQueue<T = unknown, R = unknown> {
     return this.dead.list(opts);
   }
 
-  /** Requeue a dead job (to the back of its priority), attempts reset. False when not dead. */
-  retryDead(id: string): Promise<boolean> {
-    return this.dead.retry(id);
+  /** Requeue a dead job, attempts reset (false: not dead); `{ all: true }`: all, paged (count). */
+  retryDead(id: string): Promise<boolean>;
+  retryDead(opts: { all: true }): Promise<number>;
+  retryDead(what: string | { all: true }): Promise<boolean | number> {
+    return typeof what === 'object' && what?.all === true
+      ? this.listings.retryAllDead()
+      : this.dead.retry(what as string);
   }
 
   /** Purge one dead job, or (no id) the whole dead-letter set. Resolves how many were purged. */
   purgeDead(id?: string): Promise<number> {
     return this.dead.purge(id);
+  }
+
+  // ---------------------------------------------------------------- flow control and listings
+
+  /** Pause the whole queue (stored in Redis): no worker leases; running jobs finish; adds queue. */
+  pause(): Promise<void> {
+    return this.flow.pause();
+  }
+
+  /** Resume a paused queue; every worker leases again at once. */
+  resume(): Promise<void> {
+    return this.flow.resume();
+  }
+
+  /** Whether the queue is paused (`pause()`), as stored in Redis. */
+  async isPaused(): Promise<boolean> {
+    return (await this.flow.state()).paused;
+  }
+
+  /** At most `max` leases in any `durationMs` of Redis time, queue-wide; null removes it. */
+  setRateLimit(limit: RateLimit | null): Promise<void> {
+    return this.flow.setRateLimit(limit);
+  }
+
+  /** At most `n` jobs leased at once, queue-wide (all workers, all processes); null: no limit. */
+  setGlobalConcurrency(n: number | null): Promise<void> {
+    return this.flow.setGlobalConcurrency(n);
+  }
+
+  /** Give a job back to the front, no attempt counted, and stop the queue's leasing for `ms`. */
+  rateLimited(lease: Lease, ms: number): Promise<number> {
+    return this.flow.rateLimited(lease, ms);
+  }
+
+  /** A page of jobs in `state`, in the order the queue takes them (README "Flow control"). */
+  getJobs(state: ListState, opts?: PageOptions): Promise<JobInfo<T, R>[]> {
+    return this.listings.getJobs(state, opts);
+  }
+
+  /** Run a delayed job now (to the back of its priority). False when it is not delayed. */
+  promote(id: string): Promise<boolean> {
+    return this.listings.promote(id);
+  }
+
+  /** New priority of a pending (to the back of its new list) or delayed job; false otherwise. */
+  changePriority(id: string, priority: number): Promise<boolean> {
+    return this.listings.changePriority(id, priority);
+  }
+
+  /** Remove waiting (`delayed: true`: and delayed) jobs, 1 000 per script call; leased stay. */
+  drain(opts: { delayed?: boolean } = {}): Promise<number> {
+    return this.listings.drain(opts?.delayed === true);
+  }
+
+  /** Remove every key of the queue, 1 000 elements per call; `BAD_STATE` if workers live, unless `force`. */
+  obliterate(opts: { force?: boolean } = {}): Promise<void> {
+    return this.listings.obliterate(opts?.force === true);
   }
 
   // ---------------------------------------------------------------- the Worker's protocol

@@ -22,7 +22,7 @@ export interface AssembledScript {
 }
 
 /** Library files in dependency order: a definition may use only those before it. */
-const LIBRARY_ORDER = ['base', 'meta', 'ids', 'placement', 'handoff', 'reclaim', 'leasing'];
+const LIBRARY_ORDER = ['base', 'meta', 'ids', 'placement', 'handoff', 'reclaim', 'flow', 'leasing'];
 
 interface Chunk {
   readonly names: readonly string[];
