@@ -37,6 +37,22 @@ export class NonRetryableError extends Error {
   readonly retryable = false;
 }
 
+/**
+ * Throw this from a handler when the remote side says "wait" (e.g. HTTP 429): the job goes back
+ * to the front of its priority without counting an attempt, and the whole queue (every worker,
+ * every process) leases nothing for `delayMs` (Redis time).
+ */
+export class RateLimitError extends Error {
+  override readonly name: string = 'RateLimitError';
+  constructor(
+    /** How long the queue should lease nothing, ms (a positive integer). */
+    readonly delayMs: number,
+    message = `rate limited for ${delayMs} ms`,
+  ) {
+    super(message);
+  }
+}
+
 /** Negative codes returned by the Lua scripts (see lib/scripts/_common.lua). */
 const SCRIPT_CODES: Record<number, [WorkQueueErrorCode, string]> = {
   [-1]: [

@@ -7,6 +7,7 @@ export {
 export {
   WorkQueueError,
   NonRetryableError,
+  RateLimitError,
   errorMessage,
   type WorkQueueErrorCode,
 } from './errors.js';

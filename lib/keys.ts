@@ -33,6 +33,12 @@ export const KEY_TABLE = {
     part: 'sc:r',
     doc: 'schedules hash (schedule id -> job of its latest fired tick, for skipIfRunning)',
   },
+  // Flow control (README "Flow control"; lib/scripts/lib/flow.lua).
+  flow: {
+    part: 'fl',
+    doc: 'flow hash (p paused version, v version, u no leases until ms, m/d rate max per d ms, c concurrency)',
+  },
+  rate: { part: 'rl', doc: 'rate log zset (lease token -> leased at ms, the last window only)' },
   wleases: { part: 'wl:', doc: "the calling worker's lease set", per: 'worker' },
   hands: { part: 'hx:', doc: "the calling worker's hand-off list", per: 'worker' },
   adds: {

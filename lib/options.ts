@@ -1,5 +1,11 @@
 import { invalidOptions } from './errors.js';
-import type { BackoffOptions, PayloadCodec, QueueLogger, WorkQueueOptions } from './types.js';
+import type {
+  BackoffOptions,
+  PayloadCodec,
+  QueueLogger,
+  RateLimit,
+  WorkQueueOptions,
+} from './types.js';
 
 export interface ResolvedQueueOptions {
   prefix: string;
@@ -17,6 +23,7 @@ export interface ResolvedQueueOptions {
   replicaAckTimeoutMs: number;
   commandTimeoutMs: number;
   dedupeWindowMs: number;
+  limiter: RateLimit | undefined;
 }
 
 export const QUEUE_DEFAULTS = {
@@ -69,6 +76,25 @@ export function checkBackoff(what: string, b: unknown, problems: string[]): void
   }
 }
 
+/** Longest rate-limit window and largest `max` (the rate log holds up to `max` entries). */
+export const RATE_LIMIT_BOUNDS = { max: 1_000_000, durationMs: 24 * 3600_000 } as const;
+
+export function checkRateLimit(what: string, r: unknown, problems: string[]): void {
+  if (typeof r !== 'object' || r === null) {
+    problems.push(`${what} must be an object { max, durationMs }`);
+    return;
+  }
+  const o = r as Record<string, unknown>;
+  for (const k of ['max', 'durationMs'] as const) {
+    const v = o[k];
+    if (!isPositiveInt(v) || v > RATE_LIMIT_BOUNDS[k]) {
+      problems.push(
+        `${what}.${k} must be an integer 1..${RATE_LIMIT_BOUNDS[k]}, got ${JSON.stringify(v)}`,
+      );
+    }
+  }
+}
+
 /** Problems with queue options, one string each (empty when valid). */
 export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
   const problems: string[] = [];
@@ -117,6 +143,7 @@ export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
     );
   }
   checkBackoff(p('backoff'), o.backoff, problems);
+  if (o.limiter !== undefined) checkRateLimit(p('limiter'), o.limiter, problems);
   if (o.storeResults !== undefined && o.storeResults !== false) {
     if (
       typeof o.storeResults !== 'object' ||
@@ -157,6 +184,7 @@ export function resolveQueueOptions(name: string, o: WorkQueueOptions = {}): Res
     replicaAckTimeoutMs: o.replicaAckTimeoutMs ?? QUEUE_DEFAULTS.replicaAckTimeoutMs,
     commandTimeoutMs: o.commandTimeoutMs ?? QUEUE_DEFAULTS.commandTimeoutMs,
     dedupeWindowMs: o.dedupeWindowMs ?? QUEUE_DEFAULTS.dedupeWindowMs,
+    limiter: o.limiter ? { max: o.limiter.max, durationMs: o.limiter.durationMs } : undefined,
   };
 }
 

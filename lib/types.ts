@@ -71,6 +71,12 @@ export interface WorkQueueOptions {
   replicaAcks?: number;
   /** How long `add` waits for `replicaAcks` replicas, in ms. Default 1 000. */
   replicaAckTimeoutMs?: number;
+  /**
+   * Rate limit for the whole queue (every worker, every process): at most `max` leases in any
+   * `durationMs` of Redis time (README "Flow control"). Written to Redis when this queue object
+   * first talks to Redis, replacing what was set there (`setRateLimit` changes it at run time).
+   */
+  limiter?: RateLimit;
 }
 
 export interface QueueLogger {
@@ -282,4 +288,34 @@ export interface ScheduleInfo<T = unknown> {
   ended: boolean;
   /** Set when the stored template payload cannot be decoded. */
   decodeError?: string;
+}
+
+// ---------------------------------------------------------------- flow control
+
+/** At most `max` leases (job starts) in any `durationMs` of Redis time, across the queue. */
+export interface RateLimit {
+  max: number;
+  durationMs: number;
+}
+
+/** The queue's flow control settings as stored in Redis (`WorkQueue.flowState()`). */
+export interface FlowState {
+  paused: boolean;
+  rateLimit: RateLimit | null;
+  /** Most jobs leased at once across the queue; null when unlimited. */
+  globalConcurrency: number | null;
+  /** Redis time (ms) until which a `RateLimitError` stops all leasing; 0 when not. */
+  rateLimitedUntil: number;
+}
+
+// ---------------------------------------------------------------- listings
+
+/** The states `getJobs` lists. */
+export type ListState = 'pending' | 'delayed' | 'leased' | 'dead';
+
+export interface PageOptions {
+  /** Position of the first job of the page (0-based). Default 0. */
+  offset?: number;
+  /** Jobs per page, 1..1000. Default 100. */
+  limit?: number;
 }

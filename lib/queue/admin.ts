@@ -1,16 +1,16 @@
 /**
  * Looking at and managing a queue: cancel a job, read one, count every state, and clean (promote
  * due jobs, reclaim lapsed leases and dead workers, drop expired results and caller ids, make
- * the next ticks of schedules that need them).
+ * the next ticks of schedules that need them), repair.
  */
 import { randomBytes } from 'node:crypto';
 import { errorMessage, redisError } from '../errors.js';
 import { bounded } from '../redis/bounded.js';
-import type { CleanReport, JobInfo, QueueCounts } from '../types.js';
-import { decode, type Raw } from './codec.js';
+import type { CleanReport, JobInfo, QueueCounts, RepairReport } from '../types.js';
 import type { CancelAcks } from './cancel-acks.js';
 import type { QueueContext } from './context.js';
-import { num, parseMeta, str, type Reply } from './records.js';
+import { repair } from './repair.js';
+import { jobView, num, str, type Raw, type Reply } from './records.js';
 
 const CLEAN_LIMIT = 1000;
 
@@ -51,31 +51,7 @@ export class Admin<T, R> {
       }
       return info;
     }
-    const meta = parseMeta(str(r[3]));
-    const info: JobInfo<T, R> = {
-      id,
-      state,
-      name: meta.n,
-      priority: meta.p ?? 5,
-      attemptsMade: meta.a ?? 0,
-      leaseExpiries: meta.x ?? 0,
-    };
-    if (meta.e !== undefined) info.lastError = meta.e;
-    if (meta.r !== undefined) info.deadReason = meta.r;
-    if (str(r[4]) !== '') info.at = num(r[4]);
-    if (str(r[5]) !== '') {
-      try {
-        info.progress = JSON.parse(str(r[5])) as unknown;
-      } catch {
-        info.progress = str(r[5]); // written by hand, not JSON: shown as stored
-      }
-    }
-    try {
-      info.data = decode<T>(this.ctx.options, r[2] as Raw);
-    } catch (e) {
-      info.decodeError = errorMessage(e);
-    }
-    return info;
+    return jobView<T, R>(this.ctx, id, state, r[2] as Raw, str(r[3]), r[4]!, r[5]!);
   }
 
   async counts(): Promise<QueueCounts> {
@@ -140,6 +116,15 @@ export class Admin<T, R> {
         report.deadLettered += x[1]!;
       }
       if (Math.max(promoted, reclaimed + dead, expired, freed) < CLEAN_LIMIT) return report;
+    }
+  }
+
+  async repair(): Promise<RepairReport> {
+    await this.ctx.ready();
+    try {
+      return await repair(this.ctx);
+    } catch (e) {
+      throw redisError(`queue ${this.ctx.name}: repair`, e);
     }
   }
 

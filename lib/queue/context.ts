@@ -50,26 +50,31 @@ export class QueueContext {
   /** Checks Redis once (version >= 6.2; warns when eviction can drop jobs). */
   ready(): Promise<void> {
     const o = this.options;
-    this.checked ??= checkRedis(
-      this.client,
-      `queue ${this.name}`,
-      o.commandTimeoutMs,
-      o.logger,
-    ).then(
-      () => {
-        this.isReady = true;
-      },
-      (e: unknown) => {
-        this.checked = undefined;
-        throw e;
-      },
-    );
+    this.checked ??= checkRedis(this.client, `queue ${this.name}`, o.commandTimeoutMs, o.logger)
+      .then(async () => {
+        // The limiter option is written once per queue object (README "Flow control").
+        const l = o.limiter;
+        if (l) await this.script('flow', ['rate', l.max, l.durationMs]);
+      })
+      .then(
+        () => {
+          this.isReady = true;
+        },
+        (e: unknown) => {
+          this.checked = undefined;
+          throw e;
+        },
+      );
     return this.checked;
   }
 
   /** Run a script with its keys; a negative reply other than -1 (lease lost) becomes an error. */
   async run(name: ScriptName, args: readonly Arg[], o: RunOptions = {}): Promise<unknown> {
     if (!this.isReady) await this.ready();
+    return this.script(name, args, o);
+  }
+
+  private async script(name: ScriptName, args: readonly Arg[], o: RunOptions = {}) {
     const fn =
       this.scripts[`wq_${name}${o.buffers && this.options.codec === 'buffer' ? 'Buffer' : ''}`]!;
     const context = `queue ${this.name}: ${name}`;

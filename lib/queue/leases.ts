@@ -8,20 +8,30 @@ import { backoffDelay } from '../options.js';
 import type { FailOutcome, Lease, LeasedJob, LeaseOptions } from '../types.js';
 import { encodeProgress, encodeResult } from './codec.js';
 import { isPosInt, type Arg, type QueueContext } from './context.js';
-import { decodeBatch, num, type Reply } from './records.js';
+import { BATCH_HEAD, decodeBatch, num, type Reply } from './records.js';
 
 /** One batch of leased jobs plus what a worker needs to wait well. */
 export interface LeaseBatch<T> {
   jobs: LeasedJob<T>[];
   /** Redis time when the batch was leased. */
   now: number;
-  /** When the next delayed job is due (Redis ms), -1 when none, 0 when not looked up (full batch). */
+  /**
+   * When to look again (Redis ms): the next delayed job's due time, or, when flow control
+   * (rate limit, `RateLimitError`) allowed fewer jobs, the next time it allows one; -1 when none
+   * (wait for a wake-up: a slot freeing under global concurrency, an add, a resume), 0 when not
+   * looked up (full batch).
+   */
   nextDue: number;
   /**
    * A suspect job (its last worker died while it ran beside others) waits to run alone: the
    * worker should finish what it holds, lease nothing meanwhile, then lease again.
    */
   drain: boolean;
+  /**
+   * The queue is paused (`WorkQueue.pause()`): its pause version (each pause or resume makes a
+   * newer one), else 0. Nothing was leased.
+   */
+  paused: number;
 }
 
 export interface CompleteItem<R = unknown> {
@@ -52,7 +62,7 @@ export class Leases<T, R> {
       workerId,
       buffers: true,
     })) as Reply;
-    return this.batch(reply, 4, workerId);
+    return this.batch(reply, BATCH_HEAD, workerId);
   }
 
   async completeAndLease(
@@ -82,9 +92,10 @@ export class Leases<T, R> {
       args.push(lease.seq, lease.token, ttl > 0 ? encodeResult(result) : '');
     }
     const reply = (await this.ctx.run('complete', args, { workerId, buffers: true })) as Reply;
-    // { now, deadline, nextDue, drain, adopted flags…, completed flags…, jobs… }
-    const flags = reply.slice(4, 4 + adopt.length + items.length).map((v) => num(v) === 1);
-    const batch = await this.batch(reply, 4 + flags.length, workerId);
+    // { now, deadline, nextDue, drain, paused, adopted flags…, completed flags…, jobs… }
+    const head = BATCH_HEAD;
+    const flags = reply.slice(head, head + adopt.length + items.length).map((v) => num(v) === 1);
+    const batch = await this.batch(reply, head + flags.length, workerId);
     return {
       adopted: flags.slice(0, adopt.length),
       completed: flags.slice(adopt.length),

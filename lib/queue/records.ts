@@ -3,7 +3,8 @@
  * hand-off entries decoded into `LeasedJob`s, and the small readers of script replies.
  */
 import { checkBackoff } from '../options.js';
-import type { BackoffOptions, Lease, LeasedJob } from '../types.js';
+import { errorMessage } from '../errors.js';
+import type { BackoffOptions, JobInfo, Lease, LeasedJob } from '../types.js';
 import { decode, type Raw } from './codec.js';
 import type { QueueContext } from './context.js';
 
@@ -121,16 +122,20 @@ export function leasedJob<T>(
   return job;
 }
 
-/** The batch part of a lease or complete reply: { now, deadline, nextDue, drain, …, jobs }. */
+/** Head of a lease or complete reply: { now, deadline, nextDue, drain, paused }. */
+export const BATCH_HEAD = 5;
+
+/** The batch part of a lease or complete reply: { now, deadline, nextDue, drain, paused, …, jobs }. */
 export interface DecodedBatch<T> {
   now: number;
   nextDue: number;
   drain: boolean;
+  paused: number;
   jobs: LeasedJob<T>[];
   unrunnable: Unrunnable[];
 }
 
-/** Decode `reply` (head at 0..3, jobs as id, token, payload, meta from `offset`). */
+/** Decode `reply` (head at 0..4, jobs as id, token, payload, meta from `offset`). */
 export function decodeBatch<T>(
   ctx: QueueContext,
   reply: Reply,
@@ -157,6 +162,7 @@ export function decodeBatch<T>(
     now: num(reply[0]),
     nextDue: num(reply[2]),
     drain: num(reply[3]) === 1,
+    paused: num(reply[4]),
     jobs,
     unrunnable,
   };
@@ -187,4 +193,44 @@ export function handedOffJob<T>(
     Number(head[3]),
   );
   return 'data' in job ? job : undefined;
+}
+
+/**
+ * The public view of a stored job (getJob, getJobs): `id` is its public id, `raw` its payload,
+ * `score` its due time / deadline / death time ('' for pending), `prog` its progress ('' = none).
+ */
+export function jobView<T, R>(
+  ctx: QueueContext,
+  id: string,
+  state: JobInfo['state'],
+  raw: Raw,
+  rawMeta: string,
+  score: Raw | number,
+  prog: Raw | number,
+): JobInfo<T, R> {
+  const meta = parseMeta(rawMeta);
+  const info: JobInfo<T, R> = {
+    id,
+    state,
+    name: meta.n,
+    priority: meta.p ?? 5,
+    attemptsMade: meta.a ?? 0,
+    leaseExpiries: meta.x ?? 0,
+  };
+  if (meta.e !== undefined) info.lastError = meta.e;
+  if (meta.r !== undefined) info.deadReason = meta.r;
+  if (str(score) !== '') info.at = num(score);
+  if (str(prog) !== '') {
+    try {
+      info.progress = JSON.parse(str(prog)) as unknown;
+    } catch {
+      info.progress = str(prog); // written by hand, not JSON: shown as stored
+    }
+  }
+  try {
+    info.data = decode<T>(ctx.options, raw);
+  } catch (e) {
+    info.decodeError = errorMessage(e);
+  }
+  return info;
 }

@@ -1,89 +1,29 @@
 /**
  * `WorkQueue`: one queue in one Redis (or one Cluster slot), the public front. Every state change
- * is one Lua script; the work is done by the parts this front delegates to (producer, leases,
- * admin, dead letters, repair, the worker protocol), which share one `QueueContext`.
+ * is one Lua script; the work is done by the parts it delegates to (producer, leases, admin,
+ * dead letters, repair, schedules, flow control, listings, the worker protocol), which share one
+ * `QueueContext`. Its methods are defined in three layers, one file each: producing and holding
+ * leases here, administration in queue-admin.ts, construction and the Worker's protocol in
+ * queue-base.ts.
  */
-import type { Cluster, Redis } from 'ioredis';
-import type { QueueKeys } from '../keys.js';
-import type { ResolvedQueueOptions } from '../options.js';
-import { infos, summarize, type RedisInfo } from '../redis/info.js';
 import type {
   AddOptions,
   AddResult,
-  CleanReport,
-  DeadJob,
   FailOutcome,
-  JobInfo,
   Lease,
   LeasedJob,
   LeaseOptions,
-  QueueCounts,
-  RepairReport,
-  ScheduleInfo,
-  ScheduleSpec,
-  ScheduleTemplate,
-  UpsertScheduleOutcome,
-  WorkQueueOptions,
 } from '../types.js';
-import { Schedules } from '../schedules/schedules.js';
-import { redisError } from '../errors.js';
-import { Admin } from './admin.js';
-import { CancelAcks } from './cancel-acks.js';
-import { QueueContext } from './context.js';
-import { DeadLetters } from './dead-letters.js';
 import {
-  Leases,
   type CompleteItem,
   type CompleteReply,
   type LeaseBatch,
   type WorkerCallOptions,
 } from './leases.js';
-import { Producer } from './producer.js';
-import { repair } from './repair.js';
-import { WorkerProtocol } from './worker-protocol.js';
 
-export class WorkQueue<T = unknown, R = unknown> {
-  readonly options: ResolvedQueueOptions;
-  readonly keys: QueueKeys;
-  private readonly ctx: QueueContext;
-  private readonly cancelAcks: CancelAcks;
-  private readonly producer: Producer;
-  private readonly leases: Leases<T, R>;
-  private readonly admin: Admin<T, R>;
-  private readonly dead: DeadLetters<T>;
-  private readonly workers: WorkerProtocol<T>;
-  private readonly schedules: Schedules<T>;
+import { QueueAdmin } from './queue-admin.js';
 
-  constructor(
-    readonly client: Redis | Cluster,
-    readonly name: string,
-    options: WorkQueueOptions = {},
-  ) {
-    this.ctx = new QueueContext(client, name, options);
-    this.options = this.ctx.options;
-    this.keys = this.ctx.keys;
-    this.cancelAcks = new CancelAcks(client, this.keys, this.options.commandTimeoutMs);
-    this.producer = new Producer(this.ctx);
-    this.leases = new Leases(this.ctx);
-    this.schedules = new Schedules<T>(this.ctx);
-    this.admin = new Admin(this.ctx, this.cancelAcks, this.schedules);
-    this.dead = new DeadLetters(this.ctx);
-    this.workers = new WorkerProtocol(this.ctx);
-  }
-
-  /**
-   * Close the connections this queue opened itself (one that waits for cancel acknowledgements,
-   * opened on demand). The client given to the constructor is the caller's: never closed here.
-   */
-  close(): Promise<void> {
-    return this.cancelAcks.close();
-  }
-
-  /** Checks Redis once (version >= 6.2; warns when eviction can drop jobs). */
-  ready(): Promise<void> {
-    return this.ctx.ready();
-  }
-
+export class WorkQueue<T = unknown, R = unknown> extends QueueAdmin<T, R> {
   // ---------------------------------------------------------------- producing
 
   /** Store and enqueue one job. Resolves `{ added: false }` when its caller id exists. */
@@ -159,164 +99,5 @@ export class WorkQueue<T = unknown, R = unknown> {
   /** Record and publish progress (a number 0…1 or a small JSON value). False when the lease is lost. */
   progress(lease: Lease, value: unknown): Promise<boolean> {
     return this.leases.progress(lease, value);
-  }
-
-  // ---------------------------------------------------------------- managing
-
-  /**
-   * The job stops existing wherever it is. When a live worker holds it (running, prefetched or
-   * handed off), cancel resolves once that worker has acknowledged that it will never start the
-   * job (its signal aborts if it runs), or after `commandTimeoutMs` when it does not answer.
-   */
-  cancel(id: string): Promise<boolean> {
-    return this.admin.cancel(id);
-  }
-
-  getJob(id: string): Promise<JobInfo<T, R> | null> {
-    return this.admin.getJob(id);
-  }
-
-  /** A completed job's stored result (when `storeResults` is on and it has not expired). */
-  async getResult(id: string): Promise<R | undefined> {
-    const info = await this.admin.getJob(id);
-    return info?.state === 'completed' ? info.result : undefined;
-  }
-
-  counts(): Promise<QueueCounts> {
-    return this.admin.counts();
-  }
-
-  /**
-   * Reclaim expired leases (to the front, counting a lease expiry), reclaim the leases of
-   * workers whose heartbeat lapsed, promote due delayed jobs, drop expired results.
-   * Cost is proportional to the work found.
-   */
-  clean(): Promise<CleanReport> {
-    return this.admin.clean();
-  }
-
-  /**
-   * `clean()`, at most once per `intervalMs` across every process that calls this (workers and
-   * the Nest cleaner do, every interval): the first to set the queue's guard key cleans. The
-   * guard lives slightly less than the interval, so the one that cleaned last is not locked out
-   * of its own next round. Resolves the report, or undefined when another cleaned this round.
-   */
-  async cleanIfDue(intervalMs: number, owner: string): Promise<CleanReport | undefined> {
-    return (await this.admin.takeCleanGuard(intervalMs, owner)) ? this.clean() : undefined;
-  }
-
-  /**
-   * Deep check: walk the queue incrementally for jobs that break an invariant, and fix each
-   * one atomically. Finds nothing in normal operation.
-   */
-  async repair(): Promise<RepairReport> {
-    await this.ctx.ready();
-    try {
-      return await repair(this.ctx);
-    } catch (e) {
-      throw redisError(`queue ${this.name}: repair`, e);
-    }
-  }
-
-  /**
-   * The eviction policy and version, for health checks. On a Cluster, of every master: the
-   * lowest version, and the first policy other than `noeviction` if any master has one.
-   */
-  async redisInfo(): Promise<RedisInfo> {
-    return summarize(await infos(this.client));
-  }
-
-  // ---------------------------------------------------------------- schedules
-
-  /**
-   * Create or change schedule `id` (README "Schedules"): each tick adds `template` as job
-   * `<id>:<tick ms>`, once across all processes, never early on Redis time. The same schedule
-   * again: 'unchanged', nothing written; a change takes effect from the next tick.
-   */
-  upsertSchedule(
-    id: string,
-    spec: ScheduleSpec,
-    template: ScheduleTemplate<T>,
-  ): Promise<UpsertScheduleOutcome> {
-    return this.schedules.upsert(id, spec, template);
-  }
-
-  /** Stop schedule `id` and drop its ticks not yet fired. False when there is no such schedule. */
-  removeSchedule(id: string): Promise<boolean> {
-    return this.schedules.remove(id);
-  }
-
-  /** Schedule `id` with its next and last fire times, or null. */
-  getSchedule(id: string): Promise<ScheduleInfo<T> | null> {
-    return this.schedules.get(id);
-  }
-
-  /** A page of the schedules, by id. */
-  listSchedules(opts: { offset?: number; limit?: number } = {}): Promise<ScheduleInfo<T>[]> {
-    return this.schedules.list(opts);
-  }
-
-  // ---------------------------------------------------------------- dead letters
-
-  /** A page of the dead-letter set, oldest first. */
-  listDead(opts: { offset?: number; limit?: number } = {}): Promise<DeadJob<T>[]> {
-    return this.dead.list(opts);
-  }
-
-  /** Requeue a dead job (to the back of its priority), attempts reset. False when not dead. */
-  retryDead(id: string): Promise<boolean> {
-    return this.dead.retry(id);
-  }
-
-  /** Purge one dead job, or (no id) the whole dead-letter set. Resolves how many were purged. */
-  purgeDead(id?: string): Promise<number> {
-    return this.dead.purge(id);
-  }
-
-  // ---------------------------------------------------------------- the Worker's protocol
-
-  /** Register a worker (its heartbeat starts now, from Redis time). Resolves its id. */
-  registerWorker(): Promise<string> {
-    return this.workers.register();
-  }
-
-  heartbeat(workerId: string): Promise<void> {
-    return this.workers.beat(workerId);
-  }
-
-  /** Forget a worker that released or finished its jobs. */
-  deregisterWorker(workerId: string): Promise<void> {
-    return this.workers.leave(workerId);
-  }
-
-  /** Stop handing jobs off to a worker (it pauses); one waiting for it goes back in line. */
-  unparkWorker(workerId: string): Promise<void> {
-    return this.workers.unpark(workerId);
-  }
-
-  /**
-   * After a dropped connection: give back at once every job Redis says the worker holds but the
-   * worker does not know of (`known`: tokens of its running, buffered and handed-off jobs).
-   * Resolves how many leases and hand-offs went back.
-   */
-  reconcile(
-    workerId: string,
-    known: readonly string[],
-  ): Promise<{ leases: number; handoffs: number }> {
-    return this.workers.reconcile(workerId, known);
-  }
-
-  /**
-   * Block on `blockingClient` (a connection used for nothing else) until work may be available
-   * or `timeoutMs` passes (docs/hand-off.md). Resolves true when woken, a job when one was
-   * handed off to this (parked) worker — adopt it with `completeAndLease([], …, { adopt,
-   * sweep })` — and false on timeout. After an entry was taken, the next call must sweep.
-   */
-  waitForWork(
-    blockingClient: Redis | Cluster,
-    timeoutMs: number,
-    workerId: string,
-  ): Promise<boolean | LeasedJob<T>> {
-    return this.workers.waitForWork(blockingClient, timeoutMs, workerId);
   }
 }

@@ -1,5 +1,5 @@
 -- add: store and enqueue a batch of jobs.
---! keys: id tok data meta ids delayed leased tokens wake parked adds pending*
+--! keys: id tok data meta ids delayed leased tokens wake parked adds flow rate pending*
 -- ARGV: the priorities used (digits: the pending lists passed, in that order), hand-off lease
 --   ms (0 = never hand off), count, call seq ('' = none), idempotency ttl ms, acknowledged count m, then m seqs of
 --   earlier calls whose replies arrived, then per job 5 values: caller id ('' = generate),
@@ -12,7 +12,8 @@
 -- A caller id is taken while its job exists and, after the job completed, until the dedupe
 -- window ends ('~<until>' in the caller-id index).
 -- Hand-off: while a worker is parked and no wake-up waits, the first job to run now is leased
--- to holder 'h' and pushed to the wake list whole (docs/hand-off.md).
+-- to holder 'h' and pushed to the wake list whole (docs/hand-off.md) — unless flow control
+-- (pause, rate limit, global concurrency) allows no lease now; a hand-off counts as a lease.
 -- Returns: flat list, per job: id, added (1 new | 0 an existing job has that caller id).
 local hand_ms = tonumber(ARGV[2])
 local count = tonumber(ARGV[3])
@@ -68,6 +69,7 @@ if fresh > 0 then
 end
 -- Whether the next job to run now may be handed off (decided once, used once).
 local can_hand = nil
+local hand_rate_ms = false
 local function hand_off_now()
   if can_hand == nil then
     can_hand = false
@@ -76,6 +78,10 @@ local function hand_off_now()
         now = now_ms()
       end
       can_hand = #rcall('ZRANGEBYSCORE', K_PARKED, now, '+inf', 'LIMIT', 0, 1) > 0
+      if can_hand then
+        local allowed, _, _, rate_ms = flow_allowance(now, 1)
+        can_hand, hand_rate_ms = allowed > 0, rate_ms
+      end
     end
     return can_hand
   end
@@ -86,6 +92,9 @@ local function hand_off(n, payload, meta, prio)
   local deadline = now + hand_ms
   rcall('ZADD', K_LEASED, deadline, n)
   rcall('HSET', K_TOKENS, n, token .. ':h')
+  if hand_rate_ms then
+    flow_started(now, { token }, hand_rate_ms)
+  end
   rcall('RPUSH', K_WAKE, 'h' .. n .. ':' .. token .. ':' .. deadline .. ':' .. prio .. ':' .. #meta .. '\n' .. meta .. payload)
 end
 -- The job to hand off; done after the data is stored (a write that fails, e.g. on a key of

@@ -30,6 +30,7 @@ const LIBRARY_ORDER = [
   'schedules',
   'handoff',
   'reclaim',
+  'flow',
   'leasing',
 ];
 

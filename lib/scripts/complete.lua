@@ -1,5 +1,5 @@
 -- complete: adopt hand-offs, finish a batch of jobs, then (optionally) lease more, in one call.
---! keys: pending tok data meta ids delayed leased tokens dead wake res rexp prog ev parked taken wleases hands schedRun
+--! keys: pending tok data meta ids delayed leased tokens dead wake res rexp prog ev parked taken wleases hands schedRun flow rate
 -- ARGV: worker id, result ttl ms (0 = results off), dedupe window ms, lease count (0 = none),
 --   lease ms, park ms (0 = do not mark the worker parked), sweep (1: the worker's idle wait
 --   moved entries into its hand-off list since its last sweep), adopt count, job count, then
@@ -11,7 +11,9 @@
 -- A job completes when it still exists, whoever holds it now (a stale holder saves the work);
 -- the current holder, if another, is told on the event channel. A completed job's caller id
 -- stays taken for the dedupe window.
--- Returns: { now, deadline, next due, drain (as in lease.lua), then per adopted job 1|0
+-- Under a global concurrency limit, completes that lease nothing in the same call wake an idle
+-- worker for the slots they freed.
+-- Returns: { now, deadline, next due, drain, paused (as in lease.lua), then per adopted job 1|0
 --   (0: cancelled or taken back meanwhile), then per completed job 1|0, then per leased job:
 --   id, token, payload, meta }.
 local wid = ARGV[1]
@@ -119,7 +121,7 @@ if #results > 0 then
   end
   rcall_each('ZADD', K_REXP, z)
 end
-local out = { now, now + lease_ms, 0, 0 }
+local out = { now, now + lease_ms, 0, 0, 0 }
 for j = 1, adopt_count do
   out[#out + 1] = adopted[j]
 end
@@ -128,12 +130,17 @@ for j = 1, count do
 end
 -- The next due time matters only to a worker left with free slots.
 if lease_count > 0 then
-  local live, drain = lease_jobs(lease_count, lease_ms, wid, now, out, park_ms)
+  local live, drain, limited_until, paused = lease_jobs(lease_count, lease_ms, wid, now, out, park_ms)
   if drain then
     out[4] = 1
   end
-  if live < lease_count then
+  out[5] = paused
+  if limited_until ~= 0 then
+    out[3] = limited_until
+  elseif live < lease_count then
     out[3] = next_due()
   end
+elseif #mine > 0 and rcall('HEXISTS', K_FLOW, 'c') == 1 then
+  wake()
 end
 return out

@@ -5,6 +5,7 @@
 --   'retry' public id    -> 1 requeued (attempts and expiries reset, to the back), 0 not dead
 --   'purge' public id    -> 1 purged, 0 not dead
 --   'purgeall' limit     -> number purged (call until 0)
+--   'retryall' limit     -> number requeued, oldest first (call until fewer than limit)
 local action = ARGV[1]
 if action == 'list' then
   local offset, limit = tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -22,6 +23,20 @@ elseif action == 'purgeall' then
   local ids = rcall('ZRANGE', K_DEAD, 0, tonumber(ARGV[2]) - 1)
   for _, n in ipairs(ids) do
     destroy(n, decode_meta(rcall('HGET', K_META, n)))
+  end
+  return #ids
+elseif action == 'retryall' then
+  local ids = rcall('ZRANGE', K_DEAD, 0, tonumber(ARGV[2]) - 1)
+  local metas = hmget(K_META, ids)
+  for i, n in ipairs(ids) do
+    local meta = decode_meta(metas[i])
+    meta.a, meta.x, meta.r, meta.e = nil, nil, nil, nil
+    save_meta(n, meta)
+    requeue(n, meta, false)
+  end
+  if #ids > 0 then
+    rcall_each('ZREM', K_DEAD, ids)
+    wake()
   end
   return #ids
 end

@@ -7,6 +7,7 @@ import type { IdleWait } from './idle-wait.js';
 import type { Handler, WorkerEvents } from './job.js';
 import type { LeaseLoop } from './lease-loop.js';
 import type { LeaseRenewer } from './lease-renewer.js';
+import type { QueuePause } from './queue-pause.js';
 import type { WorkerSettings } from './options.js';
 import type { RunTable } from './run-table.js';
 import type { Runner } from './runner.js';
@@ -35,6 +36,7 @@ export class WorkerContext<T, R> {
   handoffs!: Handoffs<T, R>;
   cancels!: Cancels<T, R>;
   renewer!: LeaseRenewer<T, R>;
+  queuePause!: QueuePause<T, R>;
 
   constructor(
     readonly queue: WorkQueue<T, R>,

@@ -90,7 +90,7 @@ export class LeaseLoop<T, R> {
     if (this.reconciling) return;
     const items = this.completes;
     const want =
-      ctx.closing || ctx.paused || this.retryTimer || this.holdingBack()
+      ctx.closing || ctx.paused || ctx.queuePause.paused || this.retryTimer || this.holdingBack()
         ? 0
         : Math.min(MAX_LEASE_COUNT, Math.max(0, this.freeSlots()));
     if (items.length === 0 && want === 0 && !handoffs.pending) return;
@@ -123,9 +123,12 @@ export class LeaseLoop<T, R> {
         return;
       }
       runs.place(r.jobs);
-      if (want > 0 && this.freeSlots() > 0 && !r.drain) {
+      // The queue is paused: wait for 'resumed' (see QueuePause), not on the wake list.
+      if (r.paused > 0) ctx.queuePause.fromReply(r.paused);
+      else if (want > 0 && this.freeSlots() > 0 && !r.drain) {
         if (r.jobs.length < want && this.requested === 0) {
-          // The queue ran dry: wait on Redis for more. Already waiting: the wait may end later
+          // The queue ran dry (or flow control allowed fewer; nextDue is then the next time it
+          // allows a lease): wait on Redis for more. Already waiting: the wait may end later
           // than the next delayed job is due (its wake-up can race this lease), so look again then.
           if (!ctx.idle.waiting) void ctx.idle.wait(r.nextDue, r.now);
           else if (r.nextDue > 0) this.lookAgainAt(r.nextDue - r.now + 1);

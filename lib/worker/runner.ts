@@ -1,6 +1,6 @@
 // The runner: calls the handler of each run the run table starts, enforces `jobTimeoutMs`, and
 // tells how the run ended (a complete batched into the next lease call, or a fail) and events.
-import { errorMessage, WorkQueueError } from '../errors.js';
+import { errorMessage, RateLimitError, WorkQueueError } from '../errors.js';
 import type { FailOutcome } from '../types.js';
 import { delay } from '../util/timeout.js';
 import type { WorkerContext } from './context.js';
@@ -62,6 +62,10 @@ export class Runner<T, R> {
     let told: FailOutcome = 'lost';
     // A handed-off job's lease is ours only once adopted (the next flush, already scheduled).
     const owned = await ctx.handoffs.adopted(run.lease);
+    if (owned && error instanceof RateLimitError) {
+      await this.rateLimited(run, error.delayMs);
+      return;
+    }
     for (let attempt = 0; owned; attempt++) {
       try {
         told = await ctx.track(ctx.queue.fail(run.lease, error));
@@ -76,6 +80,23 @@ export class Runner<T, R> {
     if (told === 'retried') ctx.emit('retried', run.job, error);
     else if (told === 'dead') ctx.emit('dead', run.job, error);
     else ctx.emit('leaseLost', run.job, 'lease lost before fail');
+    ctx.loop.schedule();
+  }
+
+  /**
+   * The handler threw `RateLimitError`: its job goes back to the front (no attempt counted) and
+   * the queue leases nothing for `ms` (rounded up, 1 ms .. one day). Failing that (Redis), the
+   * lease lapses and clean() puts the job back.
+   */
+  private async rateLimited(run: Run<T>, ms: number): Promise<void> {
+    const ctx = this.ctx;
+    const delayMs = Number.isFinite(ms) ? Math.min(86_400_000, Math.max(1, Math.ceil(ms))) : 1_000;
+    try {
+      const until = await ctx.track(ctx.queue.rateLimited(run.lease, delayMs));
+      if (until < 0) ctx.emit('leaseLost', run.job, 'lease lost before rate limit');
+    } catch (e) {
+      ctx.report(e);
+    }
     ctx.loop.schedule();
   }
 

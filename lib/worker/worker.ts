@@ -14,6 +14,7 @@ import { IdleWait } from './idle-wait.js';
 import type { Handler, WorkerEvents } from './job.js';
 import { LeaseLoop } from './lease-loop.js';
 import { LeaseRenewer } from './lease-renewer.js';
+import { QueuePause } from './queue-pause.js';
 import { resolveWorkerOptions, type WorkerOptions } from './options.js';
 import { RunTable } from './run-table.js';
 import { Runner } from './runner.js';
@@ -66,6 +67,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     ctx.handoffs = new Handoffs(ctx);
     ctx.cancels = new Cancels(ctx);
     ctx.renewer = new LeaseRenewer(ctx);
+    ctx.queuePause = new QueuePause(ctx);
     this.ctx = ctx;
     if (options.autostart ?? true) {
       this.start().catch((e: unknown) => this.report(e));
@@ -116,7 +118,9 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     sub.on('error', () => {
       /* reconnects and resubscribes by itself */
     });
-    sub.on('message', (_channel: string, message: string) => ctx.cancels.onEvent(message));
+    sub.on('message', (_channel: string, message: string) => {
+      if (!ctx.queuePause.onEvent(message)) ctx.cancels.onEvent(message);
+    });
     await sub.subscribe(q.keys.events);
     // Lease only once the heartbeat thread beats (bounded): a handler blocking the event loop
     // before that would also stop the main thread's bridge beats, and the worker would look dead.
@@ -135,6 +139,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   /** Stop timers, the heartbeat and our own connections. Idempotent. */
   private async releaseConnections(): Promise<void> {
     this.ctx.renewer.stop();
+    this.ctx.queuePause.stop();
     clearInterval(this.cleanTimer);
     const c = this.queue.client;
     if (c.listeners('close').includes(this.onClientClose)) {

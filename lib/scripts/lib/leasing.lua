@@ -23,12 +23,21 @@ end
 -- worker holding no other job, with an 's' token; met anywhere else it goes back first in line
 -- and the batch ends there, and a worker holding other jobs is told to drain (finish what it
 -- holds, lease nothing meanwhile) so that it can take the suspect next.
--- Appends id, token, payload, meta to `out`; returns the number leased and whether the worker
--- should drain.
+-- Flow control (flow_allowance) may allow fewer than `count`: then nobody else is woken for the
+-- jobs left (there is no room for them) and the worker is not parked.
+-- Appends id, token, payload, meta to `out`; returns the number leased, whether the worker
+-- should drain, when to look again when limited (see flow_allowance; 0: not limited) and the
+-- pause version (0: not paused).
 local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
   if wid ~= '0' then
     rcall('ZREM', K_PARKED, wid)
   end
+  local allowed, limited_until, paused, rate_ms = flow_allowance(now, count)
+  if allowed == 0 then
+    return 0, false, limited_until, paused
+  end
+  local limited = allowed < count
+  count = allowed
   local hand = parse_hand(rcall('LPOP', K_WAKE))
   promote(now, 1000)
   local ids, datas, metas = {}, {}, {}
@@ -115,8 +124,10 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
     end
   end
   if more then
-    -- More work waits: pass the wake on to another idle worker.
-    wake()
+    -- More work waits: pass the wake on to another idle worker (unless the limit stopped us).
+    if not limited then
+      wake()
+    end
   else
     -- Every pending list is empty: a wake token left behind would only wake a worker for
     -- nothing (and outlive the queue's jobs), so drop it.
@@ -131,16 +142,17 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
     rcall('ZADD', K_PARKED, now + park_ms, wid)
   end
   if live == 0 then
-    return 0, drain
+    return 0, drain, 0, 0
   end
   local base = rcall('INCRBY', K_TOK, live) - live
   local deadline = now + lease_ms
-  local zargs, hargs, sargs = {}, {}, {}
+  local zargs, hargs, sargs, started = {}, {}, {}, {}
   for i, n in ipairs(ids) do
     local token = int(base + i)
     if solo then
       token = 's' .. token
     end
+    started[i] = token
     zargs[#zargs + 1] = deadline
     zargs[#zargs + 1] = n
     hargs[#hargs + 1] = n
@@ -156,5 +168,11 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
   if wid ~= '0' then
     rcall_each('SADD', K_WLEASES, sargs)
   end
-  return live, drain
+  if rate_ms then
+    flow_started(now, started, rate_ms)
+  end
+  if limited then
+    return live, drain, limited_until, 0
+  end
+  return live, drain, 0, 0
 end

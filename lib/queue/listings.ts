@@ -1,0 +1,119 @@
+/**
+ * Paged listings and job administration: list a state a page at a time, promote a delayed job,
+ * change a job's priority, retry every dead job, drain and obliterate — each page one script.
+ */
+import type { Cluster, Redis } from 'ioredis';
+import { invalid, redisError, WorkQueueError } from '../errors.js';
+import type { JobInfo, ListState, PageOptions } from '../types.js';
+import { isPosInt, type QueueContext } from './context.js';
+import { bounded } from '../redis/bounded.js';
+import { jobView, parseMeta, str, type Raw, type Reply } from './records.js';
+
+/** Most entries one script call touches (drain, obliterate, retry all); getJobs' largest page. */
+export const PAGE = 1000;
+const STATES: readonly ListState[] = ['pending', 'delayed', 'leased', 'dead'];
+
+export class Listings<T, R> {
+  constructor(private readonly ctx: QueueContext) {}
+
+  async getJobs(state: ListState, opts: PageOptions = {}): Promise<JobInfo<T, R>[]> {
+    const o: PageOptions = typeof opts === 'object' && opts !== null ? opts : {};
+    const offset = o.offset ?? 0;
+    const limit = o.limit ?? 100;
+    const problems: string[] = [];
+    if (!STATES.includes(state))
+      problems.push(`state must be one of ${STATES.join(', ')}, got ${JSON.stringify(state)}`);
+    if (!Number.isSafeInteger(offset) || offset < 0)
+      problems.push(`offset must be an integer >= 0, got ${JSON.stringify(offset)}`);
+    if (!isPosInt(limit) || limit > PAGE)
+      problems.push(`limit must be an integer 1..${PAGE}, got ${JSON.stringify(limit)}`);
+    if (problems.length) throw invalid(problems, `${this.ctx.name}: getJobs refused`);
+    // flat: id, payload, meta, score, progress
+    const r = (await this.ctx.run('jobs', [state, offset, limit], { buffers: true })) as Reply;
+    const out: JobInfo<T, R>[] = [];
+    for (let i = 0; i + 4 < r.length; i += 5) {
+      const meta = str(r[i + 2]);
+      const id = parseMeta(meta).i ?? str(r[i]);
+      out.push(jobView<T, R>(this.ctx, id, state, r[i + 1] as Raw, meta, r[i + 3]!, r[i + 4]!));
+    }
+    return out;
+  }
+
+  async promote(id: string): Promise<boolean> {
+    this.ctx.checkId(id);
+    return (await this.ctx.run('promote', [id])) === 1;
+  }
+
+  async changePriority(id: string, priority: number): Promise<boolean> {
+    const problems: string[] = [];
+    if (typeof id !== 'string' || id.length === 0 || id.length > 256)
+      problems.push('id must be a string of 1-256 characters');
+    if (!Number.isInteger(priority) || priority < 0 || priority > 9)
+      problems.push(`priority must be an integer 0..9, got ${JSON.stringify(priority)}`);
+    if (problems.length) throw invalid(problems, `${this.ctx.name}: changePriority refused`);
+    return (await this.ctx.run('priority', [id, priority])) === 1;
+  }
+
+  async retryAllDead(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = (await this.ctx.run('dead', ['retryall', PAGE])) as number;
+      total += n;
+      if (n < PAGE) return total;
+    }
+  }
+
+  async drain(delayed: boolean): Promise<number> {
+    let total = 0;
+    for (;;) {
+      // { removed, entries looked at }
+      const [removed, seen] = (await this.ctx.run('drain', [PAGE, delayed ? 1 : 0])) as number[];
+      total += removed!;
+      if (seen! < PAGE) return total;
+    }
+  }
+
+  async obliterate(force: boolean): Promise<void> {
+    const o = this.ctx.options;
+    for (;;) {
+      // { -1, live workers } refused, or { 0, elements removed }
+      const [code, n] = (await this.ctx.run('obliterate', [
+        force ? 1 : 0,
+        o.heartbeatTimeoutMs,
+        PAGE,
+      ])) as number[];
+      if (code === -1) {
+        throw new WorkQueueError(
+          'BAD_STATE',
+          `queue ${this.ctx.name}: obliterate refused: ${n} live worker(s) (close them, or pass { force: true })`,
+        );
+      }
+      if (n! < PAGE) break;
+      force = true; // checked once, before anything was removed
+    }
+    // What is left: per-worker and per-producer keys, cancel acknowledgements, the clean guard.
+    const context = `queue ${this.ctx.name}: obliterate`;
+    const c = this.ctx.client;
+    const nodes: Redis[] =
+      'nodes' in c && c.isCluster ? (c as Cluster).nodes('master') : [c as Redis];
+    try {
+      for (const node of nodes) await this.scanDelete(node, context);
+    } catch (e) {
+      throw redisError(context, e);
+    }
+  }
+
+  /** Delete the queue's keys left on one node, a SCAN page (of up to PAGE keys) per step. */
+  private async scanDelete(node: Redis, context: string): Promise<void> {
+    const pattern = this.ctx.keys.base + '*';
+    const ms = this.ctx.options.commandTimeoutMs;
+    let cursor = '0';
+    do {
+      const [next, keys] = await bounded(node, ms, context, () =>
+        node.scan(cursor, 'MATCH', pattern, 'COUNT', PAGE),
+      );
+      cursor = next;
+      if (keys.length > 0) await bounded(node, ms, context, () => node.unlink(...keys));
+    } while (cursor !== '0');
+  }
+}

@@ -1,0 +1,189 @@
+/**
+ * The administration half of `WorkQueue`: looking at and managing jobs (cancel, get, counts,
+ * clean, repair), schedules, dead letters, flow control and listings. See work-queue.ts.
+ */
+import type {
+  FlowState,
+  CleanReport,
+  DeadJob,
+  JobInfo,
+  Lease,
+  ListState,
+  PageOptions,
+  QueueCounts,
+  RateLimit,
+  RepairReport,
+  ScheduleInfo,
+  ScheduleSpec,
+  ScheduleTemplate,
+  UpsertScheduleOutcome,
+} from '../types.js';
+
+import { QueueBase } from './queue-base.js';
+
+export class QueueAdmin<T = unknown, R = unknown> extends QueueBase<T, R> {
+  // ---------------------------------------------------------------- managing
+
+  /**
+   * The job stops existing wherever it is. When a live worker holds it (running, prefetched or
+   * handed off), cancel resolves once that worker has acknowledged that it will never start the
+   * job (its signal aborts if it runs), or after `commandTimeoutMs` when it does not answer.
+   */
+  cancel(id: string): Promise<boolean> {
+    return this.admin.cancel(id);
+  }
+
+  getJob(id: string): Promise<JobInfo<T, R> | null> {
+    return this.admin.getJob(id);
+  }
+
+  /** A completed job's stored result (when `storeResults` is on and it has not expired). */
+  async getResult(id: string): Promise<R | undefined> {
+    const info = await this.admin.getJob(id);
+    return info?.state === 'completed' ? info.result : undefined;
+  }
+
+  counts(): Promise<QueueCounts> {
+    return this.admin.counts();
+  }
+
+  /**
+   * Reclaim expired leases (to the front, counting a lease expiry), reclaim the leases of
+   * workers whose heartbeat lapsed, promote due delayed jobs, drop expired results.
+   * Cost is proportional to the work found.
+   */
+  clean(): Promise<CleanReport> {
+    return this.admin.clean();
+  }
+
+  /**
+   * `clean()`, at most once per `intervalMs` across every process that calls this (workers and
+   * the Nest cleaner do, every interval): the first to set the queue's guard key cleans. The
+   * guard lives slightly less than the interval, so the one that cleaned last is not locked out
+   * of its own next round. Resolves the report, or undefined when another cleaned this round.
+   */
+  async cleanIfDue(intervalMs: number, owner: string): Promise<CleanReport | undefined> {
+    return (await this.admin.takeCleanGuard(intervalMs, owner)) ? this.clean() : undefined;
+  }
+
+  /**
+   * Deep check: walk the queue incrementally for jobs that break an invariant, and fix each
+   * one atomically. Finds nothing in normal operation.
+   */
+  repair(): Promise<RepairReport> {
+    return this.admin.repair();
+  }
+
+  // ---------------------------------------------------------------- schedules
+
+  /**
+   * Create or change schedule `id` (README "Schedules"): each tick adds `template` as job
+   * `<id>:<tick ms>`, once across all processes, never early on Redis time. The same schedule
+   * again: 'unchanged', nothing written; a change takes effect from the next tick.
+   */
+  upsertSchedule(
+    id: string,
+    spec: ScheduleSpec,
+    template: ScheduleTemplate<T>,
+  ): Promise<UpsertScheduleOutcome> {
+    return this.schedules.upsert(id, spec, template);
+  }
+
+  /** Stop schedule `id` and drop its ticks not yet fired. False when there is no such schedule. */
+  removeSchedule(id: string): Promise<boolean> {
+    return this.schedules.remove(id);
+  }
+
+  /** Schedule `id` with its next and last fire times, or null. */
+  getSchedule(id: string): Promise<ScheduleInfo<T> | null> {
+    return this.schedules.get(id);
+  }
+
+  /** A page of the schedules, by id. */
+  listSchedules(opts: { offset?: number; limit?: number } = {}): Promise<ScheduleInfo<T>[]> {
+    return this.schedules.list(opts);
+  }
+
+  // ---------------------------------------------------------------- dead letters
+
+  /** A page of the dead-letter set, oldest first. */
+  listDead(opts: { offset?: number; limit?: number } = {}): Promise<DeadJob<T>[]> {
+    return this.dead.list(opts);
+  }
+
+  /** Requeue a dead job, attempts reset (false: not dead); `{ all: true }`: all, paged (count). */
+  retryDead(id: string): Promise<boolean>;
+  retryDead(opts: { all: true }): Promise<number>;
+  retryDead(what: string | { all: true }): Promise<boolean | number> {
+    return typeof what === 'object' && what?.all === true
+      ? this.listings.retryAllDead()
+      : this.dead.retry(what as string);
+  }
+
+  /** Purge one dead job, or (no id) the whole dead-letter set. Resolves how many were purged. */
+  purgeDead(id?: string): Promise<number> {
+    return this.dead.purge(id);
+  }
+
+  // ---------------------------------------------------------------- flow control and listings
+
+  /** Pause the whole queue (stored in Redis): no worker leases; running jobs finish; adds queue. */
+  pause(): Promise<void> {
+    return this.flow.pause();
+  }
+
+  /** Resume a paused queue; every worker leases again at once. */
+  resume(): Promise<void> {
+    return this.flow.resume();
+  }
+
+  /** The queue's flow control settings as stored in Redis (pause, limits, rate-limited until). */
+  flowState(): Promise<FlowState> {
+    return this.flow.state();
+  }
+
+  /** Whether the queue is paused (`pause()`), as stored in Redis. */
+  async isPaused(): Promise<boolean> {
+    return (await this.flow.state()).paused;
+  }
+
+  /** At most `max` leases in any `durationMs` of Redis time, queue-wide; null removes it. */
+  setRateLimit(limit: RateLimit | null): Promise<void> {
+    return this.flow.setRateLimit(limit);
+  }
+
+  /** At most `n` jobs leased at once, queue-wide (all workers, all processes); null: no limit. */
+  setGlobalConcurrency(n: number | null): Promise<void> {
+    return this.flow.setGlobalConcurrency(n);
+  }
+
+  /** Give a job back to the front, no attempt counted, and stop the queue's leasing for `ms`. */
+  rateLimited(lease: Lease, ms: number): Promise<number> {
+    return this.flow.rateLimited(lease, ms);
+  }
+
+  /** A page of jobs in `state`, in the order the queue takes them (README "Flow control"). */
+  getJobs(state: ListState, opts?: PageOptions): Promise<JobInfo<T, R>[]> {
+    return this.listings.getJobs(state, opts);
+  }
+
+  /** Run a delayed job now (to the back of its priority). False when it is not delayed. */
+  promote(id: string): Promise<boolean> {
+    return this.listings.promote(id);
+  }
+
+  /** New priority of a pending (to the back of its new list) or delayed job; false otherwise. */
+  changePriority(id: string, priority: number): Promise<boolean> {
+    return this.listings.changePriority(id, priority);
+  }
+
+  /** Remove waiting (`delayed: true`: and delayed) jobs, 1 000 per script call; leased stay. */
+  drain(opts: { delayed?: boolean } = {}): Promise<number> {
+    return this.listings.drain(opts?.delayed === true);
+  }
+
+  /** Remove every key of the queue, 1 000 elements per call; `BAD_STATE` if workers live, unless `force`. */
+  obliterate(opts: { force?: boolean } = {}): Promise<void> {
+    return this.listings.obliterate(opts?.force === true);
+  }
+}

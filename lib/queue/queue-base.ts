@@ -1,0 +1,121 @@
+/**
+ * The base of `WorkQueue`: what a queue is made of (its context and the parts the public methods
+ * delegate to), its lifecycle, and the Worker's private protocol. See work-queue.ts.
+ */
+import type { Cluster, Redis } from 'ioredis';
+import type { QueueKeys } from '../keys.js';
+import type { ResolvedQueueOptions } from '../options.js';
+import { infos, summarize, type RedisInfo } from '../redis/info.js';
+import type { LeasedJob, WorkQueueOptions } from '../types.js';
+import { Schedules } from '../schedules/schedules.js';
+import { Admin } from './admin.js';
+import { CancelAcks } from './cancel-acks.js';
+import { QueueContext } from './context.js';
+import { DeadLetters } from './dead-letters.js';
+import { Flow } from './flow.js';
+import { Leases } from './leases.js';
+import { Listings } from './listings.js';
+import { Producer } from './producer.js';
+import { WorkerProtocol } from './worker-protocol.js';
+
+export class QueueBase<T = unknown, R = unknown> {
+  readonly options: ResolvedQueueOptions;
+  readonly keys: QueueKeys;
+  protected readonly ctx: QueueContext;
+  protected readonly cancelAcks: CancelAcks;
+  protected readonly producer: Producer;
+  protected readonly leases: Leases<T, R>;
+  protected readonly admin: Admin<T, R>;
+  protected readonly dead: DeadLetters<T>;
+  protected readonly workers: WorkerProtocol<T>;
+  protected readonly schedules: Schedules<T>;
+  protected readonly flow: Flow;
+  protected readonly listings: Listings<T, R>;
+
+  constructor(
+    readonly client: Redis | Cluster,
+    readonly name: string,
+    options: WorkQueueOptions = {},
+  ) {
+    this.ctx = new QueueContext(client, name, options);
+    this.options = this.ctx.options;
+    this.keys = this.ctx.keys;
+    this.cancelAcks = new CancelAcks(client, this.keys, this.options.commandTimeoutMs);
+    this.producer = new Producer(this.ctx);
+    this.leases = new Leases(this.ctx);
+    this.schedules = new Schedules<T>(this.ctx);
+    this.admin = new Admin(this.ctx, this.cancelAcks, this.schedules);
+    this.dead = new DeadLetters(this.ctx);
+    this.workers = new WorkerProtocol(this.ctx);
+    this.flow = new Flow(this.ctx);
+    this.listings = new Listings(this.ctx);
+  }
+
+  /**
+   * Close the connections this queue opened itself (one that waits for cancel acknowledgements,
+   * opened on demand). The client given to the constructor is the caller's: never closed here.
+   */
+  close(): Promise<void> {
+    return this.cancelAcks.close();
+  }
+
+  /** Checks Redis once (version >= 6.2; warns when eviction can drop jobs). */
+  ready(): Promise<void> {
+    return this.ctx.ready();
+  }
+
+  /**
+   * The eviction policy and version, for health checks. On a Cluster, of every master: the
+   * lowest version, and the first policy other than `noeviction` if any master has one.
+   */
+  async redisInfo(): Promise<RedisInfo> {
+    return summarize(await infos(this.client));
+  }
+
+  // ---------------------------------------------------------------- the Worker's protocol
+
+  /** Register a worker (its heartbeat starts now, from Redis time). Resolves its id. */
+  registerWorker(): Promise<string> {
+    return this.workers.register();
+  }
+
+  heartbeat(workerId: string): Promise<void> {
+    return this.workers.beat(workerId);
+  }
+
+  /** Forget a worker that released or finished its jobs. */
+  deregisterWorker(workerId: string): Promise<void> {
+    return this.workers.leave(workerId);
+  }
+
+  /** Stop handing jobs off to a worker (it pauses); one waiting for it goes back in line. */
+  unparkWorker(workerId: string): Promise<void> {
+    return this.workers.unpark(workerId);
+  }
+
+  /**
+   * After a dropped connection: give back at once every job Redis says the worker holds but the
+   * worker does not know of (`known`: tokens of its running, buffered and handed-off jobs).
+   * Resolves how many leases and hand-offs went back.
+   */
+  reconcile(
+    workerId: string,
+    known: readonly string[],
+  ): Promise<{ leases: number; handoffs: number }> {
+    return this.workers.reconcile(workerId, known);
+  }
+
+  /**
+   * Block on `blockingClient` (a connection used for nothing else) until work may be available
+   * or `timeoutMs` passes (docs/hand-off.md). Resolves true when woken, a job when one was
+   * handed off to this (parked) worker — adopt it with `completeAndLease([], …, { adopt,
+   * sweep })` — and false on timeout. After an entry was taken, the next call must sweep.
+   */
+  waitForWork(
+    blockingClient: Redis | Cluster,
+    timeoutMs: number,
+    workerId: string,
+  ): Promise<boolean | LeasedJob<T>> {
+    return this.workers.waitForWork(blockingClient, timeoutMs, workerId);
+  }
+}

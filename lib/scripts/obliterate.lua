@@ -1,0 +1,53 @@
+-- obliterate: remove the queue's keys, at most `limit` elements per call (a big hash, list or
+-- set shrinks by a page per call; DEL only once it is small). The caller calls again until a
+-- call removes fewer than `limit`, then deletes the per-worker and per-producer keys (SCAN).
+--! keys: pending id tok data meta ids delayed leased tokens dead workers wake res rexp prog wseq parked hb taken flow rate
+-- ARGV: force (1: even with live workers), heartbeat timeout ms, limit.
+-- Returns: { -1, live workers } when refused, else { 0, elements removed }.
+local force, hb, limit = ARGV[1] == '1', tonumber(ARGV[2]), tonumber(ARGV[3])
+if not force then
+  local live = rcall('ZCOUNT', K_WORKERS, now_ms() - hb, '+inf')
+  if live > 0 then
+    return { -1, live }
+  end
+end
+local keys = { K_DATA, K_META, K_IDS, K_DELAYED, K_LEASED, K_TOKENS, K_DEAD, K_RES, K_REXP, K_PROG,
+  K_TAKEN, K_RATE, K_WAKE, K_PARKED, K_WORKERS, K_HB, K_FLOW, K_ID, K_TOK, K_WSEQ }
+for p = 0, 9 do
+  keys[#keys + 1] = pending_key(p)
+end
+local SIZE = { list = 'LLEN', zset = 'ZCARD', hash = 'HLEN', set = 'SCARD' }
+local budget = limit
+for _, key in ipairs(keys) do
+  if budget <= 0 then
+    break
+  end
+  local t = rcall('TYPE', key).ok
+  if t ~= 'none' then
+    local size = SIZE[t] and rcall(SIZE[t], key) or 1
+    if size <= budget then
+      rcall('DEL', key)
+      budget = budget - size
+    else
+      if t == 'list' then
+        rcall('LTRIM', key, budget, -1)
+      elseif t == 'zset' then
+        rcall('ZREMRANGEBYRANK', key, 0, budget - 1)
+      elseif t == 'set' then
+        rcall('SPOP', key, budget)
+      else
+        local cursor, fields = '0', {}
+        repeat
+          local r = rcall('HSCAN', key, cursor, 'COUNT', budget)
+          cursor = r[1]
+          for i = 1, #r[2], 2 do
+            fields[#fields + 1] = r[2][i]
+          end
+        until #fields > 0 or cursor == '0'
+        rcall_each('HDEL', key, fields)
+      end
+      budget = 0
+    end
+  end
+end
+return { 0, limit - budget }

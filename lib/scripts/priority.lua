@@ -1,0 +1,25 @@
+-- priority: change the priority of a pending or delayed job. A pending job moves to the back
+-- of its new list (LREM: O(length of its old list)); a delayed one keeps its due time.
+--! keys: pending meta ids data delayed leased dead wake
+-- ARGV: public id, priority (0..9).
+-- Returns: 1 changed, 0 not pending nor delayed (or no such job).
+local n = resolve(ARGV[1])
+if not n or rcall('ZSCORE', K_LEASED, n) or rcall('ZSCORE', K_DEAD, n) then
+  return 0
+end
+local meta = decode_meta(rcall('HGET', K_META, n))
+local old, new = prio_of(meta), tonumber(ARGV[2])
+local delayed = rcall('ZSCORE', K_DELAYED, n)
+if not delayed and rcall('LREM', pending_key(old), 1, n) == 0 then
+  return 0
+end
+meta.p = new
+if new == DEFAULT_PRIO then
+  meta.p = nil
+end
+save_meta(n, meta)
+if not delayed then
+  requeue(n, meta, false)
+  wake()
+end
+return 1
