@@ -2,7 +2,7 @@
 -- drop expired results and caller ids kept past their dedupe window, and report workers whose
 -- heartbeat lapsed (reclaimed one by one with reclaim_worker).
 -- Cost is proportional to the work found: every step reads only due/expired entries.
---! keys: pending data meta ids delayed leased tokens dead workers wake res rexp prog hb taken
+--! keys: pending data meta ids delayed leased tokens dead workers wake res rexp prog hb taken events
 -- ARGV: batch limit, max lease expiries, max dead, heartbeat timeout ms.
 -- Returns: { promoted, reclaimed, dead-lettered, results dropped, caller ids freed, then dead
 --   worker ids }.

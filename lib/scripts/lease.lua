@@ -1,5 +1,5 @@
 -- lease: promote due delayed jobs, then lease up to `count` jobs, highest priority first.
---! keys: pending tok data meta delayed leased tokens wake parked wleases
+--! keys: pending tok data meta delayed leased tokens wake parked wleases events
 -- ARGV: count, lease ms, worker id ('0' = none).
 -- Returns: { now, deadline, next delayed due (-1 = none; 0 = not looked up because the batch is
 --   full), drain (1: the worker should finish what it holds before leasing again, see

@@ -25,6 +25,7 @@ const QUEUE_DEFAULT_KEYS: Record<keyof WorkQueueQueueDefaults, true> = {
   replicaAckTimeoutMs: true,
   commandTimeoutMs: true,
   dedupeWindowMs: true,
+  events: true,
 };
 const WORKER_DEFAULT_KEYS: Record<keyof WorkQueueWorkerDefaults, true> = {
   concurrency: true,

@@ -156,5 +156,6 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
   if wid ~= '0' then
     rcall_each('SADD', K_WLEASES, sargs)
   end
+  emit_jobs('active', ids, metas, { 'w', wid })
   return live, drain
 end

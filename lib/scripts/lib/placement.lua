@@ -51,6 +51,7 @@ local function to_dead(n, meta, reason, now, max_dead)
   save_meta(n, meta)
   rcall('HDEL', K_PROG, n)
   rcall('ZADD', K_DEAD, now, n)
+  emit('dead', meta.i or n, 'why', string.sub(reason, 1, 500))
   trim_dead(max_dead)
 end
 
@@ -100,6 +101,7 @@ local function promote(now, limit)
     requeue(n, decode_meta(metas[i]), false)
   end
   rcall_each('ZREM', K_DELAYED, due)
+  emit_jobs('promoted', due, metas)
   wake()
   return #due
 end
