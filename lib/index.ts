@@ -6,6 +6,7 @@ export {
 } from './queue/index.js';
 export {
   WorkQueueError,
+  JobOutcomeError,
   NonRetryableError,
   errorMessage,
   type WorkQueueErrorCode,
@@ -26,3 +27,13 @@ export {
   type WorkerOptions,
   type WorkerEvents,
 } from './worker/worker.js';
+// ---------------------------------------------------------------- events
+export { QueueEvents } from './events/queue-events.js';
+export type { WaitForResultOptions } from './events/results.js';
+export type {
+  QueueEvent,
+  QueueEventKind,
+  QueueEventOf,
+  QueueEventsEvents,
+  QueueEventsOptions,
+} from './events/types.js';

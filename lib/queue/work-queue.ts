@@ -35,6 +35,7 @@ import {
 } from './leases.js';
 import { Producer } from './producer.js';
 import { repair } from './repair.js';
+import { ResultWaiter, type WaitForResultOptions } from '../events/results.js';
 import { WorkerProtocol } from './worker-protocol.js';
 
 export class WorkQueue<T = unknown, R = unknown> {
@@ -47,6 +48,7 @@ export class WorkQueue<T = unknown, R = unknown> {
   private readonly admin: Admin<T, R>;
   private readonly dead: DeadLetters<T>;
   private readonly workers: WorkerProtocol<T>;
+  private readonly results: ResultWaiter<T, R>;
 
   constructor(
     readonly client: Redis | Cluster,
@@ -62,14 +64,16 @@ export class WorkQueue<T = unknown, R = unknown> {
     this.admin = new Admin(this.ctx, this.cancelAcks);
     this.dead = new DeadLetters(this.ctx);
     this.workers = new WorkerProtocol(this.ctx);
+    this.results = new ResultWaiter(this.ctx, (id) => this.admin.getJob(id));
   }
 
   /**
    * Close the connections this queue opened itself (one that waits for cancel acknowledgements,
-   * opened on demand). The client given to the constructor is the caller's: never closed here.
+   * opened on demand), and the event reader of waitForResult. The client given to the
+   * constructor is the caller's: never closed here.
    */
-  close(): Promise<void> {
-    return this.cancelAcks.close();
+  async close(): Promise<void> {
+    await Promise.all([this.cancelAcks.close(), this.results.close()]);
   }
 
   /** Checks Redis once (version >= 6.2; warns when eviction can drop jobs). */
@@ -167,6 +171,18 @@ export class WorkQueue<T = unknown, R = unknown> {
 
   getJob(id: string): Promise<JobInfo<T, R> | null> {
     return this.admin.getJob(id);
+  }
+
+  /**
+   * Wait for job `id` to finish, whether it already has or not: resolves with its result
+   * (`undefined` unless `storeResults` keeps results), rejects with a JobOutcomeError when it is
+   * dead (code JOB_DEAD, with the reason) or cancelled (JOB_CANCELLED), NOT_FOUND when no such
+   * job exists (a finished job is known only while its result or caller id is kept), TIMEOUT
+   * after `timeoutMs` (default 30 000), ABORTED when `signal` fires. Needs the event log (the
+   * `events` option); a failed attempt that will be retried is not an outcome.
+   */
+  waitForResult(id: string, opts: WaitForResultOptions = {}): Promise<R | undefined> {
+    return this.results.wait(id, opts);
   }
 
   /** A completed job's stored result (when `storeResults` is on and it has not expired). */
