@@ -103,7 +103,7 @@ for j = 1, count do
   if ok == 1 then
     done_ids[n] = true
     completed[#completed + 1] = n
-    completed_metas[#completed + 1] = metas[j]
+    completed_metas[#completed] = metas[j]
   end
 end
 emit_jobs('completed', completed, completed_metas, ttl > 0 and { 'r', '1' } or nil)
