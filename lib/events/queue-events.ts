@@ -71,8 +71,11 @@ export class QueueEvents extends EventEmitter<QueueEventsEvents> {
    */
   async ready(timeoutMs = this.timeoutMs): Promise<boolean> {
     if (this.closed) return false;
-    const r = await within(Promise.race([this.started, this.stopped]), timeoutMs);
-    return r !== undefined && !this.closed && this.last !== undefined;
+    const r = await within(
+      Promise.race([this.started, this.stopped]).then(() => true),
+      timeoutMs,
+    );
+    return r === true && !this.closed && this.last !== undefined;
   }
 
   /** Stop reading and close the connection. Bounded; always resolves. */
@@ -155,9 +158,10 @@ export class QueueEvents extends EventEmitter<QueueEventsEvents> {
    */
   private async bounded<X>(p: Promise<X>, extraMs: number): Promise<X> {
     const r = await within(
-      p.then((value) => ({ value })),
+      Promise.race([p.then((value) => ({ value })), this.stopped.then(() => 'closed' as const)]),
       extraMs + this.timeoutMs,
     );
+    if (r === 'closed') throw new Error(`QueueEvents ${this.key}: closed`);
     if (r === undefined) {
       if (!this.closed) this.conn.disconnect(true);
       throw new Error(`QueueEvents ${this.key}: no reply from Redis in time`);
