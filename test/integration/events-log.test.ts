@@ -115,6 +115,17 @@ describe('event log', () => {
     expect(events[4]).toMatchObject({ reason: 'lease expired' });
   });
 
+  it("a dead worker's jobs: reclaimed, reason 'worker died'", async () => {
+    const q = fx.queue({ heartbeatTimeoutMs: 300 });
+    const added = await q.addBulk([{ data: 1 }, { data: 2 }]);
+    const wid = await q.registerWorker();
+    await q.lease({ count: 2, leaseMs: 600_000, workerId: wid });
+    await waitFor(async () => (await q.clean()).deadWorkers > 0, { what: 'the dead worker' });
+    const reclaimed = (await log(q)).filter((e) => e.kind === 'reclaimed');
+    expect(reclaimed.map((e) => e.id).sort()).toEqual(added.map((a) => a.id).sort());
+    for (const e of reclaimed) expect(e).toMatchObject({ reason: 'worker died' });
+  });
+
   it('delayed, then promoted when due', async () => {
     const q = fx.queue();
     const { id } = await q.add('x', { delayMs: 50 });
