@@ -13,7 +13,15 @@ export type WorkQueueErrorCode =
   /** `add` stored the job on the master but fewer replicas than `replicaAcks` confirmed it. */
   | 'NOT_REPLICATED'
   | 'SCRIPT_ERROR'
-  | 'CLOSED';
+  | 'CLOSED'
+  /** waitForResult: the job was dead-lettered (JobOutcomeError: its reason). */
+  | 'JOB_DEAD'
+  /** waitForResult: the job was cancelled. */
+  | 'JOB_CANCELLED'
+  /** A wait the caller bounded (e.g. waitForResult's timeoutMs) ran out. */
+  | 'TIMEOUT'
+  /** The caller's AbortSignal fired (the signal's reason is the cause). */
+  | 'ABORTED';
 
 export class WorkQueueError extends Error {
   override readonly name = 'WorkQueueError';
@@ -25,6 +33,22 @@ export class WorkQueueError extends Error {
     options?: { cause?: unknown },
   ) {
     super(message, options);
+  }
+}
+
+/** How a job ended when it did not complete: waitForResult rejects with it. */
+export class JobOutcomeError extends WorkQueueError {
+  constructor(
+    code: 'JOB_DEAD' | 'JOB_CANCELLED',
+    /** The job's public id. */
+    readonly jobId: string,
+    /** Why it was dead-lettered (its last error, or e.g. 'lease expired 3 times'); '' if cancelled. */
+    readonly reason: string,
+  ) {
+    super(
+      code,
+      code === 'JOB_DEAD' ? `job ${jobId} is dead: ${reason}` : `job ${jobId} was cancelled`,
+    );
   }
 }
 

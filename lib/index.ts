@@ -6,6 +6,7 @@ export {
 } from './queue/index.js';
 export {
   WorkQueueError,
+  JobOutcomeError,
   NonRetryableError,
   RateLimitError,
   errorMessage,
@@ -27,3 +28,13 @@ export {
   type WorkerOptions,
   type WorkerEvents,
 } from './worker/worker.js';
+// ---------------------------------------------------------------- events
+export { QueueEvents } from './events/queue-events.js';
+export type { WaitForResultOptions } from './events/results.js';
+export type {
+  QueueEvent,
+  QueueEventKind,
+  QueueEventOf,
+  QueueEventsEvents,
+  QueueEventsOptions,
+} from './events/types.js';

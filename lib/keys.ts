@@ -22,6 +22,7 @@ export const KEY_TABLE = {
   wseq: { part: 'wseq', doc: 'worker id counter' },
   ev: { part: 'ev', doc: 'event channel (cancel and lost-lease notices)' },
   evProgress: { part: 'ev:p', doc: 'progress channel' },
+  events: { part: 'es', doc: 'event log stream (capped; lib/scripts/lib/events.lua)' },
   parked: { part: 'pk', doc: 'parked workers zset (worker id -> parked until ms)' },
   hb: { part: 'hb', doc: 'heartbeat hash (b: last beat of any worker, s: judged since)' },
   taken: { part: 'ix', doc: 'caller ids kept after completion (zset caller id -> until ms)' },
@@ -82,6 +83,8 @@ export interface QueueKeys {
   cancelAck(ackId: string): string;
   /** Channel on which workers announce cancel acknowledgements. */
   readonly cancelAcks: string;
+  /** The event log (a stream; lib/events/ reads it). */
+  readonly eventLog: string;
   /** Guard of the periodic clean: whoever sets it cleans this round (see `cleanIfDue`). */
   readonly cleanGuard: string;
 }
@@ -115,5 +118,6 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
     cancelAck: (id) => base + 'ca:' + id,
     cancelAcks: base + 'ev:a',
     cleanGuard: base + 'cleaner',
+    eventLog: key('events'),
   };
 }

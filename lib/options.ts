@@ -24,6 +24,8 @@ export interface ResolvedQueueOptions {
   commandTimeoutMs: number;
   dedupeWindowMs: number;
   limiter: RateLimit | undefined;
+  /** The event log's approximate cap; 0 = events off. */
+  eventMaxLen: number;
 }
 
 export const QUEUE_DEFAULTS = {
@@ -40,6 +42,7 @@ export const QUEUE_DEFAULTS = {
   replicaAckTimeoutMs: 1_000,
   commandTimeoutMs: 5_000,
   dedupeWindowMs: 60_000,
+  eventMaxLen: 10_000,
 } as const satisfies Partial<ResolvedQueueOptions>;
 
 const NAME_RE = /^[A-Za-z0-9._:-]{1,100}$/;
@@ -153,6 +156,15 @@ export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
       problems.push(`${p('storeResults')} must be false or { ttlMs: positive integer }`);
     }
   }
+  if (
+    o.events !== undefined &&
+    o.events !== false &&
+    (typeof o.events !== 'object' ||
+      o.events === null ||
+      (o.events.maxLen !== undefined && !isPositiveInt(o.events.maxLen)))
+  ) {
+    problems.push(`${p('events')} must be false or { maxLen?: positive integer }`);
+  }
   if (o.logger !== undefined && o.logger !== false) {
     if (typeof o.logger !== 'object' || o.logger === null || typeof o.logger.warn !== 'function') {
       problems.push(`${p('logger')} must be false or an object with a warn(message) method`);
@@ -185,6 +197,7 @@ export function resolveQueueOptions(name: string, o: WorkQueueOptions = {}): Res
     commandTimeoutMs: o.commandTimeoutMs ?? QUEUE_DEFAULTS.commandTimeoutMs,
     dedupeWindowMs: o.dedupeWindowMs ?? QUEUE_DEFAULTS.dedupeWindowMs,
     limiter: o.limiter ? { max: o.limiter.max, durationMs: o.limiter.durationMs } : undefined,
+    eventMaxLen: o.events === false ? 0 : (o.events?.maxLen ?? QUEUE_DEFAULTS.eventMaxLen),
   };
 }
 

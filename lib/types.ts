@@ -77,6 +77,13 @@ export interface WorkQueueOptions {
    * first talks to Redis, replacing what was set there (`setRateLimit` changes it at run time).
    */
   limiter?: RateLimit;
+  // ---------------------------------------------------------------- events (lib/events/)
+  /**
+   * The queue's event log (a Redis stream read by `QueueEvents` and `waitForResult`), written
+   * by the scripts that change a job's state. `maxLen`: its approximate cap (entries; one entry
+   * may name several jobs of one call). Default `{ maxLen: 10 000 }`; `false`: no log at all.
+   */
+  events?: { maxLen?: number } | false;
 }
 
 export interface QueueLogger {

@@ -44,7 +44,7 @@ export class QueueContext {
     this.options = resolveQueueOptions(name, options);
     this.keys = queueKeys(this.options.prefix, name);
     this.scripts = defineScripts(client);
-    this.scriptKeys = new ScriptKeys(this.keys);
+    this.scriptKeys = new ScriptKeys(this.keys, this.options.eventMaxLen);
   }
 
   /** Checks Redis once (version >= 6.2; warns when eviction can drop jobs). */

@@ -20,6 +20,7 @@ import type {
 } from '../types.js';
 
 import { QueueBase } from './queue-base.js';
+import type { WaitForResultOptions } from '../events/results.js';
 
 export class QueueAdmin<T = unknown, R = unknown> extends QueueBase<T, R> {
   // ---------------------------------------------------------------- managing
@@ -35,6 +36,18 @@ export class QueueAdmin<T = unknown, R = unknown> extends QueueBase<T, R> {
 
   getJob(id: string): Promise<JobInfo<T, R> | null> {
     return this.admin.getJob(id);
+  }
+
+  /**
+   * Wait for job `id` to finish, whether it already has or not: resolves with its result
+   * (`undefined` unless `storeResults` keeps results), rejects with a JobOutcomeError when it is
+   * dead (code JOB_DEAD, with the reason) or cancelled (JOB_CANCELLED), NOT_FOUND when no such
+   * job exists (a finished job is known only while its result or caller id is kept), TIMEOUT
+   * after `timeoutMs` (default 30 000), ABORTED when `signal` fires. Needs the event log (the
+   * `events` option); a failed attempt that will be retried is not an outcome.
+   */
+  waitForResult(id: string, opts: WaitForResultOptions = {}): Promise<R | undefined> {
+    return this.results.wait(id, opts);
   }
 
   /** A completed job's stored result (when `storeResults` is on and it has not expired). */

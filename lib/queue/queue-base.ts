@@ -17,6 +17,7 @@ import { Leases } from './leases.js';
 import { Listings } from './listings.js';
 import { Producer } from './producer.js';
 import { WorkerProtocol } from './worker-protocol.js';
+import { ResultWaiter } from '../events/results.js';
 
 export class QueueBase<T = unknown, R = unknown> {
   readonly options: ResolvedQueueOptions;
@@ -31,6 +32,7 @@ export class QueueBase<T = unknown, R = unknown> {
   protected readonly schedules: Schedules<T>;
   protected readonly flow: Flow;
   protected readonly listings: Listings<T, R>;
+  protected readonly results: ResultWaiter<T, R>;
 
   constructor(
     readonly client: Redis | Cluster,
@@ -49,14 +51,16 @@ export class QueueBase<T = unknown, R = unknown> {
     this.workers = new WorkerProtocol(this.ctx);
     this.flow = new Flow(this.ctx);
     this.listings = new Listings(this.ctx);
+    this.results = new ResultWaiter(this.ctx, (id) => this.admin.getJob(id));
   }
 
   /**
    * Close the connections this queue opened itself (one that waits for cancel acknowledgements,
-   * opened on demand). The client given to the constructor is the caller's: never closed here.
+   * opened on demand), and the event reader of waitForResult. The client given to the
+   * constructor is the caller's: never closed here.
    */
-  close(): Promise<void> {
-    return this.cancelAcks.close();
+  async close(): Promise<void> {
+    await Promise.all([this.cancelAcks.close(), this.results.close()]);
   }
 
   /** Checks Redis once (version >= 6.2; warns when eviction can drop jobs). */

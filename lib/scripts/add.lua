@@ -1,5 +1,5 @@
 -- add: store and enqueue a batch of jobs.
---! keys: id tok data meta ids delayed leased tokens wake parked adds flow rate pending*
+--! keys: id tok data meta ids delayed leased tokens wake parked adds flow rate events pending*
 -- ARGV: the priorities used (digits: the pending lists passed, in that order), hand-off lease
 --   ms (0 = never hand off), count, call seq ('' = none), idempotency ttl ms, acknowledged count m, then m seqs of
 --   earlier calls whose replies arrived, then per job 5 values: caller id ('' = generate),
@@ -104,6 +104,7 @@ local data_args = {}
 local meta_args = {}
 local pending = {}
 local delayed = {}
+local delayed_ids = {} -- public ids of the delayed jobs (events)
 local k = 0
 local flags = {}
 for j = 0, count - 1 do
@@ -143,6 +144,7 @@ for j = 0, count - 1 do
     if due and due > now then
       delayed[#delayed + 1] = due
       delayed[#delayed + 1] = n
+      delayed_ids[#delayed_ids + 1] = cid ~= '' and cid or n
     elseif hand_off_now() then
       hand = { n, payload, meta, prio }
     else
@@ -184,6 +186,16 @@ for p = 0, 9 do
 end
 if any then
   wake()
+end
+if EV_CAP > 0 and fresh > 0 then
+  local added = {}
+  for i = 1, #out, 2 do
+    if out[i + 1] == 1 then
+      added[#added + 1] = out[i]
+    end
+  end
+  emit_jobs('added', added, false)
+  emit_jobs('delayed', delayed_ids, false)
 end
 if seq ~= '' then
   rcall('HSET', K_ADDS, seq, int(base) .. ':' .. table.concat(flags))

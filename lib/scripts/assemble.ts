@@ -25,6 +25,7 @@ export interface AssembledScript {
 const LIBRARY_ORDER = [
   'base',
   'meta',
+  'events',
   'ids',
   'placement',
   'schedules',
@@ -118,6 +119,14 @@ function declaredKeys(name: string, body: string): KeySlot[] {
 function prelude(name: string, keys: readonly KeySlot[]): string {
   const doc: string[] = [`-- ${name}.lua, assembled by lib/scripts/assemble.ts. KEYS:`];
   const bind: string[] = ['local rcall = redis.call'];
+  if (keys.includes('events')) {
+    // The event log's cap comes first in ARGV (ScriptKeys appends it to the keys); taken off
+    // here so that the script's own ARGV start at 1.
+    doc.push(
+      '-- ARGV[1] (taken off): the event log cap, 0 = events off (lib/scripts/lib/events.lua)',
+    );
+    bind.push('local EV_CAP = tonumber(table.remove(ARGV, 1))');
+  }
   let i = 1;
   for (const k of keys) {
     if (k === 'pending') {

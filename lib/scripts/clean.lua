@@ -3,7 +3,7 @@
 -- heartbeat lapsed (reclaimed one by one with reclaim_worker) and schedules due for their next
 -- ticks (made one by one with schedule_top: cron times come from the client).
 -- Cost is proportional to the work found: every step reads only due/expired entries.
---! keys: pending data meta ids delayed leased tokens dead workers wake res rexp prog hb taken schedDue schedRun
+--! keys: pending data meta ids delayed leased tokens dead workers wake res rexp prog hb taken schedDue schedRun events
 -- ARGV: batch limit, max lease expiries, max dead, heartbeat timeout ms.
 -- Returns: { promoted, reclaimed, dead-lettered, results dropped, caller ids freed, Redis now,
 --   count s of schedules due, s schedule ids, then dead worker ids }.

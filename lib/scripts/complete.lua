@@ -1,5 +1,5 @@
 -- complete: adopt hand-offs, finish a batch of jobs, then (optionally) lease more, in one call.
---! keys: pending tok data meta ids delayed leased tokens dead wake res rexp prog ev parked taken wleases hands schedRun flow rate
+--! keys: pending tok data meta ids delayed leased tokens dead wake res rexp prog ev parked taken wleases hands schedRun flow rate events
 -- ARGV: worker id, result ttl ms (0 = results off), dedupe window ms, lease count (0 = none),
 --   lease ms, park ms (0 = do not mark the worker parked), sweep (1: the worker's idle wait
 --   moved entries into its hand-off list since its last sweep), adopt count, job count, then
@@ -22,6 +22,7 @@ local lease_count, lease_ms, park_ms = tonumber(ARGV[4]), tonumber(ARGV[5]), ton
 local sweep, adopt_count, count = ARGV[7] == '1', tonumber(ARGV[8]), tonumber(ARGV[9])
 local now = now_ms()
 local adopted = {}
+local adopted_ids = {} -- for the event log
 local named = {}
 for j = 1, adopt_count do
   adopted[j] = 0
@@ -38,12 +39,14 @@ if sweep or adopt_count > 0 then
         rcall('ZADD', K_LEASED, now + lease_ms, h.n)
         rcall('SADD', K_WLEASES, h.n)
         adopted[j] = 1
+        adopted_ids[#adopted_ids + 1] = h.n
       else
         keep[#keep + 1] = e
       end
     end
   end
   keep_hands(keep)
+  emit_jobs('active', adopted_ids, nil, { 'w', wid })
 end
 local o = 9 + adopt_count
 local ids = {}
@@ -59,6 +62,7 @@ local mine = {}
 local results = {}
 local done = {}
 local done_ids = {}
+local completed, completed_metas = {}, {} -- for the event log
 for j = 1, count do
   local n = ids[j]
   local token = ARGV[o + j * 3 - 1]
@@ -100,8 +104,11 @@ for j = 1, count do
   done[j] = ok
   if ok == 1 then
     done_ids[n] = true
+    completed[#completed + 1] = n
+    completed_metas[#completed] = metas[j]
   end
 end
+emit_jobs('completed', completed, completed_metas, ttl > 0 and { 'r', '1' } or nil)
 if #mine > 0 then
   rcall_each('HDEL', K_DATA, mine)
   rcall_each('HDEL', K_META, mine)

@@ -36,11 +36,16 @@ export function defineScripts(client: Redis | Cluster): ScriptClient {
 /**
  * The KEYS of each script for one queue, built once per (script, worker or session, priorities):
  * the hot path passes a ready array. A script with a variable number of keys (add) is called with
- * numkeys first: included here.
+ * numkeys first: included here. A script that logs events (declares the `events` key) gets the
+ * event log's cap as its first ARGV (taken off by its prelude): included here too.
  */
 export class ScriptKeys {
   private readonly memo = new Map<string, readonly Arg[]>();
-  constructor(private readonly keys: QueueKeys) {}
+  /** `eventCap`: the event log's approximate cap, 0 = events off. */
+  constructor(
+    private readonly keys: QueueKeys,
+    private readonly eventCap = 0,
+  ) {}
 
   /** `pending`: the priorities (digits) whose lists a `pending*` script gets, in that order. */
   of(name: ScriptName, owner: KeyOwner & { pending?: string } = {}): readonly Arg[] {
@@ -56,6 +61,7 @@ export class ScriptKeys {
       } else {
         k = fixed;
       }
+      if (s.keys.includes('events')) k = [...k, this.eventCap];
       // Entries are few (per worker, per session and priority mix); bound the map anyway.
       if (this.memo.size > 10_000) this.memo.clear();
       this.memo.set(id, k);

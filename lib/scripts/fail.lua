@@ -1,5 +1,5 @@
 -- fail: count a failed attempt of a leased job; retry it after a delay or dead-letter it.
---! keys: pending data meta ids delayed leased tokens dead wake prog wleases
+--! keys: pending data meta ids delayed leased tokens dead wake prog wleases events
 -- ARGV: id, token, worker id, error message, mode ('retry' | 'dead'), retry delay ms,
 --   default max attempts, max dead, dead reason (used when mode is 'dead'; '' = the error).
 -- Returns: 1 retried, 2 dead-lettered, E_LEASE_LOST when the caller does not hold the lease.
@@ -19,7 +19,9 @@ rcall('HDEL', K_TOKENS, n)
 if wid ~= '0' then
   rcall('SREM', K_WLEASES, n)
 end
-if mode == 'dead' or meta.a >= (meta.m or max_default) then
+local retried = not (mode == 'dead' or meta.a >= (meta.m or max_default))
+emit('failed', meta.i or n, 'a', meta.a, 'r', retried and '1' or '0', 'err', string.sub(err, 1, 500))
+if not retried then
   local reason = ARGV[9]
   if reason == '' then
     reason = err

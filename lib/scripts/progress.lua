@@ -1,5 +1,5 @@
 -- progress: record a leased job's progress and publish it on '<event channel>:p'.
---! keys: tokens prog evProgress
+--! keys: tokens prog evProgress meta events
 -- ARGV: id, token, worker id, value (JSON).
 -- Returns: 1, or E_LEASE_LOST.
 local n, token, wid, value = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
@@ -8,4 +8,7 @@ if rcall('HGET', K_TOKENS, n) ~= token .. ':' .. wid then
 end
 rcall('HSET', K_PROG, n, value)
 rcall('PUBLISH', K_EV_PROGRESS, n .. ':' .. value)
+if EV_CAP > 0 then
+  emit('progress', decode_meta(rcall('HGET', K_META, n)).i or n, 'v', value)
+end
 return 1

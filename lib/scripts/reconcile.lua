@@ -2,7 +2,7 @@
 -- it knows. A lease or hand-off call whose reply was lost (or was run twice by a client that
 -- re-sent it) leaves jobs held by a worker that does not know it holds them; they would wait for
 -- their lease to lapse. Those go back at the FRONT at once, no attempt or expiry counted.
---! keys: pending meta leased tokens wake wleases hands
+--! keys: pending meta leased tokens wake wleases hands events
 -- ARGV: worker id, then the tokens of every job the worker knows it holds (running, buffered,
 --   handed off to it).
 -- Returns: { leases given back, hand-offs given back }.
@@ -36,7 +36,9 @@ for i = #lost, 1, -1 do
   rcall('HDEL', K_TOKENS, n)
   rcall('SREM', K_WLEASES, n)
   requeue(n, decode_meta(rcall('HGET', K_META, n)), true)
+  lost[i] = n
 end
+emit_jobs('released', lost)
 local keep, unhanded = {}, 0
 for _, e in ipairs(rcall('LRANGE', K_HANDS, 0, -1)) do
   local h = parse_hand(e)

@@ -1,10 +1,11 @@
 -- release: give leased jobs back to the FRONT of their pending lists, no attempt counted.
---! keys: pending meta leased tokens wake wleases
+--! keys: pending meta leased tokens wake wleases events
 -- ARGV: worker id, count, then per job: id, token.
 -- Returns: per job 1 released | 0 lease lost.
 local wid = ARGV[1]
 local count = tonumber(ARGV[2])
 local out = {}
+local released = {} -- for the event log
 -- Walk backwards so the first job given ends up first in line.
 for j = count, 1, -1 do
   local n, token = ARGV[1 + j * 2], ARGV[2 + j * 2]
@@ -14,6 +15,7 @@ for j = count, 1, -1 do
     rcall('HDEL', K_TOKENS, n)
     requeue(n, decode_meta(rcall('HGET', K_META, n)), true)
     out[j] = 1
+    released[#released + 1] = n
     current = nil
   else
     out[j] = 0
@@ -23,6 +25,7 @@ for j = count, 1, -1 do
     rcall('SREM', K_WLEASES, n)
   end
 end
+emit_jobs('released', released)
 if count > 0 then
   wake()
 end

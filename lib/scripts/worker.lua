@@ -1,5 +1,5 @@
 -- worker: the worker registry. Heartbeat times come from Redis.
---! keys: pending meta leased tokens workers wake wseq parked hb wleases hands
+--! keys: pending meta leased tokens workers wake wseq parked hb wleases hands events
 -- ARGV: action ('register' | 'beat' | 'unpark' | 'leave'), worker id (ignored for 'register'),
 --   heartbeat timeout ms.
 -- 'unpark' (pause) and 'leave' take the worker out of the parked set; a hand-off left in the

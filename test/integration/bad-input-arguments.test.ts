@@ -239,7 +239,9 @@ describe('forged and stale leases against a real Redis: refused, nothing changes
               ? await c.lrange(key, 0, -1)
               : type === 'set'
                 ? (await c.smembers(key)).sort()
-                : await c.get(key);
+                : type === 'stream'
+                  ? await c.xrange(key, '-', '+')
+                  : await c.get(key);
     }
     return out;
   }

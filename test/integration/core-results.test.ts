@@ -25,8 +25,15 @@ describe('results', () => {
     // A second (refused) complete does not overwrite the stored result.
     expect(await q.complete(a!, { sum: 99 })).toBe(false);
     expect(await q.getResult(a!.id)).toEqual({ sum: 1 });
-    // Only the results remain besides the counters.
-    expect(await keysLeft(fx.client(), q.keys.base)).toEqual(['id', 'ik:*', 'res', 'rx', 'tok']);
+    // Only the results remain besides the counters and the (capped) event log.
+    expect(await keysLeft(fx.client(), q.keys.base)).toEqual([
+      'es',
+      'id',
+      'ik:*',
+      'res',
+      'rx',
+      'tok',
+    ]);
   });
 
   it('off by default: getResult is undefined and no results key is written', async () => {
@@ -60,6 +67,6 @@ describe('results', () => {
     );
     expect(await q.getResult(a!.id)).toBeUndefined();
     expect(await q.getResult(b!.id)).toBeUndefined();
-    expect(await keysLeft(fx.client(), q.keys.base)).toEqual(['id', 'ik:*', 'tok']);
+    expect(await keysLeft(fx.client(), q.keys.base)).toEqual(['es', 'id', 'ik:*', 'tok']);
   });
 });

@@ -104,8 +104,9 @@ describe('bounded storage', () => {
     expect(done.sort()).toEqual(['delayed', 'expires', 'named', 'retry']);
     await q.deregisterWorker(worker);
 
-    // Counters, the heartbeat record, and this producer's add record (expires by itself).
-    expect(await keysLeft(c, q.keys.base)).toEqual(['hb', 'id', 'ik:*', 'tok', 'wseq']);
-    expect(await keysMatching(c, `${q.options.prefix}:*`)).toHaveLength(5);
+    // Counters, the heartbeat record, this producer's add record (expires by itself), and the
+    // event log (capped: `events: { maxLen }`; none with `events: false`).
+    expect(await keysLeft(c, q.keys.base)).toEqual(['es', 'hb', 'id', 'ik:*', 'tok', 'wseq']);
+    expect(await keysMatching(c, `${q.options.prefix}:*`)).toHaveLength(6);
   });
 });

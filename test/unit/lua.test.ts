@@ -15,7 +15,7 @@ describe('Lua scripts', () => {
   });
 
   it('each script gets only its keys, named in its prelude', () => {
-    expect(script('progress').keys).toEqual(['tokens', 'prog', 'evProgress']);
+    expect(script('progress').keys).toEqual(['tokens', 'prog', 'evProgress', 'meta', 'events']);
     expect(script('counts').keys).toEqual(['pending', 'delayed', 'leased', 'dead', 'workers']);
     expect(script('add').keys.at(-1)).toBe('pending*');
     const lease = script('lease');

@@ -57,6 +57,7 @@ local function unhand(h, ran)
     local meta = decode_meta(rcall('HGET', K_META, h.n))
     meta.s = 1
     save_meta(h.n, meta)
+    emit('reclaimed', meta.i or h.n, 'why', 'worker died')
   end
   rcall('LPUSH', pending_key(h.p), h.n)
   wake()

@@ -171,6 +171,7 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
   if rate_ms then
     flow_started(now, started, rate_ms)
   end
+  emit_jobs('active', ids, metas, { 'w', wid })
   if limited then
     return live, drain, limited_until, 0
   end

@@ -51,6 +51,7 @@ local function to_dead(n, meta, reason, now, max_dead)
   save_meta(n, meta)
   rcall('HDEL', K_PROG, n)
   rcall('ZADD', K_DEAD, now, n)
+  emit('dead', meta.i or n, 'why', string.sub(reason, 1, 500))
   trim_dead(max_dead)
 end
 
@@ -135,19 +136,21 @@ local function promote(now, limit)
     due[i] = it[1]
   end
   local metas = hmget(K_META, due)
-  local placed = 0
+  local placed_ids, placed_metas = {}, {}
   for i, n in ipairs(due) do
     local meta = decode_meta(metas[i])
     if (meta.z == nil and meta.w == nil) or fire_tick(n, meta, now) then
       requeue(n, meta, false)
-      placed = placed + 1
+      placed_ids[#placed_ids + 1] = n
+      placed_metas[#placed_metas + 1] = metas[i]
     end
   end
   rcall_each('ZREM', K_DELAYED, due)
-  if placed > 0 then
+  emit_jobs('promoted', placed_ids, placed_metas)
+  if #placed_ids > 0 then
     wake()
   end
-  return placed
+  return #placed_ids
 end
 
 -- When the next delayed job is due (ms), or -1.

@@ -26,6 +26,7 @@ local function expire_lease(n, now, max_exp, max_dead, why)
   end
   save_meta(n, meta)
   requeue(n, meta, true)
+  emit('reclaimed', meta.i or n, 'why', why == '' and 'lease expired' or 'worker died')
   return true
 end
 

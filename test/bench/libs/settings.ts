@@ -12,7 +12,9 @@ import { ownVersion, packageVersion } from './version.js';
 
 /** Queue options: the defaults, except for the mixed workload (one immediate retry). */
 export function oursQueueOptions(retries: boolean): WorkQueueOptions {
-  return retries ? { maxAttempts: 2, backoff: { type: 'fixed', delayMs: 0 } } : {};
+  // BENCH_EVENTS=off measures the queue without its event log (the cost of events).
+  const events: WorkQueueOptions = process.env.BENCH_EVENTS === 'off' ? { events: false } : {};
+  return retries ? { ...events, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 0 } } : events;
 }
 
 // -------------------------------------------------------------------------------- BullMQ

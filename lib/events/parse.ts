@@ -1,0 +1,60 @@
+// Stream entries of the event log into typed events (the entry format: lib/scripts/lib/events.lua).
+import type { QueueEvent } from './types.js';
+
+/** The events of one entry, in order. Kinds this version does not know are left out. */
+export function parseEntry(eventId: string, fields: readonly string[]): QueueEvent[] {
+  const at = Number(eventId.slice(0, eventId.indexOf('-')));
+  let kind = '';
+  const head: Record<string, string> = {};
+  const jobs: Record<string, string>[] = [];
+  let job: Record<string, string> | undefined;
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const f = fields[i]!;
+    const v = fields[i + 1]!;
+    if (f === 'e') kind = v;
+    else if (f === 'i') jobs.push((job = { ...head, i: v }));
+    else (job ?? head)[f] = v;
+  }
+  const out: QueueEvent[] = [];
+  for (const j of jobs) {
+    const e = toEvent(kind, j, { id: j.i!, eventId, at });
+    if (e) out.push(e);
+  }
+  return out;
+}
+
+function toEvent(
+  kind: string,
+  f: Record<string, string>,
+  base: { id: string; eventId: string; at: number },
+): QueueEvent | undefined {
+  switch (kind) {
+    case 'added':
+    case 'delayed':
+    case 'promoted':
+    case 'cancelled':
+    case 'released':
+      return { ...base, kind };
+    case 'active':
+      return { ...base, kind, workerId: f.w ?? '' };
+    case 'progress':
+      return { ...base, kind, progress: json(f.v ?? '') };
+    case 'completed':
+      return { ...base, kind, resultStored: f.r === '1' };
+    case 'failed':
+      return { ...base, kind, attempt: Number(f.a), retried: f.r === '1', error: f.err ?? '' };
+    case 'dead':
+    case 'reclaimed':
+      return { ...base, kind, reason: f.why ?? '' };
+    default:
+      return undefined;
+  }
+}
+
+function json(s: string): unknown {
+  try {
+    return JSON.parse(s) as unknown;
+  } catch {
+    return s; // written by hand, not JSON: as stored
+  }
+}

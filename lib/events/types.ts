@@ -1,0 +1,62 @@
+// The events of a queue's event log, as QueueEvents delivers them (written by the scripts:
+// lib/scripts/lib/events.lua), and the options of a reader.
+
+/** What every event carries. */
+export interface EventBase {
+  /** The job's public id (its caller id when it has one). */
+  id: string;
+  /** The stream entry the event came in (several jobs of one call share an entry). */
+  eventId: string;
+  /** When it happened: Redis time, ms. */
+  at: number;
+}
+
+/** One change of one job. */
+export type QueueEvent =
+  /** added: stored by add/addBulk; delayed: added with a due time in the future. */
+  | (EventBase & { kind: 'added' | 'delayed' })
+  /** A delayed job became pending (its due time came). */
+  | (EventBase & { kind: 'promoted' })
+  /**
+   * Leased by a worker: by a lease call, or, for a job handed off to a parked worker, when that
+   * worker adopts it (its next call; the handler may have started just before).
+   */
+  | (EventBase & { kind: 'active'; workerId: string })
+  | (EventBase & { kind: 'progress'; progress: unknown })
+  /** `resultStored`: the queue keeps results (read it with getJob / waitForResult). */
+  | (EventBase & { kind: 'completed'; resultStored: boolean })
+  /** A failed attempt; `retried`: it runs again (else a 'dead' event follows). */
+  | (EventBase & { kind: 'failed'; attempt: number; retried: boolean; error: string })
+  | (EventBase & { kind: 'dead'; reason: string })
+  | (EventBase & { kind: 'cancelled' })
+  /** A lapsed lease taken back ('lease expired' or 'worker died'): the job waits again. */
+  | (EventBase & { kind: 'reclaimed'; reason: string })
+  /** Given back by its worker without counting an attempt (release, reconnect), waits again. */
+  | (EventBase & { kind: 'released' });
+
+export type QueueEventKind = QueueEvent['kind'];
+
+/** The events of a kind. */
+export type QueueEventOf<K extends QueueEventKind> = Extract<QueueEvent, { kind: K }>;
+
+/** QueueEvents as an EventEmitter: each kind by its name, every event as 'event', and errors. */
+export type QueueEventsEvents = { [K in QueueEventKind]: [QueueEventOf<K>] } & {
+  event: [QueueEvent];
+  /** A failed read (it retries on its own) or a listener that threw. */
+  error: [unknown];
+};
+
+export interface QueueEventsOptions {
+  /** The queue's key prefix. Default `wq`. */
+  prefix?: string;
+  /**
+   * Where to start: `'$'` (default) after the last event logged when the reader starts; `'0'`
+   * every event the log still holds; or a stream id (e.g. an earlier reader's `lastId`) to
+   * resume after it.
+   */
+  from?: string;
+  /** How long one blocking read waits, ms. Default 5 000. */
+  blockMs?: number;
+  /** Bound on any other wait on Redis, ms (a read gets `blockMs` plus this). Default 5 000. */
+  commandTimeoutMs?: number;
+}
