@@ -102,6 +102,8 @@ export const schedulesFailed = (queue: string) =>
   `queue "${queue}": its declared schedules could not be applied`;
 export const scheduleFailed = (id: string, error: string) => `schedule "${id}": ${error}`;
 export const pruneFailed = (error: string) => `pruning undeclared schedules: ${error}`;
+export const schedulesWithoutCleaner = (queues: readonly string[]) =>
+  `schedules are declared (queues ${queues.map((q) => `"${q}"`).join(', ')}) but the cleaner is off (cleaner: false): their ticks are made ahead by clean(), so they stop after the first ones unless something else runs queue.clean() regularly`;
 export const schedulesTimeout = (queue: string, ms: number, lastError: string | undefined) =>
   `queue "${queue}": its declared schedules could not be applied within ${ms} ms, Redis did not answer${lastError ? `: ${lastError}` : ''}`;
 

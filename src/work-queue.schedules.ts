@@ -13,6 +13,7 @@ import {
   schedulePruned,
   schedulesFailed,
   schedulesTimeout,
+  schedulesWithoutCleaner,
   scheduleUpserted,
 } from './work-queue.messages.js';
 
@@ -56,6 +57,10 @@ export class WorkQueueSchedules implements OnApplicationBootstrap {
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    const withSchedules = [...this.declared.values()].filter((d) => d.schedules.length > 0);
+    if (withSchedules.length > 0 && this.context.cleaner === false) {
+      this.context.logger?.warn(schedulesWithoutCleaner(withSchedules.map((d) => d.queue.name)));
+    }
     await Promise.all([...this.declared.values()].map((d) => this.applyWithin(d)));
   }
 

@@ -1,6 +1,10 @@
 // Validation of the module's options (forRoot, registerQueue, @Processor): every problem found,
 // one string each (the texts are in work-queue.messages.ts).
-import { queueOptionProblems, workerOptionProblems, type WorkQueueOptions } from '../../lib/index.js';
+import {
+  queueOptionProblems,
+  workerOptionProblems,
+  type WorkQueueOptions,
+} from '../../lib/index.js';
 import { checkName, resolveQueueOptions, type ResolvedQueueOptions } from '../../lib/options.js';
 import type { ProcessorOptions } from '../interfaces/processor-options.interface.js';
 import type {
@@ -208,7 +212,10 @@ export function moduleOptionProblems(options: unknown): string[] {
  * Every problem with one `registerQueue()` entry (name, overrides, schedules); `base` is what the
  * module gives every queue (prefix, defaults), which the schedules are checked against.
  */
-export function registerQueueProblems(registration: unknown, base: WorkQueueOptions = {}): string[] {
+export function registerQueueProblems(
+  registration: unknown,
+  base: WorkQueueOptions = {},
+): string[] {
   const problems: string[] = [];
   if (!isObject(registration)) {
     return [msg.registrationNotObject(show(registration))];

@@ -10,6 +10,7 @@ import {
   WorkQueueModule,
   type Job,
   type RegisterQueueOptions,
+  type WorkQueueModuleOptions,
 } from '../../src/index.js';
 import { testRedisUrl, uniqueName } from '../support/keys.js';
 import { createNestApp, Inspector, MemoryLogger } from '../support/nest-app.js';
@@ -44,7 +45,12 @@ async function startInstance(
   prefix: string,
   registration: Omit<RegisterQueueOptions, 'name'>,
   seen: Seen[],
-  { connection = { url: testRedisUrl() }, logger = new MemoryLogger(), processor = true } = {},
+  {
+    connection = { url: testRedisUrl() } as WorkQueueModuleOptions['connection'],
+    logger = new MemoryLogger(),
+    processor = true,
+    cleaner = {} as WorkQueueModuleOptions['cleaner'],
+  } = {},
 ) {
   @Processor(QUEUE)
   class TickProcessor {
@@ -61,7 +67,7 @@ async function startInstance(
   }
   @Module({
     imports: [
-      WorkQueueModule.forRoot({ connection, prefix, logger }),
+      WorkQueueModule.forRoot({ connection, prefix, logger, cleaner }),
       WorkQueueModule.registerQueue({ name: QUEUE, ...registration }),
     ],
     providers: processor ? [TickProcessor] : [],
@@ -196,6 +202,20 @@ describe('declared schedules', () => {
     await startInstance('d', prefix, { schedules: [], pruneSchedules: true }, []);
     expect(await ids()).toEqual([]);
   }, 30_000);
+
+  it('warns when schedules are declared but the cleaner (which makes their ticks) is off', async () => {
+    const prefix = inspector.track(uniqueName('sch'));
+    const { logger } = await startInstance(
+      'a',
+      prefix,
+      { schedules: [{ id: 'tick', every: 60_000, data: 1 }] },
+      [],
+      { cleaner: false },
+    );
+    expect(logger.messages('warn')).toContainEqual(
+      expect.stringMatching(/^schedules are declared \(queues "ticks"\) but the cleaner is off/),
+    );
+  });
 
   it('fails the bootstrap on bad declarations, listing every problem, writing nothing', async () => {
     const prefix = inspector.track(uniqueName('sch'));
