@@ -24,6 +24,7 @@ interface Seen {
   tick: number;
   data: unknown;
   instance: string;
+  /** When the handler started. */
   at: number;
 }
 
@@ -50,18 +51,22 @@ async function startInstance(
     logger = new MemoryLogger(),
     processor = true,
     cleaner = {} as WorkQueueModuleOptions['cleaner'],
+    /** How long each job works (simulated), so that one worker alone cannot keep up. */
+    workMs = 0,
   } = {},
 ) {
   @Processor(QUEUE)
   class TickProcessor {
     @Process()
-    tick(job: Job) {
+    async tick(job: Job) {
+      const at = Date.now();
+      if (workMs > 0) await new Promise((r) => setTimeout(r, workMs));
       seen.push({
         id: job.id,
         tick: Number(job.id.split(':').pop()),
         data: job.data,
         instance,
-        at: Date.now(),
+        at,
       });
     }
   }
@@ -102,8 +107,10 @@ describe('declared schedules', () => {
       schedules: [{ id: 'tick', every: 200, missedAfterMs: 60_000, data: { v: 1 } }],
     };
     const instances = [];
+    // Each job works 300 ms, ticks come every 200 ms: one instance alone cannot keep up, so the
+    // ticks spread over the three.
     for (const name of ['a', 'b', 'c']) {
-      instances.push(await startInstance(name, prefix, registration, seen));
+      instances.push(await startInstance(name, prefix, registration, seen, { workMs: 300 }));
     }
     // Upserted by each instance; only the first one wrote anything.
     const logs = instances.map((i) => i.logger.entries);
@@ -132,6 +139,7 @@ describe('declared schedules', () => {
     const dupes = [...timesEach(seen)].filter(([, n]) => n !== 1);
     expect(dupes).toEqual([]);
     expect(contiguous(seen, 200)).toBe(true);
+    expect(new Set(seen.map((s) => s.instance)).size).toBeGreaterThan(1);
     const info = await inspector.queue(QUEUE, prefix).getSchedule('tick');
     expect(info).toMatchObject({
       spec: { every: 200 },
