@@ -6,6 +6,7 @@ import { EmailProcessor } from './email.processor.js';
 import { EMAILS } from './emails.js';
 import { HealthController } from './health.controller.js';
 import { JobsController } from './jobs.controller.js';
+import { SchedulesController } from './schedules.controller.js';
 
 export interface SampleOptions {
   redisUrl: string;
@@ -31,10 +32,14 @@ export class AppModule {
           backoff: { type: 'exponential', delayMs: 200, maxDelayMs: 5_000 },
           // Results are kept an hour, so GET /jobs/:id shows finished jobs as `completed`.
           storeResults: { ttlMs: 3_600_000 },
+          // A digest every minute, once across however many instances run (GET /schedules).
+          schedules: [
+            { id: 'digest', every: 60_000, name: 'digest', data: { to: 'team@example.com' } },
+          ],
         }),
         TerminusModule,
       ],
-      controllers: [JobsController, HealthController],
+      controllers: [JobsController, SchedulesController, HealthController],
       providers: [EmailProcessor, WorkQueueHealthIndicator],
     };
   }

@@ -24,7 +24,8 @@ export class EmailProcessor {
     if (job.data.alwaysFail || job.attempt <= (job.data.failTimes ?? 0)) {
       throw new Error(`mail server refused the digest (attempt ${job.attempt})`);
     }
-    this.logger.debug(`digest ${job.id} sent on attempt ${job.attempt}`);
+    // Scheduled ones have the id `digest:<tick ms>`.
+    this.logger.log(`digest ${job.id} sent on attempt ${job.attempt}`);
     return { messageId: `digest-${job.id}`, sentAt: new Date().toISOString() };
   }
 

@@ -102,14 +102,19 @@ export class WorkQueueContext implements OnApplicationShutdown {
    * same, and fails when they differ.
    */
   registerQueue(registration: RegisterQueueOptions): WorkQueue {
-    const problems = registerQueueProblems(registration);
+    const problems = registerQueueProblems(registration, {
+      ...this.queueDefaults,
+      prefix: this.prefix,
+    });
     const where = registerQueueWhere(
       typeof registration === 'object' && registration !== null ? registration.name : registration,
     );
     if (problems.length > 0) throw invalidOptions(invalidRegistration(where), problems);
-    const { name, configKey, connection, ...overrides } = registration;
+    const { name, configKey, connection, schedules, pruneSchedules, ...overrides } = registration;
     const signature = stableStringify({
       ...overrides,
+      schedules,
+      pruneSchedules,
       configKey,
       connection: connection === undefined ? undefined : connectionSignature(connection),
     });

@@ -73,6 +73,40 @@ export const processorAutostart = (at: string) =>
 export const processorCloseTimeout = (at: string) =>
   `${at}closeTimeoutMs is not allowed: set shutdownTimeoutMs in WorkQueueModule.forRoot()`;
 
+// --- Schedules (validate-schedules.util, WorkQueueSchedules) ---
+
+/** Prefix of every problem of one declared schedule. */
+export const scheduleAt = (index: number, id: unknown) =>
+  `schedules[${index}]${typeof id === 'string' ? ` (${JSON.stringify(id)})` : ''}: `;
+export const schedulesNotArray = (got: string) =>
+  `schedules must be an array of { id, every | cron, data, ... }, got ${got}`;
+export const scheduleNotObject = (index: number, got: string) =>
+  `${scheduleAt(index, undefined)}must be an object { id, every | cron, data, ... }, got ${got}`;
+export const badPruneSchedules = (got: string) => `pruneSchedules must be a boolean, got ${got}`;
+export const duplicateScheduleId = (first: number) =>
+  `the same id as schedules[${first}]; schedule ids are unique per queue`;
+const SCHEDULE_KEY_HINTS: Readonly<Record<string, string>> = {
+  pattern: "BullMQ's pattern is `cron` here",
+  jobId: 'the job of a tick has the id `<schedule id>:<tick ms>`',
+  attempts: "BullMQ's attempts is `maxAttempts` here",
+};
+export const unknownScheduleKey = (key: string) => {
+  const hint = SCHEDULE_KEY_HINTS[key];
+  return `${key} is not a known option${hint ? ` (${hint})` : ''}; known: id, every, cron, tz, startAt, endAt, limit, missed, missedAfterMs, data, name, priority, maxAttempts, backoff, skipIfRunning`;
+};
+export const scheduleUpserted = (queue: string, id: string, outcome: string) =>
+  `queue "${queue}": schedule "${id}" ${outcome}`;
+export const schedulePruned = (queue: string, id: string) =>
+  `queue "${queue}": schedule "${id}" removed (in Redis but not declared; pruneSchedules is on)`;
+export const schedulesFailed = (queue: string) =>
+  `queue "${queue}": its declared schedules could not be applied`;
+export const scheduleFailed = (id: string, error: string) => `schedule "${id}": ${error}`;
+export const pruneFailed = (error: string) => `pruning undeclared schedules: ${error}`;
+export const schedulesWithoutCleaner = (queues: readonly string[]) =>
+  `schedules are declared (queues ${queues.map((q) => `"${q}"`).join(', ')}) but the cleaner is off (cleaner: false): their ticks are made ahead by clean(), so they stop after the first ones unless something else runs queue.clean() regularly`;
+export const schedulesTimeout = (queue: string, ms: number, lastError: string | undefined) =>
+  `queue "${queue}": its declared schedules could not be applied within ${ms} ms, Redis did not answer${lastError ? `: ${lastError}` : ''}`;
+
 // --- Processors (WorkQueueExplorer, WorkQueueRegistrar) ---
 
 export const CANNOT_START_PROCESSORS = 'WorkQueueModule cannot start its processors';

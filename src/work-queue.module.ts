@@ -17,6 +17,7 @@ import {
   WORK_QUEUE_OPTIONS_TYPE,
 } from './work-queue.module-definition.js';
 import { WorkQueueRegistrar } from './work-queue.registrar.js';
+import { WorkQueueSchedules } from './work-queue.schedules.js';
 
 const CORE_PROVIDERS: Provider[] = [
   WorkQueueContext,
@@ -24,8 +25,9 @@ const CORE_PROVIDERS: Provider[] = [
   WorkQueueExplorer,
   WorkQueueRegistrar,
   WorkQueueCleaner,
+  WorkQueueSchedules,
 ];
-const CORE_EXPORTS = [WorkQueueContext, WorkQueueCleaner];
+const CORE_EXPORTS = [WorkQueueContext, WorkQueueCleaner, WorkQueueSchedules];
 
 /**
  * Redis work queues for Nest.
@@ -34,7 +36,8 @@ const CORE_EXPORTS = [WorkQueueContext, WorkQueueCleaner];
  *   in the root module: a global module with the connection, the processors' workers and the
  *   cleaner.
  * - `WorkQueueModule.registerQueue({ name: 'emails' })` wherever a queue is injected
- *   (`@InjectQueue('emails')`) or consumed (`@Processor('emails')`).
+ *   (`@InjectQueue('emails')`) or consumed (`@Processor('emails')`); `schedules` declares its
+ *   schedules, upserted at bootstrap (`pruneSchedules: true` removes the undeclared ones).
  */
 @Module({})
 export class WorkQueueModule extends ConfigurableWorkQueueModule {
@@ -50,8 +53,9 @@ export class WorkQueueModule extends ConfigurableWorkQueueModule {
   static registerQueue(...queues: RegisterQueueOptions[]): DynamicModule {
     const providers: Provider[] = queues.map((registration) => ({
       provide: getQueueToken(registration.name),
-      useFactory: (context: WorkQueueContext) => context.registerQueue(registration),
-      inject: [WorkQueueContext],
+      useFactory: (context: WorkQueueContext, schedules: WorkQueueSchedules) =>
+        schedules.declare(context.registerQueue(registration), registration),
+      inject: [WorkQueueContext, WorkQueueSchedules],
     }));
     return { module: WorkQueueModule, providers, exports: providers };
   }
@@ -60,14 +64,19 @@ export class WorkQueueModule extends ConfigurableWorkQueueModule {
   static registerQueueAsync(...queues: RegisterQueueAsyncOptions[]): DynamicModule {
     const providers: Provider[] = queues.map(({ name, inject = [], useFactory }) => ({
       provide: getQueueToken(name),
-      useFactory: async (context: WorkQueueContext, ...args: unknown[]) => {
+      useFactory: async (
+        context: WorkQueueContext,
+        schedules: WorkQueueSchedules,
+        ...args: unknown[]
+      ) => {
         const overrides = await (useFactory as (...a: unknown[]) => unknown)(...args);
-        return context.registerQueue({
+        const registration: RegisterQueueOptions = {
           ...(typeof overrides === 'object' && overrides !== null ? overrides : {}),
           name,
-        });
+        };
+        return schedules.declare(context.registerQueue(registration), registration);
       },
-      inject: [WorkQueueContext, ...inject],
+      inject: [WorkQueueContext, WorkQueueSchedules, ...inject],
     }));
     const imports = queues.flatMap((q) => q.imports ?? []);
     return { module: WorkQueueModule, imports, providers, exports: providers };

@@ -1,6 +1,7 @@
-// The options of WorkQueueModule.registerQueue() and registerQueueAsync().
+// The options of WorkQueueModule.registerQueue() and registerQueueAsync(): queue overrides,
+// connection, and the queue's declared schedules.
 import type { FactoryProvider, ModuleMetadata } from '@nestjs/common';
-import type { WorkQueueOptions } from '../../lib/index.js';
+import type { ScheduleSpec, ScheduleTemplate, WorkQueueOptions } from '../../lib/index.js';
 import type { WorkQueueConnectionOptions } from './work-queue-module-options.interface.js';
 
 /** Per-queue overrides of the module's `prefix` and `defaults`. */
@@ -14,8 +15,33 @@ export interface WorkQueueQueueConnection {
   connection?: WorkQueueConnectionOptions;
 }
 
+/**
+ * One declared schedule: its id, the spec (`every` or `cron` + `tz`, `startAt`, `endAt`, `limit`,
+ * `missed`, `missedAfterMs`) and the job each tick adds (`data`, `name`, `priority`,
+ * `maxAttempts`, `backoff`, `skipIfRunning`), flat — `queue.upsertSchedule(id, spec, template)`.
+ */
+export type WorkQueueScheduleDeclaration<T = unknown> = { id: string } & ScheduleSpec &
+  ScheduleTemplate<T>;
+
+/** The schedules of a queue, upserted at application bootstrap (README "Schedules"). */
+export interface WorkQueueQueueSchedules {
+  /** Validated with the module; upserted by every instance at bootstrap (idempotent). */
+  schedules?: WorkQueueScheduleDeclaration[];
+  /**
+   * Remove, at bootstrap, every schedule of the queue in Redis that is not in `schedules` (also
+   * those made with `queue.upsertSchedule`). Default false: they are kept.
+   */
+  pruneSchedules?: boolean;
+}
+
+/** What a queue registration may set besides its name. */
+export type WorkQueueRegistration = WorkQueueOverrides &
+  WorkQueueQueueConnection &
+  WorkQueueQueueSchedules;
+
 /** `WorkQueueModule.registerQueue({ name: 'emails', maxAttempts: 5 })`. */
-export interface RegisterQueueOptions extends WorkQueueOverrides, WorkQueueQueueConnection {
+export interface RegisterQueueOptions
+  extends WorkQueueOverrides, WorkQueueQueueConnection, WorkQueueQueueSchedules {
   /** Queue name: 1-100 letters, digits, '.', '_', '-' or ':'. */
   name: string;
 }
@@ -25,10 +51,6 @@ export interface RegisterQueueAsyncOptions {
   name: string;
   imports?: ModuleMetadata['imports'];
   inject?: FactoryProvider['inject'];
-  /** Receives the `inject` tokens' values; resolves the queue's overrides. */
-  useFactory: (
-    ...args: never[]
-  ) =>
-    | (WorkQueueOverrides & WorkQueueQueueConnection)
-    | Promise<WorkQueueOverrides & WorkQueueQueueConnection>;
+  /** Receives the `inject` tokens' values; resolves the queue's overrides (and schedules). */
+  useFactory: (...args: never[]) => WorkQueueRegistration | Promise<WorkQueueRegistration>;
 }

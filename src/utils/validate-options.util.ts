@@ -1,7 +1,11 @@
 // Validation of the module's options (forRoot, registerQueue, @Processor): every problem found,
 // one string each (the texts are in work-queue.messages.ts).
-import { queueOptionProblems, workerOptionProblems } from '../../lib/index.js';
-import { checkName } from '../../lib/options.js';
+import {
+  queueOptionProblems,
+  workerOptionProblems,
+  type WorkQueueOptions,
+} from '../../lib/index.js';
+import { checkName, resolveQueueOptions, type ResolvedQueueOptions } from '../../lib/options.js';
 import type { ProcessorOptions } from '../interfaces/processor-options.interface.js';
 import type {
   WorkQueueModuleOptions,
@@ -9,6 +13,7 @@ import type {
   WorkQueueWorkerDefaults,
 } from '../interfaces/work-queue-module-options.interface.js';
 import * as msg from '../work-queue.messages.js';
+import { scheduleProblems } from './validate-schedules.util.js';
 
 // Records (not arrays) so that the compiler notices an option added to the interfaces.
 const QUEUE_DEFAULT_KEYS: Record<keyof WorkQueueQueueDefaults, true> = {
@@ -205,8 +210,14 @@ export function moduleOptionProblems(options: unknown): string[] {
   return problems;
 }
 
-/** Every problem with one `registerQueue()` entry (name and overrides). */
-export function registerQueueProblems(registration: unknown): string[] {
+/**
+ * Every problem with one `registerQueue()` entry (name, overrides, schedules); `base` is what the
+ * module gives every queue (prefix, defaults), which the schedules are checked against.
+ */
+export function registerQueueProblems(
+  registration: unknown,
+  base: WorkQueueOptions = {},
+): string[] {
   const problems: string[] = [];
   if (!isObject(registration)) {
     return [msg.registrationNotObject(show(registration))];
@@ -214,13 +225,20 @@ export function registerQueueProblems(registration: unknown): string[] {
   checkName('name', registration.name, problems);
   unknownKeys(
     registration,
-    { ...QUEUE_DEFAULT_KEYS, name: true, prefix: true, configKey: true, connection: true },
+    {
+      ...QUEUE_DEFAULT_KEYS,
+      name: true,
+      prefix: true,
+      configKey: true,
+      connection: true,
+      schedules: true,
+      pruneSchedules: true,
+    },
     '',
     problems,
     { logger: msg.QUEUE_LOGGER },
   );
-  const { name: _name, configKey, connection, ...rest } = registration;
-  void _name;
+  const { name, configKey, connection, schedules, pruneSchedules, ...rest } = registration;
   if (configKey !== undefined) {
     if (typeof configKey !== 'string' || !CONFIG_KEY.test(configKey)) {
       problems.push(msg.badConfigKey(show(configKey)));
@@ -231,6 +249,15 @@ export function registerQueueProblems(registration: unknown): string[] {
   }
   if (connection !== undefined) connectionProblems(connection, problems);
   problems.push(...queueOptionProblems(rest));
+  // The queue's options as its schedules meet them (codec, payload size); the defaults when those
+  // are invalid (already listed above).
+  let options: ResolvedQueueOptions;
+  try {
+    options = resolveQueueOptions(String(name), { ...base, ...rest, logger: false });
+  } catch {
+    options = resolveQueueOptions('queue', { logger: false });
+  }
+  problems.push(...scheduleProblems(schedules, pruneSchedules, options));
   return problems;
 }
 

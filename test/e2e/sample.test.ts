@@ -137,6 +137,29 @@ describe('sample app', () => {
     });
   });
 
+  it('lists its declared schedule, whose next tick waits as a delayed job', async () => {
+    const res = await http().get('/schedules').expect(200);
+    const list = res.body as Array<{ id: string; nextFireAt: number; lastFireAt: number | null }>;
+    expect(list).toEqual([
+      expect.objectContaining({
+        id: 'digest',
+        spec: expect.objectContaining({ every: 60_000 }),
+        template: expect.objectContaining({ name: 'digest', data: { to: 'team@example.com' } }),
+        ticks: expect.any(Number),
+        ended: false,
+      }),
+    ]);
+    const { nextFireAt, lastFireAt } = list[0]!;
+    // Upserted at bootstrap, a minute apart: the first tick is within the next minute.
+    expect(nextFireAt).toBeGreaterThan(Date.now() - 1_000);
+    expect(nextFireAt).toBeLessThanOrEqual(Date.now() + 60_000);
+    expect(lastFireAt === null || lastFireAt < nextFireAt).toBe(true);
+    expect(await getJob(`digest:${nextFireAt}`)).toMatchObject({
+      state: 'delayed',
+      name: 'digest',
+    });
+  });
+
   it('health goes down when Redis stops and up when it returns', async () => {
     await redis.stop();
     const started = Date.now();
