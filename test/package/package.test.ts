@@ -1,6 +1,6 @@
 // The published package: built, packed with `npm pack`, unpacked into a fresh project and
 // loaded from plain Node, as a user would. Dependencies are linked from this repository's
-// node_modules (no network): only ioredis for the core entry, the Nest peers for the others.
+// node_modules (no network): ioredis and croner for the core entry, the Nest peers for the others.
 // It is a dual package: ESM (dist/) for `import`, CommonJS (dist/cjs/) for `require`. Real
 // Nest apps (jest, vitest, nest build) install it in test/consumers/ (npm run test:consumers).
 import { execFileSync } from 'node:child_process';
@@ -95,6 +95,7 @@ beforeAll(() => {
     JSON.stringify({ name: 'consumer', type: 'module', private: true }),
   );
   link('ioredis');
+  for (const dep of Object.keys(pkg.dependencies ?? {})) link(dep);
 }, 180_000);
 
 afterAll(() => {
@@ -299,7 +300,7 @@ describe('declared dependencies', () => {
     );
   }
 
-  it('every package imported by lib/ and src/ is a dependency or a peer; lib/ imports only ioredis', () => {
+  it('every package imported by lib/ and src/ is a dependency or a peer; lib/ imports only ioredis and croner', () => {
     const declared = new Set([
       ...Object.keys(pkg.dependencies ?? {}),
       ...Object.keys(pkg.peerDependencies),
@@ -320,11 +321,12 @@ describe('declared dependencies', () => {
       }
     }
     expect(undeclared).toEqual([]);
-    expect([...libImports]).toEqual(['ioredis']);
+    expect([...libImports].sort()).toEqual(['croner', 'ioredis']);
   });
 
   it('takes ioredis as a peer (the app uses its own client), installed here for development', () => {
-    expect(pkg.dependencies ?? {}).toEqual({});
+    // The one dependency: croner, for cron schedules (no dependencies of its own).
+    expect(Object.keys(pkg.dependencies ?? {})).toEqual(['croner']);
     expect(pkg.peerDependencies.ioredis).toBe('^5.11.1 || ^6.0.0');
     for (const peer of Object.keys(pkg.peerDependencies)) {
       expect([peer, pkg.devDependencies[peer] !== undefined]).toEqual([peer, true]);
