@@ -75,6 +75,7 @@ const COMMANDS = [
   'zrangebyscore',
   'zrem',
   'zscore',
+  'xadd', // the event log
 ];
 
 /** `+client|setinfo` when this Redis has it (>= 7.2): ioredis sends it at connect. */

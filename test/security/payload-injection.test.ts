@@ -73,7 +73,7 @@ describe('payloads are stored and returned verbatim, never evaluated', () => {
     const proto = JSON.parse(seen.find((s) => s.includes('__proto__'))!) as object;
     expect(Object.keys(proto)).toEqual(['__proto__', 'constructor']);
     await othersUntouched();
-    expect(await keysLeft(admin, q.keys.base)).toEqual(['hb', 'id', 'ik:*', 'tok', 'wseq']);
+    expect(await keysLeft(admin, q.keys.base)).toEqual(['es', 'hb', 'id', 'ik:*', 'tok', 'wseq']);
   });
 
   it("codecs 'string' and 'buffer': the exact bytes, RESP and Lua lookalikes included", async () => {
