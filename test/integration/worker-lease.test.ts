@@ -34,11 +34,17 @@ describe('Worker lease renewal', () => {
   it('a job running 3x its leaseMs completes normally; clean() meanwhile reclaims nothing', async () => {
     const q = fx.queue<string>();
     let signal: AbortSignal | undefined;
+    let cleans = 0;
     const w = worker(
       q,
       async (job) => {
         signal = job.signal;
-        await sleep(1_000);
+        // Runs over 3x its leaseMs, and long enough for clean() to look at it 10 times.
+        const started = Date.now();
+        await waitFor(() => cleans >= 10 && Date.now() - started >= 1_000, {
+          what: 'ten clean() rounds during the run',
+          timeoutMs: 20_000,
+        });
         return 'done';
       },
       { leaseMs: 300 },
@@ -48,7 +54,6 @@ describe('Worker lease renewal', () => {
     await waitFor(() => signal, { what: 'job started' });
     const deadlines = new Set<number>();
     let reclaimed = 0;
-    let cleans = 0;
     while (!events.length) {
       const r = await q.clean();
       cleans++;
