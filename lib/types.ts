@@ -108,12 +108,29 @@ export interface AddOptions {
   maxAttempts?: number;
   /** Overrides the queue's `backoff` for this job. */
   backoff?: BackoffOptions;
+  /** Caller-id window (needs `id`): see {@link DedupeOptions}. */
+  dedupe?: DedupeOptions;
+}
+
+/**
+ * A caller id's dedupe window: the id stays taken for `ttlMs` from this add (Redis time), even
+ * after its job completed (throttle). With `replace`, an add of the id while its job still waits
+ * (pending or delayed) replaces that job — payload, options, schedule — and restarts the window
+ * (debounce); a job already leased is left alone and the add is ignored.
+ */
+export interface DedupeOptions {
+  /** Window length in ms from this add; a positive integer. */
+  ttlMs: number;
+  /** Replace the id's waiting job instead of ignoring this add. Default false. */
+  replace?: boolean;
 }
 
 export interface AddResult {
   id: string;
-  /** false when a job with this caller id already exists (nothing was changed). */
+  /** false when a job with this caller id already exists (nothing was added). */
   added: boolean;
+  /** true when this add replaced the waiting job of its caller id (`dedupe.replace`). */
+  replaced?: true;
 }
 
 /** A worker's exclusive, time-limited claim on a job. */

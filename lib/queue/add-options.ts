@@ -17,6 +17,7 @@ const ADD_OPTION_KEYS: ReadonlySet<string> = new Set<keyof AddOptions>([
   'runAt',
   'maxAttempts',
   'backoff',
+  'dedupe',
 ]);
 
 /** What a BullMQ habit is called here (unknown `add` options are refused, never ignored). */
@@ -31,7 +32,8 @@ const BULLMQ_HINTS: Readonly<Record<string, string>> = {
   timestamp: 'the add time is Redis time, not settable',
   repeat:
     'repeatable jobs are schedules here: queue.upsertSchedule(id, { every | cron }, template)',
-  deduplication: 'a caller `id` dedupes (see the queue option `dedupeWindowMs`)',
+  deduplication:
+    'a caller `id` dedupes (see the queue option `dedupeWindowMs`); `dedupe: { ttlMs, replace? }` sets its window',
 };
 
 /**
@@ -58,6 +60,31 @@ export class AddProblems {
   }
 }
 
+/** A dedupe window as add.lua takes it after the schedule (',<ttl>' or ',<ttl>r'), or ''. */
+function checkDedupe(d: unknown, id: unknown, at: string, problems: AddProblems): string {
+  if (d === undefined) return '';
+  if (typeof d !== 'object' || d === null || Array.isArray(d)) {
+    problems.push(`${at}dedupe must be an object { ttlMs, replace? }`);
+    return '';
+  }
+  const before = problems.list.length;
+  const { ttlMs, replace, ...rest } = d as { ttlMs?: unknown; replace?: unknown };
+  for (const key of Object.keys(rest)) {
+    problems.push(`${at}dedupe: unknown option ${JSON.stringify(key)}; known: ttlMs, replace`);
+  }
+  if (id === undefined) problems.push(`${at}dedupe needs a caller id (\`id\`)`);
+  if (!isPosInt(ttlMs) || !Number.isSafeInteger(ttlMs)) {
+    problems.push(
+      `${at}dedupe.ttlMs must be a positive integer (ms), got ${JSON.stringify(ttlMs)}`,
+    );
+  }
+  if (replace !== undefined && typeof replace !== 'boolean') {
+    problems.push(`${at}dedupe.replace must be a boolean, got ${JSON.stringify(replace)}`);
+  }
+  if (problems.list.length > before) return '';
+  return `,${String(ttlMs)}${replace === true ? 'r' : ''}`;
+}
+
 /** One job as add.lua takes it: caller id, payload, meta JSON, priority, schedule. */
 export type AddValues = [string, Raw, string, number, string];
 
@@ -80,7 +107,8 @@ export function prepareAdd(
       `${at}unknown option ${JSON.stringify(key)}${hint ? ` (${hint})` : ''}; known: ${[...ADD_OPTION_KEYS].join(', ')}`,
     );
   }
-  const { id, name, priority = 5, delayMs, runAt, maxAttempts, backoff } = opts;
+  const { id, name, priority = 5, delayMs, runAt, maxAttempts, backoff, dedupe } = opts;
+  const window = checkDedupe(dedupe, id, at, problems);
   if (id !== undefined) {
     if (typeof id !== 'string' || id.length === 0 || id.length > 256) {
       problems.push(`${at}id must be a string of 1-256 characters`);
@@ -133,7 +161,9 @@ export function prepareAdd(
   if (priority !== 5) meta.p = priority;
   if (maxAttempts !== undefined) meta.m = maxAttempts;
   if (backoff !== undefined) meta.b = backoff;
-  const schedule = delayMs ? `d${delayMs}` : runAtMs !== undefined ? `a${Math.floor(runAtMs)}` : '';
+  if (window) meta.t = 1;
+  let schedule = delayMs ? `d${delayMs}` : runAtMs !== undefined ? `a${Math.floor(runAtMs)}` : '';
+  if (window) schedule += window;
   const metaJson = Object.keys(meta).length ? JSON.stringify(meta) : '';
   return [id ?? '', payload, metaJson, priority, schedule];
 }

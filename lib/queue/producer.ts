@@ -2,6 +2,8 @@
  * Adding jobs: checked and encoded first (one bad job refuses the batch, nothing written), then
  * one add script per 2,000 jobs. Every add call is idempotent (see add.lua): this producer's
  * session and a sequence number name it, so a call re-sent after a lost reply adds nothing twice.
+ * Single adds group-commit: while one add script of them is in flight, the next ones wait and go
+ * together in the next script (each caller gets its own result; a script's error is all of theirs).
  */
 import { randomBytes } from 'node:crypto';
 import { invalid } from '../errors.js';
@@ -15,7 +17,24 @@ const ADD_CHUNK = 2000;
 /** Add calls whose records one add call deletes at most (the rest go with the next). */
 const MAX_ACKS_PER_ADD = 1000;
 
+/** A single add waiting for the next group script. */
+interface Waiting {
+  values: AddValues;
+  resolve: (r: AddResult) => void;
+  reject: (e: unknown) => void;
+}
+
+const result = (reply: Reply, i: number): AddResult => {
+  const flag = num(reply[i + 1]);
+  return flag === 2
+    ? { id: str(reply[i]), added: false, replaced: true }
+    : { id: str(reply[i]), added: flag === 1 };
+};
+
 export class Producer {
+  /** Single adds waiting for the group script in flight to finish. */
+  private waiting: Waiting[] = [];
+  private grouping = false;
   /** This producer's add calls: a session id and a counter. */
   private readonly session = randomBytes(8).toString('base64url');
   private seq = 0;
@@ -25,6 +44,51 @@ export class Producer {
 
   constructor(private readonly ctx: QueueContext) {
     this.replicated = new ReplicaAcks(ctx);
+  }
+
+  /** One job: checked now (its own error), then sent alone or with the adds that wait with it. */
+  add(data: unknown, opts: AddOptions | undefined): Promise<AddResult> {
+    const problems = new AddProblems();
+    const values = prepareAdd(this.ctx.options, data, opts ?? {}, '', problems);
+    if (!values) return Promise.reject(problems.error(`${this.ctx.name}: add refused`));
+    return new Promise<AddResult>((resolve, reject) => {
+      this.waiting.push({ values, resolve, reject });
+      if (!this.grouping) this.group();
+    });
+  }
+
+  /** Send the waiting single adds (up to a chunk) as one script; the next group when it ends. */
+  private group(): void {
+    const batch =
+      this.waiting.length <= ADD_CHUNK ? this.waiting : this.waiting.slice(0, ADD_CHUNK);
+    this.waiting = this.waiting.length <= ADD_CHUNK ? [] : this.waiting.slice(ADD_CHUNK);
+    this.grouping = true;
+    const seq = ++this.seq;
+    const settle = (): void => {
+      this.grouping = false;
+      if (this.waiting.length > 0) this.group();
+    };
+    let sent: Promise<unknown>;
+    try {
+      sent = this.send(
+        batch.map((w) => w.values),
+        seq,
+      );
+    } catch (e) {
+      sent = Promise.reject(e);
+    }
+    sent.then(
+      (r) => {
+        this.acked.push(seq);
+        const reply = r as Reply;
+        batch.forEach((w, i) => w.resolve(result(reply, i * 2)));
+        settle();
+      },
+      (e: unknown) => {
+        for (const w of batch) w.reject(e);
+        settle();
+      },
+    );
   }
 
   async addBulk(jobs: ReadonlyArray<{ data: unknown; opts?: AddOptions }>): Promise<AddResult[]> {
@@ -51,9 +115,7 @@ export class Producer {
     }
     const out: AddResult[] = [];
     for (const reply of (await Promise.all(calls)) as Reply[]) {
-      for (let i = 0; i < reply.length; i += 2) {
-        out.push({ id: str(reply[i]), added: num(reply[i + 1]) === 1 });
-      }
+      for (let i = 0; i < reply.length; i += 2) out.push(result(reply, i));
     }
     return out;
   }

@@ -22,6 +22,8 @@ export interface Meta {
   x?: number;
   e?: string;
   r?: string;
+  /** 1: the caller id has a dedupe window from its add (its end in the taken zset). */
+  t?: number;
 }
 
 export const str = (v: Raw | number | undefined): string =>

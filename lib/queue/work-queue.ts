@@ -26,10 +26,12 @@ import { QueueAdmin } from './queue-admin.js';
 export class WorkQueue<T = unknown, R = unknown> extends QueueAdmin<T, R> {
   // ---------------------------------------------------------------- producing
 
-  /** Store and enqueue one job. Resolves `{ added: false }` when its caller id exists. */
-  async add(data: T, opts: AddOptions = {}): Promise<AddResult> {
-    const [res] = await this.producer.addBulk([{ data, opts }]);
-    return res!;
+  /**
+   * Store and enqueue one job. Resolves `{ added: false }` when its caller id exists. Concurrent
+   * adds share round trips: those made while one is in flight go together in the next script.
+   */
+  add(data: T, opts: AddOptions = {}): Promise<AddResult> {
+    return this.producer.add(data, opts);
   }
 
   /**

@@ -1,20 +1,27 @@
 -- add: store and enqueue a batch of jobs.
---! keys: id tok data meta ids delayed leased tokens wake parked adds flow rate events pending*
+--! keys: id tok data meta ids delayed leased tokens dead prog taken wake parked adds flow rate events pending*
 -- ARGV: the priorities used (digits: the pending lists passed, in that order), hand-off lease
 --   ms (0 = never hand off), count, call seq ('' = none), idempotency ttl ms, acknowledged count m, then m seqs of
 --   earlier calls whose replies arrived, then per job 5 values: caller id ('' = generate),
 --   payload, meta JSON ('' = none), priority (0..9), schedule ('' = now, 'd<ms>' = delay,
---   'a<ms>' = absolute Redis time in ms).
+--   'a<ms>' = absolute Redis time in ms), followed for a caller id with a dedupe window by
+--   ',<ttl ms>' and 'r' when it replaces (e.g. 'd500,1000r').
 -- Idempotent: a client that re-sends this call after a reconnect (its reply was lost) gets the
 -- first run's reply and nothing is added twice. Each call records what it did under its seq in
 -- the producer's hash (K_ADDS), until the producer says the reply arrived (its next call) or
 -- the hash expires.
 -- A caller id is taken while its job exists and, after the job completed, until the dedupe
 -- window ends ('~<until>' in the caller-id index).
+-- Dedupe window (',<ttl>'): the id also stays taken until <ttl> ms after the add (its end in
+-- K_TAKEN, read when the job completes). Replace ('r'): when the id's job waits (pending or
+-- delayed), it is removed (a pending list keeps a tombstone that leasing skips) and this job
+-- takes its place under the same caller id, with its own payload, options and schedule; the
+-- window restarts. A leased, dead or completed job is left alone (flag 0).
 -- Hand-off: while a worker is parked and no wake-up waits, the first job to run now is leased
 -- to holder 'h' and pushed to the wake list whole (docs/hand-off.md) — unless flow control
 -- (pause, rate limit, global concurrency) allows no lease now; a hand-off counts as a lease.
--- Returns: flat list, per job: id, added (1 new | 0 an existing job has that caller id).
+-- Returns: flat list, per job: id, added (1 new | 0 an existing job has that caller id |
+--   2 replaced the waiting job of that caller id).
 local hand_ms = tonumber(ARGV[2])
 local count = tonumber(ARGV[3])
 local seq, acked = ARGV[4], tonumber(ARGV[6])
@@ -28,10 +35,11 @@ if seq ~= '' then
     local k = 0
     for j = 0, count - 1 do
       local cid = ARGV[first + j * 5]
-      if string.sub(flags, j + 1, j + 1) == '1' then
+      local f = string.sub(flags, j + 1, j + 1)
+      if f ~= '0' then
         k = k + 1
         out[#out + 1] = cid ~= '' and cid or int(tonumber(base) + k)
-        out[#out + 1] = 1
+        out[#out + 1] = tonumber(f)
       else
         out[#out + 1] = cid
         out[#out + 1] = 0
@@ -56,11 +64,24 @@ local function taken(cid)
   end
   return v
 end
+-- A caller id's dedupe window (',<ttl>[r]' after the schedule): schedule, ttl, replace.
+local function window_of(sched)
+  if not string.find(sched, ',', 1, true) then
+    return sched, nil, false
+  end
+  local s, ttl, r = string.match(sched, '^([^,]*),(%d+)(r?)$')
+  return s, tonumber(ttl), r == 'r'
+end
 local fresh = 0
 for j = 0, count - 1 do
   local cid = ARGV[first + j * 5]
-  if cid == '' or not taken(cid) then
+  if cid == '' then
     fresh = fresh + 1
+  else
+    local v = taken(cid)
+    if not v or (taken_until(v) == nil and string.sub(ARGV[first + j * 5 + 4], -1) == 'r') then
+      fresh = fresh + 1
+    end
   end
 end
 local base = 0
@@ -107,23 +128,76 @@ local delayed = {}
 local delayed_ids = {} -- public ids of the delayed jobs (events)
 local k = 0
 local flags = {}
+-- Write what the loop gathered (called again before a replace looks at a job of this call).
+local any = false
+local function flush()
+  if #data_args > 0 then
+    rcall_each('HSET', K_DATA, data_args)
+    data_args = {}
+  end
+  if #meta_args > 0 then
+    rcall_each('HSET', K_META, meta_args)
+    meta_args = {}
+  end
+  if hand then
+    hand_off(unpack(hand))
+    hand = nil
+  end
+  if #delayed > 0 then
+    schedule(delayed)
+    delayed = {}
+  end
+  local placed = false
+  for p = 0, 9 do
+    local list = pending[p]
+    if list then
+      rcall_each('RPUSH', pending_key(p), list)
+      placed = true
+    end
+  end
+  pending = {}
+  if placed and not any then
+    any = true
+    wake()
+  end
+end
+-- The waiting job n of caller id cid goes, for a replacing add: true when it did.
+local function unplace(n)
+  flush()
+  if rcall('ZSCORE', K_LEASED, n) or rcall('ZSCORE', K_DEAD, n) or rcall('HEXISTS', K_DATA, n) == 0 then
+    return false
+  end
+  destroy(n, {})
+  return true
+end
 for j = 0, count - 1 do
   local o = first + j * 5
   local cid, payload, meta, prio, sched = ARGV[o], ARGV[o + 1], ARGV[o + 2], ARGV[o + 3], ARGV[o + 4]
-  local existing = false
+  local existing, ttl, replace = false, nil, false
+  local flag = 1
   if cid ~= '' then
+    sched, ttl, replace = window_of(sched)
     existing = taken(cid)
+    if existing and replace and not taken_until(existing) and unplace(existing) then
+      existing, flag = false, 2
+    end
   end
   if existing then
     out[#out + 1] = cid
     out[#out + 1] = 0
     flags[j + 1] = '0'
   else
-    flags[j + 1] = '1'
+    flags[j + 1] = tostring(flag)
     k = k + 1
     local n = int(base + k)
     if cid ~= '' then
       rcall('HSET', K_IDS, cid, n)
+      if ttl then
+        if not now then
+          now = now_ms()
+        end
+        rcall('ZADD', K_TAKEN, now + ttl, cid)
+      end
     end
     data_args[#data_args + 1] = n
     data_args[#data_args + 1] = payload
@@ -161,32 +235,10 @@ for j = 0, count - 1 do
     else
       out[#out + 1] = n
     end
-    out[#out + 1] = 1
+    out[#out + 1] = flag
   end
 end
-if #data_args > 0 then
-  rcall_each('HSET', K_DATA, data_args)
-end
-if #meta_args > 0 then
-  rcall_each('HSET', K_META, meta_args)
-end
-if hand then
-  hand_off(unpack(hand))
-end
-if #delayed > 0 then
-  schedule(delayed)
-end
-local any = false
-for p = 0, 9 do
-  local list = pending[p]
-  if list then
-    rcall_each('RPUSH', pending_key(p), list)
-    any = true
-  end
-end
-if any then
-  wake()
-end
+flush()
 if EV_CAP > 0 and fresh > 0 then
   local added = {}
   for i = 1, #out, 2 do

@@ -41,15 +41,19 @@ if #old > 0 then
   rcall_each('ZREM', K_REXP, old)
 end
 local freed = rcall('ZRANGEBYSCORE', K_TAKEN, '-inf', now, 'LIMIT', 0, limit)
+-- An entry of a job that still exists (a dedupe window from its add) just goes: the job holds
+-- its id until it completes.
+local freed_ids = 0
 for _, cid in ipairs(freed) do
   local until_ms = taken_until(rcall('HGET', K_IDS, cid))
   if until_ms and until_ms <= now then
     rcall('HDEL', K_IDS, cid)
+    freed_ids = freed_ids + 1
   end
 end
 rcall_each('ZREM', K_TAKEN, freed)
 local due = rcall('ZRANGEBYSCORE', K_SCHED_DUE, '-inf', now, 'LIMIT', 0, 100)
-local out = { promoted, reclaimed, dead, #old, #freed, now, #due }
+local out = { promoted, reclaimed, dead, #old, freed_ids, now, #due }
 for _, sid in ipairs(due) do
   out[#out + 1] = sid
 end

@@ -77,7 +77,7 @@ for j = 1, count do
     if metas[j] then
       meta = decode_meta(metas[j])
       if meta.i then
-        keep_taken(meta.i, n, now, window)
+        keep_taken(meta.i, n, now, window, meta.t == 1)
       end
     end
   elseif rcall('HEXISTS', K_DATA, n) == 1 then
@@ -86,7 +86,7 @@ for j = 1, count do
     destroy(n, meta)
     if cid_held then
       rcall('HSET', K_IDS, meta.i, n)
-      keep_taken(meta.i, n, now, window)
+      keep_taken(meta.i, n, now, window, meta.t == 1)
     end
     ok = 1
     if tokens[j] then

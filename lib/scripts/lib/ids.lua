@@ -9,14 +9,19 @@ local function taken_until(v)
 end
 
 -- The job with caller id `cid` (number n) completed: keep the id taken for `window` ms, so an
--- add of it meanwhile changes nothing (clean() drops it afterwards); 0 frees it now.
-local function keep_taken(cid, n, now, window)
+-- add of it meanwhile changes nothing (clean() drops it afterwards); 0 frees it now. A job added
+-- with a dedupe window (`throttled`: meta t) keeps it until that window's end if that is later.
+local function keep_taken(cid, n, now, window, throttled)
   if rcall('HGET', K_IDS, cid) ~= n then
     return
   end
-  if window > 0 then
-    rcall('HSET', K_IDS, cid, '~' .. int(now + window))
-    rcall('ZADD', K_TAKEN, now + window, cid)
+  local until_ms = now + window
+  if throttled then
+    until_ms = math.max(until_ms, tonumber(rcall('ZSCORE', K_TAKEN, cid)) or 0)
+  end
+  if until_ms > now then
+    rcall('HSET', K_IDS, cid, '~' .. int(until_ms))
+    rcall('ZADD', K_TAKEN, until_ms, cid)
   else
     rcall('HDEL', K_IDS, cid)
   end

@@ -4,7 +4,8 @@
 -- (1: its worker died or its lease lapsed while it ran beside other jobs; it runs alone next
 -- time), e last error, r dead-letter reason, z drop-by (a schedule tick promoted after this Redis
 -- time missed its window and is dropped, see fire_tick; cleared when it fires), w its schedule
--- when it skips while an earlier tick's job exists (skipIfRunning; cleared when it fires).
+-- when it skips while an earlier tick's job exists (skipIfRunning; cleared when it fires), t 1
+-- when its caller id has a dedupe window from its add (`dedupe.ttlMs`: the taken zset holds its end).
 --
 -- Lease tokens: '<n>' for a regular lease, 's<n>' for a solo run of a suspect job (its death
 -- counts). The lease hash holds '<token>:<holder>': a worker id, or 'h' for a job handed off
