@@ -4,6 +4,7 @@
  */
 import { errorMessage, invalid, WorkQueueError, type WorkQueueErrorCode } from '../errors.js';
 import { checkBackoff, type ResolvedQueueOptions } from '../options.js';
+import { MAX_TRACE_CONTEXT } from '../hooks.js';
 import type { AddOptions } from '../types.js';
 import { encode, type Raw } from './codec.js';
 import { isPosInt } from './context.js';
@@ -67,6 +68,7 @@ export function prepareAdd(
   opts: AddOptions,
   at: string,
   problems: AddProblems,
+  traceContext?: string,
 ): AddValues | undefined {
   const before = problems.list.length;
   if (typeof opts !== 'object' || opts === null) {
@@ -133,6 +135,7 @@ export function prepareAdd(
   if (priority !== 5) meta.p = priority;
   if (maxAttempts !== undefined) meta.m = maxAttempts;
   if (backoff !== undefined) meta.b = backoff;
+  if (traceContext && traceContext.length <= MAX_TRACE_CONTEXT) meta.t = traceContext;
   const schedule = delayMs ? `d${delayMs}` : runAtMs !== undefined ? `a${Math.floor(runAtMs)}` : '';
   const metaJson = Object.keys(meta).length ? JSON.stringify(meta) : '';
   return [id ?? '', payload, metaJson, priority, schedule];

@@ -27,7 +27,11 @@ export class Producer {
     this.replicated = new ReplicaAcks(ctx);
   }
 
-  async addBulk(jobs: ReadonlyArray<{ data: unknown; opts?: AddOptions }>): Promise<AddResult[]> {
+  /** `traceContext`: an add hook's, stored with each job (see lib/hooks.ts). */
+  async addBulk(
+    jobs: ReadonlyArray<{ data: unknown; opts?: AddOptions }>,
+    traceContext?: string,
+  ): Promise<AddResult[]> {
     const title = `${this.ctx.name}: add refused`;
     if (!Array.isArray(jobs)) throw invalid(['addBulk takes an array of { data, opts? }'], title);
     const problems = new AddProblems();
@@ -39,7 +43,8 @@ export class Producer {
         return;
       }
       const job = j as { data: unknown; opts?: AddOptions };
-      const values = prepareAdd(this.ctx.options, job.data, job.opts ?? {}, at, problems);
+      const o = this.ctx.options;
+      const values = prepareAdd(o, job.data, job.opts ?? {}, at, problems, traceContext);
       if (values) encoded.push(values);
     });
     if (problems.list.length > 0) throw problems.error(title);

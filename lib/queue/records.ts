@@ -22,6 +22,7 @@ export interface Meta {
   x?: number;
   e?: string;
   r?: string;
+  t?: string;
 }
 
 export const str = (v: Raw | number | undefined): string =>
@@ -53,7 +54,7 @@ export function parseMeta(s: string): Meta {
 function saneMeta(o: Record<string, unknown>): Meta {
   const meta: Meta = {};
   const count = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
-  for (const k of ['i', 'n', 'e', 'r'] as const) if (typeof o[k] === 'string') meta[k] = o[k];
+  for (const k of ['i', 'n', 'e', 'r', 't'] as const) if (typeof o[k] === 'string') meta[k] = o[k];
   if (count(o.p) && o.p <= 9) meta.p = o.p;
   for (const k of ['a', 'm', 'x'] as const) if (count(o[k])) meta[k] = o[k];
   if (o.b !== undefined) {
@@ -117,6 +118,7 @@ export function leasedJob<T>(
     maxAttempts: meta.m ?? ctx.options.maxAttempts,
     leaseExpiries: meta.x ?? 0,
     backoff: meta.b ?? ctx.options.backoff,
+    traceContext: meta.t,
   };
   ctx.issued.add(job);
   return job;

@@ -4,7 +4,8 @@
 -- (1: its worker died or its lease lapsed while it ran beside other jobs; it runs alone next
 -- time), e last error, r dead-letter reason, z drop-by (a schedule tick promoted after this Redis
 -- time missed its window and is dropped, see fire_tick; cleared when it fires), w its schedule
--- when it skips while an earlier tick's job exists (skipIfRunning; cleared when it fires).
+-- when it skips while an earlier tick's job exists (skipIfRunning; cleared when it fires), t trace
+-- context (opaque to Lua: an add hook's string, e.g. a W3C traceparent; kept across retries).
 --
 -- Lease tokens: '<n>' for a regular lease, 's<n>' for a solo run of a suspect job (its death
 -- counts). The lease hash holds '<token>:<holder>': a worker id, or 'h' for a job handed off
@@ -17,7 +18,7 @@
 -- is not a JSON object when it is leased ('undecodable metadata').
 local META_NUMBERS = { 'p', 'a', 'm', 'x', 's', 'z' }
 
-local META_STRINGS = { 'i', 'n', 'e', 'r', 'w' }
+local META_STRINGS = { 'i', 'n', 'e', 'r', 'w', 't' }
 
 local function decode_meta(s)
   if not s or s == '' then
