@@ -28,6 +28,7 @@ export {
   type WorkerOptions,
   type WorkerEvents,
 } from './worker/worker.js';
+export type { AddHook, RunHook } from './hooks.js';
 // ---------------------------------------------------------------- events
 export { QueueEvents } from './events/queue-events.js';
 export type { WaitForResultOptions } from './events/results.js';

@@ -158,6 +158,8 @@ export interface LeasedJob<T = unknown> extends Lease {
   readonly maxAttempts: number;
   readonly leaseExpiries: number;
   readonly backoff: BackoffOptions;
+  /** The trace context an add hook gave the job (see `AddHook`); undefined when none. */
+  readonly traceContext?: string | undefined;
 }
 
 export interface LeaseOptions {

@@ -2,10 +2,12 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { WorkQueueModule } from '../src/index.js';
 import { WorkQueueHealthIndicator } from '../src/health/index.js';
+import { WorkQueueMetricsModule } from '../src/metrics/index.js';
 import { EmailProcessor } from './email.processor.js';
 import { EMAILS } from './emails.js';
 import { HealthController } from './health.controller.js';
 import { JobsController } from './jobs.controller.js';
+import { MetricsController } from './metrics.controller.js';
 import { SchedulesController } from './schedules.controller.js';
 
 export interface SampleOptions {
@@ -38,8 +40,9 @@ export class AppModule {
           ],
         }),
         TerminusModule,
+        WorkQueueMetricsModule.forRoot(),
       ],
-      controllers: [JobsController, SchedulesController, HealthController],
+      controllers: [JobsController, SchedulesController, HealthController, MetricsController],
       providers: [EmailProcessor, WorkQueueHealthIndicator],
     };
   }

@@ -4,6 +4,7 @@
  */
 import { errorMessage, invalid, WorkQueueError, type WorkQueueErrorCode } from '../errors.js';
 import { checkBackoff, type ResolvedQueueOptions } from '../options.js';
+import { MAX_TRACE_CONTEXT } from '../hooks.js';
 import type { AddOptions } from '../types.js';
 import { encode, type Raw } from './codec.js';
 import { isPosInt } from './context.js';
@@ -94,6 +95,7 @@ export function prepareAdd(
   opts: AddOptions,
   at: string,
   problems: AddProblems,
+  traceContext?: string,
 ): AddValues | undefined {
   const before = problems.list.length;
   if (typeof opts !== 'object' || opts === null) {
@@ -162,6 +164,7 @@ export function prepareAdd(
   if (maxAttempts !== undefined) meta.m = maxAttempts;
   if (backoff !== undefined) meta.b = backoff;
   if (window) meta.t = 1;
+  if (traceContext && traceContext.length <= MAX_TRACE_CONTEXT) meta.c = traceContext;
   let schedule = delayMs ? `d${delayMs}` : runAtMs !== undefined ? `a${Math.floor(runAtMs)}` : '';
   if (window) schedule += window;
   const metaJson = Object.keys(meta).length ? JSON.stringify(meta) : '';

@@ -11,6 +11,7 @@ import { bounded } from '../redis/bounded.js';
 import { checkRedis } from '../redis/info.js';
 import type { ScriptName } from '../scripts/assemble.js';
 import { defineScripts, ScriptKeys, type Arg, type ScriptClient } from '../scripts/define.js';
+import type { AddHook } from '../hooks.js';
 import type { Lease, WorkQueueOptions } from '../types.js';
 
 export type { Arg };
@@ -31,6 +32,8 @@ export class QueueContext {
   readonly keys: QueueKeys;
   readonly scripts: ScriptClient;
   readonly scriptKeys: ScriptKeys;
+  /** Add hooks installed by `useAddHook` (tracing), outermost last. */
+  readonly addHooks: AddHook[] = [];
   /** Leases this queue handed out (their shape needs no checking). */
   readonly issued = new WeakSet<Lease>();
   private checked: Promise<void> | undefined;

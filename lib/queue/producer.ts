@@ -47,9 +47,9 @@ export class Producer {
   }
 
   /** One job: checked now (its own error), then sent alone or with the adds that wait with it. */
-  add(data: unknown, opts: AddOptions | undefined): Promise<AddResult> {
+  add(data: unknown, opts: AddOptions | undefined, traceContext?: string): Promise<AddResult> {
     const problems = new AddProblems();
-    const values = prepareAdd(this.ctx.options, data, opts ?? {}, '', problems);
+    const values = prepareAdd(this.ctx.options, data, opts ?? {}, '', problems, traceContext);
     if (!values) return Promise.reject(problems.error(`${this.ctx.name}: add refused`));
     return new Promise<AddResult>((resolve, reject) => {
       this.waiting.push({ values, resolve, reject });
@@ -91,7 +91,11 @@ export class Producer {
     );
   }
 
-  async addBulk(jobs: ReadonlyArray<{ data: unknown; opts?: AddOptions }>): Promise<AddResult[]> {
+  /** `traceContext`: an add hook's, stored with each job (see lib/hooks.ts). */
+  async addBulk(
+    jobs: ReadonlyArray<{ data: unknown; opts?: AddOptions }>,
+    traceContext?: string,
+  ): Promise<AddResult[]> {
     const title = `${this.ctx.name}: add refused`;
     if (!Array.isArray(jobs)) throw invalid(['addBulk takes an array of { data, opts? }'], title);
     const problems = new AddProblems();
@@ -103,7 +107,8 @@ export class Producer {
         return;
       }
       const job = j as { data: unknown; opts?: AddOptions };
-      const values = prepareAdd(this.ctx.options, job.data, job.opts ?? {}, at, problems);
+      const o = this.ctx.options;
+      const values = prepareAdd(o, job.data, job.opts ?? {}, at, problems, traceContext);
       if (values) encoded.push(values);
     });
     if (problems.list.length > 0) throw problems.error(title);

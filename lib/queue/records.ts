@@ -24,6 +24,8 @@ export interface Meta {
   r?: string;
   /** 1: the caller id has a dedupe window from its add (its end in the taken zset). */
   t?: number;
+  /** The trace context an add hook stored (lib/hooks.ts). */
+  c?: string;
 }
 
 export const str = (v: Raw | number | undefined): string =>
@@ -55,7 +57,7 @@ export function parseMeta(s: string): Meta {
 function saneMeta(o: Record<string, unknown>): Meta {
   const meta: Meta = {};
   const count = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
-  for (const k of ['i', 'n', 'e', 'r'] as const) if (typeof o[k] === 'string') meta[k] = o[k];
+  for (const k of ['i', 'n', 'e', 'r', 'c'] as const) if (typeof o[k] === 'string') meta[k] = o[k];
   if (count(o.p) && o.p <= 9) meta.p = o.p;
   for (const k of ['a', 'm', 'x'] as const) if (count(o[k])) meta[k] = o[k];
   if (o.b !== undefined) {
@@ -119,6 +121,7 @@ export function leasedJob<T>(
     maxAttempts: meta.m ?? ctx.options.maxAttempts,
     leaseExpiries: meta.x ?? 0,
     backoff: meta.b ?? ctx.options.backoff,
+    traceContext: meta.c,
   };
   ctx.issued.add(job);
   return job;

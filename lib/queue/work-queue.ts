@@ -14,6 +14,7 @@ import type {
   LeasedJob,
   LeaseOptions,
 } from '../types.js';
+import { runAddHooks, type AddHook } from '../hooks.js';
 import {
   type CompleteItem,
   type CompleteReply,
@@ -30,8 +31,13 @@ export class WorkQueue<T = unknown, R = unknown> extends QueueAdmin<T, R> {
    * Store and enqueue one job. Resolves `{ added: false }` when its caller id exists. Concurrent
    * adds share round trips: those made while one is in flight go together in the next script.
    */
-  add(data: T, opts: AddOptions = {}): Promise<AddResult> {
-    return this.producer.add(data, opts);
+  async add(data: T, opts: AddOptions = {}): Promise<AddResult> {
+    const hooks = this.ctx.addHooks;
+    if (hooks.length === 0) return this.producer.add(data, opts);
+    const [res] = await runAddHooks(hooks, this.name, 1, async (tc) => [
+      await this.producer.add(data, opts, tc),
+    ]);
+    return res!;
   }
 
   /**
@@ -39,7 +45,22 @@ export class WorkQueue<T = unknown, R = unknown> extends QueueAdmin<T, R> {
    * Every job is validated and encoded first: one bad job refuses the batch, nothing written.
    */
   addBulk(jobs: ReadonlyArray<{ data: T; opts?: AddOptions }>): Promise<AddResult[]> {
-    return this.producer.addBulk(jobs);
+    const hooks = this.ctx.addHooks;
+    if (hooks.length === 0) return this.producer.addBulk(jobs);
+    const count = Array.isArray(jobs) ? jobs.length : 0;
+    return runAddHooks(hooks, this.name, count, (tc) => this.producer.addBulk(jobs, tc));
+  }
+
+  /**
+   * Install an add hook (tracing: see nestjs-work-queue/otel) around every later add and
+   * addBulk of this queue object. Returns its removal.
+   */
+  useAddHook(hook: AddHook): () => void {
+    this.ctx.addHooks.push(hook);
+    return () => {
+      const i = this.ctx.addHooks.indexOf(hook);
+      if (i >= 0) this.ctx.addHooks.splice(i, 1);
+    };
   }
 
   // ---------------------------------------------------------------- holding leases

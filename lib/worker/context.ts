@@ -1,5 +1,6 @@
 // What every part of a worker shares: its queue, settings, state flags, outlets (events, errors)
 // and the other parts, wired once by the Worker's constructor.
+import type { RunHook } from '../hooks.js';
 import type { WorkQueue } from '../queue/index.js';
 import type { Cancels } from './cancels.js';
 import type { Handoffs } from './handoffs.js';
@@ -25,6 +26,8 @@ export class WorkerContext<T, R> {
   id = '0';
   paused = false;
   closing = false;
+  /** Hooks around each handler call (`useRunHook`: tracing, metrics), outermost last. */
+  readonly runHooks: RunHook[] = [];
   /** Calls close() must wait for (see track). */
   readonly inflight = new Set<Promise<unknown>>();
 

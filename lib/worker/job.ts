@@ -14,6 +14,8 @@ export interface Job<T = unknown> {
   readonly attempt: number;
   readonly maxAttempts: number;
   readonly queueName: string;
+  /** The trace context the job was added with (see `AddHook`); undefined when none. */
+  readonly traceContext?: string | undefined;
   /** Aborts when the lease is lost, the job is cancelled, times out, or the worker closes. */
   readonly signal: AbortSignal;
   /** Record and publish progress; false when the lease is lost. */
@@ -55,6 +57,7 @@ export function createJob<T, R>(
     attempt: lease.attempt,
     maxAttempts: lease.maxAttempts,
     queueName: q.name,
+    traceContext: lease.traceContext,
     get signal(): AbortSignal {
       return ctx.runs.signal(run());
     },

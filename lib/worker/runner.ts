@@ -1,9 +1,11 @@
 // The runner: calls the handler of each run the run table starts, enforces `jobTimeoutMs`, and
 // tells how the run ended (a complete batched into the next lease call, or a fail) and events.
 import { errorMessage, RateLimitError, WorkQueueError } from '../errors.js';
+import { runRunHooks } from '../hooks.js';
 import type { FailOutcome } from '../types.js';
 import { delay } from '../util/timeout.js';
 import type { WorkerContext } from './context.js';
+import type { Job } from './job.js';
 import type { Run, RunOutcome } from './run-table.js';
 
 export class Runner<T, R> {
@@ -19,7 +21,13 @@ export class Runner<T, R> {
       let result: R;
       const startedAt = performance.now();
       try {
-        result = await this.ctx.handler(run.job);
+        const hooks = this.ctx.runHooks;
+        result =
+          hooks.length === 0
+            ? await this.ctx.handler(run.job)
+            : await runRunHooks(hooks, run.job as Job<unknown>, async () =>
+                this.ctx.handler(run.job),
+              );
       } catch (error) {
         this.ctx.loop.sampleJob(performance.now() - startedAt);
         await this.failed(run, error, { kind: 'failed' });

@@ -3,6 +3,7 @@
 import { EventEmitter } from 'node:events';
 import type { Cluster, Redis } from 'ioredis';
 import { errorMessage, WorkQueueError } from '../errors.js';
+import type { RunHook } from '../hooks.js';
 import type { WorkQueue } from '../queue/index.js';
 import { duplicate } from '../redis/connection.js';
 import { within } from '../util/timeout.js';
@@ -77,6 +78,19 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   /** The worker's id in the queue's registry ('0' before `start()` resolves). */
   get workerId(): string {
     return this.ctx.id;
+  }
+
+  /**
+   * Install a hook around every later handler call (tracing, metrics: see nestjs-work-queue/otel
+   * and /metrics). Returns its removal.
+   */
+  useRunHook(hook: RunHook): () => void {
+    const hooks = this.ctx.runHooks;
+    hooks.push(hook);
+    return () => {
+      const i = hooks.indexOf(hook);
+      if (i >= 0) hooks.splice(i, 1);
+    };
   }
 
   /** Jobs whose handlers are running now. */

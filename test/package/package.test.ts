@@ -5,6 +5,7 @@
 // Nest apps (jest, vitest, nest build) install it in test/consumers/ (npm run test:consumers).
 import { execFileSync } from 'node:child_process';
 import {
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -116,6 +117,10 @@ describe('the packed package', () => {
         './dist/cjs/src/index.d.cts',
         './dist/cjs/src/index.cjs',
         './dist/cjs/src/health/index.cjs',
+        './dist/cjs/src/metrics/index.cjs',
+        './dist/cjs/src/otel/index.cjs',
+        './dist/src/metrics/index.d.ts',
+        './dist/src/otel/index.d.ts',
         './dist/cjs/lib/index.cjs',
       ]),
     );
@@ -170,6 +175,39 @@ describe('the packed package', () => {
     expect(cjs.trim()).toBe(
       'function function function dist/cjs/src/index.cjs dist/cjs/lib/index.cjs dist/cjs/src/health/index.cjs',
     );
+  });
+
+  it('loads the metrics and otel entries once their optional peers are installed, from ESM and from CommonJS', () => {
+    for (const peer of ['@nestjs/common', '@nestjs/core', 'reflect-metadata', 'rxjs'])
+      if (!existsSync(join(project, 'node_modules', peer))) link(peer);
+    const load =
+      "const m = await import('nestjs-work-queue/metrics'); const o = await import('nestjs-work-queue/otel');";
+    // Without the peer, the entry fails to load (nothing else needs it).
+    expect(() => node("await import('nestjs-work-queue/metrics')")).toThrow(/prom-client/);
+    expect(() => node("await import('nestjs-work-queue/otel')")).toThrow(/@opentelemetry\/api/);
+    link('prom-client');
+    link('@opentelemetry/api');
+    const esm = node(
+      `${load} console.log(typeof m.registerQueueMetrics, typeof m.WorkQueueMetricsModule, typeof o.instrumentQueue, typeof o.WorkQueueTracingModule);`,
+    );
+    expect(esm.trim()).toBe('function function function function');
+    const cjs = node(
+      [
+        "const m = require('nestjs-work-queue/metrics');",
+        "const o = require('nestjs-work-queue/otel');",
+        "const resolved = ['nestjs-work-queue/metrics', 'nestjs-work-queue/otel'].map((s) => require.resolve(s).replace(/^.*node_modules.nestjs-work-queue./, ''));",
+        "console.log(typeof m.registerQueueMetrics, typeof o.instrumentWorker, resolved.join(' '));",
+      ].join('\n'),
+      'commonjs',
+    );
+    expect(cjs.trim()).toBe(
+      'function function dist/cjs/src/metrics/index.cjs dist/cjs/src/otel/index.cjs',
+    );
+    const pkgMeta = pkg as unknown as {
+      peerDependenciesMeta: Record<string, { optional?: boolean }>;
+    };
+    expect(pkgMeta.peerDependenciesMeta['prom-client']).toEqual({ optional: true });
+    expect(pkgMeta.peerDependenciesMeta['@opentelemetry/api']).toEqual({ optional: true });
   });
 
   it('exports the Nest API without its internals (explorer, accessor, registrar); workers come from WorkQueueContext', () => {

@@ -32,6 +32,8 @@ describe('README', () => {
             'nestjs-work-queue': ['../../src/index.ts'],
             'nestjs-work-queue/core': ['../../lib/index.ts'],
             'nestjs-work-queue/health': ['../../src/health/index.ts'],
+            'nestjs-work-queue/metrics': ['../../src/metrics/index.ts'],
+            'nestjs-work-queue/otel': ['../../src/otel/index.ts'],
           },
         },
         include: ['*.ts'],

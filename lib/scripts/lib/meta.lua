@@ -5,7 +5,9 @@
 -- time), e last error, r dead-letter reason, z drop-by (a schedule tick promoted after this Redis
 -- time missed its window and is dropped, see fire_tick; cleared when it fires), w its schedule
 -- when it skips while an earlier tick's job exists (skipIfRunning; cleared when it fires), t 1
--- when its caller id has a dedupe window from its add (`dedupe.ttlMs`: the taken zset holds its end).
+-- when its caller id has a dedupe window from its add (`dedupe.ttlMs`: the taken zset holds its
+-- end), c trace context (opaque to Lua: an add hook's string, e.g. a W3C traceparent; kept
+-- across retries).
 --
 -- Lease tokens: '<n>' for a regular lease, 's<n>' for a solo run of a suspect job (its death
 -- counts). The lease hash holds '<token>:<holder>': a worker id, or 'h' for a job handed off
@@ -16,9 +18,9 @@
 -- that touches the job fail (one such job would stall a worker's batch or a whole clean()).
 -- Unusable fields are dropped (defaults apply); the client dead-letters a job whose metadata
 -- is not a JSON object when it is leased ('undecodable metadata').
-local META_NUMBERS = { 'p', 'a', 'm', 'x', 's', 'z' }
+local META_NUMBERS = { 'p', 'a', 'm', 'x', 's', 'z', 't' }
 
-local META_STRINGS = { 'i', 'n', 'e', 'r', 'w' }
+local META_STRINGS = { 'i', 'n', 'e', 'r', 'w', 'c' }
 
 local function decode_meta(s)
   if not s or s == '' then

@@ -1,0 +1,184 @@
+// Prometheus metrics of queues and workers (nestjs-work-queue/metrics, peer prom-client): gauges
+// read from counts() at scrape time, counters and a duration histogram fed by worker events.
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { QueueCounts, Worker, WorkQueue } from '../../lib/index.js';
+
+type Source<X> = readonly X[] | (() => readonly X[]);
+
+export interface QueueMetricsOptions {
+  /** Queues whose counts are gauges (read at each scrape), or a function giving them. */
+  queues?: Source<WorkQueue>;
+  /** Workers of this process whose events are counted, or a function giving them (each scrape). */
+  workers?: Source<Worker>;
+  /** Metric name prefix. Default `work_queue_`. */
+  prefix?: string;
+  /** Buckets (seconds) of the handler duration histogram. */
+  durationBuckets?: number[];
+}
+
+/** What `registerQueueMetrics` returns. */
+export interface QueueMetrics {
+  /** Count a worker's events from now on (no-op when it is counted already). */
+  addWorker(worker: Worker): void;
+  /** Pick up the queues and workers the option functions give now (done at each scrape). */
+  refresh(): void;
+  /** Stop counting (listeners and hooks removed) and remove the metrics from the registry. */
+  close(): void;
+}
+
+const STATES = ['pending', 'delayed', 'leased', 'dead'] as const;
+const NAMES = [
+  'jobs',
+  'workers',
+  'paused',
+  'scrape_errors_total',
+  'jobs_completed_total',
+  'jobs_failed_total',
+  'jobs_retried_total',
+  'jobs_dead_total',
+  'leases_lost_total',
+  'job_duration_seconds',
+];
+const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+interface Snapshot {
+  queue: WorkQueue;
+  counts?: QueueCounts;
+  paused?: boolean;
+}
+
+const listOf = <X>(s: Source<X> | undefined): readonly X[] =>
+  s === undefined ? [] : typeof s === 'function' ? s() : s;
+
+/**
+ * Register the metrics of `queues` and `workers` in `registry`:
+ *
+ * - `work_queue_jobs{queue,state}` (pending, delayed, leased, dead), `work_queue_workers{queue}`
+ *   (live workers, all processes) and `work_queue_paused{queue}`: one `counts()` and one
+ *   `flowState()` per queue per scrape;
+ * - per process, from the workers' events: `work_queue_jobs_completed_total`, `_failed_total`
+ *   (every failed attempt), `_retried_total`, `_dead_total`, `work_queue_leases_lost_total`
+ *   and `work_queue_job_duration_seconds{queue,outcome}` (outcome `success` or `error`);
+ * - `work_queue_scrape_errors_total{queue}`: scrapes whose counts could not be read.
+ */
+export function registerQueueMetrics(
+  registry: Registry,
+  options: QueueMetricsOptions = {},
+): QueueMetrics {
+  const p = options.prefix ?? 'work_queue_';
+  const registers = [registry];
+  let pending: Promise<Snapshot[]> | undefined;
+  // The gauges' collect callbacks of one scrape run together: they share one read per queue.
+  const snapshot = (): Promise<Snapshot[]> => {
+    metrics.refresh();
+    pending ??= Promise.all(
+      listOf(options.queues).map(async (queue): Promise<Snapshot> => {
+        try {
+          const [counts, flow] = await Promise.all([queue.counts(), queue.flowState()]);
+          return { queue, counts, paused: flow.paused };
+        } catch {
+          scrapeErrors.inc({ queue: queue.name });
+          return { queue };
+        }
+      }),
+    ).finally(() => {
+      pending = undefined;
+    });
+    return pending;
+  };
+  const jobs = new Gauge({
+    name: `${p}jobs`,
+    help: 'Jobs in the queue by state (all processes), read at scrape time.',
+    labelNames: ['queue', 'state'],
+    registers,
+    async collect() {
+      const snaps = await snapshot();
+      jobs.reset();
+      for (const { queue, counts } of snaps)
+        if (counts)
+          for (const state of STATES) jobs.set({ queue: queue.name, state }, counts[state]);
+    },
+  });
+  const workers = new Gauge({
+    name: `${p}workers`,
+    help: 'Workers of the queue whose heartbeat is fresh (all processes).',
+    labelNames: ['queue'],
+    registers,
+    async collect() {
+      const snaps = await snapshot();
+      workers.reset();
+      for (const { queue, counts } of snaps)
+        if (counts) workers.set({ queue: queue.name }, counts.workers);
+    },
+  });
+  const paused = new Gauge({
+    name: `${p}paused`,
+    help: '1 when the queue is paused (queue.pause()), else 0.',
+    labelNames: ['queue'],
+    registers,
+    async collect() {
+      const snaps = await snapshot();
+      paused.reset();
+      for (const s of snaps)
+        if (s.paused !== undefined) paused.set({ queue: s.queue.name }, s.paused ? 1 : 0);
+    },
+  });
+  const counter = (name: string, help: string) =>
+    new Counter({ name: `${p}${name}`, help, labelNames: ['queue'], registers });
+  const scrapeErrors = counter('scrape_errors_total', 'Scrapes that could not read the queue.');
+  const completed = counter('jobs_completed_total', 'Jobs this process completed.');
+  const failed = counter('jobs_failed_total', 'Failed attempts of jobs in this process.');
+  const retried = counter('jobs_retried_total', 'Failed jobs of this process set to retry.');
+  const dead = counter('jobs_dead_total', 'Failed jobs of this process dead-lettered.');
+  const lost = counter('leases_lost_total', 'Leases this process lost before the job ended.');
+  const duration = new Histogram({
+    name: `${p}job_duration_seconds`,
+    help: 'Handler run time in this process, by outcome (success, error).',
+    labelNames: ['queue', 'outcome'],
+    buckets: options.durationBuckets ?? DEFAULT_BUCKETS,
+    registers,
+  });
+  const detach = new Map<Worker, () => void>();
+
+  const metrics: QueueMetrics = {
+    addWorker(worker) {
+      if (detach.has(worker)) return;
+      const queue = { queue: worker.queue.name };
+      const on = {
+        completed: () => completed.inc(queue),
+        failed: () => failed.inc(queue),
+        retried: () => retried.inc(queue),
+        dead: () => dead.inc(queue),
+        leaseLost: () => lost.inc(queue),
+      };
+      for (const [event, fn] of Object.entries(on)) worker.on(event as keyof typeof on, fn);
+      const removeHook = worker.useRunHook({
+        async aroundRun(_job, run) {
+          const end = duration.startTimer(queue);
+          try {
+            const result = await run();
+            end({ outcome: 'success' });
+            return result;
+          } catch (e) {
+            end({ outcome: 'error' });
+            throw e;
+          }
+        },
+      });
+      detach.set(worker, () => {
+        for (const [event, fn] of Object.entries(on)) worker.off(event as keyof typeof on, fn);
+        removeHook();
+      });
+    },
+    refresh() {
+      for (const w of listOf(options.workers)) metrics.addWorker(w);
+    },
+    close() {
+      for (const d of detach.values()) d();
+      detach.clear();
+      for (const name of NAMES) registry.removeSingleMetric(`${p}${name}`);
+    },
+  };
+  metrics.refresh();
+  return metrics;
+}
