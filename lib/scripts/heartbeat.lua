@@ -1,5 +1,6 @@
--- heartbeat: one beat of a worker, sent by its heartbeat thread (lib/worker/heartbeat.ts) every
--- heartbeat interval. Also drops from the worker's lease set the jobs it no longer holds: a
+-- heartbeat: one beat of a worker, sent every heartbeat interval by the process's shared heartbeat
+-- thread (lib/worker/heartbeat-thread.ts), or from the main thread until that thread's first beat
+-- (lib/worker/heartbeat.ts). Also drops from the worker's lease set the jobs it no longer holds: a
 -- leased job that was cancelled, completed by a stale holder or reclaimed leaves its id there
 -- (those scripts cannot name the holder's set), and the set would otherwise grow for the
 -- worker's lifetime. O(jobs in the set): at most its concurrency plus prefetch, plus those few.
