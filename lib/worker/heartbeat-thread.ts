@@ -147,6 +147,8 @@ class HeartbeatThread {
     this.conns.set(spec.key, users + 1);
     if (users === 0) this.send({ t: 'conn', conn: spec.key, ...spec, key: undefined });
     if (!this.thread && !this.starting) this.spawn();
+    // The thread could not start (spawn failed at once): the caller beats from the main thread.
+    if (!this.members.has(id)) throw this.broken;
     let left: Promise<void> | undefined;
     return {
       beat: (keys, args, intervalMs, onFirstBeat) => {

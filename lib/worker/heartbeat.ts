@@ -87,6 +87,8 @@ class WorkerHeartbeat implements Heartbeat {
   private inflight: Promise<unknown> | undefined;
   private stopping: Promise<void> | undefined;
   private readonly timeoutMs: number;
+  /** In the constructor's join: a failure then is reported by the join's throw. */
+  private joining = false;
 
   constructor(
     private readonly queue: HeartbeatQueue,
@@ -95,6 +97,7 @@ class WorkerHeartbeat implements Heartbeat {
   ) {
     this.timeoutMs = queue.options.heartbeatTimeoutMs;
     this.firstBeat = new Promise<void>((resolve) => (this.beaten = resolve));
+    this.joining = true;
     try {
       this.member = heartbeatThread(script('heartbeat').lua).join(
         connectionSpec(queue.client),
@@ -103,6 +106,7 @@ class WorkerHeartbeat implements Heartbeat {
     } catch (e) {
       onError(e);
     }
+    this.joining = false;
   }
 
   get threaded(): boolean {
@@ -141,7 +145,7 @@ class WorkerHeartbeat implements Heartbeat {
 
   private threadFailed(e: unknown): void {
     this.member = undefined;
-    if (this.stopping) return;
+    if (this.stopping || this.joining) return;
     this.onError(e);
     if (this.workerId !== undefined) this.mainBeats(this.onError);
     this.beaten();

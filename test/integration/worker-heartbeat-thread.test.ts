@@ -4,6 +4,8 @@
  * others' go on; the thread is gone once the last worker left; and a fresh worker's first job
  * does not wait for the thread to start (the main thread bridges its beats meanwhile).
  */
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { Worker, type WorkQueue } from '../../lib/index.js';
 import { heartbeatThreadStats, holdHeartbeatThread } from '../../lib/worker/heartbeat.js';
@@ -96,5 +98,39 @@ describe('the shared heartbeat thread', () => {
     expect(heartbeatThreadStats()).toMatchObject({ threads: 1, workers: 2 });
     await Promise.all([worker.close(), w2.close()]);
     await waitFor(() => heartbeatThreadStats().threads === 0, { what: 'the thread ended' });
+  });
+
+  // Last: after a failed start the process's workers beat from the main thread for good.
+  it('no ioredis to load for the thread: the worker beats from the main thread and says so once', async () => {
+    const q = fx.queue<string>({ heartbeatTimeoutMs: HEARTBEAT_TIMEOUT_MS });
+    const [argv1, cwd] = [process.argv[1], process.cwd()];
+    const errors: unknown[] = [];
+    let worker: Worker<string>;
+    process.argv[1] = path.join(os.tmpdir(), 'no-app', 'main.js');
+    process.chdir(os.tmpdir());
+    try {
+      worker = new Worker(q, () => 'ok', { autostart: false });
+      worker.on('error', (e) => errors.push(e));
+      await worker.start();
+    } finally {
+      process.argv[1] = argv1!;
+      process.chdir(cwd);
+    }
+    expect(errors).toEqual([
+      expect.objectContaining({ message: expect.stringMatching(/cannot resolve ioredis/) }),
+    ]);
+    expect((worker as unknown as { heartbeat: { threaded: boolean } }).heartbeat.threaded).toBe(
+      false,
+    );
+    expect(heartbeatThreadStats().threads).toBe(0);
+    const registered = (await beatOf(q, worker.workerId))!;
+    await waitFor(async () => (await beatOf(q, worker.workerId))! > registered + 250, {
+      what: 'main-thread beats',
+    });
+    const { id } = await q.add('job');
+    await waitFor(async () => (await q.getJob(id)) === null, { what: 'job done' });
+    await worker.close();
+    expect(errors).toHaveLength(1);
+    expect(await beatOf(q, worker.workerId)).toBeNull();
   });
 });
