@@ -5,10 +5,18 @@
 -- (those scripts cannot name the holder's set), and the set would otherwise grow for the
 -- worker's lifetime. O(jobs in the set): at most its concurrency plus prefetch, plus those few.
 --! keys: tokens workers hb wleases
--- ARGV: worker id, heartbeat timeout ms.
+-- ARGV: worker id, heartbeat timeout ms, [start-up grace ms].
 -- Returns: 1.
 local wid = ARGV[1]
-beat(wid, now_ms(), tonumber(ARGV[2]))
+local now = now_ms()
+beat(wid, now, tonumber(ARGV[2]))
+-- A bridge beat (from the main thread, before the heartbeat thread's first) counts `grace` ms
+-- into the future, never lowering a score: the thread's start-up is covered even if the main
+-- thread blocks right after it. The thread's own beats (no grace) bring the score back to now.
+local grace = tonumber(ARGV[3])
+if grace then
+  rcall('ZADD', K_WORKERS, 'GT', now + grace, wid)
+end
 local held = rcall('SMEMBERS', K_WLEASES)
 if #held > 0 then
   local tokens = hmget(K_TOKENS, held)

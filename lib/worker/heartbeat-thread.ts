@@ -201,6 +201,9 @@ class HeartbeatThread {
       try {
         thread = new Thread(THREAD_CODE, {
           eval: true,
+          // Not the app's --require/--import preloads (TS loaders, tracers): the thread needs
+          // none, and they would slow its start.
+          execArgv: [],
           workerData: { ioredisPath: ioredisPath(), lua: this.lua },
         });
       } catch (e) {

@@ -22,25 +22,33 @@ import { heartbeatThread, type ConnectionSpec, type ThreadMember } from './heart
  * the main thread also stops renewing their leases, so they are reclaimed when their leases
  * expire. Liveness of jobs is the lease's business; liveness of the process is the heartbeat's.
  *
- * Start-up, and why a Worker leases at once (no wait for the thread's first beat): registration
- * itself is a beat (worker.lua), so a new worker is alive for `heartbeatTimeoutMs` from then.
- * The thread is started when the Worker starts — before its ready check, registration and
- * subscription round trips — and once started it boots, connects and beats on its own OS thread:
- * a handler blocking the main event loop cannot delay it (the registration message is queued on
- * the thread's port synchronously). Until the thread's first beat for a worker lands, the main
- * thread beats for it too (the bridge), which covers a slow thread start whenever the event loop
- * is free. So the worker is never silent for `heartbeatTimeoutMs` unless the thread takes that
- * long (2 s by default) from registration to its first beat while the main thread is blocked —
- * the same condition the old "wait for the first beat, at most heartbeatTimeoutMs" start had,
- * without holding the first job back. A second Worker finds the thread running and connected.
+ * Start-up, and why a Worker leases at once (no wait for the thread's first beat): the thread
+ * is started when the Worker starts — before its ready check, registration and subscription
+ * round trips — and once started it boots, connects and beats on its own OS thread: a handler
+ * blocking the main event loop cannot delay it (the registration message is queued on the
+ * thread's port synchronously). Until the thread's first beat for a worker lands, the main thread
+ * beats for it too (the bridge), and each bridge beat counts `STARTUP_GRACE × heartbeatTimeoutMs`
+ * into the future (heartbeat.lua; never lowering the score). The worker awaits its first bridge
+ * beat (sent at registration, next to its subscribe) before it leases, so when a first handler
+ * blocks the event loop the worker stays alive for (1 + STARTUP_GRACE) × heartbeatTimeoutMs
+ * without any further beat: that is the time the thread has to boot, connect and land its first
+ * beat — more than the old start ("wait for the first beat, at most heartbeatTimeoutMs") gave
+ * it, without holding the first job back. The price: a process killed before its thread's first
+ * beat is seen dead that much later. A second Worker finds the thread running and connected.
  */
+/** A bridge beat keeps the worker alive this many heartbeat timeouts longer (see above). */
+const STARTUP_GRACE = 2;
+
 export interface Heartbeat {
   /** Whether beats come from the shared thread (false: from the main thread, the fallback). */
   readonly threaded: boolean;
   /** Resolves once the thread's first beat for this worker landed (at once for the fallback). */
   readonly firstBeat: Promise<void>;
-  /** Start beating for the registered worker `workerId`. */
-  begin(workerId: string): void;
+  /**
+   * Start beating for the registered worker `workerId`; resolves once the first bridge beat
+   * (covering the thread's start-up) has landed or failed. Lease only after it.
+   */
+  begin(workerId: string): Promise<void>;
   /** Stop beating; resolves once no beat of this worker can land any more (bounded). */
   stop(): Promise<void>;
 }
@@ -113,41 +121,48 @@ class WorkerHeartbeat implements Heartbeat {
     return this.member !== undefined;
   }
 
-  begin(workerId: string): void {
+  async begin(workerId: string): Promise<void> {
     if (this.stopping || this.workerId !== undefined) return;
     this.workerId = workerId;
     const keys = scriptKeys(script('heartbeat'), this.queue.keys, { workerId });
     if (this.member) {
       // Bridge beats: their failures are not reported, the thread's beats are the ones that count.
-      this.mainBeats(() => undefined);
+      const first = this.mainBeats(() => undefined, this.timeoutMs * STARTUP_GRACE);
       this.member.beat(keys, [workerId, this.timeoutMs], this.intervalMs, () => {
         clearInterval(this.timer);
         this.beaten();
       });
+      await first;
     } else {
-      this.mainBeats(this.onError);
+      void this.mainBeats(this.onError);
       this.beaten();
     }
   }
 
-  private mainBeats(report: (e: unknown) => void): void {
+  /** Beat from the main thread every interval (with `grace`: at once too; resolves that beat). */
+  private mainBeats(report: (e: unknown) => void, grace?: number): Promise<unknown> {
     clearInterval(this.timer);
     const client = defineScripts(this.queue.client);
     const keys = scriptKeys(script('heartbeat'), this.queue.keys, { workerId: this.workerId });
-    this.timer = setInterval(() => {
+    const args = [this.workerId!, this.timeoutMs, ...(grace === undefined ? [] : [grace])];
+    const beat = () => {
       if (this.inflight) return;
-      this.inflight = client.wq_heartbeat!(...keys, this.workerId!, this.timeoutMs)
+      this.inflight = client.wq_heartbeat!(...keys, ...args)
         .catch(report)
         .finally(() => (this.inflight = undefined));
-    }, this.intervalMs);
+    };
+    this.timer = setInterval(beat, this.intervalMs);
     this.timer.unref();
+    if (grace === undefined) return Promise.resolve();
+    beat();
+    return this.inflight ?? Promise.resolve();
   }
 
   private threadFailed(e: unknown): void {
     this.member = undefined;
     if (this.stopping || this.joining) return;
     this.onError(e);
-    if (this.workerId !== undefined) this.mainBeats(this.onError);
+    if (this.workerId !== undefined) void this.mainBeats(this.onError);
     this.beaten();
   }
 

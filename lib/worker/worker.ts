@@ -107,8 +107,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       await heartbeat.stop();
       throw e;
     }
-    // Registration was a beat; from now on the thread beats (the main thread too until then).
-    heartbeat.begin(ctx.id);
+    // From now on the thread beats (the main thread too until then, covering its start-up).
+    const covered = heartbeat.begin(ctx.id);
     ctx.idle.open();
     // One pair of listeners per worker on a client that many workers may share.
     q.client.setMaxListeners(q.client.getMaxListeners() + 1);
@@ -121,7 +121,9 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     });
     sub.on('message', (_channel: string, message: string) => ctx.cancels.onEvent(message));
     await sub.subscribe(q.keys.events);
-    // Lease at once, without waiting for the thread's first beat: heartbeat.ts says why it is safe.
+    // Lease once the first bridge beat landed (it went out before the subscribe), not after the
+    // thread's first beat: heartbeat.ts says why that is safe.
+    await within(covered, q.options.heartbeatTimeoutMs);
     ctx.renewer.start();
     const cleanIntervalMs = ctx.settings.cleanIntervalMs;
     if (cleanIntervalMs > 0) {

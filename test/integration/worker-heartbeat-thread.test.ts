@@ -35,7 +35,12 @@ describe('the shared heartbeat thread', () => {
     // Every client has the same configuration: one thread, one connection inside it.
     expect(heartbeatThreadStats()).toEqual({ threads: 1, workers: 20, connections: 1 });
 
-    // Every worker's score advances (twice, so it is the thread beating, not registration).
+    // Every worker's score advances (past the bridge's start-up grace: the thread beats).
+    await Promise.all(
+      workers.map(
+        (w) => (w as unknown as { heartbeat: { firstBeat: Promise<void> } }).heartbeat.firstBeat,
+      ),
+    );
     const scores = async () =>
       Promise.all(
         workers.map(async (w, i) =>

@@ -54,11 +54,8 @@ describe('idle Worker', () => {
     const seen: number[] = [];
     const w = worker(q, (job) => void seen.push(job.data), { concurrency: 50 });
     await w.start();
-    // Settle start-up: the heartbeat thread has connected and beaten (its score moved on).
-    const registered = Number(await admin.zscore(q.keys.workers, w.workerId));
-    await waitFor(async () => Number(await admin.zscore(q.keys.workers, w.workerId)) > registered, {
-      what: 'a heartbeat from the thread',
-    });
+    // Settle start-up: the heartbeat thread has connected and beaten (its first beat landed).
+    await (w as unknown as { heartbeat: { firstBeat: Promise<void> } }).heartbeat.firstBeat;
     // Prove it is live, then let it go idle (its lease call found nothing; it blocks).
     await q.add(1);
     await waitFor(() => seen.length === 1, { what: 'first job' });
