@@ -1,13 +1,22 @@
--- heartbeat: one beat of a worker, sent by its heartbeat thread (lib/worker/heartbeat.ts) every
--- heartbeat interval. Also drops from the worker's lease set the jobs it no longer holds: a
+-- heartbeat: one beat of a worker, sent every heartbeat interval by the process's shared heartbeat
+-- thread (lib/worker/heartbeat-thread.ts), or from the main thread until that thread's first beat
+-- (lib/worker/heartbeat.ts). Also drops from the worker's lease set the jobs it no longer holds: a
 -- leased job that was cancelled, completed by a stale holder or reclaimed leaves its id there
 -- (those scripts cannot name the holder's set), and the set would otherwise grow for the
 -- worker's lifetime. O(jobs in the set): at most its concurrency plus prefetch, plus those few.
 --! keys: tokens workers hb wleases
--- ARGV: worker id, heartbeat timeout ms.
+-- ARGV: worker id, heartbeat timeout ms, [start-up grace ms].
 -- Returns: 1.
 local wid = ARGV[1]
-beat(wid, now_ms(), tonumber(ARGV[2]))
+local now = now_ms()
+beat(wid, now, tonumber(ARGV[2]))
+-- A bridge beat (from the main thread, before the heartbeat thread's first) counts `grace` ms
+-- into the future, never lowering a score: the thread's start-up is covered even if the main
+-- thread blocks right after it. The thread's own beats (no grace) bring the score back to now.
+local grace = tonumber(ARGV[3])
+if grace then
+  rcall('ZADD', K_WORKERS, 'GT', now + grace, wid)
+end
 local held = rcall('SMEMBERS', K_WLEASES)
 if #held > 0 then
   local tokens = hmget(K_TOKENS, held)

@@ -1,97 +1,64 @@
-import { createRequire } from 'node:module';
-import { Worker as Thread } from 'node:worker_threads';
+// A Worker's heartbeat: the assembled `heartbeat` script (lib/scripts/heartbeat.lua), beaten by
+// the process's one shared heartbeat thread (heartbeat-thread.ts), bridged from the main thread.
 import type { Cluster, Redis } from 'ioredis';
+import type { QueueKeys } from '../keys.js';
+import { script, scriptKeys } from '../scripts/assemble.js';
+import { defineScripts } from '../scripts/define.js';
+import { within } from '../util/timeout.js';
+import { heartbeatThread, type ConnectionSpec, type ThreadMember } from './heartbeat-thread.js';
 
-/**
- * A worker's heartbeat, sent from a worker thread with its own Redis connection, so that a
- * handler blocking the main event loop does not make a live process look dead.
+/*
+ * Why a thread: a handler blocking the main event loop must not make a live process look dead.
+ * The heartbeat is sent from a worker thread with its own Redis connection (one per distinct
+ * connection configuration), and one such thread serves every Worker of every queue in the
+ * process: each Worker registers with it by message, keeps its own interval and its own "first
+ * beat landed" promise, and unregisters on close; the thread ends when the last Worker leaves
+ * and never keeps the process alive. If the thread cannot start (ioredis not found on disk, see
+ * heartbeat-thread.ts, or the thread dies), Workers beat from the main thread and report it
+ * through their 'error' outlet.
  *
- * Honest about what it proves: the heartbeat says "this process is alive", not "this job
- * makes progress". A main thread stuck forever keeps beating, so its jobs are not reclaimed
- * early — but the main thread also stops renewing their leases, so they are reclaimed when
- * their leases expire. Liveness of jobs is the lease's business; liveness of the process is
- * the heartbeat's.
+ * Honest about what it proves: the heartbeat says "this process is alive", not "this job makes
+ * progress". A main thread stuck forever keeps beating, so its jobs are not reclaimed early — but
+ * the main thread also stops renewing their leases, so they are reclaimed when their leases
+ * expire. Liveness of jobs is the lease's business; liveness of the process is the heartbeat's.
+ *
+ * Start-up, and why a Worker leases at once (no wait for the thread's first beat): the thread
+ * is started when the Worker starts — before its ready check, registration and subscription
+ * round trips — and once started it boots, connects and beats on its own OS thread: a handler
+ * blocking the main event loop cannot delay it (the registration message is queued on the
+ * thread's port synchronously). Until the thread's first beat for a worker lands, the main thread
+ * beats for it too (the bridge), and each bridge beat counts `STARTUP_GRACE × heartbeatTimeoutMs`
+ * into the future (heartbeat.lua; never lowering the score). The worker awaits its first bridge
+ * beat (sent at registration, next to its subscribe) before it leases, so when a first handler
+ * blocks the event loop the worker stays alive for (1 + STARTUP_GRACE) × heartbeatTimeoutMs
+ * without any further beat: that is the time the thread has to boot, connect and land its first
+ * beat — more than the old start ("wait for the first beat, at most heartbeatTimeoutMs") gave
+ * it, without holding the first job back. The price: a process killed before its thread's first
+ * beat is seen dead that much later. A second Worker finds the thread running and connected.
  */
+/** A bridge beat keeps the worker alive this many heartbeat timeouts longer (see above). */
+const STARTUP_GRACE = 2;
+
 export interface Heartbeat {
-  /**
-   * Resolves once the thread's first beat has landed (at once for the main-thread fallback).
-   * A worker leases only after it: a handler blocking the event loop earlier would stop the
-   * main thread's bridge beats while the thread is still starting.
-   */
+  /** Whether beats come from the shared thread (false: from the main thread, the fallback). */
+  readonly threaded: boolean;
+  /** Resolves once the thread's first beat for this worker landed (at once for the fallback). */
   readonly firstBeat: Promise<void>;
+  /**
+   * Start beating for the registered worker `workerId`; resolves once the first bridge beat
+   * (covering the thread's start-up) has landed or failed. Lease only after it.
+   */
+  begin(workerId: string): Promise<void>;
+  /** Stop beating; resolves once no beat of this worker can land any more (bounded). */
   stop(): Promise<void>;
 }
 
-/**
- * One beat: the worker's registry entry gets Redis' time. With KEYS[2] (the worker's lease set)
- * and KEYS[3] (the lease hash), also drop from its lease set the jobs it no longer holds: a
- * leased job that was cancelled, completed by a stale holder, or reclaimed leaves its id there
- * (those scripts cannot name the holder's set in KEYS), and the set would otherwise grow for
- * the worker's lifetime. O(jobs in the set), at most `concurrency` plus those few.
- */
-const BEAT_LUA = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZADD', KEYS[1], now, ARGV[1])
--- No beat of any worker for the heartbeat timeout: Redis was out of reach; judge beats anew
--- from now (the same rule as beat() in lib/scripts/_common.lua).
-local last = tonumber(redis.call('HGET', KEYS[4], 'b'))
-redis.call('HSET', KEYS[4], 'b', now)
-if last and now - last > tonumber(ARGV[2]) then
-  redis.call('HSET', KEYS[4], 's', now)
-end
-if #KEYS == 4 then
-  local held = redis.call('SMEMBERS', KEYS[2])
-  local suffix = ':' .. ARGV[1]
-  -- In chunks: unpack() takes at most ~8,000 values.
-  for i = 1, #held, 1000 do
-    local part = { unpack(held, i, math.min(i + 999, #held)) }
-    local tokens = redis.call('HMGET', KEYS[3], unpack(part))
-    for j, n in ipairs(part) do
-      local tk = tokens[j]
-      if not tk or string.sub(tk, -#suffix) ~= suffix then
-        redis.call('SREM', KEYS[2], n)
-      end
-    end
-  end
-end
-return 1`;
-
-/** The keys a beat touches: `workersKey` is `<prefix>:{<queue>}:w` (lib/keys.ts). */
-function beatKeys(workersKey: string, workerId: string): string[] {
-  const base = workersKey.slice(0, -1);
-  return [workersKey, `${base}wl:${workerId}`, `${base}lt`, `${base}hb`];
+/** What a heartbeat needs of its queue. */
+export interface HeartbeatQueue {
+  readonly client: Redis | Cluster;
+  readonly keys: QueueKeys;
+  readonly options: { readonly heartbeatTimeoutMs: number };
 }
-
-// Runs in the thread (CommonJS, evaluated from this string so it works from source and dist alike).
-const THREAD_CODE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const ioredis = require(workerData.ioredisPath);
-const d = workerData;
-const client = d.cluster
-  ? new ioredis.Cluster(d.nodes, { ...d.options, lazyConnect: false })
-  : new ioredis.Redis({ ...d.options, lazyConnect: false, maxRetriesPerRequest: 1 });
-client.on('error', () => {});
-let stopped = false;
-let first = true;
-const beat = () => {
-  if (stopped) return;
-  client.eval(d.lua, d.keys.length, ...d.keys, d.workerId, d.timeoutMs).then(() => {
-    if (first && !stopped) parentPort.postMessage('beat');
-    first = false;
-  }, () => {});
-};
-const timer = setInterval(beat, d.intervalMs);
-beat();
-parentPort.on('message', (m) => {
-  if (m !== 'stop') return;
-  stopped = true;
-  clearInterval(timer);
-  Promise.race([client.quit(), new Promise((r) => setTimeout(r, 1000))])
-    .catch(() => {})
-    .finally(() => { client.disconnect(); parentPort.postMessage('stopped'); parentPort.close(); });
-});
-`;
 
 /** Copy of `v` without functions (or anything else a thread cannot receive). */
 function cloneable(v: unknown, depth = 0): unknown {
@@ -107,93 +74,127 @@ function cloneable(v: unknown, depth = 0): unknown {
   return out;
 }
 
-/**
- * Start a heartbeat thread beating `workerId` into the `workersKey` zset every `intervalMs`.
- * Until the thread's first beat has landed (starting a thread and connecting can take longer
- * than a heartbeat timeout on a loaded machine, and the worker leases meanwhile), the main
- * thread beats too. Falls back to a main-thread timer (returned `threaded: false`) if the thread
- * cannot start.
- */
-export function startHeartbeat(
-  client: Redis | Cluster,
-  workersKey: string,
-  workerId: string,
-  intervalMs: number,
-  timeoutMs: number,
-  onError: (e: unknown) => void,
-): Heartbeat & { threaded: boolean } {
+/** The client's connection configuration (TLS, ACL user, Cluster nodes…) for the thread. */
+function connectionSpec(client: Redis | Cluster): ConnectionSpec {
   // Duck-typed: a Cluster from another copy of ioredis is not `instanceof` ours.
-  const isCluster = (client as { isCluster?: unknown }).isCluster === true;
-  const keys = beatKeys(workersKey, workerId);
-  const mainBeat = (report: (e: unknown) => void) => () => {
-    client.eval(BEAT_LUA, keys.length, ...keys, workerId, timeoutMs).catch(report);
-  };
-  try {
-    const ioredisPath = createRequire(import.meta.url).resolve('ioredis');
-    const thread = new Thread(THREAD_CODE, {
-      eval: true,
-      workerData: {
-        ioredisPath,
-        cluster: isCluster,
-        nodes: isCluster
-          ? cloneable((client as unknown as { startupNodes: unknown }).startupNodes)
-          : undefined,
-        options: cloneable(client.options),
-        keys,
-        workerId,
-        intervalMs,
-        timeoutMs,
-        lua: BEAT_LUA,
-      },
-    });
-    thread.unref();
-    thread.on('error', onError);
-    // Bridge beats from the main thread until the thread's own first beat has landed. Their
-    // failures are not reported: the thread's beats are the ones that count.
-    const bridge = setInterval(
-      mainBeat(() => undefined),
-      intervalMs,
-    );
-    bridge.unref();
-    let beaten!: () => void;
-    const firstBeat = new Promise<void>((resolve) => {
-      beaten = resolve;
-    });
-    thread.on('message', (m) => {
-      if (m !== 'beat') return;
-      clearInterval(bridge);
-      beaten();
-    });
-    let stopping: Promise<void> | undefined;
-    return {
-      threaded: true,
-      firstBeat,
-      stop() {
-        clearInterval(bridge);
-        beaten();
-        stopping ??= new Promise<void>((resolve) => {
-          const done = () => {
-            clearTimeout(timer);
-            void thread.terminate().finally(resolve);
-          };
-          const timer = setTimeout(done, 2_000);
-          thread.on('message', (m) => {
-            if (m === 'stopped') done();
-          });
-          thread.once('exit', done);
-          thread.postMessage('stop');
-        });
-        return stopping;
-      },
-    };
-  } catch (e) {
-    onError(e);
-    const timer = setInterval(mainBeat(onError), intervalMs);
-    timer.unref();
-    return {
-      threaded: false,
-      firstBeat: Promise.resolve(),
-      stop: async () => clearInterval(timer),
-    };
+  const cluster = (client as { isCluster?: unknown }).isCluster === true;
+  const nodes = cluster
+    ? cloneable((client as unknown as { startupNodes: unknown }).startupNodes)
+    : undefined;
+  const options = cloneable(client.options);
+  return { key: JSON.stringify([cluster, nodes, options]), cluster, nodes, options };
+}
+
+class WorkerHeartbeat implements Heartbeat {
+  readonly firstBeat: Promise<void>;
+  private beaten!: () => void;
+  private member: ThreadMember | undefined;
+  private workerId: string | undefined;
+  /** Main-thread beats: the bridge until the thread's first beat, or the fallback. */
+  private timer: NodeJS.Timeout | undefined;
+  private inflight: Promise<unknown> | undefined;
+  private stopping: Promise<void> | undefined;
+  private readonly timeoutMs: number;
+  /** In the constructor's join: a failure then is reported by the join's throw. */
+  private joining = false;
+
+  constructor(
+    private readonly queue: HeartbeatQueue,
+    private readonly intervalMs: number,
+    private readonly onError: (e: unknown) => void,
+  ) {
+    this.timeoutMs = queue.options.heartbeatTimeoutMs;
+    this.firstBeat = new Promise<void>((resolve) => (this.beaten = resolve));
+    this.joining = true;
+    try {
+      this.member = heartbeatThread(script('heartbeat').lua).join(
+        connectionSpec(queue.client),
+        (e) => this.threadFailed(e),
+      );
+    } catch (e) {
+      onError(e);
+    }
+    this.joining = false;
   }
+
+  get threaded(): boolean {
+    return this.member !== undefined;
+  }
+
+  async begin(workerId: string): Promise<void> {
+    if (this.stopping || this.workerId !== undefined) return;
+    this.workerId = workerId;
+    const keys = scriptKeys(script('heartbeat'), this.queue.keys, { workerId });
+    if (this.member) {
+      // Bridge beats: their failures are not reported, the thread's beats are the ones that count.
+      const first = this.mainBeats(() => undefined, this.timeoutMs * STARTUP_GRACE);
+      this.member.beat(keys, [workerId, this.timeoutMs], this.intervalMs, () => {
+        clearInterval(this.timer);
+        this.beaten();
+      });
+      await first;
+    } else {
+      void this.mainBeats(this.onError);
+      this.beaten();
+    }
+  }
+
+  /** Beat from the main thread every interval (with `grace`: at once too; resolves that beat). */
+  private mainBeats(report: (e: unknown) => void, grace?: number): Promise<unknown> {
+    clearInterval(this.timer);
+    const client = defineScripts(this.queue.client);
+    const keys = scriptKeys(script('heartbeat'), this.queue.keys, { workerId: this.workerId });
+    const args = [this.workerId!, this.timeoutMs, ...(grace === undefined ? [] : [grace])];
+    const beat = () => {
+      if (this.inflight) return;
+      this.inflight = client.wq_heartbeat!(...keys, ...args)
+        .catch(report)
+        .finally(() => (this.inflight = undefined));
+    };
+    this.timer = setInterval(beat, this.intervalMs);
+    this.timer.unref();
+    if (grace === undefined) return Promise.resolve();
+    beat();
+    return this.inflight ?? Promise.resolve();
+  }
+
+  private threadFailed(e: unknown): void {
+    this.member = undefined;
+    if (this.stopping || this.joining) return;
+    this.onError(e);
+    if (this.workerId !== undefined) void this.mainBeats(this.onError);
+    this.beaten();
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      clearInterval(this.timer);
+      this.beaten();
+      await Promise.all([this.member?.leave(), within(this.inflight ?? Promise.resolve(), 1_000)]);
+    })();
+    return this.stopping;
+  }
+}
+
+/**
+ * Join the process's heartbeat thread for a worker of `queue` (starting the thread if it is the
+ * first), beating every `intervalMs` once `begin(workerId)` is called. Falls back to main-thread
+ * beats (`threaded: false`, the reason reported through `onError`) if the thread cannot start.
+ */
+export function joinHeartbeat(
+  queue: HeartbeatQueue,
+  intervalMs: number,
+  onError: (e: unknown) => void,
+): Heartbeat {
+  return new WorkerHeartbeat(queue, intervalMs, onError);
+}
+
+/** Tests: the shared thread's state (threads alive, workers served, connections open). */
+export function heartbeatThreadStats(): { threads: number; workers: number; connections: number } {
+  return heartbeatThread(script('heartbeat').lua).stats();
+}
+
+/** Tests: hold the shared thread's start until `until` resolves. */
+export function holdHeartbeatThread(until: Promise<void>): void {
+  heartbeatThread(script('heartbeat').lua).hold(until);
 }

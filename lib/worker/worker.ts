@@ -10,7 +10,7 @@ import { within } from '../util/timeout.js';
 import { Cancels } from './cancels.js';
 import { CALL_TIMEOUT_MS, WorkerContext } from './context.js';
 import { Handoffs } from './handoffs.js';
-import { startHeartbeat, type Heartbeat } from './heartbeat.js';
+import { joinHeartbeat, type Heartbeat } from './heartbeat.js';
 import { IdleWait } from './idle-wait.js';
 import type { Handler, WorkerEvents } from './job.js';
 import { LeaseLoop } from './lease-loop.js';
@@ -35,7 +35,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   private started: Promise<void> | undefined;
   private closed: Promise<void> | undefined;
   private subscriber: Redis | Cluster | undefined;
-  private heartbeat: (Heartbeat & { threaded: boolean }) | undefined;
+  private heartbeat: Heartbeat | undefined;
   private cleanTimer: NodeJS.Timeout | undefined;
   private cleaning = false;
   private readonly onClientClose = () => {
@@ -112,16 +112,19 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   private async doStart(): Promise<void> {
     const { ctx, queue: q } = this;
     if (ctx.closing) throw new WorkQueueError('CLOSED', 'worker is closed');
-    await q.ready();
-    ctx.id = await q.registerWorker();
-    this.heartbeat = startHeartbeat(
-      q.client,
-      q.keys.workers,
-      ctx.id,
-      ctx.settings.heartbeatIntervalMs,
-      q.options.heartbeatTimeoutMs,
-      (e) => this.report(e),
-    );
+    // Join the process's heartbeat thread first (starting it if none runs): it boots and
+    // connects while we check Redis, register and subscribe (see heartbeat.ts).
+    const heartbeat = joinHeartbeat(q, ctx.settings.heartbeatIntervalMs, (e) => this.report(e));
+    this.heartbeat = heartbeat;
+    try {
+      await q.ready();
+      ctx.id = await q.registerWorker();
+    } catch (e) {
+      await heartbeat.stop();
+      throw e;
+    }
+    // From now on the thread beats (the main thread too until then, covering its start-up).
+    const covered = heartbeat.begin(ctx.id);
     ctx.idle.open();
     // One pair of listeners per worker on a client that many workers may share.
     q.client.setMaxListeners(q.client.getMaxListeners() + 1);
@@ -136,9 +139,9 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       if (!ctx.queuePause.onEvent(message)) ctx.cancels.onEvent(message);
     });
     await sub.subscribe(q.keys.events);
-    // Lease only once the heartbeat thread beats (bounded): a handler blocking the event loop
-    // before that would also stop the main thread's bridge beats, and the worker would look dead.
-    await within(this.heartbeat.firstBeat, q.options.heartbeatTimeoutMs);
+    // Lease once the first bridge beat landed (it went out before the subscribe), not after the
+    // thread's first beat: heartbeat.ts says why that is safe.
+    await within(covered, q.options.heartbeatTimeoutMs);
     ctx.renewer.start();
     const cleanIntervalMs = ctx.settings.cleanIntervalMs;
     if (cleanIntervalMs > 0) {

@@ -5,10 +5,12 @@
  *
  * Every test runs on a private Redis so `INFO commandstats` counts this worker alone.
  */
+import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { Worker, WorkQueue } from '../../lib/index.js';
+import { script } from '../../lib/scripts/assemble.js';
 import type { Handler, WorkerOptions, WorkQueueOptions } from '../../lib/index.js';
 import { commandStats, statsDelta } from '../support/commandstats.js';
 import { uniqueName } from '../support/keys.js';
@@ -52,11 +54,8 @@ describe('idle Worker', () => {
     const seen: number[] = [];
     const w = worker(q, (job) => void seen.push(job.data), { concurrency: 50 });
     await w.start();
-    // Settle start-up: the heartbeat thread has connected and beaten (its score moved on).
-    const registered = Number(await admin.zscore(q.keys.workers, w.workerId));
-    await waitFor(async () => Number(await admin.zscore(q.keys.workers, w.workerId)) > registered, {
-      what: 'a heartbeat from the thread',
-    });
+    // Settle start-up: the heartbeat thread has connected and beaten (its first beat landed).
+    await (w as unknown as { heartbeat: { firstBeat: Promise<void> } }).heartbeat.firstBeat;
     // Prove it is live, then let it go idle (its lease call found nothing; it blocks).
     await q.add(1);
     await waitFor(() => seen.length === 1, { what: 'first job' });
@@ -64,11 +63,16 @@ describe('idle Worker', () => {
 
     // MONITOR sees every top-level command with its source; commands run inside scripts
     // come from 'lua' (INFO commandstats would count those too, so it is only logged).
+    const BEAT_LUA = script('heartbeat').lua;
+    const BEAT_SHA = createHash('sha1').update(BEAT_LUA).digest('hex');
     const monitor = await admin.monitor();
     const seenCommands: string[] = [];
     monitor.on('monitor', (_time: string, args: string[], source: string) => {
       if (source === 'lua') return;
-      const isBeat = args[0]?.toLowerCase() === 'eval' && /ZADD/.test(args[1] ?? '');
+      // A beat: the assembled heartbeat script, by EVALSHA (or EVAL after a NOSCRIPT).
+      const cmd = args[0]?.toLowerCase();
+      const isBeat =
+        (cmd === 'evalsha' && args[1] === BEAT_SHA) || (cmd === 'eval' && args[1] === BEAT_LUA);
       seenCommands.push(isBeat ? 'heartbeat' : String(args[0]).toLowerCase());
     });
     const WINDOW_MS = 6_000;
