@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Worker as Thread } from 'node:worker_threads';
 
 /**
- * How the thread finds ioredis. lib/ uses no `import.meta` (the CommonJS build has none), so it
+ * How the thread finds ioredis. lib/ never asks for its own module URL (the CommonJS build has no such thing), so it
  * cannot resolve from its own location; it resolves 'ioredis' the way the application does: from
  * the application's entry script (`process.argv[1]`), else from the working directory. An app
  * whose ioredis is nowhere on disk (a single-file bundle) gets no thread: its Workers beat from
