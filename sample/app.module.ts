@@ -2,10 +2,13 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { WorkQueueModule } from '../src/index.js';
 import { WorkQueueHealthIndicator } from '../src/health/index.js';
+import { EmailEventsListener } from './email-events.listener.js';
 import { EmailProcessor } from './email.processor.js';
 import { EMAILS } from './emails.js';
 import { HealthController } from './health.controller.js';
 import { JobsController } from './jobs.controller.js';
+import { QueuesController } from './queues.controller.js';
+import { ResultsController } from './results.controller.js';
 import { SchedulesController } from './schedules.controller.js';
 
 export interface SampleOptions {
@@ -39,8 +42,15 @@ export class AppModule {
         }),
         TerminusModule,
       ],
-      controllers: [JobsController, SchedulesController, HealthController],
-      providers: [EmailProcessor, WorkQueueHealthIndicator],
+      controllers: [
+        JobsController,
+        SchedulesController,
+        HealthController,
+        // Queue administration, and waiting for a job's result.
+        QueuesController,
+        ResultsController,
+      ],
+      providers: [EmailProcessor, WorkQueueHealthIndicator, EmailEventsListener],
     };
   }
 }
