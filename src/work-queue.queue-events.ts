@@ -40,6 +40,11 @@ export class WorkQueueQueueEvents
     private readonly context: WorkQueueContext,
   ) {}
 
+  /** @internal How many readers are open (one per queue with listeners); for tests. */
+  get openReaders(): number {
+    return this.readers.length;
+  }
+
   onModuleInit(): void {
     this.listeners = this.explorer.explore().queueEvents;
   }
