@@ -3,11 +3,14 @@ import { TerminusModule } from '@nestjs/terminus';
 import { WorkQueueModule } from '../src/index.js';
 import { WorkQueueHealthIndicator } from '../src/health/index.js';
 import { WorkQueueMetricsModule } from '../src/metrics/index.js';
+import { EmailEventsListener } from './email-events.listener.js';
 import { EmailProcessor } from './email.processor.js';
 import { EMAILS } from './emails.js';
 import { HealthController } from './health.controller.js';
 import { JobsController } from './jobs.controller.js';
 import { MetricsController } from './metrics.controller.js';
+import { QueuesController } from './queues.controller.js';
+import { ResultsController } from './results.controller.js';
 import { SchedulesController } from './schedules.controller.js';
 
 export interface SampleOptions {
@@ -42,8 +45,16 @@ export class AppModule {
         TerminusModule,
         WorkQueueMetricsModule.forRoot(),
       ],
-      controllers: [JobsController, SchedulesController, HealthController, MetricsController],
-      providers: [EmailProcessor, WorkQueueHealthIndicator],
+      controllers: [
+        JobsController,
+        SchedulesController,
+        HealthController,
+        MetricsController,
+        // Queue administration, and waiting for a job's result.
+        QueuesController,
+        ResultsController,
+      ],
+      providers: [EmailProcessor, WorkQueueHealthIndicator, EmailEventsListener],
     };
   }
 }

@@ -24,3 +24,12 @@ export const WORK_QUEUE_MODULE_DEFAULTS = {
   /** The cleaner's interval when it has no queue to derive it from (see defaultCleanInterval). */
   cleanerMaxIntervalMs: 5_000,
 } as const;
+
+/** Metadata key set by `@OnWorkerEvent()` on a method (an array of event names). */
+export const WORK_QUEUE_WORKER_EVENT_METADATA = 'work-queue:on-worker-event';
+
+/** Metadata key set by `@QueueEventsListener()` on a class. */
+export const WORK_QUEUE_EVENTS_LISTENER_METADATA = 'work-queue:queue-events-listener';
+
+/** Metadata key set by `@OnQueueEvent()` on a method (an array of event kinds). */
+export const WORK_QUEUE_QUEUE_EVENT_METADATA = 'work-queue:on-queue-event';

@@ -187,6 +187,8 @@ export class WorkQueueContext implements OnApplicationShutdown {
   }
 
   private async close(): Promise<void> {
+    // Connections the queues opened themselves (waitForResult's reader, cancel acks).
+    await Promise.all(this.queues.map((q) => q.close()));
     const owned = [
       ...(this.ownsClient ? [this.client] : []),
       ...[...this.named.values(), ...this.own.values()].filter((c) => c.owned).map((c) => c.client),

@@ -7,6 +7,7 @@ import type {
   RegisterQueueOptions,
 } from './interfaces/register-queue-options.interface.js';
 import { getQueueToken } from './utils/get-queue-token.util.js';
+import { WorkQueueEventsExplorer } from './work-queue-events.explorer.js';
 import { WorkQueueMetadataAccessor } from './work-queue-metadata.accessor.js';
 import { WorkQueueCleaner } from './work-queue.cleaner.js';
 import { WorkQueueContext } from './work-queue.context.js';
@@ -16,6 +17,7 @@ import {
   WORK_QUEUE_ASYNC_OPTIONS_TYPE,
   WORK_QUEUE_OPTIONS_TYPE,
 } from './work-queue.module-definition.js';
+import { WorkQueueQueueEvents } from './work-queue.queue-events.js';
 import { WorkQueueRegistrar } from './work-queue.registrar.js';
 import { WorkQueueSchedules } from './work-queue.schedules.js';
 
@@ -23,7 +25,9 @@ const CORE_PROVIDERS: Provider[] = [
   WorkQueueContext,
   WorkQueueMetadataAccessor,
   WorkQueueExplorer,
+  WorkQueueEventsExplorer,
   WorkQueueRegistrar,
+  WorkQueueQueueEvents,
   WorkQueueCleaner,
   WorkQueueSchedules,
 ];

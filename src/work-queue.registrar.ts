@@ -17,7 +17,9 @@ import {
 import { within } from '../lib/util/timeout.js';
 import { WORK_QUEUE_MODULE_DEFAULTS } from './work-queue.constants.js';
 import { WorkQueueContext } from './work-queue.context.js';
+import { WorkQueueEventsExplorer } from './work-queue-events.explorer.js';
 import { WorkQueueExplorer, type QueueProcessor } from './work-queue.explorer.js';
+import { WorkerEventHooks } from './work-queue.worker-events.js';
 import {
   jobDead,
   jobRetrying,
@@ -40,15 +42,21 @@ export class WorkQueueRegistrar
   implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown
 {
   private processors: QueueProcessor[] = [];
+  /** The `@OnWorkerEvent()` methods of each queue's processors. */
+  private readonly hooks = new Map<string, WorkerEventHooks>();
   private closing: Promise<void> | undefined;
 
   constructor(
     private readonly explorer: WorkQueueExplorer,
     private readonly context: WorkQueueContext,
+    private readonly events: WorkQueueEventsExplorer,
   ) {}
 
   onModuleInit(): void {
     this.processors = this.explorer.explore();
+    for (const [queueName, methods] of this.events.explore().workerEvents) {
+      this.hooks.set(queueName, new WorkerEventHooks(queueName, methods, this.context.logger));
+    }
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -63,6 +71,7 @@ export class WorkQueueRegistrar
         cleanIntervalMs: 0, // WorkQueueCleaner cleans every registered queue
       });
       this.listen(worker, p);
+      this.hooks.get(p.queue.name)?.attach(worker);
       this.context.addWorker(worker);
     }
     // If a worker cannot start (Redis unreachable, too old), the bootstrap fails; app.close()
@@ -117,13 +126,14 @@ export class WorkQueueRegistrar
 
   /** Sends each job to the method of its name, else to the catch-all, else to the dead-letters. */
   private router(p: QueueProcessor): Handler<unknown, unknown> {
+    const hooks = this.hooks.get(p.queue.name);
     return (job) => {
       const named = job.name === undefined ? undefined : p.named.get(job.name);
       const handler = named ?? p.catchAll;
       if (!handler) {
         throw new NonRetryableError(noHandler(job.name, p.classNames));
       }
-      return handler.invoke(job);
+      return handler.invoke(hooks ? hooks.started(job) : job);
     };
   }
 

@@ -1,4 +1,8 @@
-// The decorators: @Processor(), @Process(), @InjectQueue().
+// The decorators: @Processor(), @Process(), @InjectQueue(), @OnWorkerEvent(),
+// @QueueEventsListener(), @OnQueueEvent().
 export * from './inject-queue.decorator.js';
+export * from './on-queue-event.decorator.js';
+export * from './on-worker-event.decorator.js';
 export * from './process.decorator.js';
 export * from './processor.decorator.js';
+export * from './queue-events-listener.decorator.js';

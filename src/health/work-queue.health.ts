@@ -40,11 +40,14 @@ export interface WorkQueueHealthOptions {
   requireNoEviction?: boolean;
 }
 
-/** Per-queue detail of a health check. */
+/**
+ * Per-queue detail of a health check. `paused`: the queue is paused queue-wide
+ * (`queue.pause()`); a paused queue is reported as such, not as down.
+ */
 export type WorkQueueHealthCounts = Pick<
   QueueCounts,
   'pending' | 'delayed' | 'leased' | 'dead' | 'workers'
->;
+> & { paused: boolean };
 
 /** What `isHealthy()` reports when Redis answered. */
 export interface WorkQueueHealthDetails extends Record<string, unknown> {
@@ -70,7 +73,7 @@ const UNREACHABLE_STATUSES = new Set(['close', 'end', 'reconnecting']);
  * ```
  *
  * Reports Redis' ping latency, version and eviction policy, and per queue the pending, delayed,
- * leased and dead jobs and live workers. Down when Redis does not answer within `timeoutMs`
+ * leased and dead jobs, live workers and whether it is paused (a paused queue stays up). Down when Redis does not answer within `timeoutMs`
  * (never hangs the endpoint) or a threshold is crossed.
  */
 @Injectable()
@@ -112,9 +115,10 @@ export class WorkQueueHealthIndicator {
     const started = performance.now();
     await client.ping();
     const latencyMs = Math.round((performance.now() - started) * 10) / 10;
-    const [info, ...counts] = await Promise.all([
+    const [info, counts, paused] = await Promise.all([
       queues[0]?.redisInfo() ?? infos(client).then(summarize),
-      ...queues.map((q) => q.counts()),
+      Promise.all(queues.map((q) => q.counts())),
+      Promise.all(queues.map((q) => q.isPaused())),
     ]);
     const details: WorkQueueHealthDetails = {
       latencyMs,
@@ -135,6 +139,7 @@ export class WorkQueueHealthIndicator {
         leased: c.leased,
         dead: c.dead,
         workers: c.workers,
+        paused: paused[i]!,
       };
       if (options.maxPending !== undefined && c.pending > options.maxPending)
         problems.push(tooManyPending(q.name, c.pending, options.maxPending));

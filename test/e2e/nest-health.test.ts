@@ -87,12 +87,28 @@ describe('WorkQueueHealthIndicator over HTTP (Terminus)', () => {
       redisVersion: expect.stringMatching(/^\d+\.\d+/),
       maxmemoryPolicy: 'noeviction',
       queues: {
-        mail: { pending: 1, delayed: 1, leased: 0, dead: 0, workers: 0 },
-        reports: { pending: 0, delayed: 0, leased: 0, dead: 0, workers: 0 },
+        mail: { pending: 1, delayed: 1, leased: 0, dead: 0, workers: 0, paused: false },
+        reports: { pending: 0, delayed: 0, leased: 0, dead: 0, workers: 0, paused: false },
       },
     });
     expect(typeof details.latencyMs).toBe('number');
     expect(details.evictionWarning).toBeUndefined();
+  });
+
+  it('reports a paused queue as paused, and stays up', async () => {
+    const mail = app.get<WorkQueue>(getQueueToken('mail'));
+    await mail.pause();
+    try {
+      const res = await health();
+      expect(res.status).toBe(200);
+      expect(res.body.info.queues).toMatchObject({
+        status: 'up',
+        queues: { mail: { paused: true }, reports: { paused: false } },
+      });
+    } finally {
+      await mail.resume();
+    }
+    expect((await health()).body.info.queues.queues.mail.paused).toBe(false);
   });
 
   it('is down when a threshold is crossed, naming it', async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
+import { EmailEventsListener } from '../../sample/email-events.listener.js';
 import { createApp } from '../../sample/main.js';
 import { uniqueName } from '../support/keys.js';
 import { startRedis, type RedisHandle } from '../support/redis-server.js';
@@ -158,6 +159,96 @@ describe('sample app', () => {
       state: 'delayed',
       name: 'digest',
     });
+  });
+
+  it('pauses the queue (health up, saying paused; jobs wait) and resumes it', async () => {
+    try {
+      await http().post('/queues/emails/pause').expect(200, { queue: 'emails', paused: true });
+      const health = await http().get('/health').expect(200);
+      expect(health.body).toMatchObject({
+        info: { queues: { status: 'up', queues: { emails: { paused: true } } } },
+      });
+      await http()
+        .post('/jobs')
+        .send({ name: 'welcome', data: { to: 'p@example.com' }, id: 'while-paused' })
+        .expect(201);
+      // Added after the pause: no worker may lease it.
+      expect((await getJob('while-paused')).state).toBe('pending');
+      const pending = await http().get('/queues/emails/jobs?state=pending').expect(200);
+      expect((pending.body as Array<{ id: string }>).map((j) => j.id)).toContain('while-paused');
+    } finally {
+      await http().post('/queues/emails/resume').expect(200, { queue: 'emails', paused: false });
+    }
+    const res = await http().get('/jobs/while-paused/result?timeoutMs=5000').expect(200);
+    expect(res.body).toEqual({
+      id: 'while-paused',
+      result: { messageId: 'welcome-while-paused', sentAt: expect.any(String) },
+    });
+    const health = await http().get('/health').expect(200);
+    expect(health.body.info.queues.queues.emails.paused).toBe(false);
+    await http().post('/queues/nope/pause').expect(404);
+  });
+
+  it('lists jobs by state a page at a time; bad input is 400 with every problem', async () => {
+    for (const id of ['page-1', 'page-2', 'page-3']) {
+      await http()
+        .post('/jobs')
+        .send({ data: { to: 'g@example.com' }, id, delayMs: 60_000 })
+        .expect(201);
+    }
+    const all = await http().get('/queues/emails/jobs?state=delayed&limit=1000').expect(200);
+    const ids = (all.body as Array<{ id: string; state: string }>).map((j) => j.id);
+    expect(ids).toEqual(expect.arrayContaining(['page-1', 'page-2', 'page-3']));
+    expect((all.body as Array<{ state: string }>).every((j) => j.state === 'delayed')).toBe(true);
+    const page = await http().get('/queues/emails/jobs?state=delayed&offset=1&limit=2').expect(200);
+    expect((page.body as Array<{ id: string }>).map((j) => j.id)).toEqual(ids.slice(1, 3));
+
+    const bad = await http()
+      .get('/queues/emails/jobs?state=bogus&offset=-1&limit=5000')
+      .expect(400);
+    const problems = (bad.body as { message: string[] }).message;
+    expect(problems).toEqual([
+      expect.stringContaining('state must be one of pending, delayed, leased, dead, got "bogus"'),
+      expect.stringContaining('offset must be an integer >= 0, got -1'),
+      expect.stringContaining('limit must be an integer 1..1000, got 5000'),
+    ]);
+    const words = await http().get('/queues/emails/jobs?offset=abc').expect(400);
+    expect((words.body as { message: string[] }).message).toEqual([
+      expect.stringContaining('state must be one of'),
+      expect.stringContaining('offset must be an integer >= 0, got "abc"'),
+    ]);
+    await http().get('/queues/nope/jobs?state=pending').expect(404);
+  });
+
+  it('promotes a delayed job, which then runs', async () => {
+    await http()
+      .post('/jobs')
+      .send({ name: 'welcome', data: { to: 'h@example.com' }, id: 'promote-me', delayMs: 60_000 })
+      .expect(201);
+    expect((await getJob('promote-me')).state).toBe('delayed');
+    await http()
+      .post('/jobs/promote-me/promote')
+      .expect(200, { id: 'promote-me', queue: 'emails', promoted: true });
+    const res = await http().get('/jobs/promote-me/result').expect(200);
+    expect(res.body).toMatchObject({ result: { messageId: 'welcome-promote-me' } });
+    await http().post('/jobs/promote-me/promote').expect(404);
+  });
+
+  it('answers GET /jobs/:id/result with 404 for an unknown job and 400 for a bad timeout', async () => {
+    await http().get('/jobs/never-added/result?timeoutMs=1000').expect(404);
+    const bad = await http().get('/jobs/never-added/result?timeoutMs=soon').expect(400);
+    expect((bad.body as { message: string[] }).message).toEqual([
+      expect.stringContaining('timeoutMs must be a positive integer'),
+    ]);
+  });
+
+  it('hears outcomes of every instance in its events listener', async () => {
+    const listener = app.get(EmailEventsListener);
+    // The jobs of the tests above: completed ones, and the dead-lettered digest.
+    await waitFor(() => listener.heard.completed > 0 && listener.heard.dead > 0, {
+      what: 'completed and dead events heard',
+    });
+    expect(listener.heard.failed).toBeGreaterThanOrEqual(3);
   });
 
   it('health goes down when Redis stops and up when it returns', async () => {

@@ -1,0 +1,100 @@
+// Queue administration over HTTP: queue-wide pause/resume, paged job listings, promoting a
+// delayed job. Queues are found by name among those the app registered.
+import {
+  BadRequestException,
+  Controller,
+  Get,
+  HttpCode,
+  NotFoundException,
+  Param,
+  Post,
+  Query,
+} from '@nestjs/common';
+import {
+  WorkQueueContext,
+  WorkQueueError,
+  type JobInfo,
+  type ListState,
+  type WorkQueue,
+} from '../src/index.js';
+
+@Controller()
+export class QueuesController {
+  constructor(private readonly context: WorkQueueContext) {}
+
+  /** Every worker of the queue, in every instance, stops leasing; running jobs finish. */
+  @Post('queues/:name/pause')
+  @HttpCode(200)
+  async pause(@Param('name') name: string): Promise<{ queue: string; paused: boolean }> {
+    const queue = this.queue(name);
+    await queue.pause();
+    return { queue: name, paused: await queue.isPaused() };
+  }
+
+  @Post('queues/:name/resume')
+  @HttpCode(200)
+  async resume(@Param('name') name: string): Promise<{ queue: string; paused: boolean }> {
+    const queue = this.queue(name);
+    await queue.resume();
+    return { queue: name, paused: await queue.isPaused() };
+  }
+
+  /**
+   * `?state=pending|delayed|leased|dead&offset=0&limit=100`: one page of jobs in that state.
+   * Bad input is 400 with every problem, as the core words them.
+   */
+  @Get('queues/:name/jobs')
+  async jobs(
+    @Param('name') name: string,
+    @Query('state') state?: string,
+    @Query('offset') offset?: string,
+    @Query('limit') limit?: string,
+  ): Promise<JobInfo[]> {
+    const queue = this.queue(name);
+    try {
+      return await queue.getJobs(state as ListState, {
+        offset: queryInt(offset),
+        limit: queryInt(limit),
+      });
+    } catch (e) {
+      throw badRequest(e);
+    }
+  }
+
+  /** Run a delayed job now, on whichever of the app's queues holds it. */
+  @Post('jobs/:id/promote')
+  @HttpCode(200)
+  async promote(@Param('id') id: string): Promise<{ id: string; queue: string; promoted: true }> {
+    for (const queue of this.context.queues) {
+      try {
+        if (await queue.promote(id)) return { id, queue: queue.name, promoted: true };
+      } catch (e) {
+        throw badRequest(e);
+      }
+    }
+    throw new NotFoundException(`no delayed job ${id}`);
+  }
+
+  private queue(name: string): WorkQueue {
+    const queue = this.context.getQueue(name);
+    if (!queue) throw new NotFoundException(`no queue ${name}`);
+    return queue;
+  }
+}
+
+/**
+ * A query parameter as a number when it is an integer; otherwise left as given (typed as a
+ * number for the call), so that the core's problem quotes what was sent.
+ */
+function queryInt(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  return (/^-?\d+$/.test(value) ? Number(value) : value) as number;
+}
+
+/** The core's INVALID_ARGUMENT as a 400 listing every problem; anything else as it is. */
+function badRequest(e: unknown): unknown {
+  if (e instanceof WorkQueueError && e.code === 'INVALID_ARGUMENT') {
+    return new BadRequestException(e.problems.length > 0 ? [...e.problems] : [e.message]);
+  }
+  return e;
+}
