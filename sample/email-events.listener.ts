@@ -1,7 +1,7 @@
 // Hears the emails queue's events from every instance (the event log): logs dead letters and
 // counts outcomes — e.g. for a dashboard — whichever instance ran the job.
 import { Logger } from '@nestjs/common';
-import { OnQueueEvent, QueueEventsListener, type QueueEventOfKind } from '../src/index.js';
+import { OnQueueEvent, QueueEventsListener, type QueueEventOf } from '../src/index.js';
 import { EMAILS } from './emails.js';
 
 @QueueEventsListener(EMAILS)
@@ -16,13 +16,13 @@ export class EmailEventsListener {
   }
 
   @OnQueueEvent('failed')
-  failed(e: QueueEventOfKind<'failed'>): void {
+  failed(e: QueueEventOf<'failed'>): void {
     this.heard.failed++;
     this.logger.debug(`email ${e.id} attempt ${e.attempt} failed: ${e.error}`);
   }
 
   @OnQueueEvent('dead')
-  dead(e: QueueEventOfKind<'dead'>): void {
+  dead(e: QueueEventOf<'dead'>): void {
     this.heard.dead++;
     this.logger.warn(`email ${e.id} dead-lettered: ${e.reason}`);
   }

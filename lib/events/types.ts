@@ -13,8 +13,10 @@ export interface EventBase {
 
 /** One change of one job. */
 export type QueueEvent =
-  /** added: stored by add/addBulk; delayed: added with a due time in the future. */
-  | (EventBase & { kind: 'added' | 'delayed' })
+  /** Stored by add/addBulk, to run now. */
+  | (EventBase & { kind: 'added' })
+  /** Stored by add/addBulk with a due time in the future (or a retry waiting for its backoff). */
+  | (EventBase & { kind: 'delayed' })
   /** A delayed job became pending (its due time came). */
   | (EventBase & { kind: 'promoted' })
   /**

@@ -1,6 +1,6 @@
 // @OnQueueEvent(kind): a method of a @QueueEventsListener() class called on each event of that
 // kind in the queue's event log.
-import type { QueueEvent, QueueEventKind } from '../../lib/index.js';
+import type { QueueEventKind, QueueEventOf } from '../../lib/index.js';
 import { WORK_QUEUE_QUEUE_EVENT_METADATA } from '../work-queue.constants.js';
 import { appendMethodMetadata } from './append-metadata.js';
 
@@ -19,18 +19,6 @@ export const QUEUE_EVENT_KINDS = [
   'released',
 ] as const satisfies readonly QueueEventKind[];
 
-/**
- * The event an `@OnQueueEvent(kind)` method receives. Unlike the core's `QueueEventOf`, it also
- * narrows kinds that share one member of the `QueueEvent` union (`added`/`delayed`).
- */
-export type QueueEventOfKind<K extends QueueEventKind> = QueueEvent extends infer E
-  ? E extends { kind: infer X }
-    ? K extends X
-      ? Omit<E, 'kind'> & { kind: K }
-      : never
-    : never
-  : never;
-
 /** Compile-time check that QUEUE_EVENT_KINDS names every kind (never when one is missing). */
 export type MissingQueueEventKind = Exclude<QueueEventKind, (typeof QUEUE_EVENT_KINDS)[number]>;
 const complete: [MissingQueueEventKind] extends [never] ? true : false = true;
@@ -42,14 +30,14 @@ void complete;
  *
  * ```ts
  * @OnQueueEvent('failed')
- * failed(e: QueueEventOfKind<'failed'>) { console.warn(e.id, e.attempt, e.error); }
+ * failed(e: QueueEventOf<'failed'>) { console.warn(e.id, e.attempt, e.error); }
  * ```
  *
  * Methods are called in the log's order, without waiting for one another; a method that throws
  * or rejects is logged, never fatal.
  */
 export function OnQueueEvent<K extends QueueEventKind>(kind: K) {
-  return <M extends { bivariant(event: QueueEventOfKind<K>): unknown }['bivariant']>(
+  return <M extends { bivariant(event: QueueEventOf<K>): unknown }['bivariant']>(
     _target: object,
     _key: string | symbol,
     descriptor: TypedPropertyDescriptor<M>,

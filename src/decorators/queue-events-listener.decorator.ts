@@ -18,7 +18,7 @@ export interface QueueEventsListenerMetadata {
  * ```ts
  * @QueueEventsListener('emails')
  * export class EmailEvents {
- *   @OnQueueEvent('completed') completed(e: QueueEventOfKind<'completed'>) { ... }
+ *   @OnQueueEvent('completed') completed(e: QueueEventOf<'completed'>) { ... }
  * }
  * ```
  */

@@ -10,7 +10,7 @@ import {
   Process,
   Processor,
   QueueEventsListener,
-  type QueueEventOfKind,
+  type QueueEventOf,
   type WorkQueue,
 } from '../../src/index.js';
 import { WorkQueueQueueEvents } from '../../src/work-queue.queue-events.js';
@@ -131,7 +131,7 @@ describe('@QueueEventsListener / @OnQueueEvent', () => {
     class Second {
       readonly ids: string[] = [];
       @OnQueueEvent('added')
-      added(e: QueueEventOfKind<'added'>) {
+      added(e: QueueEventOf<'added'>) {
         this.ids.push(e.id);
         throw new Error('second broke');
       }

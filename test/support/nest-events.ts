@@ -11,7 +11,7 @@ import {
   type FailOutcome,
   type Job,
   type QueueEvent,
-  type QueueEventOfKind,
+  type QueueEventOf,
   type RegisterQueueOptions,
 } from '../../src/index.js';
 import { testRedisUrl } from './keys.js';
@@ -88,7 +88,7 @@ export class MailEvents {
   readonly heard: QueueEvent[] = [];
 
   @OnQueueEvent('completed')
-  completed(e: QueueEventOfKind<'completed'>) {
+  completed(e: QueueEventOf<'completed'>) {
     this.heard.push(e);
   }
 
