@@ -2,7 +2,6 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { WorkQueueModule } from '../src/index.js';
 import { WorkQueueHealthIndicator } from '../src/health/index.js';
-import { BoardModule } from './admin/board.module.js';
 import { EmailProcessor } from './email.processor.js';
 import { EMAILS } from './emails.js';
 import { HealthController } from './health.controller.js';
@@ -39,8 +38,6 @@ export class AppModule {
           ],
         }),
         TerminusModule,
-        // bull-board at /admin/queues, behind basic auth (BOARD_CREDENTIALS=user:password).
-        BoardModule.forRoot({ queues: [EMAILS] }),
       ],
       controllers: [JobsController, SchedulesController, HealthController],
       providers: [EmailProcessor, WorkQueueHealthIndicator],
