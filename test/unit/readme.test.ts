@@ -32,6 +32,7 @@ describe('README', () => {
             'nestjs-work-queue': ['../../src/index.ts'],
             'nestjs-work-queue/core': ['../../lib/index.ts'],
             'nestjs-work-queue/health': ['../../src/health/index.ts'],
+            'nestjs-work-queue/bull-board': ['../../src/bull-board/index.ts'],
           },
         },
         include: ['*.ts'],
