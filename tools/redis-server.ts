@@ -73,32 +73,35 @@ export function findRedisServerBinary(): string | undefined {
 }
 
 /**
- * On a fresh Debian-like machine where we run as root and apt-get exists, install the
- * redis-server package (saying so). Anywhere else, do nothing: the caller explains the options.
- * Set WQ_NO_APT_INSTALL=1 to never do it.
+ * On a fresh Debian-like machine where we run as root and apt-get exists, install a Debian
+ * package (saying so; the test suite uses it for redis-server and chromium). Anywhere else, do
+ * nothing: the caller explains the options. Set WQ_NO_APT_INSTALL=1 to never do it.
  */
-export function installRedisServer(log: (line: string) => void): void {
+export function aptInstall(pkg: string, log: (line: string) => void): void {
   if (process.env.WQ_NO_APT_INSTALL === '1' || process.getuid?.() !== 0) return;
   const aptGet = firstExecutable(['/usr/bin/apt-get', '/bin/apt-get']);
   if (!aptGet) return;
-  log(
-    '[redis] redis-server not found: installing the Debian package with apt-get (running as root)',
-  );
+  log(`[setup] ${pkg} not found: installing the Debian package with apt-get (running as root)`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   for (const args of [
     ['update', '-qq'],
-    ['install', '-y', '-qq', 'redis-server'],
+    ['install', '-y', '-qq', '--no-install-recommends', pkg],
   ]) {
     const r = spawnSync(aptGet, args, {
       env,
       stdio: ['ignore', 'ignore', 'inherit'],
-      timeout: 300_000,
+      timeout: 600_000,
     });
     if (r.status !== 0) {
-      log(`[redis] apt-get ${args[0]} failed (exit ${r.status ?? r.signal})`);
+      log(`[setup] apt-get ${args[0]} failed (exit ${r.status ?? r.signal})`);
       return;
     }
   }
+}
+
+/** `aptInstall('redis-server')`. */
+export function installRedisServer(log: (line: string) => void): void {
+  aptInstall('redis-server', log);
 }
 
 /** A TCP port that was free a moment ago (ask the OS via listen(0)). */

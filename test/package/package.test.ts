@@ -39,6 +39,7 @@ function run(cmd: string, args: string[], cwd: string): string {
 /** Make `name` resolvable from the project by linking this repository's copy. */
 function link(name: string): void {
   const target = join(project, 'node_modules', name);
+  if (existsSync(target)) return;
   mkdirSync(dirname(target), { recursive: true });
   symlinkSync(join(root, 'node_modules', name), target, 'dir');
 }
@@ -121,6 +122,8 @@ describe('the packed package', () => {
         './dist/cjs/src/otel/index.cjs',
         './dist/src/metrics/index.d.ts',
         './dist/src/otel/index.d.ts',
+        './dist/cjs/src/bull-board/index.cjs',
+        './dist/src/bull-board/index.d.ts',
         './dist/cjs/lib/index.cjs',
       ]),
     );
@@ -208,6 +211,40 @@ describe('the packed package', () => {
     };
     expect(pkgMeta.peerDependenciesMeta['prom-client']).toEqual({ optional: true });
     expect(pkgMeta.peerDependenciesMeta['@opentelemetry/api']).toEqual({ optional: true });
+  });
+
+  it('loads the bull-board entry with its optional peer @bull-board/api, from ESM and CommonJS, typed in each resolution', () => {
+    link('@bull-board/api');
+    link('@types/node');
+    const esm = node(
+      "const b = await import('nestjs-work-queue/bull-board'); const { BaseAdapter } = await import('@bull-board/api/dist/queueAdapters/base.js'); console.log(typeof b.WorkQueueAdapter, b.WorkQueueAdapter.prototype instanceof BaseAdapter);",
+    );
+    expect(esm.trim()).toBe('function true');
+    const cjs = node(
+      "console.log(typeof require('nestjs-work-queue/bull-board').WorkQueueAdapter, require.resolve('nestjs-work-queue/bull-board').replace(/^.*node_modules.nestjs-work-queue./, ''));",
+      'commonjs',
+    );
+    expect(cjs.trim()).toBe('function dist/cjs/src/bull-board/index.cjs');
+    const board = [
+      "import { Redis } from 'ioredis';",
+      "import { WorkQueue } from 'nestjs-work-queue/core';",
+      "import { WorkQueueAdapter } from 'nestjs-work-queue/bull-board';",
+      "import type { BaseAdapter } from '@bull-board/api/dist/queueAdapters/base.js';",
+      'const q = new WorkQueue<{ to: string }>(new Redis(), "emails");',
+      'export const adapter: BaseAdapter = new WorkQueueAdapter(q, { readOnlyMode: true });',
+      '// @ts-expect-error options are checked',
+      'void new WorkQueueAdapter(q, { readOnly: true });',
+    ].join('\n');
+    for (const [dir, type, options] of [
+      ['board-esm', 'module', { module: 'nodenext', moduleResolution: 'nodenext' }],
+      ['board-cjs', 'commonjs', { module: 'nodenext', moduleResolution: 'nodenext' }],
+      [
+        'board-node10',
+        'commonjs',
+        { module: 'commonjs', moduleResolution: 'node', esModuleInterop: true },
+      ],
+    ] as const)
+      expect(typeCheck(dir, type, options, { 'board.ts': board })).toBe('');
   });
 
   it('exports the Nest API without its internals (explorer, accessor, registrar); workers come from WorkQueueContext', () => {

@@ -34,6 +34,7 @@ describe('README', () => {
             'nestjs-work-queue/health': ['../../src/health/index.ts'],
             'nestjs-work-queue/metrics': ['../../src/metrics/index.ts'],
             'nestjs-work-queue/otel': ['../../src/otel/index.ts'],
+            'nestjs-work-queue/bull-board': ['../../src/bull-board/index.ts'],
           },
         },
         include: ['*.ts'],

@@ -1,0 +1,240 @@
+// `WorkQueueAdapter`: a `WorkQueue` on bull-board (@bull-board/api). Counts, paged listings, the
+// job view and the actions the queue can honour; the rest answer an error the board shows.
+import { BaseAdapter } from '@bull-board/api/dist/queueAdapters/base.js';
+import type {
+  AppJobScheduler,
+  JobCleanStatus,
+  JobCounts,
+  JobSchedulerUpdateResult,
+  JobStatus,
+  QueueAdapterOptions,
+  QueueJob,
+  QueueJobOptions,
+  QueueMetrics,
+  QueueRateLimit,
+  Status,
+} from '@bull-board/api/dist/types.js';
+import type { JobInfo, ListState, WorkQueue } from '../../lib/index.js';
+import { UnsupportedBoardActionError, WorkQueueBoardJob } from './work-queue.job.js';
+
+/** Options of `WorkQueueAdapter`: bull-board's own adapter options. */
+export type WorkQueueAdapterOptions = Partial<
+  Pick<
+    QueueAdapterOptions,
+    'readOnlyMode' | 'allowRetries' | 'prefix' | 'description' | 'displayName' | 'delimiter'
+  >
+>;
+
+/** The board's job statuses we can list, each with the state of ours it shows. */
+const LISTED: ReadonlyArray<readonly [JobStatus, ListState]> = [
+  ['active', 'leased'],
+  ['waiting', 'pending'],
+  ['delayed', 'delayed'],
+  ['failed', 'dead'],
+];
+const OUR_STATE = new Map<string, ListState>(LISTED);
+/** Largest page the core lists at once. */
+const PAGE = 1000;
+
+/** A `WorkQueue` on bull-board: `createBullBoard({ queues: [new WorkQueueAdapter(queue)] })`. */
+export class WorkQueueAdapter<T = unknown, R = unknown> extends BaseAdapter {
+  constructor(
+    private readonly queue: WorkQueue<T, R>,
+    options: WorkQueueAdapterOptions = {},
+  ) {
+    // 'bullmq' is the board's richer UI (priorities, global concurrency); no retry of completed
+    // jobs (we keep no completed job to re-run).
+    super('bullmq', { ...options, allowCompletedRetries: false });
+  }
+
+  private get q(): WorkQueue {
+    return this.queue as unknown as WorkQueue;
+  }
+
+  getName(): string {
+    return `${this.prefix}${this.queue.name}`;
+  }
+
+  /** Only the statuses we have: no completed (not kept), paused (queue-wide here), children. */
+  getStatuses(): Status[] {
+    return ['latest', ...LISTED.map(([s]) => s)];
+  }
+
+  getJobStatuses(): JobStatus[] {
+    return LISTED.map(([s]) => s);
+  }
+
+  async getJobCounts(): Promise<JobCounts> {
+    const c = await this.queue.counts();
+    return {
+      latest: 0,
+      active: c.leased,
+      waiting: c.pending,
+      delayed: c.delayed,
+      failed: c.dead,
+      completed: 0,
+      paused: 0,
+      prioritized: 0,
+      'waiting-children': 0,
+    };
+  }
+
+  /**
+   * Jobs `start..end` (inclusive, as the board pages) of each status, in the order the queue
+   * takes them. An unknown status, or a page past the end, is an empty list.
+   */
+  async getJobs(statuses: JobStatus[], start = 0, end = 9): Promise<QueueJob[]> {
+    const from = Number.isSafeInteger(start) && start >= 0 ? start : 0;
+    const to = Number.isSafeInteger(end) ? Math.min(end, from + PAGE - 1) : from;
+    if (to < from) return [];
+    const pages = await Promise.all(
+      (Array.isArray(statuses) ? statuses : []).map((s) => {
+        const state = OUR_STATE.get(s);
+        return state
+          ? this.q.getJobs(state, { offset: from, limit: to - from + 1 })
+          : Promise.resolve([] as JobInfo[]);
+      }),
+    );
+    return pages.flat().map((info) => new WorkQueueBoardJob(this.q, info));
+  }
+
+  /** One job in any state, a completed one with its result while results are stored. */
+  async getJob(id: string): Promise<QueueJob | null> {
+    if (typeof id !== 'string' || id.length === 0 || id.length > 256) return null;
+    const info = await this.q.getJob(id);
+    return info ? new WorkQueueBoardJob(this.q, info) : null;
+  }
+
+  /** Per-job logs are not kept: none. */
+  async getJobLogs(): Promise<string[]> {
+    return [];
+  }
+
+  /** Throughput metrics are not kept by the core: empty. */
+  async getMetrics(): Promise<QueueMetrics> {
+    return { meta: { count: 0, prevTS: 0, prevCount: 0 }, data: [], count: 0 };
+  }
+
+  async getRedisInfo(): Promise<string | null> {
+    return this.queue.client.info();
+  }
+
+  /** Adds a job (the board's "Add job" and "Duplicate"): `delay` and `attempts` honoured. */
+  async addJob(name: string, data: unknown, options: QueueJobOptions = {}): Promise<QueueJob> {
+    const { id } = await this.q.add(data, {
+      ...(name ? { name } : {}),
+      ...(options.delay && options.delay > 0 ? { delayMs: options.delay } : {}),
+      ...(options.attempts && options.attempts > 0 ? { maxAttempts: options.attempts } : {}),
+    });
+    const info = await this.q.getJob(id);
+    return new WorkQueueBoardJob(this.q, info ?? { id, state: 'unknown', name, data });
+  }
+
+  /**
+   * "Clean all" of a status: waiting → `drain()`, failed → `purgeDead()`, delayed → each delayed
+   * job cancelled, page by page. Grace time is not honoured (no timestamps are kept); active
+   * (running) and completed cannot be cleaned in bulk.
+   */
+  async clean(status: JobCleanStatus): Promise<void> {
+    if (status === 'wait') await this.queue.drain();
+    else if (status === 'failed') await this.queue.purgeDead();
+    else if (status === 'delayed') await this.eachDelayed((id) => this.queue.cancel(id));
+    else throw new UnsupportedBoardActionError(`clean ${status} jobs`);
+  }
+
+  /** Removes every waiting and delayed job (`drain({ delayed: true })`); running jobs stay. */
+  async empty(): Promise<void> {
+    await this.queue.drain({ delayed: true });
+  }
+
+  /** `obliterate`: refused (BAD_STATE) while workers live, unless forced. */
+  async obliterate(opts: { force?: boolean } = {}): Promise<void> {
+    await this.queue.obliterate({ force: opts.force === true });
+  }
+
+  async promoteAll(): Promise<void> {
+    await this.eachDelayed((id) => this.queue.promote(id));
+  }
+
+  isPaused(): Promise<boolean> {
+    return this.queue.isPaused();
+  }
+
+  pause(): Promise<void> {
+    return this.queue.pause();
+  }
+
+  resume(): Promise<void> {
+    return this.queue.resume();
+  }
+
+  async getGlobalConcurrency(): Promise<number | null> {
+    return (await this.queue.flowState()).globalConcurrency;
+  }
+
+  setGlobalConcurrency(concurrency: number): Promise<void> {
+    return this.queue.setGlobalConcurrency(concurrency > 0 ? concurrency : null);
+  }
+
+  override get supportsGlobalRateLimit(): boolean {
+    return true;
+  }
+
+  override async getConfiguredRateLimit(): Promise<QueueRateLimit | null> {
+    const limit = (await this.queue.flowState()).rateLimit;
+    return limit ? { max: limit.max, duration: limit.durationMs } : null;
+  }
+
+  override setConfiguredRateLimit(limit: QueueRateLimit): Promise<void> {
+    return this.queue.setRateLimit({ max: limit.max, durationMs: limit.duration });
+  }
+
+  override removeConfiguredRateLimit(): Promise<void> {
+    return this.queue.setRateLimit(null);
+  }
+
+  override async getActiveRateLimitTtl(): Promise<number> {
+    const until = (await this.queue.flowState()).rateLimitedUntil;
+    return until > Date.now() ? until - Date.now() : 0;
+  }
+
+  override async releaseActiveRateLimit(): Promise<void> {
+    throw new UnsupportedBoardActionError('release an active rate limit');
+  }
+
+  // Schedules are not shown on the board (yet): none listed, none changed.
+  async getJobSchedulers(): Promise<Omit<AppJobScheduler, 'queueName'>[]> {
+    return [];
+  }
+
+  async getJobSchedulersCount(): Promise<number> {
+    return 0;
+  }
+
+  async removeJobScheduler(): Promise<boolean> {
+    throw new UnsupportedBoardActionError('remove a schedule');
+  }
+
+  async updateJobScheduler(): Promise<JobSchedulerUpdateResult> {
+    throw new UnsupportedBoardActionError('update a schedule');
+  }
+
+  async runJobSchedulerNow(): Promise<QueueJob | 'not-found'> {
+    throw new UnsupportedBoardActionError('run a schedule now');
+  }
+
+  /** Applies `act` to every delayed job, a page at a time, each job at most once. */
+  private async eachDelayed(act: (id: string) => Promise<boolean>): Promise<void> {
+    const seen = new Set<string>();
+    for (;;) {
+      const page = (await this.q.getJobs('delayed', { offset: 0, limit: PAGE })).filter(
+        (j) => !seen.has(j.id),
+      );
+      if (page.length === 0) return;
+      for (const j of page) {
+        seen.add(j.id);
+        await act(j.id);
+      }
+    }
+  }
+}

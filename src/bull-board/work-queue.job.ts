@@ -1,0 +1,123 @@
+// One of our jobs as bull-board's `QueueJob`: our states under the board's names, and each action
+// the board can ask of a job mapped to the queue call that does it, or refused with a clear error.
+import type {
+  JobRetryStatus,
+  JobState as BoardJobState,
+  QueueJob,
+  QueueJobJson,
+} from '@bull-board/api/dist/types.js';
+import type { JobInfo, JobState, WorkQueue } from '../../lib/index.js';
+
+/** Our job states under the board's names (pending → waiting, leased → active, dead → failed). */
+export const BOARD_STATE: Readonly<Record<JobState, BoardJobState>> = {
+  pending: 'waiting',
+  delayed: 'delayed',
+  leased: 'active',
+  dead: 'failed',
+  completed: 'completed',
+  unknown: 'unknown',
+};
+
+/** The error the board shows for an action that this queue cannot do (never a silent success). */
+export class UnsupportedBoardActionError extends Error {
+  constructor(action: string) {
+    super(`nestjs-work-queue does not support "${action}" from the board`);
+    this.name = 'UnsupportedBoardActionError';
+  }
+}
+
+function refused(what: string, id: string, state: string): Error {
+  return new Error(`${what} refused: job ${id} is ${state}`);
+}
+
+/** The board's `toJSON()` shape for one of our jobs; fields we do not keep are left empty. */
+export function jobJson(info: JobInfo): QueueJobJson {
+  const at = info.at;
+  const errors = [info.deadReason, info.lastError, info.decodeError].filter(
+    (e): e is string => typeof e === 'string' && e.length > 0,
+  );
+  return {
+    id: info.id,
+    name: info.name ?? '',
+    data: info.data,
+    // The board draws numbers as a percentage; ours are 0…1.
+    progress:
+      typeof info.progress === 'number'
+        ? Math.round(info.progress * 100)
+        : ((info.progress as QueueJobJson['progress'] | undefined) ?? 0),
+    attemptsMade: info.attemptsMade ?? 0,
+    // The core keeps no creation or start time: 0 (the board shows no date), not an invention.
+    timestamp: 0,
+    processedOn: null,
+    finishedOn: info.state === 'dead' && at !== undefined ? at : null,
+    delay: info.state === 'delayed' && at !== undefined ? Math.max(0, at - Date.now()) : undefined,
+    failedReason: errors[0] ?? '',
+    stacktrace: errors.slice(1),
+    returnvalue: info.result ?? null,
+    priority: info.priority,
+    stalledCounter: info.leaseExpiries || undefined,
+    opts: {
+      priority: info.priority,
+      ...(info.state === 'delayed' && at !== undefined
+        ? { dueAt: new Date(at).toISOString() }
+        : {}),
+      ...(info.state === 'leased' && at !== undefined
+        ? { leaseDeadline: new Date(at).toISOString() }
+        : {}),
+      ...(info.state === 'dead' && at !== undefined ? { diedAt: new Date(at).toISOString() } : {}),
+      ...(info.deadReason ? { deadReason: info.deadReason } : {}),
+    },
+  };
+}
+
+/** A job as the board holds it: a snapshot (`toJSON`) plus actions that act on the live queue. */
+export class WorkQueueBoardJob implements QueueJob {
+  readonly opts: { delay?: number };
+
+  constructor(
+    private readonly queue: WorkQueue,
+    private readonly info: JobInfo,
+  ) {
+    this.opts = { delay: jobJson(info).delay };
+  }
+
+  toJSON(): QueueJobJson {
+    return jobJson(this.info);
+  }
+
+  async getState(): Promise<BoardJobState> {
+    const now = await this.queue.getJob(this.info.id);
+    return now ? BOARD_STATE[now.state] : 'unknown';
+  }
+
+  /** Delayed → pending now (`promote`). */
+  async promote(): Promise<void> {
+    if (!(await this.queue.promote(this.info.id)))
+      throw refused('promote', this.info.id, await this.getState());
+  }
+
+  /** Removes the job wherever it is (`cancel`; a running job's worker is told to abort it). */
+  async remove(): Promise<void> {
+    if (!(await this.queue.cancel(this.info.id)))
+      throw new Error(`remove refused: job ${this.info.id} no longer exists`);
+  }
+
+  /** Failed (dead) → pending, attempts reset (`retryDead`). Completed jobs are not re-run. */
+  async retry(state?: JobRetryStatus): Promise<void> {
+    if (state === 'completed') throw new UnsupportedBoardActionError('retry a completed job');
+    if (!(await this.queue.retryDead(this.info.id)))
+      throw refused('retry', this.info.id, await this.getState());
+  }
+
+  /** A pending or delayed job's priority (0…9, `changePriority`). */
+  async changePriority(opts: { priority?: number; lifo?: boolean }): Promise<void> {
+    if (opts.lifo === true) throw new UnsupportedBoardActionError('LIFO');
+    if (!(await this.queue.changePriority(this.info.id, opts.priority ?? 0)))
+      throw refused('change priority', this.info.id, await this.getState());
+  }
+
+  /** Stored payloads are immutable: the board's "update data" answers an error. */
+  async updateData(): Promise<void> {
+    throw new UnsupportedBoardActionError('update job data');
+  }
+}
