@@ -499,9 +499,23 @@ export class Ctx {
   watchLeases(workerIds: string[], at: number, heartbeatTimeoutMs: number): void {
     // One worker per queue, in queue order (their ids come from each queue's own registry).
     const idOf = (i: number) => (workerIds[i] === undefined ? [] : [workerIds[i]!]);
-    this.s.queues.forEach((name, i) =>
-      this.leaseChecks.push({ queue: name, workerIds: idOf(i), from: at + heartbeatTimeoutMs + 5 }),
-    );
+    this.s.queues.forEach((name, i) => {
+      // A worker that died before its heartbeat thread's first beat has a registry entry set
+      // ahead by its bridge beats (lib/worker/heartbeat.ts: up to 2 x heartbeatTimeoutMs): its
+      // heartbeat lapses that much later. Judge from Redis' own view (checked from when it is read).
+      const check = { queue: name, workerIds: idOf(i), from: Number.POSITIVE_INFINITY };
+      this.leaseChecks.push(check);
+      const q = new WorkQueue(this.admin, name, this.queueOpts());
+      const ids = idOf(i);
+      void Promise.all(ids.map((w) => this.admin.zscore(q.keys.workers, w)))
+        .then((scores) => {
+          const last = Math.max(at, ...scores.map((v) => (v === null ? 0 : Number(v))));
+          check.from = last + heartbeatTimeoutMs + 5;
+        })
+        .catch(() => {
+          check.from = at + heartbeatTimeoutMs + 5;
+        });
+    });
     const monitor = this.admin.duplicate();
     monitor.on('error', () => undefined);
     const queues = this.s.queues.map((name) => new WorkQueue(monitor, name, this.queueOpts()));
@@ -905,7 +919,8 @@ async function resultKeys(ctx: Ctx): Promise<Set<string>> {
   return out;
 }
 
-const FINISHED_OK = new Set(['id', 'tok', 'wseq', 'hb']);
+// The counters, the heartbeat record and the event log (a capped stream, kept by design).
+const FINISHED_OK = new Set(['id', 'tok', 'wseq', 'hb', 'es']);
 /**
  * Keys a finished queue keeps for a while besides its counters: caller ids of completed jobs
  * within their dedupe window (`ix`, and `~<until>` values in `ids`), and each producer's record
