@@ -255,3 +255,13 @@ export const queueEventsStarted = (queue: string, classNames: readonly string[])
   `events of queue "${queue}" heard by ${classNames.join(', ')}`;
 export const queueEventsStartTimeout = (queue: string, ms: number, lastError: string | undefined) =>
   `queue "${queue}": its event log could not be read within ${ms} ms, Redis did not answer${lastError ? `: ${lastError}` : ''}`;
+
+/** A value as a problem message quotes it. */
+export const show = (v: unknown): string => {
+  if (typeof v === 'function') return 'a function';
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return String(v);
+  }
+};

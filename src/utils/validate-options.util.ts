@@ -60,14 +60,6 @@ type Bag = Record<string, unknown>;
 
 const isObject = (v: unknown): v is Bag => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const show = (v: unknown): string => {
-  if (typeof v === 'function') return 'a function';
-  try {
-    return JSON.stringify(v) ?? String(v);
-  } catch {
-    return String(v);
-  }
-};
 
 function unknownKeys(
   o: Bag,
@@ -94,7 +86,7 @@ function connectionProblems(c: unknown, problems: string[], path = 'connection')
     return;
   }
   if (!isObject(c)) {
-    problems.push(msg.connectionNotObject(path, show(c)));
+    problems.push(msg.connectionNotObject(path, msg.show(c)));
     return;
   }
   const given = CONNECTION_KINDS.filter((k) => c[k] !== undefined);
@@ -111,12 +103,12 @@ function connectionProblems(c: unknown, problems: string[], path = 'connection')
       }
     }
     if (!ok) {
-      const got = typeof c.url === 'string' ? JSON.stringify(redactUrl(c.url)) : show(c.url);
+      const got = typeof c.url === 'string' ? JSON.stringify(redactUrl(c.url)) : msg.show(c.url);
       problems.push(msg.badUrl(path, got));
     }
   }
   if (c.redis !== undefined && !isObject(c.redis)) {
-    problems.push(msg.badRedisOptions(path, show(c.redis)));
+    problems.push(msg.badRedisOptions(path, msg.show(c.redis)));
   }
   if (c.client !== undefined) {
     const cl = c.client as Bag | null;
@@ -135,7 +127,7 @@ function connectionProblems(c: unknown, problems: string[], path = 'connection')
     } else {
       const { nodes, options } = c.cluster;
       if (!Array.isArray(nodes) || nodes.length === 0) {
-        problems.push(msg.badClusterNodes(path, show(nodes)));
+        problems.push(msg.badClusterNodes(path, msg.show(nodes)));
       }
       if (options !== undefined && !isObject(options)) {
         problems.push(msg.badClusterOptions(path));
@@ -159,14 +151,14 @@ function loggerProblems(l: unknown, path: string, problems: string[]): void {
 export function moduleOptionProblems(options: unknown): string[] {
   const problems: string[] = [];
   if (!isObject(options)) {
-    return [msg.optionsNotObject(show(options))];
+    return [msg.optionsNotObject(msg.show(options))];
   }
   unknownKeys(options, MODULE_KEYS, '', problems);
   connectionProblems(options.connection, problems);
   const named = options.connections;
   if (named !== undefined) {
     if (!isObject(named)) {
-      problems.push(msg.badConnections(show(named)));
+      problems.push(msg.badConnections(msg.show(named)));
     } else {
       for (const [key, c] of Object.entries(named)) {
         if (!CONFIG_KEY.test(key)) problems.push(msg.badConnectionName(key));
@@ -180,7 +172,7 @@ export function moduleOptionProblems(options: unknown): string[] {
   const d = options.defaults;
   if (d !== undefined) {
     if (!isObject(d)) {
-      problems.push(msg.defaultsNotObject(show(d)));
+      problems.push(msg.defaultsNotObject(msg.show(d)));
     } else {
       unknownKeys(d, { ...QUEUE_DEFAULT_KEYS, ...WORKER_DEFAULT_KEYS }, 'defaults.', problems, {
         prefix: msg.DEFAULTS_PREFIX,
@@ -193,17 +185,17 @@ export function moduleOptionProblems(options: unknown): string[] {
   loggerProblems(options.logger, 'logger', problems);
   const t = options.shutdownTimeoutMs;
   if (t !== undefined && (typeof t !== 'number' || !Number.isInteger(t) || t < 0)) {
-    problems.push(msg.badShutdownTimeout(show(t)));
+    problems.push(msg.badShutdownTimeout(msg.show(t)));
   }
   const c = options.cleaner;
   if (c !== undefined && c !== false) {
     if (!isObject(c)) {
-      problems.push(msg.badCleaner(show(c)));
+      problems.push(msg.badCleaner(msg.show(c)));
     } else {
       unknownKeys(c, { intervalMs: true }, 'cleaner.', problems);
       const i = c.intervalMs;
       if (i !== undefined && (typeof i !== 'number' || !Number.isInteger(i) || i <= 0)) {
-        problems.push(msg.badCleanerInterval(show(i)));
+        problems.push(msg.badCleanerInterval(msg.show(i)));
       }
     }
   }
@@ -220,7 +212,7 @@ export function registerQueueProblems(
 ): string[] {
   const problems: string[] = [];
   if (!isObject(registration)) {
-    return [msg.registrationNotObject(show(registration))];
+    return [msg.registrationNotObject(msg.show(registration))];
   }
   checkName('name', registration.name, problems);
   unknownKeys(
@@ -241,7 +233,7 @@ export function registerQueueProblems(
   const { name, configKey, connection, schedules, pruneSchedules, ...rest } = registration;
   if (configKey !== undefined) {
     if (typeof configKey !== 'string' || !CONFIG_KEY.test(configKey)) {
-      problems.push(msg.badConfigKey(show(configKey)));
+      problems.push(msg.badConfigKey(msg.show(configKey)));
     }
     if (connection !== undefined) {
       problems.push(msg.CONFIG_KEY_AND_CONNECTION);
@@ -263,7 +255,7 @@ export function registerQueueProblems(
 
 /** Every problem with the options of one `@Processor()`; `at` names it. */
 export function processorOptionProblems(options: unknown, at: string): string[] {
-  if (!isObject(options)) return [msg.processorOptionsNotObject(at, show(options))];
+  if (!isObject(options)) return [msg.processorOptionsNotObject(at, msg.show(options))];
   const problems: string[] = [];
   unknownKeys(options, PROCESSOR_KEYS, at, problems, {
     autostart: msg.processorAutostart(at),

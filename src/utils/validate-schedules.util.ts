@@ -67,17 +67,17 @@ export function scheduleProblems(
 ): string[] {
   const problems: string[] = [];
   if (pruneSchedules !== undefined && typeof pruneSchedules !== 'boolean') {
-    problems.push(msg.badPruneSchedules(show(pruneSchedules)));
+    problems.push(msg.badPruneSchedules(msg.show(pruneSchedules)));
   }
   if (schedules === undefined) return problems;
   if (!Array.isArray(schedules)) {
-    problems.push(msg.schedulesNotArray(show(schedules)));
+    problems.push(msg.schedulesNotArray(msg.show(schedules)));
     return problems;
   }
   const seen = new Map<string, number>();
   schedules.forEach((declaration: unknown, i) => {
     if (!isObject(declaration)) {
-      problems.push(msg.scheduleNotObject(i, show(declaration)));
+      problems.push(msg.scheduleNotObject(i, msg.show(declaration)));
       return;
     }
     const at = msg.scheduleAt(i, declaration.id);
@@ -106,11 +106,3 @@ export function scheduleProblems(
   return problems;
 }
 
-const show = (v: unknown): string => {
-  if (typeof v === 'function') return 'a function';
-  try {
-    return JSON.stringify(v) ?? String(v);
-  } catch {
-    return String(v);
-  }
-};
