@@ -60,7 +60,6 @@ type Bag = Record<string, unknown>;
 
 const isObject = (v: unknown): v is Bag => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-
 function unknownKeys(
   o: Bag,
   known: Record<string, true>,
