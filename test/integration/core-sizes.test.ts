@@ -11,11 +11,17 @@ const fx = new QueueFixture();
 afterAll(() => fx.cleanup());
 
 const MAX = 10_000;
+/**
+ * These tests are about sizes, not deadlines: 10,000 calls sent at once queue up on one
+ * connection, and each call's commandTimeoutMs runs from when it was sent, so a loaded machine
+ * could time out the last ones while Redis still works through the first.
+ */
+const patient = { commandTimeoutMs: 60_000 };
 const jobs = (n: number) => Array.from({ length: n }, (_, i) => ({ data: i }));
 
 describe('sizes at the maxima', () => {
   it('lease, extend, completeAndLease and release of 10,000 jobs each work in one call', async () => {
-    const q = fx.queue<number>({ leaseMs: 60_000 });
+    const q = fx.queue<number>({ ...patient, leaseMs: 60_000 });
     expect((await q.addBulk(jobs(MAX + 2_000))).length).toBe(MAX + 2_000);
     const leased = await q.lease({ count: MAX });
     expect(leased.length).toBe(MAX);
@@ -38,7 +44,7 @@ describe('sizes at the maxima', () => {
   }, 120_000);
 
   it('addBulk of 25,000 jobs, listDead/purgeDead of 10,000+ dead jobs', async () => {
-    const q = fx.queue<number>({ maxAttempts: 1, maxDead: 20_000 });
+    const q = fx.queue<number>({ ...patient, maxAttempts: 1, maxDead: 20_000 });
     await q.addBulk(jobs(25_000));
     expect((await q.counts()).pending).toBe(25_000);
     const all = await q.lease({ count: MAX });
@@ -50,7 +56,7 @@ describe('sizes at the maxima', () => {
   }, 120_000);
 
   it('a Worker with concurrency 10,000 and prefetch 10,000 completes every job', async () => {
-    const q = fx.queue<number>();
+    const q = fx.queue<number>(patient);
     await q.addBulk(jobs(25_000));
     let ran = 0;
     const w = new Worker(
