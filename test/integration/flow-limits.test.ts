@@ -113,32 +113,48 @@ describe('limits in Redis', () => {
     expect((await q.counts()).leased).toBe(0);
   });
 
-  it('RateLimitError: job back first, no attempt counted, the queue leases nothing meanwhile', async () => {
-    const q = fx.queue<string>();
-    await q.addBulk(['a', 'b', 'c'].map((data) => ({ data })));
-    const runs: Array<{ data: string; attempt: number; at: number }> = [];
-    let thrownAt = 0;
-    worker(
-      q,
-      async (job) => {
-        const at = await redisNow(q.client as never);
-        runs.push({ data: job.data, attempt: job.attempt, at });
-        if (runs.length === 1) {
-          thrownAt = at;
-          throw new RateLimitError(400);
-        }
-      },
-      { concurrency: 1, prefetch: 0 },
-    );
-    await waitFor(() => runs.length === 4, { what: '4 runs' });
-    expect(runs.map((r) => [r.data, r.attempt])).toEqual([
-      ['a', 1],
-      ['a', 1],
-      ['b', 1],
-      ['c', 1],
-    ]);
-    // Redis time: the rerun's handler started after the pause ended.
-    expect(runs[1]!.at - thrownAt).toBeGreaterThanOrEqual(400);
+  it.each(['throw new RateLimitError(ms)', 'job.rateLimited(ms)'])(
+    '%s: job back first, no attempt counted, the queue leases nothing meanwhile',
+    async (how) => {
+      const q = fx.queue<string>();
+      await q.addBulk(['a', 'b', 'c'].map((data) => ({ data })));
+      const runs: Array<{ data: string; attempt: number; at: number }> = [];
+      let thrownAt = 0;
+      worker(
+        q,
+        async (job) => {
+          const at = await redisNow(q.client as never);
+          runs.push({ data: job.data, attempt: job.attempt, at });
+          if (runs.length === 1) {
+            thrownAt = at;
+            if (how.startsWith('job')) job.rateLimited(400);
+            throw new RateLimitError(400);
+          }
+        },
+        { concurrency: 1, prefetch: 0 },
+      );
+      await waitFor(() => runs.length === 4, { what: '4 runs' });
+      expect(runs.map((r) => [r.data, r.attempt])).toEqual([
+        ['a', 1],
+        ['a', 1],
+        ['b', 1],
+        ['c', 1],
+      ]);
+      // Redis time: the rerun's handler started after the pause ended.
+      expect(runs[1]!.at - thrownAt).toBeGreaterThanOrEqual(400);
+    },
+  );
+
+  it('job.rateLimited with a bad ms fails the attempt with INVALID_ARGUMENT', async () => {
+    const q = fx.queue<string>({ maxAttempts: 1 });
+    const { id } = await q.add('x');
+    const errors: unknown[] = [];
+    const w = worker(q, (job) => job.rateLimited(-5), { concurrency: 1 });
+    w.on('dead', (_job, e) => errors.push(e));
+    await waitFor(() => errors.length === 1, { what: 'the job dead-lettered' });
+    expect(errors[0]).toMatchObject({ code: 'INVALID_ARGUMENT' });
+    expect((await q.getJob(id))?.state).toBe('dead');
+    expect(await q.isPaused()).toBe(false);
   });
 
   it('hand-offs respect pause and limits; a paused rate window still holds after resume', async () => {
