@@ -31,7 +31,11 @@ describe('payload buckets', () => {
     expect(jobs.map((j) => [j.id, j.data.n])).toEqual(range(1, 300).map((n) => [String(n), n]));
     await q.completeAndLease(jobs.map((lease) => ({ lease })));
     const left = await allPayloads(c, q.keys);
-    expect(Object.keys(left).map(Number).sort((a, b) => a - b)).toEqual(range(301, 1_000));
+    expect(
+      Object.keys(left)
+        .map(Number)
+        .sort((a, b) => a - b),
+    ).toEqual(range(301, 1_000));
     // Buckets 0 (ids 1–127) and 1 (128–255) emptied: gone, and out of the set.
     const after = (await c.smembers(q.keys.dataBuckets)).sort();
     expect(after).toEqual(buckets.filter((b) => Number(b) >= 2).sort());
