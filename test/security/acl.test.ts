@@ -46,6 +46,7 @@ const COMMANDS = [
   'lrange',
   'zrange',
   'hscan',
+  'sscan', // repair walks the payload bucket set
   'set', // also by a worker acknowledging a cancel
   'exists', // a canceller checking for an acknowledgement
   'del',
