@@ -32,9 +32,18 @@ export interface Snapshot {
   ids: Record<string, string>;
 }
 
+const PAYLOAD_IDS = `local out = {}
+for _, b in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  for _, id in ipairs(redis.call('HKEYS', KEYS[2] .. ':' .. b)) do
+    out[#out + 1] = id
+  end
+end
+return out`;
+
 export async function snapshot(r: Real): Promise<Snapshot> {
   const k = (part: string) => r.q.keys.base + part;
-  const m = r.redis.multi().hkeys(k('d'));
+  // Payload ids of every bucket of the set (lib/scripts/lib/data.lua), read in the same MULTI.
+  const m = r.redis.multi().eval(PAYLOAD_IDS, 2, r.q.keys.dataBuckets, k('d'));
   for (let p = 0; p <= 9; p++) m.lrange(k(`p${p}`), 0, -1);
   m.zrange(k('dl'), '0', '-1', 'WITHSCORES')
     .zrange(k('ls'), '0', '-1', 'WITHSCORES')
