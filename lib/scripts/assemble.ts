@@ -32,6 +32,7 @@ const LIBRARY_ORDER = [
   'handoff',
   'reclaim',
   'flow',
+  'adding',
   'leasing',
 ];
 
