@@ -2,8 +2,9 @@
  * Adding jobs: checked and encoded first (one bad job refuses the batch, nothing written), then
  * one add script per 2,000 jobs. Every add call is idempotent (see add.lua): this producer's
  * session and a sequence number name it, so a call re-sent after a lost reply adds nothing twice.
- * Single adds group-commit: while one add script of them is in flight, the next ones wait and go
- * together in the next script (each caller gets its own result; a script's error is all of theirs).
+ * Single adds group-commit: those of one tick go together, in up to two scripts in flight; adds
+ * made while both are out wait and go together in the next (each caller gets its own result; a
+ * script's error is all of theirs).
  * Calls whose jobs all are plain (no caller id, no schedule) go to the leaner add_plain.lua.
  */
 import { randomBytes } from 'node:crypto';
@@ -20,6 +21,8 @@ const MAX_ACKS_PER_ADD = 1000;
 /** Records of answered calls are deleted once this many wait (fewer commands per add). */
 const ACK_BATCH = 64;
 const NO_ACKS: number[] = [];
+/** Group scripts of single adds in flight at most (measured: see the README, "Performance"). */
+const GROUPS_IN_FLIGHT = 2;
 
 /** A single add waiting for the next group script. */
 interface Waiting {
@@ -49,7 +52,9 @@ function noOptions(opts: AddOptions | undefined): boolean {
 export class Producer {
   /** Single adds waiting for the group script in flight to finish. */
   private waiting: Waiting[] = [];
-  private grouping = false;
+  /** Group scripts in flight, and whether a flush is due at the end of this tick. */
+  private inFlight = 0;
+  private flushing = false;
   /** This producer's add calls: a session id and a counter. */
   private readonly session = randomBytes(8).toString('base64url');
   private seq = 0;
@@ -75,27 +80,41 @@ export class Producer {
     const job = values;
     return new Promise<AddResult>((resolve, reject) => {
       this.waiting.push({ values: job, resolve, reject });
-      if (!this.grouping) this.group();
+      if (!this.flushing && this.inFlight < GROUPS_IN_FLIGHT) {
+        this.flushing = true;
+        queueMicrotask(this.flush);
+      }
     });
   }
 
-  /** Send the waiting single adds (up to a chunk) as one script; the next group when it ends. */
-  private group(): void {
-    const batch =
-      this.waiting.length <= ADD_CHUNK ? this.waiting : this.waiting.slice(0, ADD_CHUNK);
-    this.waiting = this.waiting.length <= ADD_CHUNK ? [] : this.waiting.slice(ADD_CHUNK);
-    this.grouping = true;
+  /**
+   * Send what waits, shared evenly by the free places in flight (so that one group runs while
+   * the callers of another add again). Runs once the adds of this tick are in, or at once when
+   * a group ends.
+   */
+  private readonly flush = (): void => {
+    this.flushing = false;
+    while (this.waiting.length > 0 && this.inFlight < GROUPS_IN_FLIGHT) {
+      const share = Math.ceil(this.waiting.length / (GROUPS_IN_FLIGHT - this.inFlight));
+      this.group(Math.min(share, ADD_CHUNK));
+    }
+  };
+
+  /** Send the first `size` waiting single adds as one script. */
+  private group(size: number): void {
+    const batch = size === this.waiting.length ? this.waiting : this.waiting.slice(0, size);
+    this.waiting = size === this.waiting.length ? [] : this.waiting.slice(size);
+    this.inFlight++;
     const seq = ++this.seq;
     const settle = (): void => {
-      this.grouping = false;
-      if (this.waiting.length > 0) this.group();
+      this.inFlight--;
+      if (this.waiting.length > 0 && !this.flushing) this.flush();
     };
     let sent: Promise<unknown>;
     try {
-      sent = this.send(
-        batch.map((w) => w.values),
-        seq,
-      );
+      const values = new Array<AddValues>(batch.length);
+      for (let i = 0; i < batch.length; i++) values[i] = batch[i]!.values;
+      sent = this.send(values, seq);
     } catch (e) {
       sent = Promise.reject(e);
     }
