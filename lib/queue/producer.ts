@@ -50,7 +50,7 @@ function noOptions(opts: AddOptions | undefined): boolean {
 }
 
 export class Producer {
-  /** Single adds waiting for the group script in flight to finish. */
+  /** Single adds waiting to be sent (at the end of the tick, or when a group script ends). */
   private waiting: Waiting[] = [];
   /** Group scripts in flight, and whether a flush is due at the end of this tick. */
   private inFlight = 0;
