@@ -7,7 +7,11 @@ export const KEY_TABLE = {
   pending: { part: 'p', doc: 'pending lists p0..p9 (job ids, FIFO, front = next)' },
   id: { part: 'id', doc: 'job id counter' },
   tok: { part: 'tok', doc: 'lease token counter' },
-  data: { part: 'd', doc: 'data hash (id -> payload)' },
+  data: {
+    part: 'd',
+    doc: 'payload buckets d:<b>, hashes id -> payload for ids DATA_SPAN·b… (lib/scripts/lib/data.lua)',
+  },
+  dataBuckets: { part: 'db', doc: 'set of the payload buckets that exist (bucket numbers)' },
   meta: { part: 'm', doc: 'meta hash (id -> JSON, see lib/scripts/lib/meta.lua)' },
   ids: { part: 'ids', doc: 'caller-id index (caller id -> id, or ~<until ms> once completed)' },
   delayed: { part: 'dl', doc: 'delayed zset (id -> due ms)' },
@@ -49,6 +53,17 @@ export const KEY_TABLE = {
   },
 } as const;
 
+/**
+ * Ids per payload bucket: a bucket of this many small payloads stays a listpack in Redis' default
+ * configuration (hash-max-listpack-entries 128). Scripts see it as DATA_SPAN.
+ */
+export const DATA_SPAN = 128;
+
+/** The payload bucket number of a job id ('x' for ids that are not counter values). */
+export function dataBucketOf(id: string): string {
+  return /^\d+$/.test(id) ? String(Math.floor(Number(id) / DATA_SPAN)) : 'x';
+}
+
 /** The name of a key of the table. */
 export type KeyName = keyof typeof KEY_TABLE;
 
@@ -65,7 +80,12 @@ export interface QueueKeys {
   key(name: KeyName, owner?: KeyOwner): string;
   readonly wake: string;
   readonly events: string;
-  readonly data: string;
+  /** The payload bucket of job id `id` (a hash id -> payload; lib/scripts/lib/data.lua). */
+  dataBucket(id: string | number): string;
+  /** The payload bucket numbered `b` (a member of `dataBuckets`). */
+  dataBucketNamed(b: string): string;
+  /** The set of the payload buckets that exist (bucket numbers). */
+  readonly dataBuckets: string;
   readonly workers: string;
   readonly leased: string;
   readonly delayed: string;
@@ -103,7 +123,9 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
     key,
     wake: key('wake'),
     events: key('ev'),
-    data: key('data'),
+    dataBucket: (id) => `${key('data')}:${dataBucketOf(String(id))}`,
+    dataBucketNamed: (b) => `${key('data')}:${b}`,
+    dataBuckets: key('dataBuckets'),
     workers: key('workers'),
     leased: key('leased'),
     delayed: key('delayed'),

@@ -46,10 +46,21 @@ export async function repair(ctx: QueueContext): Promise<RepairReport> {
   for (let p = 0; p <= 9; p++) await pages((a, b) => lrange(k.pending(p), a, b), mark);
   for (const key of [k.delayed, k.leased, k.dead]) await pages((a, b) => zrange(key, a, b), mark);
   const withData = new Set<string>();
-  await hscanAll(k.data, (id) => {
-    withData.add(id);
-    if ((places.get(id) ?? 0) !== 1) suspects.add(id);
-  });
+  const buckets: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, page] = await bounded(raw, t, at, () =>
+      raw.sscan(k.dataBuckets, cursor, 'COUNT', PAGE),
+    );
+    buckets.push(...page);
+    cursor = next;
+  } while (cursor !== '0');
+  for (const b of new Set(buckets)) {
+    await hscanAll(k.dataBucketNamed(b), (id) => {
+      withData.add(id);
+      if ((places.get(id) ?? 0) !== 1) suspects.add(id);
+    });
+  }
   for (const id of places.keys()) if (!withData.has(id)) suspects.add(id);
   const leased = new Set<string>();
   await pages(

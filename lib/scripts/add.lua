@@ -1,6 +1,6 @@
 -- add: store and enqueue a batch of jobs (add_plain.lua: the same for jobs without caller ids
 -- or schedules).
---! keys: id tok data meta ids delayed leased tokens dead prog taken wake parked adds flow rate events pending*
+--! keys: id tok data dataBuckets meta ids delayed leased tokens dead prog taken wake parked adds flow rate events pending*
 -- ARGV: the priorities used (digits: the pending lists passed, in that order), hand-off lease
 --   ms (0 = never hand off), count, call seq ('' = none), idempotency ttl ms, acknowledged count m, then m seqs of
 --   earlier calls whose replies arrived, then per job 5 values: caller id ('' = generate),
@@ -119,7 +119,7 @@ local flags = {}
 local any = false
 local function flush()
   if #data_args > 0 then
-    rcall_each('HSET', K_DATA, data_args)
+    data_set(data_args)
     data_args = {}
   end
   if #meta_args > 0 then
@@ -151,7 +151,7 @@ end
 -- The waiting job n of caller id cid goes, for a replacing add: true when it did.
 local function unplace(n)
   flush()
-  if rcall('ZSCORE', K_LEASED, n) or rcall('ZSCORE', K_DEAD, n) or rcall('HEXISTS', K_DATA, n) == 0 then
+  if rcall('ZSCORE', K_LEASED, n) or rcall('ZSCORE', K_DEAD, n) or not data_has(n) then
     return false
   end
   destroy(n, {})

@@ -1,6 +1,6 @@
 -- add_plain: store and enqueue a batch of plain jobs, those with neither a caller id nor a
 -- schedule (the common add, with fewer keys and commands; add.lua does every other add).
---! keys: id tok data meta wake parked leased tokens flow rate adds events pending*
+--! keys: id tok data dataBuckets meta wake parked leased tokens flow rate adds events pending*
 -- ARGV: the priorities used (digits: the pending lists passed, in that order), hand-off lease
 --   ms (0 = never hand off), count, call seq ('' = none), idempotency ttl ms, acknowledged
 --   count m, then m seqs of earlier calls whose replies arrived, then per job 3 values:
@@ -53,7 +53,7 @@ for j = 1, count do
 end
 -- Data first: a write that fails (e.g. on a key of the wrong type) then leaves no wake entry
 -- for a job without data.
-rcall_each('HSET', K_DATA, data_args)
+data_set(data_args)
 if #meta_args > 0 then
   rcall_each('HSET', K_META, meta_args)
 end

@@ -3,7 +3,7 @@
  * header declares (`--! keys:`), the library functions it reaches (lib/scripts/lib/*.lua, only
  * those), then its body. Checks that the keys it declares are exactly the keys its code uses.
  */
-import { KEY_TABLE, type KeyName, type KeyOwner, type QueueKeys } from '../keys.js';
+import { DATA_SPAN, KEY_TABLE, type KeyName, type KeyOwner, type QueueKeys } from '../keys.js';
 import { LIBRARY_SOURCES, SCRIPT_SOURCES } from './sources.generated.js';
 
 export type ScriptName = keyof typeof SCRIPT_SOURCES;
@@ -24,6 +24,7 @@ export interface AssembledScript {
 /** Library files in dependency order: a definition may use only those before it. */
 const LIBRARY_ORDER = [
   'base',
+  'data',
   'meta',
   'events',
   'ids',
@@ -128,6 +129,7 @@ function prelude(name: string, keys: readonly KeySlot[]): string {
     );
     bind.push('local EV_CAP = tonumber(table.remove(ARGV, 1))');
   }
+  if (keys.includes('data')) bind.push(`local DATA_SPAN = ${DATA_SPAN}`);
   let i = 1;
   for (const k of keys) {
     if (k === 'pending') {

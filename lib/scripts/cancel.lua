@@ -2,7 +2,7 @@
 -- ('c:<id>:<token>:<holder>:<ack>'), and acknowledges (lib/worker) once it will never start the
 -- job; the canceller waits for that acknowledgement so that no handler starts after cancel
 -- resolved.
---! keys: data meta ids delayed leased tokens dead workers wake prog ev hb events
+--! keys: data dataBuckets meta ids delayed leased tokens dead workers wake prog ev hb events
 -- ARGV: public id, acknowledgement id, heartbeat timeout ms.
 -- Returns: 0 no such job, 1 cancelled, 2 cancelled and a live holder was told (wait for its
 --   acknowledgement).

@@ -3,7 +3,7 @@
 -- heartbeat lapsed (reclaimed one by one with reclaim_worker) and schedules due for their next
 -- ticks (made one by one with schedule_top: cron times come from the client).
 -- Cost is proportional to the work found: every step reads only due/expired entries.
---! keys: pending data meta ids delayed leased tokens dead workers wake res rexp prog hb taken schedDue schedRun events
+--! keys: pending data dataBuckets meta ids delayed leased tokens dead workers wake res rexp prog hb taken schedDue schedRun events
 -- ARGV: batch limit, max lease expiries, max dead, heartbeat timeout ms.
 -- Returns: { promoted, reclaimed, dead-lettered, results dropped, caller ids freed, Redis now,
 --   count s of schedules due, s schedule ids, then dead worker ids }.
@@ -22,7 +22,7 @@ sort_by_score_then_id(expired)
 -- Walk backwards so the first of them ends up first in line.
 for i = #expired, 1, -1 do
   local n = expired[i][1]
-  if rcall('HEXISTS', K_DATA, n) == 0 then
+  if not data_has(n) then
     -- A lease without a payload: nothing to give back.
     rcall('ZREM', K_LEASED, n)
     rcall('HDEL', K_TOKENS, n)

@@ -1,5 +1,5 @@
 -- complete: adopt hand-offs, finish a batch of jobs, then (optionally) lease more, in one call.
---! keys: pending tok data meta ids delayed leased tokens dead wake res rexp prog ev parked taken wleases hands schedRun flow rate events
+--! keys: pending tok data dataBuckets meta ids delayed leased tokens dead wake res rexp prog ev parked taken wleases hands schedRun flow rate events
 -- ARGV: worker id, result ttl ms (0 = results off), dedupe window ms, lease count (0 = none),
 --   lease ms, park ms (0 = do not mark the worker parked), sweep (1: the worker's idle wait
 --   moved entries into its hand-off list since its last sweep), adopt count, job count, then
@@ -80,7 +80,7 @@ for j = 1, count do
         keep_taken(meta.i, n, now, window, meta.t == 1)
       end
     end
-  elseif rcall('HEXISTS', K_DATA, n) == 1 then
+  elseif data_has(n) then
     meta = decode_meta(metas[j])
     local cid_held = meta.i and rcall('HGET', K_IDS, meta.i) == n
     destroy(n, meta)
@@ -110,7 +110,7 @@ for j = 1, count do
 end
 emit_jobs('completed', completed, completed_metas, ttl > 0 and { 'r', '1' } or nil)
 if #mine > 0 then
-  rcall_each('HDEL', K_DATA, mine)
+  data_del(mine)
   rcall_each('HDEL', K_META, mine)
   rcall_each('HDEL', K_TOKENS, mine)
   rcall_each('HDEL', K_PROG, mine)

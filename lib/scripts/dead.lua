@@ -1,5 +1,5 @@
 -- dead: the dead-letter set. List a page, requeue one, or purge one / a batch.
---! keys: pending data meta ids delayed leased tokens dead wake prog
+--! keys: pending data dataBuckets meta ids delayed leased tokens dead wake prog
 -- ARGV: action, then:
 --   'list' offset, limit -> flat: id, payload, meta, died ms (oldest first)
 --   'retry' public id    -> 1 requeued (attempts and expiries reset, to the back), 0 not dead
@@ -14,7 +14,7 @@ if action == 'list' then
   for i = 1, #ids, 2 do
     local n = ids[i]
     out[#out + 1] = n
-    out[#out + 1] = rcall('HGET', K_DATA, n) or ''
+    out[#out + 1] = data_get(n) or ''
     out[#out + 1] = rcall('HGET', K_META, n) or ''
     out[#out + 1] = ids[i + 1]
   end

@@ -1,13 +1,13 @@
 -- drain: remove up to `limit` waiting jobs (pending, then delayed when asked); leased jobs stay.
 -- One page per call: the caller calls again until a call finds fewer than `limit` entries.
---! keys: pending data meta ids delayed leased tokens dead prog
+--! keys: pending data dataBuckets meta ids delayed leased tokens dead prog
 -- ARGV: limit, delayed (1: delayed jobs too).
 -- Returns: { jobs removed, entries looked at (pending entries incl. cancelled ones, delayed) }.
 local limit, with_delayed = tonumber(ARGV[1]), ARGV[2] == '1'
 local removed, seen = 0, 0
 local function remove(ids)
   local metas = hmget(K_META, ids)
-  local datas = hmget(K_DATA, ids)
+  local datas = data_mget(ids)
   for i, n in ipairs(ids) do
     if datas[i] then
       destroy(n, decode_meta(metas[i]))

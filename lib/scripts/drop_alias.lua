@@ -3,7 +3,7 @@
 --! keys: data ids
 -- ARGV: caller id, the job id it pointed at.
 -- Returns: 1 dropped, 0 left alone.
-if rcall('HGET', K_IDS, ARGV[1]) == ARGV[2] and rcall('HEXISTS', K_DATA, ARGV[2]) == 0 then
+if rcall('HGET', K_IDS, ARGV[1]) == ARGV[2] and not data_has(ARGV[2]) then
   return rcall('HDEL', K_IDS, ARGV[1])
 end
 return 0

@@ -1,5 +1,5 @@
 -- fail: count a failed attempt of a leased job; retry it after a delay or dead-letter it.
---! keys: pending data meta ids delayed leased tokens dead wake prog wleases events
+--! keys: pending data dataBuckets meta ids delayed leased tokens dead wake prog wleases events
 -- ARGV: id, token, worker id, error message, mode ('retry' | 'dead'), retry delay ms,
 --   default max attempts, max dead, dead reason (used when mode is 'dead'; '' = the error).
 -- Returns: 1 retried, 2 dead-lettered, E_LEASE_LOST when the caller does not hold the lease.

@@ -18,7 +18,7 @@ if not n then
   end
   return { 'unknown' }
 end
-local data = rcall('HGET', K_DATA, n)
+local data = data_get(n)
 local meta = rcall('HGET', K_META, n) or ''
 local prog = rcall('HGET', K_PROG, n) or ''
 local s = rcall('ZSCORE', K_LEASED, n)

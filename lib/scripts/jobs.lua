@@ -37,7 +37,7 @@ local out = {}
 if #ids == 0 then
   return out
 end
-local d, m, g = hmget(K_DATA, ids), hmget(K_META, ids), hmget(K_PROG, ids)
+local d, m, g = data_mget(ids), hmget(K_META, ids), hmget(K_PROG, ids)
 for i, n in ipairs(ids) do
   if d[i] then
     out[#out + 1] = n

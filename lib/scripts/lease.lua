@@ -1,5 +1,5 @@
 -- lease: promote due delayed jobs, then lease up to `count` jobs, highest priority first.
---! keys: pending tok data meta ids delayed leased tokens wake parked wleases schedRun flow rate events
+--! keys: pending tok data dataBuckets meta ids delayed leased tokens wake parked wleases schedRun flow rate events
 -- ARGV: count, lease ms, worker id ('0' = none).
 -- Returns: { now, deadline, next due (when to look again: the next delayed job, or the next
 --   time flow control allows a lease; -1 = none (wait for a wake-up or a resume); 0 = not

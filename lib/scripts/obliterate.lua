@@ -1,7 +1,7 @@
 -- obliterate: remove the queue's keys, at most `limit` elements per call (a big hash, list or
 -- set shrinks by a page per call; DEL only once it is small). The caller calls again until a
 -- call removes fewer than `limit`, then deletes the per-worker and per-producer keys (SCAN).
---! keys: pending id tok data meta ids delayed leased tokens dead workers wake res rexp prog wseq parked hb taken flow rate
+--! keys: pending id tok data dataBuckets meta ids delayed leased tokens dead workers wake res rexp prog wseq parked hb taken flow rate
 -- ARGV: force (1: even with live workers), heartbeat timeout ms, limit.
 -- Returns: { -1, live workers } when refused, else { 0, elements removed }.
 local force, hb, limit = ARGV[1] == '1', tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -11,13 +11,23 @@ if not force then
     return { -1, live }
   end
 end
-local keys = { K_DATA, K_META, K_IDS, K_DELAYED, K_LEASED, K_TOKENS, K_DEAD, K_RES, K_REXP, K_PROG,
+local keys = { K_META, K_IDS, K_DELAYED, K_LEASED, K_TOKENS, K_DEAD, K_RES, K_REXP, K_PROG,
   K_TAKEN, K_RATE, K_WAKE, K_PARKED, K_WORKERS, K_HB, K_FLOW, K_ID, K_TOK, K_WSEQ }
 for p = 0, 9 do
   keys[#keys + 1] = pending_key(p)
 end
 local SIZE = { list = 'LLEN', zset = 'ZCARD', hash = 'HLEN', set = 'SCARD' }
 local budget = limit
+-- Payload buckets first, whole (at most DATA_SPAN payloads each); the set goes with its last.
+while budget > 0 do
+  local b = rcall('SPOP', K_DATA_BUCKETS)
+  if not b then
+    break
+  end
+  local key = K_DATA .. ':' .. b
+  budget = budget - math.max(1, rcall('HLEN', key))
+  rcall('DEL', key)
+end
 for _, key in ipairs(keys) do
   if budget <= 0 then
     break

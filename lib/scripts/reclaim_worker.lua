@@ -1,7 +1,7 @@
 -- reclaim_worker: if the worker's heartbeat lapsed (checked again here, atomically), put every
 -- job it still holds back at the FRONT (see expire_lease) — leased, prefetched, and handed off
 -- to it but not adopted yet (its hand-off list) — and forget the worker.
---! keys: pending data meta ids delayed leased tokens dead workers wake prog parked hb wleases hands events
+--! keys: pending data dataBuckets meta ids delayed leased tokens dead workers wake prog parked hb wleases hands events
 -- ARGV: worker id, heartbeat timeout ms, max lease expiries, max dead.
 -- Returns: { reclaimed, dead-lettered }, or { -1 } when the worker is alive after all.
 local wid, hb_timeout, max_exp, max_dead = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])

@@ -12,7 +12,7 @@ local fixes = {}
 local function fixed(what)
   fixes[#fixes + 1] = what
 end
-local has_data = rcall('HEXISTS', K_DATA, n) == 1
+local has_data = data_has(n)
 local token = rcall('HGET', K_TOKENS, n)
 local leased = rcall('ZSCORE', K_LEASED, n)
 if not has_data then

@@ -1,6 +1,6 @@
 -- schedule_remove: a schedule stops: its record goes, and so do its tick jobs that have not fired
 -- (still in the delayed set). Jobs of ticks that fired already run to their end.
---! keys: sched schedData schedDue schedIds schedRun data meta ids delayed
+--! keys: sched schedData schedDue schedIds schedRun data dataBuckets meta ids delayed
 -- ARGV: schedule id.
 -- Returns: 1 removed, 0 no such schedule.
 local sid = ARGV[1]

@@ -7,7 +7,7 @@
 -- tick + missed-after ms; with 'once' each but the latest gets max(tick + missed-after, next
 -- tick), so after an outage only the latest overdue tick fires. A tick due already fires at
 -- once (fire_tick).
---! keys: sched schedData schedDue id data meta ids delayed wake pending schedRun
+--! keys: sched schedData schedDue id data dataBuckets meta ids delayed wake pending schedRun
 -- ARGV: schedule id, record version read, ended after these (1|0), due again this many ms before
 --   the last tick, missed policy ('once'|'skip'), missed-after ms, then the ticks (ascending ms).
 -- Returns: { 1 done | 0 stale, ticks added, Redis now }.
@@ -54,7 +54,7 @@ for i, tick in ipairs(ticks) do
       end
     end
     rcall('HSET', K_IDS, cid, n)
-    rcall('HSET', K_DATA, n, payload)
+    data_set({ n, payload })
     rcall('HSET', K_META, n, cjson.encode(meta))
     if tick > now then
       delayed[#delayed + 1] = tick

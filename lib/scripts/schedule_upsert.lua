@@ -2,7 +2,7 @@
 -- change nothing at all (safe on every deploy). A changed one drops the tick jobs of the old
 -- definition that have not fired, restarts the count and marks the schedule due for its first
 -- ticks: the caller makes them next (schedule_top), or the next clean() does.
---! keys: sched schedData schedDue schedIds data meta ids delayed
+--! keys: sched schedData schedDue schedIds data dataBuckets meta ids delayed
 -- ARGV: schedule id, definition JSON, template payload, tick meta JSON, anchor ('a<ms>' absolute
 --   ms, 'd<ms>' Redis now + ms).
 -- Returns: 0 unchanged, 1 created, 2 changed.

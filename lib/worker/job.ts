@@ -1,5 +1,6 @@
-// The job handle a handler receives (`Job`: data, signal, progress, extend), the handler's
+// The job handle a handler receives (`Job`: data, signal, progress, extend, rateLimited), the handler's
 // type, and the events a worker tells about its jobs.
+import { RateLimitError, WorkQueueError } from '../errors.js';
 import type { FailOutcome, LeasedJob } from '../types.js';
 import type { WorkerContext } from './context.js';
 import type { Run } from './run-table.js';
@@ -22,6 +23,12 @@ export interface Job<T = unknown> {
   progress(value: unknown): Promise<boolean>;
   /** Push the lease deadline to now + ms; false when the lease is lost. */
   extend(ms?: number): Promise<boolean>;
+  /**
+   * "The remote API told me to wait": throws a `RateLimitError(ms)` — the job goes back to the
+   * front without counting an attempt and the queue leases nothing for `ms` (a positive number,
+   * as for RateLimitError; anything else throws INVALID_ARGUMENT, which fails the attempt).
+   */
+  rateLimited(ms: number): never;
 }
 
 export type Handler<T, R> = (job: Job<T>) => R | Promise<R>;
@@ -65,5 +72,14 @@ export function createJob<T, R>(
       lost((await ctx.handoffs.adopted(lease)) && (await q.progress(lease, value))),
     extend: async (ms = ctx.settings.leaseMs) =>
       lost((await ctx.handoffs.adopted(lease)) && (await q.extend(lease, ms))[0]!),
+    rateLimited(ms: number): never {
+      if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) {
+        throw new WorkQueueError(
+          'INVALID_ARGUMENT',
+          `job.rateLimited(ms): ms must be a positive number, got ${String(ms)}`,
+        );
+      }
+      throw new RateLimitError(ms);
+    },
   };
 }

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Cluster, Redis } from 'ioredis';
-import { WorkQueue, Worker, type LeasedJob } from '../../lib/index.js';
+import { QueueEvents, WorkQueue, Worker, type LeasedJob } from '../../lib/index.js';
 import {
   CLUSTER_CLIENT_OPTIONS,
   clusterErrorStats,
@@ -307,6 +307,29 @@ describe('core on a Redis Cluster', () => {
     } finally {
       await cluster.command(odd.port, 'CONFIG', 'SET', 'maxmemory-policy', 'noeviction');
     }
+  });
+
+  it('QueueEvents and waitForResult work on the Cluster client (blocking XREAD routed to the slot)', async () => {
+    const q = new WorkQueue<{ n: number }, number>(client, uniqueName('ev'), {
+      logger: false,
+      storeResults: { ttlMs: 60_000 },
+    });
+    const events = new QueueEvents(client, q.name);
+    closers.push(() => events.close());
+    expect(await events.ready()).toBe(true);
+    const completed = new Set<string>();
+    events.on('completed', (e) => completed.add(e.id));
+    const added = await q.addBulk(Array.from({ length: 20 }, (_, n) => ({ data: { n } })));
+    const last = added.at(-1)!.id;
+    const result = q.waitForResult(last, { timeoutMs: 30_000 });
+    const w = new Worker(q, (job) => job.data.n * 2, { concurrency: 5 });
+    closers.push(() => w.close({ timeoutMs: 1000 }));
+    expect(await result).toBe(38);
+    await waitFor(() => completed.size === 20, { what: '20 completed events', timeoutMs: 30_000 });
+    expect([...completed].sort()).toEqual(added.map((a) => a.id).sort());
+    // Payload buckets are named inside the scripts: they share the queue's slot.
+    const slot = await cluster.keySlot(q.keys.base);
+    expect(await cluster.keySlot(q.keys.dataBucket('1'))).toBe(slot);
   });
 
   it('no node ever answered CROSSSLOT', async () => {

@@ -375,9 +375,15 @@ function explainDuplicate(
   faults: Fault[],
   dones: Done[],
 ): { label: string; recovery?: number } | null {
+  // The fault of the first run's process: sent before the re-run, and not over before the first
+  // run started (a job can start between a signal's sending and its delivery: `end` is when
+  // the process was gone).
   const own = faults.find(
     (f) =>
-      f.pid === prev.pid && f.at >= prev.at - 5 && f.at <= cur.at && !GLOBAL_FAULTS.has(f.kind),
+      f.pid === prev.pid &&
+      (f.end ?? f.at) >= prev.at - 5 &&
+      f.at <= cur.at &&
+      !GLOBAL_FAULTS.has(f.kind),
   );
   if (own?.kind === 'kill9')
     return { label: 'in flight in a SIGKILLed worker', recovery: cur.at - own.at };

@@ -20,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { NonRetryableError, WorkQueue, type LeasedJob } from '../../lib/index.js';
 import { keysMatching } from '../support/keys.js';
+import { payloadCount } from '../support/payloads.js';
 import { startRedis, type RedisHandle } from '../support/redis-server.js';
 import { waitFor } from '../support/wait.js';
 
@@ -383,7 +384,7 @@ describe('Redis SIGKILLed mid-pipeline (AOF appendfsync always)', () => {
         outcomes.forEach((o, ch) => {
           if (o === 'acked') expect(perChunk.get(ch)).toBe(2_000);
         });
-        const data = await check.hlen(q2.keys.data);
+        const data = await payloadCount(check, q2.keys);
         expect(data).toBe(1 + 2_000 * perChunk.size);
         const counts = await q2.counts();
         expect(counts.pending).toBe(data);

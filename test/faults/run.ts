@@ -29,6 +29,7 @@ import { Redis } from 'ioredis';
 import { errorMessage, QUEUE_DEFAULTS, WorkQueue } from '../../lib/index.js';
 import type { WorkerOptions, WorkQueueOptions } from '../../lib/index.js';
 import { keysMatching } from '../support/keys.js';
+import { allPayloads, payloadCount } from '../support/payloads.js';
 import { startRedis, type RedisHandle, type StartRedisOptions } from '../support/redis-server.js';
 import {
   analyze,
@@ -884,7 +885,7 @@ async function drain(ctx: Ctx): Promise<boolean> {
       const c = await q.counts();
       // Pending lists may hold entries of cancelled jobs (tombstones) until a lease skips them:
       // count live payloads instead.
-      const live = (await ctx.admin.hlen(q.keys.data)) - c.dead;
+      const live = (await payloadCount(ctx.admin, q.keys)) - c.dead;
       busy += live + c.leased + c.delayed;
       parts.push(`${q.name}: live ${live} leased ${c.leased} delayed ${c.delayed} dead ${c.dead}`);
     }
@@ -960,9 +961,21 @@ async function endChecks(ctx: Ctx, phase: 'live' | 'closed'): Promise<void> {
     if (ctx.s.storeResults) allowed.add('res').add('rx');
     if (phase === 'live') allowed.add('w').add('pk'); // registered and parked workers
     // A worker's hand-off list lives from its idle wait's pop to its next call.
+    // Payload buckets (d:<b>) and their set (db) hold dead jobs' payloads; checked below.
     const extra = keys.filter(
-      (k) => !allowed.has(k) && !keptForAWhile(k) && !(phase === 'live' && k.startsWith('hx:')),
+      (k) =>
+        !allowed.has(k) &&
+        !keptForAWhile(k) &&
+        !(phase === 'live' && k.startsWith('hx:')) &&
+        !k.startsWith('d:') &&
+        k !== 'db',
     );
+    const buckets = keys.filter((k) => k.startsWith('d:')).map((k) => k.slice(2));
+    const registered = await c.smembers(q.keys.dataBuckets);
+    if (buckets.sort().join() !== registered.sort().join())
+      ctx.violation(
+        `${phase}: ${name}: payload buckets ${buckets.join(',')} but the set says ${registered.join(',')}`,
+      );
     for (const k of extra) {
       const type = await c.type(q.keys.base + k);
       const members =
@@ -970,7 +983,7 @@ async function endChecks(ctx: Ctx, phase: 'live' | 'closed'): Promise<void> {
       ctx.violation(`${phase}: ${name}: unexpected key ${k} (${members})`);
     }
     const deadIds = new Set(await c.zrange(q.keys.dead, '0', '-1'));
-    const dataIds = await c.hkeys(q.keys.data);
+    const dataIds = Object.keys(await allPayloads(c, q.keys));
     const metaIds = await c.hkeys(q.keys.base + 'm');
     const aliasIds = (await c.hvals(q.keys.base + 'ids')).filter((v) => !v.startsWith('~'));
     const stray = [...dataIds, ...metaIds, ...aliasIds].filter((id) => !deadIds.has(id));

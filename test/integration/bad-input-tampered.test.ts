@@ -11,6 +11,7 @@ import { Worker, WorkQueueError, type WorkQueue } from '../../lib/index.js';
 import { redisNow } from '../support/core.js';
 import { QueueFixture } from '../support/queue.js';
 import { waitFor } from '../support/wait.js';
+import { putPayload } from '../support/payloads.js';
 
 const fx = new QueueFixture();
 afterAll(() => fx.cleanup());
@@ -65,7 +66,7 @@ describe('hand-written job data in unexpected shapes', () => {
     const k = q.keys;
     // Good jobs 1..3 and victims 4..9, all pending at priority 5.
     await q.addBulk([1, 2, 3, 4, 5, 6, 7, 8, 9].map((n) => ({ data: { n } })));
-    await c.hset(k.data, '4', '{not json'); // garbage payload
+    await putPayload(c, k, '4', '{not json'); // garbage payload
     await c.hset(k.base + 'm', '5', '{garbage'); // garbage metadata
     await c.hset(k.base + 'm', '6', '[1,2,3]'); // metadata, not an object
     await c.hset(k.base + 'm', '7', '"text"'); // metadata, not an object
@@ -74,14 +75,14 @@ describe('hand-written job data in unexpected shapes', () => {
     await c.hset(k.base + 'm', '9', JSON.stringify({ p: 'x', b: 'fast', i: 12 }));
     // An id in a pending list with no data (a tombstone), and one with a non-numeric id.
     await c.rpush(k.pending(5), '777');
-    await c.hset(k.data, 'abc', JSON.stringify({ n: 'abc' }));
+    await putPayload(c, k, 'abc', JSON.stringify({ n: 'abc' }));
     await c.rpush(k.pending(2), 'abc');
     // A leased job whose token is garbage and whose lease has expired.
-    await c.hset(k.data, '900', JSON.stringify({ n: 900 }));
+    await putPayload(c, k, '900', JSON.stringify({ n: 900 }));
     await c.zadd(k.leased, (await redisNow(c)) - 1_000, '900');
     await c.hset(k.tokens, '900', 'zzz');
     // A payload in no list at all (repair requeues it), a progress value that is not JSON.
-    await c.hset(k.data, '901', JSON.stringify({ n: 901 }));
+    await putPayload(c, k, '901', JSON.stringify({ n: 901 }));
     await c.hset(k.base + 'pg', '3', 'half done');
     expect((await q.getJob('3'))!.progress).toBe('half done');
 
@@ -130,9 +131,9 @@ describe('hand-written job data in unexpected shapes', () => {
     await q.add({ n: 1 });
     const run = startWorker(q, warnings);
     await waitFor(() => run.done.length === 1, { what: 'job 1 to run' });
-    // The data hash replaced by a string.
-    await c.del(q.keys.data);
-    await c.set(q.keys.data, 'oops');
+    // The payload bucket of the next job replaced by a string.
+    await c.del(q.keys.dataBucket('2'));
+    await c.set(q.keys.dataBucket('2'), 'oops');
     const e = (await q.add({ n: 2 }).catch((x: unknown) => x)) as WorkQueueError;
     expect(e).toBeInstanceOf(WorkQueueError);
     expect(e.code).toBe('SCRIPT_ERROR');
@@ -141,7 +142,7 @@ describe('hand-written job data in unexpected shapes', () => {
       'SCRIPT_ERROR',
     );
     // A pending list replaced by a string: the worker's lease fails, reported as 'error'.
-    await c.del(q.keys.data);
+    await c.del(q.keys.dataBucket('2'));
     await c.set(q.keys.pending(5), 'oops');
     await c.rpush(q.keys.wake, '1');
     await waitFor(() => run.errors.some((m) => /WRONGTYPE/.test(m)), {

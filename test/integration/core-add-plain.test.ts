@@ -61,7 +61,18 @@ describe('add: plain jobs', () => {
     expect(viaPlain.map((r) => r.id)).toEqual(['1', '2', '3', '4', 'c']);
     const s = await state(client, plain);
     expect(s).toEqual(await state(client, general));
-    expect(Object.keys(s).sort()).toEqual(['d', 'es', 'id', 'ids', 'm', 'p2', 'p5', 'p9', 'wake']);
+    expect(Object.keys(s).sort()).toEqual([
+      'd:0',
+      'db',
+      'es',
+      'id',
+      'ids',
+      'm',
+      'p2',
+      'p5',
+      'p9',
+      'wake',
+    ]);
   });
 
   it('hand off to a parked worker the way add.lua does', async () => {

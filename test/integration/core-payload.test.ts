@@ -3,6 +3,7 @@ import { WorkQueueError } from '../../lib/index.js';
 import { errorOf } from '../support/core.js';
 import { keysMatching } from '../support/keys.js';
 import { QueueFixture } from '../support/queue.js';
+import { putPayload } from '../support/payloads.js';
 
 const fx = new QueueFixture();
 afterAll(() => fx.cleanup());
@@ -19,7 +20,9 @@ describe('payloads', () => {
     const values: unknown[] = [{ a: 1, b: [true, null, 'ü €'] }, 'text', 42, null, [1, [2]]];
     const res = await q.addBulk(values.map((data) => ({ data, opts: { name: 'n', priority: 2 } })));
     for (let i = 0; i < values.length; i++) {
-      expect(await c.hget(q.keys.data, res[i]!.id)).toBe(JSON.stringify(values[i]));
+      expect(await c.hget(q.keys.dataBucket(res[i]!.id), res[i]!.id)).toBe(
+        JSON.stringify(values[i]),
+      );
     }
     const jobs = await q.lease({ count: 10, leaseMs: 10_000 });
     expect(jobs.map((j) => j.data)).toEqual(values);
@@ -30,7 +33,7 @@ describe('payloads', () => {
     const c = fx.client();
     const s = '{"not":"parsed"} ü\u0000tail';
     const { id } = await q.add(s);
-    expect(await c.hget(q.keys.data, id)).toBe(s);
+    expect(await c.hget(q.keys.dataBucket(id), id)).toBe(s);
     const [job] = await q.lease({ leaseMs: 10_000 });
     expect(job!.data).toBe(s);
     expect((await q.getJob(id))!.data).toBe(s);
@@ -45,7 +48,7 @@ describe('payloads', () => {
       0xff, 0xfe, 0x00, 0x80, 0xc3, 0x28, 0xa0, 0xa1, 0xed, 0xa0, 0x80, 0x0a,
     ]);
     const { id } = await q.add(bytes);
-    expect(await c.hgetBuffer(q.keys.data, id)).toEqual(bytes);
+    expect(await c.hgetBuffer(q.keys.dataBucket(id), id)).toEqual(bytes);
     const info = await q.getJob(id);
     expect(Buffer.isBuffer(info!.data)).toBe(true);
     expect(info!.data!.equals(bytes)).toBe(true);
@@ -111,7 +114,7 @@ describe('payloads', () => {
     const q = fx.queue<{ ok: boolean }>();
     const c = fx.client();
     await q.addBulk([{ data: { ok: true } }, { data: { ok: true } }, { data: { ok: true } }]);
-    await c.hset(q.keys.data, '2', '{not json');
+    await putPayload(c, q.keys, '2', '{not json');
     const jobs = await q.lease({ count: 10, leaseMs: 10_000 });
     expect(jobs.map((j) => j.id)).toEqual(['1', '3']);
     const dead = await q.listDead();

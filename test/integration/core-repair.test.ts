@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import type { Redis } from 'ioredis';
 import { NonRetryableError, type WorkQueue } from '../../lib/index.js';
 import { QueueFixture } from '../support/queue.js';
+import { allPayloads, putPayload } from '../support/payloads.js';
 
 const fx = new QueueFixture();
 afterAll(() => fx.cleanup());
@@ -16,7 +17,7 @@ async function snapshot(c: Redis, q: WorkQueue<unknown>) {
     delayed: await c.zrange(k.delayed, '0', '-1', 'WITHSCORES'),
     leased: await c.zrange(k.leased, '0', '-1', 'WITHSCORES'),
     dead: await c.zrange(k.dead, '0', '-1', 'WITHSCORES'),
-    data: await c.hgetall(k.data),
+    data: await allPayloads(c, k),
     meta: await c.hgetall(k.base + 'm'),
     tokens: await c.hgetall(k.tokens),
     ids: await c.hgetall(k.base + 'ids'),
@@ -48,7 +49,7 @@ describe('repair fixes tampered state', () => {
     const q = fx.queue<unknown>();
     const c = fx.client();
     await q.add({ normal: true });
-    await c.hset(q.keys.data, '500', JSON.stringify({ orphan: true }));
+    await putPayload(c, q.keys, '500', JSON.stringify({ orphan: true }));
     const report = await q.repair();
     expect(report.fixes).toHaveLength(1);
     expect(report.fixes[0]).toMatch(/^500: .*requeued/);

@@ -25,7 +25,7 @@ describe('bounded storage', () => {
       expect(await q.fail(j, new NonRetryableError(`bad ${j.data}`))).toBe('dead');
     }
     expect((await q.listDead()).map((d) => d.id)).toEqual(['first', '2', '3']);
-    expect(await c.hexists(q.keys.data, firstSeq)).toBe(1);
+    expect(await c.hexists(q.keys.dataBucket(firstSeq), firstSeq)).toBe(1);
     // The 4th dead job trims the oldest.
     expect(await q.fail(jobs[3]!, new NonRetryableError('bad d4'))).toBe('dead');
     const dead = await q.listDead();
@@ -36,7 +36,7 @@ describe('bounded storage', () => {
     ]);
     expect(await q.counts()).toMatchObject({ dead: 3 });
     expect(await q.getJob('first')).toBeNull();
-    expect(await c.hexists(q.keys.data, firstSeq)).toBe(0);
+    expect(await c.hexists(q.keys.dataBucket(firstSeq), firstSeq)).toBe(0);
     expect(await c.hexists(q.keys.base + 'm', firstSeq)).toBe(0);
     expect(await c.hexists(q.keys.base + 'pg', firstSeq)).toBe(0);
     expect(await c.hexists(q.keys.base + 'ids', 'first')).toBe(0);

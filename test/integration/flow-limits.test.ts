@@ -52,6 +52,46 @@ describe('limits in Redis', () => {
     expect(await q.counts()).toMatchObject({ pending: 0, leased: 0 });
   });
 
+  it('limiter { max: 100, durationMs: 1000 }, 4 worker processes × concurrency 20, 1 000 jobs: never over 100 leases per 1000 ms, throughput within 10 % of the limit', async () => {
+    const limiter = { max: 100, durationMs: 1_000 };
+    const q = fx.queue<number>({ limiter, leaseMs: LEASE_MS });
+    const execLog = path.join(mkdtempSync(path.join(tmpdir(), 'wq-limit-')), 'exec.log');
+    const children = Array.from({ length: 4 }, () =>
+      startWorkerChild({
+        redisUrl: testRedisUrl(),
+        queue: q.name,
+        queueOptions: { prefix: q.options.prefix, leaseMs: LEASE_MS },
+        workerOptions: { concurrency: 20 },
+        mode: 'work',
+        workMs: 0,
+        execLog,
+        logLeasedAt: LEASE_MS,
+      }),
+    );
+    try {
+      await Promise.all(children.map((c) => c.ready));
+      await q.addBulk(Array.from({ length: 1_000 }, (_, i) => ({ data: i })));
+      await waitFor(() => readLog(execLog).length >= 1_000, {
+        timeoutMs: 30_000,
+        what: '1 000 jobs',
+      });
+      const runs = readLog(execLog);
+      expect(new Set(runs.map((r) => r.id)).size).toBe(1_000);
+      expect(new Set(runs.map((r) => r.pid)).size).toBe(4);
+      const at = runs.map((r) => r.at!).sort((a, b) => a - b);
+      // Exact: the 101st lease after any lease comes at least 1000 ms (Redis time) later.
+      for (let i = 0; i + 100 < at.length; i++)
+        expect(at[i + 100]! - at[i]!).toBeGreaterThanOrEqual(1_000);
+      // Throughput: 1 000 jobs are 10 windows, the last one starting 9 000 ms after the first
+      // lease at best; within 10 % of the limit is 9 900 ms.
+      const span = at[999]! - at[0]!;
+      console.log(`limiter 100/s, 4 processes × c20: 1 000 leases over ${span} ms (best 9 000)`);
+      expect(span).toBeLessThan(9_900);
+    } finally {
+      await Promise.all(children.map((c) => c.close()));
+    }
+  }, 60_000);
+
   it('global concurrency 3 across 3 Workers: never more than 3 in handlers at once', async () => {
     const q = fx.queue<number>();
     await q.setGlobalConcurrency(3);
@@ -113,32 +153,48 @@ describe('limits in Redis', () => {
     expect((await q.counts()).leased).toBe(0);
   });
 
-  it('RateLimitError: job back first, no attempt counted, the queue leases nothing meanwhile', async () => {
-    const q = fx.queue<string>();
-    await q.addBulk(['a', 'b', 'c'].map((data) => ({ data })));
-    const runs: Array<{ data: string; attempt: number; at: number }> = [];
-    let thrownAt = 0;
-    worker(
-      q,
-      async (job) => {
-        const at = await redisNow(q.client as never);
-        runs.push({ data: job.data, attempt: job.attempt, at });
-        if (runs.length === 1) {
-          thrownAt = at;
-          throw new RateLimitError(400);
-        }
-      },
-      { concurrency: 1, prefetch: 0 },
-    );
-    await waitFor(() => runs.length === 4, { what: '4 runs' });
-    expect(runs.map((r) => [r.data, r.attempt])).toEqual([
-      ['a', 1],
-      ['a', 1],
-      ['b', 1],
-      ['c', 1],
-    ]);
-    // Redis time: the rerun's handler started after the pause ended.
-    expect(runs[1]!.at - thrownAt).toBeGreaterThanOrEqual(400);
+  it.each(['throw new RateLimitError(ms)', 'job.rateLimited(ms)'])(
+    '%s: job back first, no attempt counted, the queue leases nothing meanwhile',
+    async (how) => {
+      const q = fx.queue<string>();
+      await q.addBulk(['a', 'b', 'c'].map((data) => ({ data })));
+      const runs: Array<{ data: string; attempt: number; at: number }> = [];
+      let thrownAt = 0;
+      worker(
+        q,
+        async (job) => {
+          const at = await redisNow(q.client as never);
+          runs.push({ data: job.data, attempt: job.attempt, at });
+          if (runs.length === 1) {
+            thrownAt = at;
+            if (how.startsWith('job')) job.rateLimited(400);
+            throw new RateLimitError(400);
+          }
+        },
+        { concurrency: 1, prefetch: 0 },
+      );
+      await waitFor(() => runs.length === 4, { what: '4 runs' });
+      expect(runs.map((r) => [r.data, r.attempt])).toEqual([
+        ['a', 1],
+        ['a', 1],
+        ['b', 1],
+        ['c', 1],
+      ]);
+      // Redis time: the rerun's handler started after the pause ended.
+      expect(runs[1]!.at - thrownAt).toBeGreaterThanOrEqual(400);
+    },
+  );
+
+  it('job.rateLimited with a bad ms fails the attempt with INVALID_ARGUMENT', async () => {
+    const q = fx.queue<string>({ maxAttempts: 1 });
+    const { id } = await q.add('x');
+    const errors: unknown[] = [];
+    const w = worker(q, (job) => job.rateLimited(-5), { concurrency: 1 });
+    w.on('dead', (_job, e) => errors.push(e));
+    await waitFor(() => errors.length === 1, { what: 'the job dead-lettered' });
+    expect(errors[0]).toMatchObject({ code: 'INVALID_ARGUMENT' });
+    expect((await q.getJob(id))?.state).toBe('dead');
+    expect(await q.isPaused()).toBe(false);
   });
 
   it('hand-offs respect pause and limits; a paused rate window still holds after resume', async () => {

@@ -17,6 +17,7 @@ import { uniqueName } from '../support/keys.js';
 import { startRedis, type RedisHandle } from '../support/redis-server.js';
 import { waitFor } from '../support/wait.js';
 import { quantile } from '../support/worker.js';
+import { dataBucketOf } from '../../lib/keys.js';
 
 let redis: RedisHandle;
 let admin: Redis;
@@ -159,7 +160,8 @@ describe('idle Worker', () => {
       const t0 = performance.now();
       await admin
         .multi()
-        .hset(q.keys.data, n, JSON.stringify(`raw${round}`))
+        .hset(q.keys.dataBucket(n), n, JSON.stringify(`raw${round}`))
+        .sadd(q.keys.dataBuckets, dataBucketOf(n))
         .rpush(q.keys.pending(5), n)
         .exec();
       expect(await admin.llen(q.keys.wake)).toBe(0);

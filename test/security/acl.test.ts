@@ -27,6 +27,7 @@ import { errorOf } from '../support/core.js';
 import { keysMatching } from '../support/keys.js';
 import { startRedis, type RedisHandle } from '../support/redis-server.js';
 import { waitFor } from '../support/wait.js';
+import { allPayloads } from '../support/payloads.js';
 
 /**
  * Every command the queue, its workers (heartbeat thread included), repair, the Nest cleaner and
@@ -231,7 +232,7 @@ describe('a user limited to prefix "a" cannot touch prefix "b" through the queue
     const b = new WorkQueue(admin, 'shared', { prefix: 'b', logger: false });
     await b.add({ secret: 'of b' }, { id: 'b-job' });
     const before = await keysMatching(admin, 'b:*');
-    const snapshot = await admin.hgetall(b.keys.data);
+    const snapshot = await allPayloads(admin, b.keys);
 
     const client = asUser('wq-a', 'a-pass');
     client.on('error', () => undefined);
@@ -265,7 +266,7 @@ describe('a user limited to prefix "a" cannot touch prefix "b" through the queue
     sub.disconnect();
 
     expect(await keysMatching(admin, 'b:*')).toEqual(before);
-    expect(await admin.hgetall(b.keys.data)).toEqual(snapshot);
+    expect(await allPayloads(admin, b.keys)).toEqual(snapshot);
     client.disconnect();
   });
 });

@@ -24,6 +24,7 @@ import {
 import { errorOf } from '../support/core.js';
 import { startRedis, type RedisHandle } from '../support/redis-server.js';
 import { waitFor } from '../support/wait.js';
+import { putPayload } from '../support/payloads.js';
 
 const PASSWORD = 'hunter2-redis-PW';
 const WRONG_PASSWORD = 'wrong-PW-0451';
@@ -129,7 +130,7 @@ describe('no payload or password in any log line or error', () => {
       { data, opts: { name: 'nobody-handles-this' } },
     ]);
     // A payload that cannot be decoded, containing the secret.
-    await admin.hset(q.keys.data, '999', SECRET);
+    await putPayload(admin, q.keys, '999', SECRET);
     await admin.rpush(q.keys.pending(5), '999');
     await admin.rpush(q.keys.wake, '1');
     await waitFor(async () => (await q.counts()).dead === 5, {

@@ -58,7 +58,7 @@ describe('payloads are stored and returned verbatim, never evaluated', () => {
     ];
     const added = await q.addBulk(payloads.map((data) => ({ data })));
     for (const [i, { id }] of added.entries()) {
-      expect(await admin.hget(q.keys.data, id)).toBe(JSON.stringify(payloads[i]));
+      expect(await admin.hget(q.keys.dataBucket(id), id)).toBe(JSON.stringify(payloads[i]));
       const info = await q.getJob(id);
       expect(JSON.stringify(info!.data)).toBe(JSON.stringify(payloads[i]));
     }
@@ -81,11 +81,11 @@ describe('payloads are stored and returned verbatim, never evaluated', () => {
     const b = new WorkQueue<Buffer>(client, 'inject-b', { codec: 'buffer', logger: false });
     for (const text of NASTY_STRINGS) {
       const { id } = await s.add(text);
-      expect(await admin.hget(s.keys.data, id)).toBe(text);
+      expect(await admin.hget(s.keys.dataBucket(id), id)).toBe(text);
       expect((await s.getJob(id))!.data).toBe(text);
       const bytes = Buffer.concat([Buffer.from(text), Buffer.from([0xff, 0x00, 0xfe])]);
       const r = await b.add(bytes);
-      expect((await admin.hgetBuffer(b.keys.data, r.id))!.equals(bytes)).toBe(true);
+      expect((await admin.hgetBuffer(b.keys.dataBucket(r.id), r.id))!.equals(bytes)).toBe(true);
     }
     const leased = await s.lease({ count: 100 });
     expect(leased.map((j) => j.data)).toEqual(NASTY_STRINGS);

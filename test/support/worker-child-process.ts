@@ -84,14 +84,16 @@ export function startWorkerChild(
   };
 }
 
-/** Lines of a `<jobId> <pid>` log written by the child (missing file: none). */
-export function readLog(file: string): Array<{ id: string; pid: number }> {
+/** Lines of a `<jobId> <pid> [<leased at>]` log written by the child (missing file: none). */
+export function readLog(file: string): Array<{ id: string; pid: number; at?: number }> {
   if (!existsSync(file)) return [];
   return readFileSync(file, 'utf8')
     .split('\n')
     .filter((l) => l.length > 0)
     .map((l) => {
-      const [id, pid] = l.split(' ');
-      return { id: id!, pid: Number(pid) };
+      const [id, pid, at] = l.split(' ');
+      return at === undefined
+        ? { id: id!, pid: Number(pid) }
+        : { id: id!, pid: Number(pid), at: Number(at) };
     });
 }

@@ -36,7 +36,7 @@ local function resolve(id)
     end
     return n
   end
-  if string.match(id, '^[1-9][0-9]*$') and rcall('HEXISTS', K_DATA, id) == 1 then
+  if string.match(id, '^[1-9][0-9]*$') and data_has(id) then
     local meta = decode_meta(rcall('HGET', K_META, id))
     if meta.i == nil then
       return id

@@ -75,7 +75,7 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
       drained = true
     end
     if #popped > 0 then
-      local d = hmget(K_DATA, popped)
+      local d = data_mget(popped)
       local m = hmget(K_META, popped)
       for i, n in ipairs(popped) do
         if stopped then

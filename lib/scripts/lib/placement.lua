@@ -23,7 +23,7 @@ end
 
 -- Remove every trace of job n from wherever it is (it stops existing).
 local function destroy(n, meta)
-  rcall('HDEL', K_DATA, n)
+  data_del({ n })
   rcall('HDEL', K_META, n)
   rcall('HDEL', K_PROG, n)
   rcall('HDEL', K_TOKENS, n)
@@ -80,7 +80,7 @@ end
 -- missed its window, or one its schedule no longer wants): its data, meta and caller id `cid`
 -- go; the caller takes it out of the delayed set.
 local function drop_delayed(n, cid)
-  rcall('HDEL', K_DATA, n)
+  data_del({ n })
   rcall('HDEL', K_META, n)
   if cid and rcall('HGET', K_IDS, cid) == n then
     rcall('HDEL', K_IDS, cid)
@@ -101,7 +101,7 @@ local function fire_tick(n, meta, now)
     if
       prev
       and prev ~= n
-      and rcall('HEXISTS', K_DATA, prev) == 1
+      and data_has(prev)
       and decode_meta(rcall('HGET', K_META, prev)).r == nil
     then
       drop_delayed(n, meta.i)

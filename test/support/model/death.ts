@@ -80,7 +80,7 @@ export class Death extends Checked {
     } else if (!last || this.lastWords === 'none') {
       return r.note(`death: ${this.asWorker ? 'worker' : 'no worker'}`);
     } else if (this.lastWords === 'complete') {
-      ran = (await r.redis.hexists(r.q.keys.data, last.seq)) === 0;
+      ran = (await r.redis.hexists(r.q.keys.dataBucket(last.seq), last.seq)) === 0;
       if (ran) expect(m.complete(last)).toBe(true);
     } else {
       const deadline = Number(await r.redis.zscore(r.q.keys.leased, last.seq));
