@@ -89,6 +89,18 @@ function checkDedupe(d: unknown, id: unknown, at: string, problems: AddProblems)
 /** One job as add.lua takes it: caller id, payload, meta JSON, priority, schedule. */
 export type AddValues = [string, Raw, string, number, string];
 
+/**
+ * A job without options, as add.lua and add_plain.lua take it; undefined when its payload cannot
+ * be stored (prepareAdd then says why).
+ */
+export function plainValues(o: ResolvedQueueOptions, data: unknown): AddValues | undefined {
+  try {
+    return ['', encode(o, data), '', 5, ''];
+  } catch {
+    return undefined;
+  }
+}
+
 export function prepareAdd(
   o: ResolvedQueueOptions,
   data: unknown,

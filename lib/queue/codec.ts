@@ -34,6 +34,8 @@ export function encode(o: ResolvedQueueOptions, data: unknown): Raw {
       out = data;
       break;
   }
+  // A string takes at most 3 UTF-8 bytes per UTF-16 unit: short ones need no count.
+  if (typeof out === 'string' && out.length * 3 <= o.maxPayloadBytes) return out;
   const size = typeof out === 'string' ? Buffer.byteLength(out) : out.length;
   if (size > o.maxPayloadBytes) {
     throw new WorkQueueError(

@@ -25,6 +25,8 @@ export interface RunOptions {
   pending?: string;
   /** Replies as Buffers when the codec is 'buffer' (scripts that return payloads). */
   buffers?: boolean;
+  /** The operation errors name (default: the script's name). */
+  op?: string;
 }
 
 export class QueueContext {
@@ -80,7 +82,7 @@ export class QueueContext {
   private async script(name: ScriptName, args: readonly Arg[], o: RunOptions = {}) {
     const fn =
       this.scripts[`wq_${name}${o.buffers && this.options.codec === 'buffer' ? 'Buffer' : ''}`]!;
-    const context = `queue ${this.name}: ${name}`;
+    const context = `queue ${this.name}: ${o.op ?? name}`;
     let reply: unknown;
     try {
       reply = await bounded(this.client, this.options.commandTimeoutMs, context, () =>

@@ -1,4 +1,5 @@
--- add: store and enqueue a batch of jobs.
+-- add: store and enqueue a batch of jobs (add_plain.lua: the same for jobs without caller ids
+-- or schedules).
 --! keys: id tok data dataBuckets meta ids delayed leased tokens dead prog taken wake parked adds flow rate events pending*
 -- ARGV: the priorities used (digits: the pending lists passed, in that order), hand-off lease
 --   ms (0 = never hand off), count, call seq ('' = none), idempotency ttl ms, acknowledged count m, then m seqs of
@@ -94,29 +95,15 @@ local hand_rate_ms = false
 local function hand_off_now()
   if can_hand == nil then
     can_hand = false
-    if hand_ms > 0 and rcall('ZCARD', K_PARKED) > 0 and rcall('LLEN', K_WAKE) == 0 then
-      if not now then
-        now = now_ms()
-      end
-      can_hand = #rcall('ZRANGEBYSCORE', K_PARKED, now, '+inf', 'LIMIT', 0, 1) > 0
-      if can_hand then
-        local allowed, _, _, rate_ms = flow_allowance(now, 1)
-        can_hand, hand_rate_ms = allowed > 0, rate_ms
+    if hand_ms > 0 then
+      local t, rate_ms = hand_off_allowed(rcall('LLEN', K_WAKE), now)
+      if t then
+        now, can_hand, hand_rate_ms = t, true, rate_ms
       end
     end
     return can_hand
   end
   return false
-end
-local function hand_off(n, payload, meta, prio)
-  local token = int(rcall('INCR', K_TOK))
-  local deadline = now + hand_ms
-  rcall('ZADD', K_LEASED, deadline, n)
-  rcall('HSET', K_TOKENS, n, token .. ':h')
-  if hand_rate_ms then
-    flow_started(now, { token }, hand_rate_ms)
-  end
-  rcall('RPUSH', K_WAKE, 'h' .. n .. ':' .. token .. ':' .. deadline .. ':' .. prio .. ':' .. #meta .. '\n' .. meta .. payload)
 end
 -- The job to hand off; done after the data is stored (a write that fails, e.g. on a key of
 -- the wrong type, then leaves no wake entry for a job without data).
@@ -140,7 +127,7 @@ local function flush()
     meta_args = {}
   end
   if hand then
-    hand_off(unpack(hand))
+    hand_off(hand[1], hand[2], hand[3], hand[4], now, hand_ms, hand_rate_ms)
     hand = nil
   end
   if #delayed > 0 then
@@ -250,10 +237,6 @@ if EV_CAP > 0 and fresh > 0 then
   emit_jobs('delayed', delayed_ids, false)
 end
 if seq ~= '' then
-  rcall('HSET', K_ADDS, seq, int(base) .. ':' .. table.concat(flags))
-  if acked > 0 then
-    rcall('HDEL', K_ADDS, unpack(ARGV, 7, 6 + acked))
-  end
-  rcall('PEXPIRE', K_ADDS, ARGV[5])
+  add_record(seq, base, table.concat(flags))
 end
 return out

@@ -33,6 +33,7 @@ const LIBRARY_ORDER = [
   'handoff',
   'reclaim',
   'flow',
+  'adding',
   'leasing',
 ];
 

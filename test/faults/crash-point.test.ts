@@ -237,6 +237,11 @@ interface Op {
 
 const OPS: Op[] = [
   { name: 'add', run: (q) => q.add({ n: 'new' }, { id: 'cid-new', priority: 2 }) },
+  { name: 'add (plain: add_plain.lua)', run: (q) => q.add({ n: 'plain' }) },
+  {
+    name: 'addBulk (plain: add_plain.lua)',
+    run: (q) => q.addBulk([{ data: 'a' }, { data: 'b', opts: { priority: 1, name: 'n' } }]),
+  },
   {
     name: 'addBulk (delayed, caller ids, duplicate id)',
     run: (q) =>

@@ -23,7 +23,7 @@ function countScripts(client: ReturnType<QueueFixture['client']>): { readonly co
 }
 
 describe('add: concurrent single adds group-commit', () => {
-  it('64 concurrent adds go in two scripts (the first alone, the rest together), each with its own result', async () => {
+  it('64 adds of one tick go in two scripts (one per place in flight), each with its own result', async () => {
     const client = fx.client();
     const q = fx.queue<number>({}, client);
     await q.add(-1); // start-up checks and script loading out of the way
@@ -81,11 +81,12 @@ describe('add: concurrent single adds group-commit', () => {
   it("a script's error is the error of every add that rode in it; the next group works again", async () => {
     const client = fx.client();
     const q = fx.queue<number>({}, client);
-    await q.add(0); // in flight while the next three wait, so they share the next script
+    await q.add(0);
     const key = `${q.options.prefix}:{${q.name}}:p5`;
     await client.del(key);
     await client.set(key, 'not a list');
-    const first = q.add(1, { priority: 3 }); // sent alone: its own script
+    const first = q.add(1, { priority: 3 });
+    await Promise.resolve(); // the end of the tick: `first` is sent alone, its own script
     const group = [q.add(2), q.add(3, { priority: 3 }), q.add(4, { id: 'g' })];
     await first;
     const errors = await Promise.all(group.map((p) => errorOf(p)));
@@ -94,5 +95,25 @@ describe('add: concurrent single adds group-commit', () => {
     expect(errors[2]).toBe(errors[0]);
     await client.del(key);
     expect(await q.add(5)).toMatchObject({ added: true });
+  });
+
+  it('at most two group scripts are in flight: adds made meanwhile wait and go together in the next', async () => {
+    const client = fx.client();
+    const q = fx.queue<number>({}, client);
+    await q.add(-1);
+    const scripts = countScripts(client);
+    const two = [q.add(0), q.add(1)]; // one tick, two free places: a script each
+    await Promise.resolve();
+    expect(scripts.count).toBe(2);
+    const later = Array.from({ length: 10 }, (_, i) => q.add(2 + i, i === 3 ? { id: 'x' } : {}));
+    await Promise.resolve();
+    expect(scripts.count).toBe(2); // both places taken: the ten wait
+    const results = await Promise.all([...two, ...later]);
+    expect(scripts.count).toBe(3);
+    expect(new Set(results.map((r) => r.id)).size).toBe(12);
+    expect(results[5]).toEqual({ id: 'x', added: true });
+    const leased = await q.lease({ count: 20, leaseMs: 5_000 });
+    const byId = new Map(leased.map((l) => [l.id, l.data]));
+    results.forEach((r, i) => expect(byId.get(r.id)).toBe(i));
   });
 });

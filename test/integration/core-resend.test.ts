@@ -70,35 +70,43 @@ async function replyDroppingProxy(marker: string) {
 }
 
 describe('re-sent add calls', () => {
-  it('an add whose reply was lost is re-sent by ioredis and still creates its jobs once', async () => {
-    const proxy = await replyDroppingProxy('evalsha');
-    const client = new Redis(proxy.url); // default options: re-sends unanswered commands
-    client.on('error', () => undefined);
-    try {
-      const prefix = uniqueName('t');
-      const q = new WorkQueue<string>(client, uniqueName(), { logger: false, prefix });
-      const check = new WorkQueue<string>(fx.client(), q.name, { logger: false, prefix });
-      await q.add('warm-up'); // scripts loaded, start-up checks done
-      proxy.arm();
-      const added = await q.addBulk([
-        { data: 'a' },
-        { data: 'b' },
-        { data: 'c', opts: { id: 'c' } },
-      ]);
-      expect(proxy.dropped).toBe(1);
-      expect(added.map((r) => r.added)).toEqual([true, true, true]);
-      expect(await check.counts()).toMatchObject({ pending: 4 });
-      const all = await check.lease({ count: 10 });
-      expect(all.map((j) => j.data).sort()).toEqual(['a', 'b', 'c', 'warm-up']);
-      expect(added.map((r) => r.id)).toEqual(
-        all.filter((j) => j.data !== 'warm-up').map((j) => j.id),
-      );
-      await deleteKeys(fx.client(), `${prefix}:*`);
-    } finally {
-      client.disconnect();
-      await proxy.close();
-    }
-  });
+  // Plain jobs go to add_plain.lua, a batch with a caller id to add.lua: both are idempotent.
+  // The warm-up loads the script on the connection (ioredis sends it by EVALSHA afterwards).
+  it.each([
+    [
+      'with a caller id (add.lua)',
+      { id: 'w' },
+      [{ data: 'a' }, { data: 'b' }, { data: 'c', opts: { id: 'c' } }],
+    ],
+    ['plain (add_plain.lua)', {}, [{ data: 'a' }, { data: 'b' }, { data: 'c' }]],
+  ])(
+    'an add whose reply was lost is re-sent by ioredis and still creates its jobs once: %s',
+    async (_, warm, jobs) => {
+      const proxy = await replyDroppingProxy('evalsha');
+      const client = new Redis(proxy.url); // default options: re-sends unanswered commands
+      client.on('error', () => undefined);
+      try {
+        const prefix = uniqueName('t');
+        const q = new WorkQueue<string>(client, uniqueName(), { logger: false, prefix });
+        const check = new WorkQueue<string>(fx.client(), q.name, { logger: false, prefix });
+        await q.add('warm-up', warm); // script loaded, start-up checks done
+        proxy.arm();
+        const added = await q.addBulk(jobs);
+        expect(proxy.dropped).toBe(1);
+        expect(added.map((r) => r.added)).toEqual([true, true, true]);
+        expect(await check.counts()).toMatchObject({ pending: 4 });
+        const all = await check.lease({ count: 10 });
+        expect(all.map((j) => j.data).sort()).toEqual(['a', 'b', 'c', 'warm-up']);
+        expect(added.map((r) => r.id)).toEqual(
+          all.filter((j) => j.data !== 'warm-up').map((j) => j.id),
+        );
+        await deleteKeys(fx.client(), `${prefix}:*`);
+      } finally {
+        client.disconnect();
+        await proxy.close();
+      }
+    },
+  );
 });
 
 describe('bounded waits', () => {

@@ -1,0 +1,78 @@
+-- add_plain: store and enqueue a batch of plain jobs, those with neither a caller id nor a
+-- schedule (the common add, with fewer keys and commands; add.lua does every other add).
+--! keys: id tok data dataBuckets meta wake parked leased tokens flow rate adds events pending*
+-- ARGV: the priorities used (digits: the pending lists passed, in that order), hand-off lease
+--   ms (0 = never hand off), count, call seq ('' = none), idempotency ttl ms, acknowledged
+--   count m, then m seqs of earlier calls whose replies arrived, then per job 3 values:
+--   payload, meta JSON ('' = none), priority (0..9).
+-- Idempotent and handing off as add.lua does (the same call record, lib/scripts/lib/adding.lua).
+-- Returns: the id base: the jobs are base + 1 .. base + count, in order, all new.
+local hand_ms = tonumber(ARGV[2])
+local count = tonumber(ARGV[3])
+local seq = ARGV[4]
+local first = 7 + tonumber(ARGV[6])
+if seq ~= '' then
+  local done = rcall('HGET', K_ADDS, seq)
+  if done then
+    return tonumber(string.match(done, '^(%d+):'))
+  end
+end
+local base = rcall('INCRBY', K_ID, count) - count
+local wake_len = rcall('LLEN', K_WAKE)
+local now, rate_ms = nil, false
+if hand_ms > 0 then
+  now, rate_ms = hand_off_allowed(wake_len, nil)
+end
+local hand = nil
+local data_args = {}
+local meta_args = {}
+local pending = {}
+local ids = {}
+for j = 1, count do
+  local o = first + (j - 1) * 3
+  local n = int(base + j)
+  local payload, meta, prio = ARGV[o], ARGV[o + 1], ARGV[o + 2]
+  ids[j] = n
+  data_args[#data_args + 1] = n
+  data_args[#data_args + 1] = payload
+  if meta ~= '' then
+    meta_args[#meta_args + 1] = n
+    meta_args[#meta_args + 1] = meta
+  end
+  if now and not hand then
+    hand = { n, payload, meta, prio }
+  else
+    local p = tonumber(prio)
+    local list = pending[p]
+    if not list then
+      list = {}
+      pending[p] = list
+    end
+    list[#list + 1] = n
+  end
+end
+-- Data first: a write that fails (e.g. on a key of the wrong type) then leaves no wake entry
+-- for a job without data.
+data_set(data_args)
+if #meta_args > 0 then
+  rcall_each('HSET', K_META, meta_args)
+end
+if hand then
+  hand_off(hand[1], hand[2], hand[3], hand[4], now, hand_ms, rate_ms)
+end
+local placed = false
+for p = 0, 9 do
+  local list = pending[p]
+  if list then
+    rcall_each('RPUSH', pending_key(p), list)
+    placed = true
+  end
+end
+if placed and wake_len == 0 and not hand then
+  rcall('RPUSH', K_WAKE, '1')
+end
+emit_jobs('added', ids, false)
+if seq ~= '' then
+  add_record(seq, base, string.rep('1', count))
+end
+return base

@@ -1,0 +1,46 @@
+-- What the add scripts share (add.lua, add_plain.lua): the record of an add call that makes a
+-- re-send idempotent, and the hand-off of a new job to a parked worker (docs/hand-off.md).
+
+-- Record what this add call did ('<id base>:<flag per job>', for a re-send after a lost reply),
+-- drop the records of earlier calls whose replies arrived (ARGV[6] of them, ARGV[7..]) and keep
+-- the producer's hash ARGV[5] ms more.
+local function add_record(seq, base, flags)
+  local acked = tonumber(ARGV[6])
+  rcall('HSET', K_ADDS, seq, int(base) .. ':' .. flags)
+  if acked > 0 then
+    rcall('HDEL', K_ADDS, unpack(ARGV, 7, 6 + acked))
+  end
+  rcall('PEXPIRE', K_ADDS, ARGV[5])
+end
+
+-- Whether a job that runs now may be handed off: a worker is parked (its parked-until is in the
+-- future), no wake-up waits (`wake_len`, the wake list's length, is 0) and flow control allows
+-- a lease now. Returns Redis time (`now`, read if nil) and the rate window (false: no rate
+-- limit) when it may, else nil.
+local function hand_off_allowed(wake_len, now)
+  if wake_len > 0 or rcall('ZCARD', K_PARKED) == 0 then
+    return nil
+  end
+  now = now or now_ms()
+  if #rcall('ZRANGEBYSCORE', K_PARKED, now, '+inf', 'LIMIT', 0, 1) == 0 then
+    return nil
+  end
+  local allowed, _, _, rate_ms = flow_allowance(now, 1)
+  if allowed == 0 then
+    return nil
+  end
+  return now, rate_ms
+end
+
+-- Hand job n off: lease it to holder 'h' until now + hand_ms and push it whole to the wake list
+-- (a hand-off counts as a lease for a rate limit of window rate_ms).
+local function hand_off(n, payload, meta, prio, now, hand_ms, rate_ms)
+  local token = int(rcall('INCR', K_TOK))
+  local deadline = now + hand_ms
+  rcall('ZADD', K_LEASED, deadline, n)
+  rcall('HSET', K_TOKENS, n, token .. ':h')
+  if rate_ms then
+    flow_started(now, { token }, rate_ms)
+  end
+  rcall('RPUSH', K_WAKE, 'h' .. n .. ':' .. token .. ':' .. deadline .. ':' .. prio .. ':' .. #meta .. '\n' .. meta .. payload)
+end
