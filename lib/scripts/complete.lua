@@ -21,6 +21,7 @@ local ttl, window = tonumber(ARGV[2]), tonumber(ARGV[3])
 local lease_count, lease_ms, park_ms = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local sweep, adopt_count, count = ARGV[7] == '1', tonumber(ARGV[8]), tonumber(ARGV[9])
 local now = now_ms()
+ev_gather() -- this call's events: one entry, written before it returns
 local adopted = {}
 local adopted_ids = {} -- for the event log
 local named = {}
@@ -150,4 +151,5 @@ if lease_count > 0 then
 elseif #mine > 0 and rcall('HEXISTS', K_FLOW, 'c') == 1 then
   wake()
 end
+ev_flush()
 return out
