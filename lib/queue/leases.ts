@@ -85,12 +85,18 @@ export class Leases<T, R> {
       if (lease.workerId !== workerId) throw oneWorker();
       args.push(lease.token);
     }
+    // The completed jobs as one argument 'seq token seq token ...' (see complete.lua), then
+    // their results when results are on.
+    const done: string[] = [];
+    const results: string[] = [];
     for (const item of items) {
       const { lease, result } = (item ?? {}) as CompleteItem<R>;
       this.ctx.checkLease(lease);
       if (lease.workerId !== workerId) throw oneWorker();
-      args.push(lease.seq, lease.token, ttl > 0 ? encodeResult(result) : '');
+      done.push(lease.seq, lease.token);
+      if (ttl > 0) results.push(encodeResult(result));
     }
+    args.push(done.join(' '), ...results);
     const reply = (await this.ctx.run('complete', args, { workerId, buffers: true })) as Reply;
     // { now, deadline, nextDue, drain, paused, adopted flags…, completed flags…, jobs… }
     const head = BATCH_HEAD;
