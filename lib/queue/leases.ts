@@ -37,6 +37,8 @@ export interface LeaseBatch<T> {
 export interface CompleteItem<R = unknown> {
   lease: Lease;
   result?: R;
+  /** `result` already encoded (the Worker encodes it once, when it checks it can be stored). */
+  encoded?: string;
 }
 
 /** What a Worker adds to `completeAndLease` (see lib/scripts/complete.lua). */
@@ -90,11 +92,11 @@ export class Leases<T, R> {
     const done: string[] = [];
     const results: string[] = [];
     for (const item of items) {
-      const { lease, result } = (item ?? {}) as CompleteItem<R>;
+      const { lease, result, encoded } = (item ?? {}) as CompleteItem<R>;
       this.ctx.checkLease(lease);
       if (lease.workerId !== workerId) throw oneWorker();
       done.push(lease.seq, lease.token);
-      if (ttl > 0) results.push(encodeResult(result));
+      if (ttl > 0) results.push(encoded ?? encodeResult(result));
     }
     args.push(done.join(' '), ...results);
     const reply = (await this.ctx.run('complete', args, { workerId, buffers: true })) as Reply;

@@ -1,6 +1,7 @@
 // The runner: calls the handler of each run the run table starts, enforces `jobTimeoutMs`, and
 // tells how the run ended (a complete batched into the next lease call, or a fail) and events.
 import { errorMessage, RateLimitError, WorkQueueError } from '../errors.js';
+import { encodeResult } from '../queue/codec.js';
 import { runRunHooks } from '../hooks.js';
 import type { FailOutcome } from '../types.js';
 import { delay } from '../util/timeout.js';
@@ -50,21 +51,25 @@ export class Runner<T, R> {
 
   private succeeded(run: Run<T>, result: R): void {
     if (run.ended) return;
+    let encoded: string | undefined;
     if (this.ctx.queue.options.resultTtlMs > 0) {
+      // Encoded once, here: the complete sends this string.
       try {
-        JSON.stringify(result ?? null);
+        encoded = encodeResult(result);
       } catch (e) {
+        // encodeResult's own ENCODE_FAILED message says what could not be encoded.
         this.ctx.report(
           new WorkQueueError(
             'ENCODE_FAILED',
-            `job ${run.job.id}: result cannot be encoded, completed without it: ${errorMessage(e)}`,
+            `job ${run.job.id}, completed without its result: ${errorMessage(e)}`,
           ),
         );
         result = undefined as R;
+        encoded = 'null';
       }
     }
     this.ctx.runs.end(run, { kind: 'completed' });
-    this.ctx.loop.complete({ lease: run.lease, result, run });
+    this.ctx.loop.complete({ lease: run.lease, result, encoded, run });
   }
 
   private async failed(run: Run<T>, error: unknown, outcome: RunOutcome): Promise<void> {
