@@ -29,7 +29,8 @@ export class WorkerEventHooks {
   /**
    * A handler is about to run `job`: tell 'active', and give the handler a job whose
    * `progress()` tells 'progress' once recorded (the same job otherwise: its own properties are
-   * copied as they are, getters included; only when 'progress' has methods).
+   * copied as they are, and `signal`, a getter of the job's class, reads the job's; only when
+   * 'progress' has methods).
    */
   started(job: Job): Job {
     this.emit('active', [job]);
@@ -43,6 +44,7 @@ export class WorkerEventHooks {
       {},
       {
         ...Object.getOwnPropertyDescriptors(job),
+        signal: { get: () => job.signal, enumerable: true, configurable: true },
         progress: { value: progress, enumerable: true, configurable: true, writable: true },
       },
     ) as Job;

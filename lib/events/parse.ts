@@ -1,23 +1,33 @@
 // Stream entries of the event log into typed events (the entry format: lib/scripts/lib/events.lua).
 import type { QueueEvent } from './types.js';
 
-/** The events of one entry, in order. Kinds this version does not know are left out. */
+/**
+ * The events of one entry, in order. An entry holds one or more sections ('e' <kind>, the
+ * section's fields, then its jobs: 'i' <id> with the job's own fields, or 'n' <ids separated by
+ * spaces>). Kinds this version does not know are left out.
+ */
 export function parseEntry(eventId: string, fields: readonly string[]): QueueEvent[] {
   const at = Number(eventId.slice(0, eventId.indexOf('-')));
   let kind = '';
-  const head: Record<string, string> = {};
-  const jobs: Record<string, string>[] = [];
+  let head: Record<string, string> = {};
+  const jobs: Array<{ kind: string; f: Record<string, string> }> = [];
   let job: Record<string, string> | undefined;
   for (let i = 0; i + 1 < fields.length; i += 2) {
     const f = fields[i]!;
     const v = fields[i + 1]!;
-    if (f === 'e') kind = v;
-    else if (f === 'i') jobs.push((job = { ...head, i: v }));
-    else (job ?? head)[f] = v;
+    if (f === 'e') {
+      kind = v;
+      head = {};
+      job = undefined;
+    } else if (f === 'i') jobs.push({ kind, f: (job = { ...head, i: v }) });
+    else if (f === 'n') {
+      for (const id of v.split(' ')) jobs.push({ kind, f: { ...head, i: id } });
+      job = undefined;
+    } else (job ?? head)[f] = v;
   }
   const out: QueueEvent[] = [];
   for (const j of jobs) {
-    const e = toEvent(kind, j, { id: j.i!, eventId, at });
+    const e = toEvent(j.kind, j.f, { id: j.f.i!, eventId, at });
     if (e) out.push(e);
   }
   return out;

@@ -37,6 +37,8 @@ export interface LeaseBatch<T> {
 export interface CompleteItem<R = unknown> {
   lease: Lease;
   result?: R;
+  /** `result` already encoded (the Worker encodes it once, when it checks it can be stored). */
+  encoded?: string;
 }
 
 /** What a Worker adds to `completeAndLease` (see lib/scripts/complete.lua). */
@@ -85,12 +87,18 @@ export class Leases<T, R> {
       if (lease.workerId !== workerId) throw oneWorker();
       args.push(lease.token);
     }
+    // The completed jobs as one argument 'seq token seq token ...' (see complete.lua), then
+    // their results when results are on.
+    const done: string[] = [];
+    const results: string[] = [];
     for (const item of items) {
-      const { lease, result } = (item ?? {}) as CompleteItem<R>;
+      const { lease, result, encoded } = (item ?? {}) as CompleteItem<R>;
       this.ctx.checkLease(lease);
       if (lease.workerId !== workerId) throw oneWorker();
-      args.push(lease.seq, lease.token, ttl > 0 ? encodeResult(result) : '');
+      done.push(lease.seq, lease.token);
+      if (ttl > 0) results.push(encoded ?? encodeResult(result));
     }
+    args.push(done.join(' '), ...results);
     const reply = (await this.ctx.run('complete', args, { workerId, buffers: true })) as Reply;
     // { now, deadline, nextDue, drain, paused, adopted flags…, completed flags…, jobs… }
     const head = BATCH_HEAD;

@@ -3,7 +3,9 @@
 -- ARGV: worker id, result ttl ms (0 = results off), dedupe window ms, lease count (0 = none),
 --   lease ms, park ms (0 = do not mark the worker parked), sweep (1: the worker's idle wait
 --   moved entries into its hand-off list since its last sweep), adopt count, job count, then
---   per adopted job: token; then per completed job: id, token, result.
+--   per adopted job: token; then the completed jobs in one argument, 'id token id token ...'
+--   (one argument, not two per job: far cheaper for the client to send); then, only when
+--   results are on, per completed job its result.
 -- Adopting comes first (docs/hand-off.md, step 4): the worker takes over the jobs handed off
 -- to it that it received, so a complete of such a job in the same call is its own. The sweep empties its
 -- hand-off list: plain wake-ups and hand-offs cancelled or taken back meanwhile are dropped;
@@ -21,6 +23,7 @@ local ttl, window = tonumber(ARGV[2]), tonumber(ARGV[3])
 local lease_count, lease_ms, park_ms = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local sweep, adopt_count, count = ARGV[7] == '1', tonumber(ARGV[8]), tonumber(ARGV[9])
 local now = now_ms()
+ev_gather() -- this call's events: one entry, written before it returns
 local adopted = {}
 local adopted_ids = {} -- for the event log
 local named = {}
@@ -49,9 +52,10 @@ if sweep or adopt_count > 0 then
   emit_jobs('active', adopted_ids, nil, { 'w', wid })
 end
 local o = 9 + adopt_count
-local ids = {}
-for j = 1, count do
-  ids[j] = ARGV[o + j * 3 - 2]
+local ids, sent = {}, {}
+for n, token in string.gmatch(ARGV[o + 1], '(%S+) (%S+)') do
+  ids[#ids + 1] = n
+  sent[#sent + 1] = token
 end
 local tokens, metas = {}, {}
 if count > 0 then
@@ -65,7 +69,7 @@ local done_ids = {}
 local completed, completed_metas = {}, {} -- for the event log
 for j = 1, count do
   local n = ids[j]
-  local token = ARGV[o + j * 3 - 1]
+  local token = sent[j]
   local meta = nil
   local ok = 0
   if done_ids[n] then
@@ -99,7 +103,7 @@ for j = 1, count do
       pid = meta.i
     end
     results[#results + 1] = pid
-    results[#results + 1] = ARGV[o + j * 3]
+    results[#results + 1] = ARGV[o + 1 + j]
   end
   done[j] = ok
   if ok == 1 then
@@ -150,4 +154,5 @@ if lease_count > 0 then
 elseif #mine > 0 and rcall('HEXISTS', K_FLOW, 'c') == 1 then
   wake()
 end
+ev_flush()
 return out

@@ -7,6 +7,7 @@
 --   before leasing again, see lease_jobs), paused (the queue's pause version, 0 = not paused),
 --   then per job: id, token, payload, meta }.
 local now = now_ms()
+ev_gather() -- this call's events (promoted, active): one entry
 local lease_ms = tonumber(ARGV[2])
 local out = { now, now + lease_ms, 0, 0, 0 }
 local count = tonumber(ARGV[1])
@@ -20,4 +21,5 @@ if limited_until ~= 0 then
 elseif live < count then
   out[3] = next_due()
 end
+ev_flush()
 return out

@@ -1,7 +1,7 @@
 // The job handle a handler receives (`Job`: data, signal, progress, extend, rateLimited), the handler's
 // type, and the events a worker tells about its jobs.
 import { RateLimitError, WorkQueueError } from '../errors.js';
-import type { FailOutcome, LeasedJob } from '../types.js';
+import type { FailOutcome } from '../types.js';
 import type { WorkerContext } from './context.js';
 import type { Run } from './run-table.js';
 
@@ -43,43 +43,70 @@ export interface WorkerEvents<T, R> {
 }
 
 /**
- * The handle for `run`'s handler. Its signal is created on first read (most handlers never read
- * it); progress and extend of a handed-off job wait until its lease is adopted (ours).
+ * The handle for a run's handler. One class, so every job shares one shape: its data as own
+ * fields, `progress`, `extend` and `rateLimited` as own functions (a handler may pass them around unbound),
+ * `signal` a getter of the class, creating the AbortController on first read (most handlers never
+ * read it). Progress and extend of a handed-off job wait until its lease is adopted (ours).
  */
-export function createJob<T, R>(
-  ctx: WorkerContext<T, R>,
-  lease: LeasedJob<T>,
-  run: () => Run<T>,
-): Job<T> {
-  const q = ctx.queue;
-  const lost = (ok: boolean) => {
-    if (!ok) ctx.runs.end(run(), { kind: 'lost', reason: 'lease lost' });
+class RunJob<T, R> implements Job<T> {
+  readonly id: string;
+  readonly data: T;
+  readonly name: string | undefined;
+  readonly priority: number;
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly queueName: string;
+  readonly traceContext: string | undefined;
+  readonly #ctx: WorkerContext<T, R>;
+  readonly #run: Run<T>;
+
+  constructor(ctx: WorkerContext<T, R>, run: Run<T>) {
+    const lease = run.lease;
+    this.id = lease.id;
+    this.data = lease.data;
+    this.name = lease.name;
+    this.priority = lease.priority;
+    this.attempt = lease.attempt;
+    this.maxAttempts = lease.maxAttempts;
+    this.queueName = ctx.queue.name;
+    this.traceContext = lease.traceContext;
+    this.#ctx = ctx;
+    this.#run = run;
+  }
+
+  get signal(): AbortSignal {
+    return this.#ctx.runs.signal(this.#run);
+  }
+
+  readonly progress = async (value: unknown): Promise<boolean> => {
+    const { handoffs, queue } = this.#ctx;
+    const lease = this.#run.lease;
+    return this.#lost((await handoffs.adopted(lease)) && (await queue.progress(lease, value)));
+  };
+
+  readonly extend = async (ms: number = this.#ctx.settings.leaseMs): Promise<boolean> => {
+    const { handoffs, queue } = this.#ctx;
+    const lease = this.#run.lease;
+    return this.#lost((await handoffs.adopted(lease)) && (await queue.extend(lease, ms))[0]!);
+  };
+
+  readonly rateLimited = (ms: number): never => {
+    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) {
+      throw new WorkQueueError(
+        'INVALID_ARGUMENT',
+        `job.rateLimited(ms): ms must be a positive number, got ${String(ms)}`,
+      );
+    }
+    throw new RateLimitError(ms);
+  };
+
+  #lost(ok: boolean): boolean {
+    if (!ok) this.#ctx.runs.end(this.#run, { kind: 'lost', reason: 'lease lost' });
     return ok;
-  };
-  return {
-    id: lease.id,
-    data: lease.data,
-    name: lease.name,
-    priority: lease.priority,
-    attempt: lease.attempt,
-    maxAttempts: lease.maxAttempts,
-    queueName: q.name,
-    traceContext: lease.traceContext,
-    get signal(): AbortSignal {
-      return ctx.runs.signal(run());
-    },
-    progress: async (value) =>
-      lost((await ctx.handoffs.adopted(lease)) && (await q.progress(lease, value))),
-    extend: async (ms = ctx.settings.leaseMs) =>
-      lost((await ctx.handoffs.adopted(lease)) && (await q.extend(lease, ms))[0]!),
-    rateLimited(ms: number): never {
-      if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) {
-        throw new WorkQueueError(
-          'INVALID_ARGUMENT',
-          `job.rateLimited(ms): ms must be a positive number, got ${String(ms)}`,
-        );
-      }
-      throw new RateLimitError(ms);
-    },
-  };
+  }
+}
+
+/** The job handle of `run` (see RunJob). */
+export function createJob<T, R>(ctx: WorkerContext<T, R>, run: Run<T>): Job<T> {
+  return new RunJob(ctx, run);
 }

@@ -178,7 +178,8 @@ export class RunTable<T, R> {
   }
 
   private start(lease: LeasedJob<T>): void {
-    const run: Run<T> = { lease, job: createJob(this.ctx, lease, () => run), ended: false };
+    const run: Run<T> = { lease, job: undefined as unknown as Job<T>, ended: false };
+    run.job = createJob(this.ctx, run);
     // A run of the same job still here holds a lease that was reclaimed (this one replaced it).
     const stale = this.bySeq.get(lease.seq);
     if (stale) this.end(stale, { kind: 'lost', reason: 'lease lost (expired and reclaimed)' });

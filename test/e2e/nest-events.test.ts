@@ -53,6 +53,8 @@ describe('@OnWorkerEvent on a @Processor', () => {
     );
     expect(processor.events.filter((e) => e === `active ${bad.id}`)).toHaveLength(2);
     expect(processor.progress).toContainEqual([ok.id, 0.5]);
+    // The job a handler gets when 'progress' has listeners keeps the core job's signal.
+    expect(processor.signals).toEqual([true, true, true]);
   });
 
   it('logs a listener that throws or rejects; jobs still complete', async () => {

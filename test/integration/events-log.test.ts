@@ -71,6 +71,51 @@ describe('event log', () => {
     expect((await lines(q)).slice(6)).toEqual(ids.map((i) => `completed ${i}`));
   });
 
+  it('complete + lease in one call: one entry, completed then active, fields per kind', async () => {
+    const q = fx.queue({ storeResults: { ttlMs: 60_000 } });
+    const added = await q.addBulk([1, 2, 3, 4].map((data) => ({ data })));
+    const wid = await q.registerWorker();
+    const first = await q.lease({ count: 2, workerId: wid });
+    const before = await fx.client().xlen(q.keys.eventLog);
+    const r = await q.completeAndLease(
+      first.map((lease) => ({ lease, result: 'ok' })),
+      { count: 2, workerId: wid },
+    );
+    expect(r.jobs).toHaveLength(2);
+    expect(await fx.client().xlen(q.keys.eventLog)).toBe(before + 1);
+    const events = (await log(q)).slice(-4);
+    const ids = added.map((a) => a.id);
+    expect(events.map((e) => `${e.kind} ${e.id}`)).toEqual([
+      `completed ${ids[0]}`,
+      `completed ${ids[1]}`,
+      `active ${ids[2]}`,
+      `active ${ids[3]}`,
+    ]);
+    expect(events[0]).toMatchObject({ resultStored: true });
+    expect(events[2]).toMatchObject({ workerId: wid });
+    // The events of one entry share its stream id.
+    expect(new Set(events.map((e) => e.eventId)).size).toBe(1);
+  });
+
+  it('caller ids with spaces keep their place among plain ids; a huge call splits its entry', async () => {
+    const q = fx.queue();
+    const specs = Array.from({ length: 700 }, (_, i) =>
+      i % 2 === 0 ? { data: i, opts: { id: `order ${i}` } } : { data: i },
+    );
+    const added = await q.addBulk(specs);
+    const wid = await q.registerWorker();
+    const jobs = await q.lease({ count: 700, workerId: wid });
+    expect(jobs).toHaveLength(700);
+    const active = (await log(q)).filter((e) => e.kind === 'active');
+    expect(active.map((e) => e.id)).toEqual(jobs.map((j) => j.id));
+    expect(new Set(jobs.map((j) => j.id))).toEqual(new Set(added.map((a) => a.id)));
+    await q.completeAndLease(jobs.map((lease) => ({ lease })));
+    const completed = (await log(q)).filter((e) => e.kind === 'completed');
+    expect(completed.map((e) => e.id)).toEqual(jobs.map((j) => j.id));
+    // 700 jobs, 350 with spaced ids: more fields than one entry takes, so more than one entry.
+    expect(new Set(completed.map((e) => e.eventId)).size).toBeGreaterThan(1);
+  });
+
   it('fail: retried, then dead with its reason; a stale fail is refused and logs nothing', async () => {
     const q = fx.queue({ maxAttempts: 2, backoff: { type: 'fixed', delayMs: 0 } });
     const { id } = await q.add('x');

@@ -56,6 +56,22 @@ describe('Worker handler', () => {
     expect(w.activeCount).toBe(0);
   });
 
+  it('progress() and extend() work detached from the job (destructured)', async () => {
+    const q = fx.queue<number, string>();
+    const { id } = await q.add(1);
+    const proceed = deferred();
+    const outcomes = deferred<boolean[]>();
+    worker(q, async ({ progress, extend }) => {
+      outcomes.resolve([await progress(0.5), await extend(60_000)]);
+      await proceed.promise;
+      return 'ok';
+    });
+    expect(await outcomes.promise).toEqual([true, true]);
+    expect(await q.getJob(id)).toMatchObject({ state: 'leased', progress: 0.5 });
+    proceed.resolve();
+    await waitFor(async () => (await q.getJob(id)) === null, { what: 'job completed' });
+  });
+
   it('a returned value completes the job; the result is stored when storeResults is on', async () => {
     const q = fx.queue<number, { doubled: number }>({ storeResults: { ttlMs: 60_000 } });
     const w = worker(q, (job) => ({ doubled: job.data * 2 }));

@@ -52,9 +52,12 @@ export class MailProcessor {
   readonly events: string[] = [];
   readonly results = new Map<string, unknown>();
   readonly progress: unknown[] = [];
+  /** Per run: the handler's job had a live signal (it is a getter of the core's job class). */
+  readonly signals: boolean[] = [];
 
   @Process()
   async send(job: Job<MailJob>) {
+    this.signals.push(job.signal instanceof AbortSignal && !job.signal.aborted);
     await job.progress(0.5);
     if (job.data.fail) throw new Error(`no mailbox ${job.data.to}`);
     return { sentTo: job.data.to };

@@ -1,18 +1,63 @@
 -- The event log (K_EVENTS, a capped stream read by lib/events/): scripts that change a job's
 -- state log the change in the same call. EV_CAP is the stream's approximate cap, taken by the
 -- prelude from the first ARGV of every script that declares the key; 0 = events off.
--- An entry: 'e' <kind>, fields of the whole entry, then per job 'i' <public id> and its fields.
+-- An entry holds one or more sections, in order; a section is 'e' <kind>, then fields of the
+-- whole section, then its jobs: 'i' <public id> followed by that job's own fields, or 'n' <ids>
+-- (several public ids without spaces, separated by single spaces: no fields of their own).
+-- A call that gathers (ev_gather ... ev_flush: the hot paths complete and lease) writes all its
+-- sections as one entry; otherwise each emit writes its own entry.
+
+-- Fields of the entry this call is gathering (nil: not gathering).
+local ev_fields = nil
+
+-- Most fields in one entry (unpack's limit is ~8000 values): a gathering call past it writes
+-- what it has and goes on in a new entry.
+local EV_MAX_FIELDS = 1000
+
+local function ev_write(f)
+  rcall('XADD', K_EVENTS, 'MAXLEN', '~', EV_CAP, '*', unpack(f))
+end
+
+-- Add fields `f` (one or more whole sections) to this call's entry, or write them at once.
+local function ev_add(f)
+  if not ev_fields then
+    ev_write(f)
+    return
+  end
+  if #ev_fields + #f > EV_MAX_FIELDS and #ev_fields > 0 then
+    ev_write(ev_fields)
+    ev_fields = {}
+  end
+  for _, v in ipairs(f) do
+    ev_fields[#ev_fields + 1] = v
+  end
+end
+
+-- From here until ev_flush, this call's events go into one entry.
+local function ev_gather()
+  if EV_CAP > 0 then
+    ev_fields = {}
+  end
+end
+
+-- Write the gathered entry (if any event was logged).
+local function ev_flush()
+  if ev_fields and #ev_fields > 0 then
+    ev_write(ev_fields)
+  end
+  ev_fields = nil
+end
 
 -- Log one event of job `id` (its public id), with its fields (name, value, ...).
 local function emit(kind, id, ...)
   if EV_CAP > 0 then
-    rcall('XADD', K_EVENTS, 'MAXLEN', '~', EV_CAP, '*', 'e', kind, 'i', id, ...)
+    ev_add({ 'e', kind, 'i', id, ... })
   end
 end
 
--- Log `kind` for jobs `ns` (entries of up to 500 jobs), each entry led by the fields in `head`.
--- `raws`: their meta JSON (public ids are caller ids where set); nil: read from K_META; false:
--- `ns` are public ids already.
+-- Log `kind` for jobs `ns` (sections of up to 500 jobs), each section led by the fields in
+-- `head`. `raws`: their meta JSON (public ids are caller ids where set); nil: read from K_META;
+-- false: `ns` are public ids already. Runs of ids without a space go in one 'n' field.
 local function emit_jobs(kind, ns, raws, head)
   if EV_CAP == 0 or #ns == 0 then
     return
@@ -25,14 +70,28 @@ local function emit_jobs(kind, ns, raws, head)
     for _, v in ipairs(head or {}) do
       f[#f + 1] = v
     end
+    local run = {}
     for j = i, math.min(i + 499, #ns) do
       local id, raw = ns[j], raws and raws[j]
       if raw and string.find(raw, '"i":', 1, true) then
         id = decode_meta(raw).i or id
       end
-      f[#f + 1] = 'i'
-      f[#f + 1] = id
+      if string.find(id, ' ', 1, true) then
+        if #run > 0 then
+          f[#f + 1] = 'n'
+          f[#f + 1] = table.concat(run, ' ')
+          run = {}
+        end
+        f[#f + 1] = 'i'
+        f[#f + 1] = id
+      else
+        run[#run + 1] = id
+      end
     end
-    rcall('XADD', K_EVENTS, 'MAXLEN', '~', EV_CAP, '*', unpack(f))
+    if #run > 0 then
+      f[#f + 1] = 'n'
+      f[#f + 1] = table.concat(run, ' ')
+    end
+    ev_add(f)
   end
 end
