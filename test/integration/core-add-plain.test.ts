@@ -25,8 +25,12 @@ async function state(client: Redis, q: WorkQueue<unknown>): Promise<Record<strin
     else if (type === 'stream') {
       // One entry per add call: compare the jobs each kind of event names, not the entries.
       const ids: string[] = [];
+      // (Plain ids travel as one space-separated 'n' field, caller ids as 'i' fields.)
       for (const [, fields] of await client.xrange(key, '-', '+')) {
-        for (let i = 2; i < fields.length; i += 2) ids.push(`${fields[1]}:${fields[i + 1]}`);
+        for (let i = 2; i < fields.length; i += 2) {
+          const values = fields[i] === 'n' ? fields[i + 1]!.split(' ') : [fields[i + 1]!];
+          for (const v of values) ids.push(`${fields[1]}:${fields[i]}:${v}`);
+        }
       }
       out[rel] = ids;
     } else out[rel] = `(${type})`;
