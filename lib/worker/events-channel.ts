@@ -7,6 +7,7 @@ import { CALL_TIMEOUT_MS, type WorkerContext } from './context.js';
 
 export class EventsChannel<T, R> {
   private conn: Redis | Cluster | undefined;
+  private closed = false;
 
   constructor(private readonly ctx: WorkerContext<T, R>) {}
 
@@ -30,7 +31,7 @@ export class EventsChannel<T, R> {
         await sub.subscribe(ctx.queue.keys.events);
         return;
       } catch (e) {
-        if (ctx.closing || sub.status === 'end') throw e;
+        if (this.closed || ctx.closing) throw e;
         ctx.report(e);
         await delay(200);
       }
@@ -54,6 +55,7 @@ export class EventsChannel<T, R> {
 
   /** Close the connection (bounded). Idempotent. */
   async close(): Promise<void> {
+    this.closed = true;
     const sub = this.conn;
     if (!sub || sub.status === 'end') return;
     await within(
