@@ -112,9 +112,9 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   private async doStart(): Promise<void> {
     const { ctx, queue: q } = this;
     if (ctx.closing) throw new WorkQueueError('CLOSED', 'worker is closed');
-    // Join the process's heartbeat thread first (starting it if none runs): it boots and
-    // connects while we check Redis and register (see heartbeat.ts). Our own connections
-    // connect meanwhile too: none of them is waited for before the first lease.
+    // Join the process's heartbeat thread (it starts, if none runs, with our first lease call:
+    // see heartbeat.ts). Our own connections connect while we check Redis and register: none
+    // of them is waited for before the first lease.
     const heartbeat = joinHeartbeat(q, ctx.settings.heartbeatIntervalMs, (e) => this.report(e));
     this.heartbeat = heartbeat;
     ctx.idle.open();
