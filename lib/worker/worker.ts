@@ -113,11 +113,10 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     const { ctx, queue: q } = this;
     if (ctx.closing) throw new WorkQueueError('CLOSED', 'worker is closed');
     // Join the process's heartbeat thread (it starts, if none runs, with our first lease call:
-    // see heartbeat.ts). Our own connections connect while we check Redis and register: none
-    // of them is waited for before the first lease.
+    // see heartbeat.ts). Our event subscription connects while we check Redis and register, and
+    // is not waited for before the first lease (nor is the blocking one, opened at the first wait).
     const heartbeat = joinHeartbeat(q, ctx.settings.heartbeatIntervalMs, (e) => this.report(e));
     this.heartbeat = heartbeat;
-    ctx.idle.open();
     const subscribed = this.events.open();
     subscribed.catch(() => undefined); // a start that fails closes it
     try {
