@@ -105,6 +105,8 @@ export interface ThreadMember {
     intervalMs: number,
     onFirstBeat: () => void,
   ): void;
+  /** Start the thread if none runs or starts (a member joined with `deferStart`). */
+  boot(): void;
   /** Stop beating; resolves once no beat of this member can land any more (bounded). */
   leave(): Promise<void>;
 }
@@ -130,6 +132,7 @@ class HeartbeatThread {
   private readonly conns = new Map<string, number>();
   private nextId = 1;
   private broken: unknown;
+  private ioredisPath: string | undefined;
   private held: Promise<void> | undefined;
   /** A spawn waits for `held`. */
   private starting = false;
@@ -138,17 +141,31 @@ class HeartbeatThread {
 
   constructor(private readonly lua: string) {}
 
-  join(spec: ConnectionSpec, onFailure: (e: unknown) => void): ThreadMember {
+  /**
+   * A new member. The thread starts now if none runs, unless `deferStart`: then at the member's
+   * `boot()` (or another member's start).
+   */
+  join(spec: ConnectionSpec, onFailure: (e: unknown) => void, deferStart = false): ThreadMember {
     if (this.broken !== undefined) throw this.broken;
+    // Where a thread to start finds ioredis: resolved now (the thread may start later), from
+    // the app's entry as it is now.
+    try {
+      if (!this.thread) this.ioredisPath = ioredisPath();
+    } catch (e) {
+      this.broken = e;
+      throw e;
+    }
     const id = this.nextId++;
     const member: Member = { conn: spec.key, onFailure };
     this.members.set(id, member);
     const users = this.conns.get(spec.key) ?? 0;
     this.conns.set(spec.key, users + 1);
     if (users === 0) this.send({ t: 'conn', conn: spec.key, ...spec, key: undefined });
-    if (!this.thread && !this.starting) this.spawn();
-    // The thread could not start (spawn failed at once): the caller beats from the main thread.
-    if (!this.members.has(id)) throw this.broken;
+    if (!deferStart) {
+      this.boot();
+      // The thread could not start (spawn failed at once): the caller beats from the main thread.
+      if (!this.members.has(id)) throw this.broken;
+    }
     let left: Promise<void> | undefined;
     return {
       beat: (keys, args, intervalMs, onFirstBeat) => {
@@ -156,8 +173,15 @@ class HeartbeatThread {
         member.onFirstBeat = onFirstBeat;
         this.send({ t: 'add', id, conn: spec.key, keys, args, intervalMs });
       },
+      boot: () => {
+        if (this.members.has(id) && !member.onRemoved) this.boot();
+      },
       leave: () => (left ??= this.leave(id)),
     };
+  }
+
+  private boot(): void {
+    if (!this.thread && !this.starting) this.spawn();
   }
 
   private leave(id: number): Promise<void> {
@@ -204,7 +228,7 @@ class HeartbeatThread {
           // Not the app's --require/--import preloads (TS loaders, tracers): the thread needs
           // none, and they would slow its start.
           execArgv: [],
-          workerData: { ioredisPath: ioredisPath(), lua: this.lua },
+          workerData: { ioredisPath: this.ioredisPath, lua: this.lua },
         });
       } catch (e) {
         this.fail(e);

@@ -22,14 +22,16 @@ import { heartbeatThread, type ConnectionSpec, type ThreadMember } from './heart
  * the main thread also stops renewing their leases, so they are reclaimed when their leases
  * expire. Liveness of jobs is the lease's business; liveness of the process is the heartbeat's.
  *
- * Start-up, and why a Worker leases at once (no wait for the thread's first beat): the thread
- * is started when the Worker starts — before its ready check, registration and subscription
- * round trips — and once started it boots, connects and beats on its own OS thread: a handler
- * blocking the main event loop cannot delay it (the registration message is queued on the
- * thread's port synchronously). Until the thread's first beat for a worker lands, the main thread
+ * Start-up, and why a Worker leases at once (no wait for the thread's first beat): the Worker
+ * joins the thread when it starts, and starts it (`boot()`, if none runs) in the same turn of
+ * the event loop as its first lease call, so that the thread's boot (CPU-heavy: it loads ioredis)
+ * does not compete with the ready check and registration — but before any reply can start a
+ * handler. Once started it boots, connects and beats on its own OS thread: a handler blocking
+ * the main event loop cannot delay it (the registration message is queued on the thread's port
+ * synchronously). Until the thread's first beat for a worker lands, the main thread
  * beats for it too (the bridge), and each bridge beat counts `STARTUP_GRACE × heartbeatTimeoutMs`
  * into the future (heartbeat.lua; never lowering the score). The worker awaits its first bridge
- * beat (sent at registration, next to its subscribe) before it leases, so when a first handler
+ * beat (sent right after registering) before it leases, so when a first handler
  * blocks the event loop the worker stays alive for (1 + STARTUP_GRACE) × heartbeatTimeoutMs
  * without any further beat: that is the time the thread has to boot, connect and land its first
  * beat — more than the old start ("wait for the first beat, at most heartbeatTimeoutMs") gave
@@ -49,6 +51,11 @@ export interface Heartbeat {
    * (covering the thread's start-up) has landed or failed. Lease only after it.
    */
   begin(workerId: string): Promise<void>;
+  /**
+   * Start the shared thread if none runs yet. Call it before the worker's first handler can
+   * run (see above); beats asked for before it wait for the thread.
+   */
+  boot(): void;
   /** Stop beating; resolves once no beat of this worker can land any more (bounded). */
   stop(): Promise<void>;
 }
@@ -110,6 +117,7 @@ class WorkerHeartbeat implements Heartbeat {
       this.member = heartbeatThread(script('heartbeat').lua).join(
         connectionSpec(queue.client),
         (e) => this.threadFailed(e),
+        true,
       );
     } catch (e) {
       onError(e);
@@ -137,6 +145,10 @@ class WorkerHeartbeat implements Heartbeat {
       void this.mainBeats(this.onError);
       this.beaten();
     }
+  }
+
+  boot(): void {
+    this.member?.boot();
   }
 
   /** Beat from the main thread every interval (with `grace`: at once too; resolves that beat). */

@@ -19,8 +19,8 @@ export class IdleWait<T, R> {
 
   constructor(private readonly ctx: WorkerContext<T, R>) {}
 
-  /** Open the blocking connection. */
-  open(): void {
+  /** Open the blocking connection (at the first wait: a worker busy from the start needs none). */
+  private open(): Redis | Cluster {
     // A wait whose reply is lost must not be sent again: it could take a second entry while the
     // first sits unknown in our hand-off list (reconcile gives such entries back).
     this.conn = duplicate(this.ctx.queue.client, { autoResendUnfulfilledCommands: false });
@@ -28,6 +28,7 @@ export class IdleWait<T, R> {
       /* reconnects by itself; a wait it drops ends through 'close' */
     });
     this.conn.on('close', () => this.lost?.());
+    return this.conn;
   }
 
   /** Take this worker off the parked list (pause, close): adds no longer hand it jobs. */
@@ -42,8 +43,9 @@ export class IdleWait<T, R> {
    * meanwhile when slots free up; this only decides when to look again.
    */
   async wait(nextDue: number, now: number): Promise<void> {
-    const { ctx, conn } = this;
-    if (ctx.closing || !conn) return;
+    const { ctx } = this;
+    if (ctx.closing) return;
+    const conn = this.conn ?? this.open();
     this.waiting = true;
     let timeout = ctx.settings.idleTimeoutMs;
     if (nextDue > 0) timeout = Math.max(1, Math.min(timeout, nextDue - now + 1));

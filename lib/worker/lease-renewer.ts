@@ -18,7 +18,7 @@ export class LeaseRenewer<T, R> {
   }
 
   /** Extend every held job's lease in one call; runs that lost theirs end as lost. */
-  private async renew(): Promise<void> {
+  async renew(): Promise<void> {
     const { runs, handoffs } = this.ctx;
     // Hand-offs not adopted yet are not ours to renew.
     const running = runs.runs().filter((r) => !handoffs.isUnadopted(r.lease.token));

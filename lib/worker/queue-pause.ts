@@ -7,7 +7,7 @@ export class QueuePause<T, R> {
   /** The queue is paused: lease nothing (running jobs finish). */
   paused = false;
   private version = 0;
-  private recheck: NodeJS.Timeout | undefined;
+  private recheckTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly ctx: WorkerContext<T, R>) {}
 
@@ -24,8 +24,17 @@ export class QueuePause<T, R> {
     if (version > 0) this.apply(true, version);
   }
 
+  /** Paused by what we know: look again now with one lease call (a 'resumed' may be unheard). */
+  recheck(): void {
+    if (!this.paused || this.ctx.closing) return;
+    clearTimeout(this.recheckTimer);
+    this.recheckTimer = undefined;
+    this.paused = false;
+    this.ctx.loop.schedule();
+  }
+
   stop(): void {
-    clearTimeout(this.recheck);
+    clearTimeout(this.recheckTimer);
   }
 
   private apply(paused: boolean, version: number): void {
@@ -33,7 +42,7 @@ export class QueuePause<T, R> {
     if (version < this.version) return;
     this.version = version;
     if (paused) this.armRecheck();
-    else clearTimeout(this.recheck);
+    else clearTimeout(this.recheckTimer);
     if (paused === this.paused) return;
     this.paused = paused;
     if (paused) {
@@ -51,13 +60,13 @@ export class QueuePause<T, R> {
    */
   private armRecheck(): void {
     const { ctx } = this;
-    clearTimeout(this.recheck);
-    this.recheck = setTimeout(() => {
-      this.recheck = undefined;
+    clearTimeout(this.recheckTimer);
+    this.recheckTimer = setTimeout(() => {
+      this.recheckTimer = undefined;
       if (!this.paused || ctx.closing) return;
       this.paused = false;
       ctx.loop.schedule();
     }, ctx.settings.idleTimeoutMs);
-    this.recheck.unref();
+    this.recheckTimer.unref();
   }
 }

@@ -1,14 +1,13 @@
 // The public Worker: options, start/pause/resume/close and events. A thin front: the work is
 // done by the parts it wires together (run table, runner, lease loop, idle wait, hand-offs…).
 import { EventEmitter } from 'node:events';
-import type { Cluster, Redis } from 'ioredis';
 import { errorMessage, WorkQueueError } from '../errors.js';
 import type { RunHook } from '../hooks.js';
 import type { WorkQueue } from '../queue/index.js';
-import { duplicate } from '../redis/connection.js';
 import { within } from '../util/timeout.js';
 import { Cancels } from './cancels.js';
 import { CALL_TIMEOUT_MS, WorkerContext } from './context.js';
+import { EventsChannel } from './events-channel.js';
 import { Handoffs } from './handoffs.js';
 import { joinHeartbeat, type Heartbeat } from './heartbeat.js';
 import { IdleWait } from './idle-wait.js';
@@ -34,7 +33,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   private readonly ctx: WorkerContext<T, R>;
   private started: Promise<void> | undefined;
   private closed: Promise<void> | undefined;
-  private subscriber: Redis | Cluster | undefined;
+  private readonly events: EventsChannel<T, R>;
   private heartbeat: Heartbeat | undefined;
   private cleanTimer: NodeJS.Timeout | undefined;
   private cleaning = false;
@@ -70,6 +69,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     ctx.renewer = new LeaseRenewer(ctx);
     ctx.queuePause = new QueuePause(ctx);
     this.ctx = ctx;
+    this.events = new EventsChannel(ctx);
     if (options.autostart ?? true) {
       this.start().catch((e: unknown) => this.report(e));
     }
@@ -112,35 +112,28 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   private async doStart(): Promise<void> {
     const { ctx, queue: q } = this;
     if (ctx.closing) throw new WorkQueueError('CLOSED', 'worker is closed');
-    // Join the process's heartbeat thread first (starting it if none runs): it boots and
-    // connects while we check Redis, register and subscribe (see heartbeat.ts).
+    // Join the process's heartbeat thread (it starts, if none runs, with our first lease call:
+    // see heartbeat.ts). Our event subscription connects while we check Redis and register, and
+    // is not waited for before the first lease (nor is the blocking one, opened at the first wait).
     const heartbeat = joinHeartbeat(q, ctx.settings.heartbeatIntervalMs, (e) => this.report(e));
     this.heartbeat = heartbeat;
+    const subscribed = this.events.open();
+    subscribed.catch(() => undefined); // a start that fails closes it
     try {
       await q.ready();
       ctx.id = await q.registerWorker();
     } catch (e) {
-      await heartbeat.stop();
+      await this.releaseConnections();
       throw e;
     }
     // From now on the thread beats (the main thread too until then, covering its start-up).
     const covered = heartbeat.begin(ctx.id);
-    ctx.idle.open();
     // One pair of listeners per worker on a client that many workers may share.
     q.client.setMaxListeners(q.client.getMaxListeners() + 1);
     q.client.on('close', this.onClientClose);
     q.client.on('ready', this.onClientReady);
-    const sub = duplicate(q.client);
-    this.subscriber = sub;
-    sub.on('error', () => {
-      /* reconnects and resubscribes by itself */
-    });
-    sub.on('message', (_channel: string, message: string) => {
-      if (!ctx.queuePause.onEvent(message)) ctx.cancels.onEvent(message);
-    });
-    await sub.subscribe(q.keys.events);
-    // Lease once the first bridge beat landed (it went out before the subscribe), not after the
-    // thread's first beat: heartbeat.ts says why that is safe.
+    // Lease once the first bridge beat landed (it went out right after registering), not after
+    // the thread's first beat: heartbeat.ts says why that is safe.
     await within(covered, q.options.heartbeatTimeoutMs);
     ctx.renewer.start();
     const cleanIntervalMs = ctx.settings.cleanIntervalMs;
@@ -149,8 +142,18 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       this.cleanTimer.unref();
     }
     // close() may have run meanwhile (it waits for start only so long): undo what we opened.
-    if (ctx.closing) await this.releaseConnections();
-    else ctx.loop.schedule();
+    if (ctx.closing) {
+      await this.releaseConnections();
+      return;
+    }
+    ctx.loop.schedule();
+    // The thread boots (CPU-heavy: it loads ioredis) once the first lease call is on its way:
+    // in the same turn of the event loop, before any reply can start a handler.
+    setImmediate(() => heartbeat.boot());
+    void subscribed.then(
+      () => this.events.catchUp(),
+      () => undefined, // closed meanwhile
+    );
   }
 
   /** Stop timers, the heartbeat and our own connections. Idempotent. */
@@ -167,14 +170,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     // Stop beating first, so no late beat registers the worker again.
     await this.heartbeat?.stop();
     this.ctx.idle.disconnect();
-    const sub = this.subscriber;
-    if (sub && sub.status !== 'end') {
-      await within(
-        sub.quit().catch(() => undefined),
-        1_000,
-      );
-      if ((sub.status as string) !== 'end') sub.disconnect(false);
-    }
+    await this.events.close();
   }
 
   /** One round of the queue's clean, unless another worker (or process) cleaned this round. */

@@ -32,6 +32,8 @@ describe('the shared heartbeat thread', () => {
     const errors: unknown[] = [];
     for (const w of workers) w.on('error', (e) => errors.push(e));
     await Promise.all(workers.map((w) => w.start()));
+    // The thread starts with the first lease call, after start() resolved.
+    await waitFor(() => heartbeatThreadStats().threads === 1, { what: 'the thread started' });
     // Every client has the same configuration: one thread, one connection inside it.
     expect(heartbeatThreadStats()).toEqual({ threads: 1, workers: 20, connections: 1 });
 
