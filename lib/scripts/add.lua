@@ -134,14 +134,7 @@ local function flush()
     schedule(delayed)
     delayed = {}
   end
-  local placed = false
-  for p = 0, 9 do
-    local list = pending[p]
-    if list then
-      rcall_each('RPUSH', pending_key(p), list)
-      placed = true
-    end
-  end
+  local placed = push_pending(pending)
   pending = {}
   if placed and not any then
     any = true
@@ -209,13 +202,7 @@ for j = 0, count - 1 do
     elseif hand_off_now() then
       hand = { n, payload, meta, prio }
     else
-      local p = tonumber(prio)
-      local list = pending[p]
-      if not list then
-        list = {}
-        pending[p] = list
-      end
-      list[#list + 1] = n
+      pend(pending, prio, n)
     end
     if cid ~= '' then
       out[#out + 1] = cid

@@ -42,13 +42,7 @@ for j = 1, count do
   if now and not hand then
     hand = { n, payload, meta, prio }
   else
-    local p = tonumber(prio)
-    local list = pending[p]
-    if not list then
-      list = {}
-      pending[p] = list
-    end
-    list[#list + 1] = n
+    pend(pending, prio, n)
   end
 end
 -- Data first: a write that fails (e.g. on a key of the wrong type) then leaves no wake entry
@@ -60,14 +54,7 @@ end
 if hand then
   hand_off(hand[1], hand[2], hand[3], hand[4], now, hand_ms, rate_ms)
 end
-local placed = false
-for p = 0, 9 do
-  local list = pending[p]
-  if list then
-    rcall_each('RPUSH', pending_key(p), list)
-    placed = true
-  end
-end
+local placed = push_pending(pending)
 if placed and wake_len == 0 and not hand then
   rcall('RPUSH', K_WAKE, '1')
 end

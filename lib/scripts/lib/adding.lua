@@ -1,5 +1,6 @@
 -- What the add scripts share (add.lua, add_plain.lua): the record of an add call that makes a
--- re-send idempotent, and the hand-off of a new job to a parked worker (docs/hand-off.md).
+-- re-send idempotent, the hand-off of a new job to a parked worker (docs/hand-off.md), and the
+-- new jobs' pending lists.
 
 -- Record what this add call did ('<id base>:<flag per job>', for a re-send after a lost reply),
 -- drop the records of earlier calls whose replies arrived (ARGV[6] of them, ARGV[7..]) and keep
@@ -43,4 +44,28 @@ local function hand_off(n, payload, meta, prio, now, hand_ms, rate_ms)
     flow_started(now, { token }, rate_ms)
   end
   rcall('RPUSH', K_WAKE, 'h' .. n .. ':' .. token .. ':' .. deadline .. ':' .. prio .. ':' .. #meta .. '\n' .. meta .. payload)
+end
+
+-- Note job n for the pending list of priority prio (a digit); pending: priority -> ids.
+local function pend(pending, prio, n)
+  local p = tonumber(prio)
+  local list = pending[p]
+  if not list then
+    list = {}
+    pending[p] = list
+  end
+  list[#list + 1] = n
+end
+
+-- Push the noted jobs to their pending lists, in order; true when there were any.
+local function push_pending(pending)
+  local placed = false
+  for p = 0, 9 do
+    local list = pending[p]
+    if list then
+      rcall_each('RPUSH', pending_key(p), list)
+      placed = true
+    end
+  end
+  return placed
 end
