@@ -1,5 +1,5 @@
 /**
- * Helpers for the core integration tests (test/integration/core-*.test.ts).
+ * Helpers for the core integration tests (test/integration/core/).
  */
 import { Redis } from 'ioredis';
 import { WorkQueue } from '../../lib/index.js';

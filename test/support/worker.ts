@@ -1,5 +1,5 @@
 /**
- * Helpers for the Worker runtime tests (test/integration/worker-*.test.ts).
+ * Helpers for the Worker runtime tests (test/integration/worker/).
  */
 import { afterEach } from '@jest/globals';
 import type { Redis } from 'ioredis';

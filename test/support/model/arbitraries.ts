@@ -1,4 +1,4 @@
-/** The random steps of test/integration/model.test.ts. */
+/** The random steps of test/integration/model/model.test.ts. */
 import fc from 'fast-check';
 import {
   Add,

@@ -1,5 +1,5 @@
 /**
- * The checks run after EVERY step of test/integration/model.test.ts:
+ * The checks run after EVERY step of test/integration/model/model.test.ts:
  * (b) the structural invariants of DESIGN.md §2, read straight from the Redis keys;
  * the keys equal to what the model says, entry for entry (lists in order, tombstones too);
  * (a) getJob of the ids ever added; (e) counts().

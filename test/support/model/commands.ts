@@ -1,5 +1,5 @@
 /**
- * The steps of test/integration/model.test.ts: each one runs an operation on the real queue,
+ * The steps of test/integration/model/model.test.ts: each one runs an operation on the real queue,
  * compares the outcome with the model, updates the model, then runs every check (check.ts).
  * clean, repair and waits for Redis time are in maintenance.ts, client deaths in death.ts.
  */

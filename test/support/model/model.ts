@@ -1,5 +1,5 @@
 /**
- * The reference model of one queue for test/integration/model.test.ts: what every job should
+ * The reference model of one queue for test/integration/model/model.test.ts: what every job should
  * be after each operation, kept as small as the rules allow. Times are Redis ms, taken from
  * the replies (lease `now`, lease deadlines) or inferred (see `cleanAt`).
  *

@@ -1,0 +1,118 @@
+// Plain adds (no caller id, no schedule) take a leaner script, add_plain.lua, and single adds
+// without options skip the option checks: the Redis state they leave is the one add.lua leaves.
+import { afterAll, describe, expect, it } from '@jest/globals';
+import type { Redis } from 'ioredis';
+import type { AddOptions, WorkQueue } from '../../../lib/index.js';
+import { errorOf } from '../../support/core.js';
+import { keysMatching } from '../../support/keys.js';
+import { QueueFixture } from '../../support/queue.js';
+
+const fx = new QueueFixture();
+afterAll(() => fx.cleanup());
+
+/** Every key of a queue but the producer's call record, by name relative to the queue. */
+async function state(client: Redis, q: WorkQueue<unknown>): Promise<Record<string, unknown>> {
+  const base = `${q.options.prefix}:{${q.name}}:`;
+  const out: Record<string, unknown> = {};
+  for (const key of await keysMatching(client, `${base}*`)) {
+    const rel = key.slice(base.length);
+    if (rel.startsWith('ik:')) continue;
+    const type = await client.type(key);
+    if (type === 'string') out[rel] = await client.get(key);
+    else if (type === 'list') out[rel] = await client.lrange(key, 0, -1);
+    else if (type === 'hash') out[rel] = await client.hgetall(key);
+    else if (type === 'zset') out[rel] = await client.zrange(key, '0', '-1', 'WITHSCORES');
+    else if (type === 'stream') {
+      // One entry per add call: compare the jobs each kind of event names, not the entries.
+      const ids: string[] = [];
+      // (Plain ids travel as one space-separated 'n' field, caller ids as 'i' fields.)
+      for (const [, fields] of await client.xrange(key, '-', '+')) {
+        for (let i = 2; i < fields.length; i += 2) {
+          const values = fields[i] === 'n' ? fields[i + 1]!.split(' ') : [fields[i + 1]!];
+          for (const v of values) ids.push(`${fields[1]}:${fields[i]}:${v}`);
+        }
+      }
+      out[rel] = ids;
+    } else out[rel] = `(${type})`;
+  }
+  return out;
+}
+
+const plainJobs: { data: unknown; opts?: AddOptions }[] = [
+  { data: { x: 1 }, opts: { priority: 2, name: 'n' } },
+  { data: 'm', opts: { maxAttempts: 3, backoff: { type: 'fixed', delayMs: 5 } } },
+  { data: [9], opts: { priority: 9 } },
+];
+
+describe('add: plain jobs', () => {
+  it('leave the same Redis state through add_plain.lua (and the no-options fast path) as through add.lua', async () => {
+    const client = fx.client();
+    const general = fx.queue<unknown>();
+    const plain = fx.queue<unknown>({ prefix: general.options.prefix });
+    // add.lua: a batch with one caller id goes whole through the general script.
+    const viaGeneral = await general.addBulk([
+      { data: 'a' },
+      ...plainJobs,
+      { data: 'c', opts: { id: 'c' } },
+    ]);
+    // add_plain.lua: a single add without options, a batch of plain jobs; then add.lua.
+    const viaPlain = [
+      await plain.add('a'),
+      ...(await plain.addBulk(plainJobs)),
+      await plain.add('c', { id: 'c' }),
+    ];
+    expect(viaPlain).toEqual(viaGeneral);
+    expect(viaPlain.map((r) => r.id)).toEqual(['1', '2', '3', '4', 'c']);
+    const s = await state(client, plain);
+    expect(s).toEqual(await state(client, general));
+    expect(Object.keys(s).sort()).toEqual([
+      'd:0',
+      'db',
+      'es',
+      'id',
+      'ids',
+      'm',
+      'p2',
+      'p5',
+      'p9',
+      'wake',
+    ]);
+  });
+
+  it('hand off to a parked worker the way add.lua does', async () => {
+    const client = fx.client();
+    const general = fx.queue<unknown>();
+    const plain = fx.queue<unknown>({ prefix: general.options.prefix });
+    const [t] = await client.time();
+    for (const q of [general, plain]) {
+      // A worker parked for a minute (as the lease script marks it), nothing in the wake list.
+      await client.zadd(q.keys.key('parked'), (Number(t) + 60) * 1000, '1');
+    }
+    await general.addBulk([{ data: 'h' }, { data: 'c', opts: { id: 'c' } }]);
+    await plain.addBulk([{ data: 'h' }]);
+    await plain.add('c', { id: 'c' });
+    // Lease deadlines (ms timestamps, in the leased set and the hand-off entry) differ.
+    const timeless = (v: Record<string, unknown>) =>
+      JSON.parse(JSON.stringify(v).replace(/\d{13}/g, 'T')) as unknown;
+    const s = await state(client, plain);
+    expect(timeless(s)).toEqual(timeless(await state(client, general)));
+    expect(s.wake).toEqual([expect.stringMatching(/^h1:1:\d+:5:0\n"h"$/)]);
+    expect(s.lt).toEqual({ '1': '1:h' });
+    expect(s.p5).toEqual(['2']);
+  });
+
+  it('a bad payload without options is refused with the error of the full checks', async () => {
+    const q = fx.queue<unknown>();
+    const noOpts = (await errorOf(q.add(undefined))) as Error;
+    const withOpts = (await errorOf(q.add(undefined, { name: 'n' }))) as Error;
+    expect(noOpts).toMatchObject({ code: 'ENCODE_FAILED' });
+    expect(noOpts.message).toBe(withOpts.message);
+    const big = fx.queue<string>({ maxPayloadBytes: 10 });
+    // JSON: the quotes count (2 bytes), é is 2 bytes in UTF-8.
+    expect(await errorOf(big.add('é'.repeat(5)))).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+    expect(await errorOf(big.add('x'.repeat(9)))).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+    expect(await big.add('é'.repeat(4))).toMatchObject({ added: true });
+    expect(await big.add('x'.repeat(8))).toMatchObject({ added: true });
+    expect(await q.counts()).toMatchObject({ pending: 0 });
+  });
+});

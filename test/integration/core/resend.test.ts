@@ -1,0 +1,143 @@
+/**
+ * Bounded waits and re-sent commands (issue 12): an operation with Redis unreachable rejects
+ * with REDIS_UNAVAILABLE within `commandTimeoutMs` whatever the client's retry options; an add
+ * whose reply is lost and that ioredis re-sends after reconnecting creates its jobs once.
+ */
+import net from 'node:net';
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { WorkQueue, type WorkQueueError } from '../../../lib/index.js';
+import { errorOf } from '../../support/core.js';
+import { deleteKeys, testRedisUrl, uniqueName } from '../../support/keys.js';
+import { QueueFixture } from '../../support/queue.js';
+import { getFreePort } from '../../support/redis-server.js';
+
+const fx = new QueueFixture();
+afterAll(() => fx.cleanup());
+
+/**
+ * A TCP proxy to the test Redis that, when armed, forwards the next client command containing
+ * `marker` and then cuts the client's connection instead of passing Redis' reply back: the
+ * command ran, its reply is lost, and the client re-sends it after reconnecting.
+ */
+async function replyDroppingProxy(marker: string) {
+  const target = new URL(testRedisUrl());
+  let armed = false;
+  let dropped = 0;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port), target.hostname);
+    sockets.add(client).add(upstream);
+    let cutNextReply = false;
+    client.on('data', (chunk) => {
+      if (armed && chunk.toString('latin1').toLowerCase().includes(marker)) {
+        armed = false;
+        cutNextReply = true;
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk) => {
+      if (cutNextReply) {
+        dropped++;
+        client.destroy();
+        upstream.destroy();
+        return;
+      }
+      client.write(chunk);
+    });
+    const close = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', close).on('close', close);
+    upstream.on('error', close).on('close', close);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    arm: () => {
+      armed = true;
+    },
+    get dropped() {
+      return dropped;
+    },
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+describe('re-sent add calls', () => {
+  // Plain jobs go to add_plain.lua, a batch with a caller id to add.lua: both are idempotent.
+  // The warm-up loads the script on the connection (ioredis sends it by EVALSHA afterwards).
+  it.each([
+    [
+      'with a caller id (add.lua)',
+      { id: 'w' },
+      [{ data: 'a' }, { data: 'b' }, { data: 'c', opts: { id: 'c' } }],
+    ],
+    ['plain (add_plain.lua)', {}, [{ data: 'a' }, { data: 'b' }, { data: 'c' }]],
+  ])(
+    'an add whose reply was lost is re-sent by ioredis and still creates its jobs once: %s',
+    async (_, warm, jobs) => {
+      const proxy = await replyDroppingProxy('evalsha');
+      const client = new Redis(proxy.url); // default options: re-sends unanswered commands
+      client.on('error', () => undefined);
+      try {
+        const prefix = uniqueName('t');
+        const q = new WorkQueue<string>(client, uniqueName(), { logger: false, prefix });
+        const check = new WorkQueue<string>(fx.client(), q.name, { logger: false, prefix });
+        await q.add('warm-up', warm); // script loaded, start-up checks done
+        proxy.arm();
+        const added = await q.addBulk(jobs);
+        expect(proxy.dropped).toBe(1);
+        expect(added.map((r) => r.added)).toEqual([true, true, true]);
+        expect(await check.counts()).toMatchObject({ pending: 4 });
+        const all = await check.lease({ count: 10 });
+        expect(all.map((j) => j.data).sort()).toEqual(['a', 'b', 'c', 'warm-up']);
+        expect(added.map((r) => r.id)).toEqual(
+          all.filter((j) => j.data !== 'warm-up').map((j) => j.id),
+        );
+        await deleteKeys(fx.client(), `${prefix}:*`);
+      } finally {
+        client.disconnect();
+        await proxy.close();
+      }
+    },
+  );
+});
+
+describe('bounded waits', () => {
+  it('with Redis unreachable, every operation rejects with REDIS_UNAVAILABLE within commandTimeoutMs, whatever the client retries', async () => {
+    const port = await getFreePort();
+    // ioredis defaults: 20 retries per request (about 73 s) before a command fails by itself.
+    const client = new Redis({ port, host: '127.0.0.1' });
+    client.on('error', () => undefined);
+    try {
+      const q = new WorkQueue<string>(client, uniqueName(), {
+        logger: false,
+        commandTimeoutMs: 500,
+      });
+      for (const op of [
+        () => q.add('x'),
+        () => q.counts(),
+        () => q.getJob('x'),
+        () => q.cancel('x'),
+        () => q.lease(),
+        () => q.clean(),
+      ]) {
+        const t0 = Date.now();
+        const e = (await errorOf(op())) as WorkQueueError;
+        const took = Date.now() - t0;
+        expect(e.code).toBe('REDIS_UNAVAILABLE');
+        // Says what the connection was doing (between two attempts, or in one) when time ran out.
+        expect(e.message).toMatch(/no reply from Redis within 500 ms \(connection (re)?connecting/);
+        expect(took).toBeLessThan(3_000);
+      }
+    } finally {
+      client.disconnect();
+    }
+  });
+});

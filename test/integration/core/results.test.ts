@@ -1,0 +1,72 @@
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { keysMatching } from '../../support/keys.js';
+import { keysLeft } from '../../support/core.js';
+import { QueueFixture } from '../../support/queue.js';
+import { waitFor } from '../../support/wait.js';
+
+const fx = new QueueFixture();
+afterAll(() => fx.cleanup());
+
+describe('results', () => {
+  it('opt-in: getResult and getJob().state === completed, for generated and caller ids', async () => {
+    const q = fx.queue<string, { sum: number }>({
+      storeResults: { ttlMs: 60_000 },
+      dedupeWindowMs: 0,
+    });
+    await q.add('gen');
+    await q.add('named', { id: 'invoice-7' });
+    const [a, b] = await q.lease({ count: 2, leaseMs: 10_000 });
+    expect(await q.complete(a!, { sum: 1 })).toBe(true);
+    expect(await q.complete(b!, { sum: 2 })).toBe(true);
+    expect(await q.getResult(a!.id)).toEqual({ sum: 1 });
+    expect(await q.getResult('invoice-7')).toEqual({ sum: 2 });
+    expect(await q.getJob(a!.id)).toMatchObject({ state: 'completed', result: { sum: 1 } });
+    expect(await q.getJob('invoice-7')).toMatchObject({ state: 'completed', result: { sum: 2 } });
+    // A second (refused) complete does not overwrite the stored result.
+    expect(await q.complete(a!, { sum: 99 })).toBe(false);
+    expect(await q.getResult(a!.id)).toEqual({ sum: 1 });
+    // Only the results remain besides the counters and the (capped) event log.
+    expect(await keysLeft(fx.client(), q.keys.base)).toEqual([
+      'es',
+      'id',
+      'ik:*',
+      'res',
+      'rx',
+      'tok',
+    ]);
+  });
+
+  it('off by default: getResult is undefined and no results key is written', async () => {
+    const q = fx.queue<string, { sum: number }>();
+    await q.add('x', { id: 'cid' });
+    const [a] = await q.lease({ leaseMs: 10_000 });
+    expect(await q.complete(a!, { sum: 1 })).toBe(true);
+    expect(await q.getResult('cid')).toBeUndefined();
+    // Within its dedupe window the caller id shows the job completed, without a result.
+    expect(await q.getJob('cid')).toEqual({ id: 'cid', state: 'completed' });
+    const keys = await keysMatching(fx.client(), `${q.keys.base}*`);
+    expect(keys).not.toContain(`${q.keys.base}res`);
+    expect(keys).not.toContain(`${q.keys.base}rx`);
+  });
+
+  it('expired results are dropped by clean', async () => {
+    const q = fx.queue<string, string>({ storeResults: { ttlMs: 80 } });
+    await q.addBulk([{ data: 'a' }, { data: 'b' }]);
+    const [a, b] = await q.lease({ count: 2, leaseMs: 10_000 });
+    await q.complete(a!, 'ra');
+    await q.complete(b!, 'rb');
+    expect(await q.getResult(a!.id)).toBe('ra');
+    expect((await q.clean()).resultsExpired).toBe(0);
+    let dropped = 0;
+    await waitFor(
+      async () => {
+        dropped += (await q.clean()).resultsExpired;
+        return dropped === 2;
+      },
+      { what: 'the 80 ms results to expire and be dropped' },
+    );
+    expect(await q.getResult(a!.id)).toBeUndefined();
+    expect(await q.getResult(b!.id)).toBeUndefined();
+    expect(await keysLeft(fx.client(), q.keys.base)).toEqual(['es', 'id', 'ik:*', 'tok']);
+  });
+});

@@ -1,0 +1,118 @@
+// waitForResult: resolves with the result whether the job finished before or after the call,
+// rejects with the dead reason, cancellation, timeout or abort as typed errors.
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { JobOutcomeError, type WorkQueue } from '../../../lib/index.js';
+import { QueueFixture } from '../../support/queue.js';
+import { workersClosedAfterEach } from '../../support/worker.js';
+
+const fx = new QueueFixture();
+const queues: WorkQueue<unknown, unknown>[] = [];
+afterAll(async () => {
+  await Promise.all(queues.map((q) => q.close()));
+  await fx.cleanup();
+});
+const worker = workersClosedAfterEach();
+
+function queue<T, R>(o: Parameters<QueueFixture['queue']>[0] = {}): WorkQueue<T, R> {
+  const q = fx.queue<T, R>({ storeResults: { ttlMs: 60_000 }, ...o });
+  queues.push(q as WorkQueue<unknown, unknown>);
+  return q;
+}
+
+describe('waitForResult', () => {
+  it('called before the job completes: resolves with its result', async () => {
+    const q = queue<number, number>();
+    const { id } = await q.add(20);
+    const waiting = q.waitForResult(id, { timeoutMs: 10_000 });
+    worker(q, async (job) => job.data + 1);
+    await expect(waiting).resolves.toBe(21);
+  });
+
+  it('called after the job completed: resolves with the stored result', async () => {
+    const q = queue<number, number>();
+    const { id } = await q.add(1, { id: 'job-a' });
+    const [job] = await q.lease();
+    await q.complete(job!, 99);
+    await expect(q.waitForResult(id, { timeoutMs: 5_000 })).resolves.toBe(99);
+  });
+
+  it('no race between the check and the listening: completions at every moment are seen', async () => {
+    const q = queue<number, number>();
+    const added = await q.addBulk(Array.from({ length: 40 }, (_, i) => ({ data: i })));
+    const jobs = await q.lease({ count: 40 });
+    const waits = added.map((a, i) => {
+      const w = q.waitForResult(a.id, { timeoutMs: 10_000 });
+      void q.complete(jobs[i]!, i * 2);
+      return w;
+    });
+    expect(await Promise.all(waits)).toEqual(added.map((_, i) => i * 2));
+  });
+
+  it('without stored results, completed right after the call: undefined, never NOT_FOUND', async () => {
+    const q = queue<number, number>({ storeResults: false });
+    const added = await q.addBulk(Array.from({ length: 40 }, (_, i) => ({ data: i })));
+    const jobs = await q.lease({ count: 40 });
+    const waits = added.map((a, i) => {
+      const w = q.waitForResult(a.id, { timeoutMs: 10_000 });
+      void q.complete(jobs[i]!);
+      return w;
+    });
+    expect(await Promise.all(waits)).toEqual(added.map(() => undefined));
+  });
+
+  it('without stored results: resolves undefined when it completes', async () => {
+    const q = queue<number, number>({ storeResults: false });
+    const { id } = await q.add(1);
+    const waiting = q.waitForResult(id, { timeoutMs: 10_000 });
+    const [job] = await q.lease();
+    await q.complete(job!, 5);
+    await expect(waiting).resolves.toBeUndefined();
+  });
+
+  it('a job that fails for good: rejects with JOB_DEAD and the reason, before or after', async () => {
+    const q = queue<number, number>({ maxAttempts: 2, backoff: { type: 'fixed', delayMs: 0 } });
+    const { id } = await q.add(1);
+    const waiting = q.waitForResult(id, { timeoutMs: 10_000 });
+    await q.fail((await q.lease())[0]!, new Error('first')); // retried: not an outcome
+    await q.fail((await q.lease())[0]!, new Error('second'));
+    const e = await waiting.catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(JobOutcomeError);
+    expect(e).toMatchObject({ code: 'JOB_DEAD', jobId: id, reason: 'second' });
+    await expect(q.waitForResult(id)).rejects.toMatchObject({ code: 'JOB_DEAD', reason: 'second' });
+  });
+
+  it('cancelled: rejects with JOB_CANCELLED', async () => {
+    const q = queue();
+    const { id } = await q.add(1);
+    const waiting = q.waitForResult(id, { timeoutMs: 10_000 });
+    await q.cancel(id);
+    await expect(waiting).rejects.toMatchObject({ code: 'JOB_CANCELLED', jobId: id });
+  });
+
+  it('timeout: TIMEOUT; abort: ABORTED (with the reason as cause); unknown job: NOT_FOUND', async () => {
+    const q = queue();
+    const { id } = await q.add(1);
+    await expect(q.waitForResult(id, { timeoutMs: 100 })).rejects.toMatchObject({
+      code: 'TIMEOUT',
+    });
+    const ac = new AbortController();
+    const waiting = q.waitForResult(id, { timeoutMs: 10_000, signal: ac.signal });
+    ac.abort('enough');
+    await expect(waiting).rejects.toMatchObject({ code: 'ABORTED', cause: 'enough' });
+    await expect(q.waitForResult(id, { signal: ac.signal })).rejects.toMatchObject({
+      code: 'ABORTED',
+    });
+    await expect(q.waitForResult('nope-1', { timeoutMs: 1_000 })).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+    });
+  });
+
+  it('refuses bad arguments, and queues without events', async () => {
+    const q = queue();
+    await expect(q.waitForResult('1', { timeoutMs: -1 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
+    const off = queue({ events: false });
+    await expect(off.waitForResult('1')).rejects.toMatchObject({ code: 'BAD_STATE' });
+  });
+});

@@ -1,0 +1,200 @@
+/**
+ * The bull-board adapter (issue 18) through the board's real HTTP API (@bull-board/express, with
+ * response validation on): counts, paged listings, the job view, and every action against Redis.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createBullBoard } from '@bull-board/api';
+import type { IServerAdapter } from '@bull-board/api/dist/types.js';
+import { ExpressAdapter } from '@bull-board/express';
+import express from 'express';
+import request from 'supertest';
+import type { WorkQueue } from '../../../lib/index.js';
+import { WorkQueueAdapter } from '../../../src/bull-board/index.js';
+import { QueueFixture } from '../../support/queue.js';
+import { waitFor } from '../../support/wait.js';
+import { workersClosedAfterEach } from '../../support/worker.js';
+
+const fx = new QueueFixture();
+afterAll(() => fx.cleanup());
+const worker = workersClosedAfterEach((e) => console.error('worker error', e));
+
+/** An express app serving the board for `queues` at /board (responses checked against schemas). */
+function board(...queues: WorkQueue[]) {
+  const server = new ExpressAdapter();
+  server.setBasePath('/board');
+  createBullBoard({
+    queues: queues.map((q) => new WorkQueueAdapter(q)),
+    // @bull-board/express pins its own @bull-board/api copy: same shapes, distinct private fields.
+    serverAdapter: server as unknown as IServerAdapter,
+    options: { validateResponses: true },
+  });
+  const app = express();
+  app.use('/board', server.getRouter());
+  return request(app);
+}
+
+type AppQueue = {
+  name: string;
+  counts: Record<string, number>;
+  statuses: string[];
+  jobs: Array<{ id: string; name: string; data: unknown; attempts: number; failedReason?: string }>;
+  pagination: { pageCount: number };
+  isPaused: boolean;
+};
+
+async function listed(
+  http: ReturnType<typeof board>,
+  q: WorkQueue,
+  status = 'latest',
+  page = 1,
+  jobsPerPage = 10,
+): Promise<AppQueue> {
+  const res = await http
+    .get('/board/api/queues')
+    .query({ activeQueue: q.name, status, page, jobsPerPage })
+    .expect(200);
+  return (res.body as { queues: AppQueue[] }).queues.find((x) => x.name === q.name)!;
+}
+
+/** Makes job `id` dead (one attempt, failed with `message`). */
+async function killed(q: WorkQueue, data: unknown, message: string): Promise<string> {
+  const { id } = await q.add(data, { name: 'doomed', maxAttempts: 1 });
+  const [lease] = await q.lease({ count: 1 });
+  expect(await q.fail(lease!, new Error(message))).toBe('dead');
+  return id;
+}
+
+describe('WorkQueueAdapter on the board', () => {
+  let q: WorkQueue;
+  let http: ReturnType<typeof board>;
+  beforeAll(() => {
+    q = fx.queue();
+    http = board(q);
+  });
+
+  it('maps counts: pending→waiting, leased→active, delayed, dead→failed; no completed tab', async () => {
+    const deadId = await killed(q, { n: 0 }, 'boom');
+    await q.add({ n: 1 }, { name: 'running' });
+    await q.lease({ count: 1 });
+    await q.addBulk([{ data: { n: 2 } }, { data: { n: 3 }, opts: { priority: 1 } }]);
+    await q.add({ n: 4 }, { delayMs: 60_000 });
+    const view = await listed(http, q);
+    expect(view.counts).toMatchObject({
+      waiting: 2,
+      active: 1,
+      delayed: 1,
+      failed: 1,
+      completed: 0,
+    });
+    expect(view.statuses).toEqual(['latest', 'active', 'waiting', 'delayed', 'failed']);
+    const failed = await listed(http, q, 'failed');
+    expect(failed.jobs.map((j) => [j.id, j.name, j.data, j.attempts, j.failedReason])).toEqual([
+      [deadId, 'doomed', { n: 0 }, 1, 'boom'],
+    ]);
+    // The job view: error, data, state.
+    const one = await http.get(`/board/api/queues/${q.name}/${deadId}`).expect(200);
+    expect(one.body).toMatchObject({ status: 'failed', job: { id: deadId, data: { n: 0 } } });
+    expect(JSON.stringify(one.body.job)).toContain('boom');
+  });
+
+  it('pages a status; a page past the end and an unknown status are empty, not errors', async () => {
+    const p = fx.queue<number>();
+    const h = board(p as WorkQueue);
+    await p.addBulk(Array.from({ length: 25 }, (_, i) => ({ data: i })));
+    const second = await listed(h, p as WorkQueue, 'waiting', 2, 10);
+    expect(second.pagination.pageCount).toBe(3);
+    expect(second.jobs.map((j) => j.data)).toEqual([10, 11, 12, 13, 14, 15, 16, 17, 18, 19]);
+    expect((await listed(h, p as WorkQueue, 'waiting', 9, 10)).jobs).toEqual([]);
+    const adapter = new WorkQueueAdapter(p);
+    expect(await adapter.getJobs(['completed', 'nonsense' as 'failed'], 0, 9)).toEqual([]);
+    expect(await adapter.getJobs(['waiting'], 500, 509)).toEqual([]);
+    expect(await adapter.getJobs(['waiting'], 5, 2)).toEqual([]);
+    expect(await adapter.getJob('')).toBeNull();
+    expect(await adapter.getJob('no-such-job')).toBeNull();
+    await h.get(`/board/api/queues/${p.name}/no-such-job`).expect(404);
+  });
+
+  it('Retry on a dead job requeues it and a worker runs it', async () => {
+    const r = fx.queue<{ n: number }>();
+    const h = board(r as WorkQueue);
+    const id = await killed(r as WorkQueue, { n: 7 }, 'first try failed');
+    await h.put(`/board/api/queues/${r.name}/${id}/retry`).expect(204);
+    expect((await r.getJob(id))?.state).toBe('pending');
+    const ran: number[] = [];
+    await worker(r, async (job) => void ran.push(job.data.n)).start();
+    await waitFor(() => ran.length === 1, { what: 'retried job ran' });
+    expect(ran).toEqual([7]);
+    // Retrying a job that is not dead is refused with the board's 400.
+    const { id: live } = await r.add({ n: 8 }, { delayMs: 60_000 });
+    await h.put(`/board/api/queues/${r.name}/${live}/retry`).expect(400);
+  });
+
+  it('promote, remove, retry all, clean, empty, pause/resume, add', async () => {
+    const a = fx.queue();
+    const h = board(a);
+    const base = `/board/api/queues/${a.name}`;
+    const { id: later } = await a.add('later', { delayMs: 60_000 });
+    await h.put(`${base}/${later}/promote`).expect(204);
+    expect((await a.getJob(later))?.state).toBe('pending');
+    await h.put(`${base}/${later}/clean`).expect(204);
+    expect(await a.getJob(later)).toBeNull();
+
+    await killed(a, 1, 'x');
+    await killed(a, 2, 'y');
+    const all = await h.put(`${base}/retry/failed`).expect(200);
+    expect(all.body).toEqual({ retried: 2, skipped: 0 });
+    expect((await a.counts()).pending).toBe(2);
+    await a.drain();
+
+    await a.addBulk([
+      { data: 'd1', opts: { delayMs: 60_000 } },
+      { data: 'd2', opts: { delayMs: 60_000 } },
+    ]);
+    await h.put(`${base}/promote`).expect(200);
+    expect((await a.counts()).pending).toBe(2);
+    await h.put(`${base}/clean/wait`).expect(200);
+    await a.add('d3', { delayMs: 60_000 });
+    await h.put(`${base}/clean/delayed`).expect(200);
+    await killed(a, 3, 'z');
+    await h.put(`${base}/clean/failed`).expect(200);
+    expect(await a.counts()).toMatchObject({ pending: 0, delayed: 0, dead: 0 });
+    // Running jobs cannot be cleaned in bulk: an error, not a silent success.
+    await h.put(`${base}/clean/active`).expect(500);
+
+    await a.addBulk([{ data: 'e1' }, { data: 'e2', opts: { delayMs: 60_000 } }]);
+    await h.put(`${base}/empty`).expect(200);
+    expect(await a.counts()).toMatchObject({ pending: 0, delayed: 0 });
+
+    await h.put(`${base}/pause`).expect(200);
+    expect(await a.isPaused()).toBe(true);
+    expect((await listed(h, a)).isPaused).toBe(true);
+    await h.put(`${base}/resume`).expect(200);
+    expect(await a.isPaused()).toBe(false);
+
+    const added = await h
+      .post(`${base}/add`)
+      .send({ name: 'from-board', data: { hello: 'board' }, options: { delay: 60_000 } })
+      .expect(200);
+    expect(added.body.status).toBe('delayed');
+    const [job] = await a.getJobs('delayed');
+    expect(job).toMatchObject({ name: 'from-board', data: { hello: 'board' } });
+  });
+
+  it('refuses what the queue cannot do, with an error the board shows', async () => {
+    const u = fx.queue();
+    const h = board(u);
+    const base = `/board/api/queues/${u.name}`;
+    const { id } = await u.add({ a: 1 }, { delayMs: 60_000 });
+    const upd = await h.patch(`${base}/${id}/update-data`).send({ jobData: { a: 2 } });
+    expect(upd.status).toBe(500);
+    expect(JSON.stringify(upd.body)).toContain('does not support');
+    expect((await u.getJob(id))?.data).toEqual({ a: 1 });
+    await h.patch(`${base}/${id}/delay`).send({ runAt: Date.now() }).expect(400);
+    await h.patch(`${base}/${id}/priority`).send({ priority: 3 }).expect(200);
+    expect((await u.getJob(id))?.priority).toBe(3);
+    await h.put(`${base}/retry/completed`).expect(200);
+    const adapter = new WorkQueueAdapter(u);
+    expect(adapter.allowCompletedRetries).toBe(false);
+    await expect(adapter.releaseActiveRateLimit()).rejects.toThrow('does not support');
+  });
+});
