@@ -27,4 +27,13 @@ export default defineConfig(
       '@typescript-eslint/no-explicit-any': 'error',
     },
   },
+  {
+    // CommonJS config files (dependency-cruiser's config and the layer table it reads).
+    files: ['**/*.cjs'],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { ...nodeGlobals, module: 'writable', require: 'readonly' },
+    },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
 );

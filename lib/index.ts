@@ -19,7 +19,7 @@ export {
   type ResolvedQueueOptions,
 } from './options.js';
 export { queueKeys, type QueueKeys } from './keys.js';
-export type * from './types.js';
+export type * from './types/index.js';
 export {
   Worker,
   workerOptionProblems,
@@ -28,10 +28,10 @@ export {
   type WorkerOptions,
   type WorkerEvents,
 } from './worker/worker.js';
-export type { AddHook, RunHook } from './hooks.js';
+export type { AddHook, RunHook } from './types/hooks.js';
 // ---------------------------------------------------------------- events
 export { QueueEvents } from './events/queue-events.js';
-export type { WaitForResultOptions } from './events/results.js';
+export type { WaitForResultOptions } from './queue/results.js';
 export type {
   QueueEvent,
   QueueEventKind,

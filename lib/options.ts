@@ -1,11 +1,12 @@
 import { invalidOptions } from './errors.js';
+import { isPosInt } from './util/checks.js';
 import type {
   BackoffOptions,
   PayloadCodec,
   QueueLogger,
   RateLimit,
   WorkQueueOptions,
-} from './types.js';
+} from './types/index.js';
 
 export interface ResolvedQueueOptions {
   prefix: string;
@@ -47,10 +48,6 @@ export const QUEUE_DEFAULTS = {
 
 const NAME_RE = /^[A-Za-z0-9._:-]{1,100}$/;
 
-function isPositiveInt(v: unknown): v is number {
-  return typeof v === 'number' && Number.isInteger(v) && v > 0;
-}
-
 export function checkName(what: string, v: unknown, problems: string[]): void {
   if (typeof v !== 'string' || !NAME_RE.test(v)) {
     problems.push(
@@ -72,7 +69,7 @@ export function checkBackoff(what: string, b: unknown, problems: string[]): void
   if (typeof o.delayMs !== 'number' || !Number.isInteger(o.delayMs) || o.delayMs < 0) {
     problems.push(`${what}.delayMs must be an integer >= 0, got ${JSON.stringify(o.delayMs)}`);
   }
-  if (o.maxDelayMs !== undefined && !isPositiveInt(o.maxDelayMs)) {
+  if (o.maxDelayMs !== undefined && !isPosInt(o.maxDelayMs)) {
     problems.push(
       `${what}.maxDelayMs must be a positive integer, got ${JSON.stringify(o.maxDelayMs)}`,
     );
@@ -90,7 +87,7 @@ export function checkRateLimit(what: string, r: unknown, problems: string[]): vo
   const o = r as Record<string, unknown>;
   for (const k of ['max', 'durationMs'] as const) {
     const v = o[k];
-    if (!isPositiveInt(v) || v > RATE_LIMIT_BOUNDS[k]) {
+    if (!isPosInt(v) || v > RATE_LIMIT_BOUNDS[k]) {
       problems.push(
         `${what}.${k} must be an integer 1..${RATE_LIMIT_BOUNDS[k]}, got ${JSON.stringify(v)}`,
       );
@@ -118,11 +115,11 @@ export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
     'commandTimeoutMs',
   ] as const) {
     const v = o[k];
-    if (v !== undefined && !isPositiveInt(v)) {
+    if (v !== undefined && !isPosInt(v)) {
       problems.push(`${p(k)} must be a positive integer, got ${JSON.stringify(v)}`);
     }
   }
-  if (o.replicaAckTimeoutMs !== undefined && !isPositiveInt(o.replicaAckTimeoutMs)) {
+  if (o.replicaAckTimeoutMs !== undefined && !isPosInt(o.replicaAckTimeoutMs)) {
     problems.push(
       `${p('replicaAckTimeoutMs')} must be a positive integer, got ${JSON.stringify(o.replicaAckTimeoutMs)}`,
     );
@@ -151,7 +148,7 @@ export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
     if (
       typeof o.storeResults !== 'object' ||
       o.storeResults === null ||
-      !isPositiveInt(o.storeResults.ttlMs)
+      !isPosInt(o.storeResults.ttlMs)
     ) {
       problems.push(`${p('storeResults')} must be false or { ttlMs: positive integer }`);
     }
@@ -161,7 +158,7 @@ export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
     o.events !== false &&
     (typeof o.events !== 'object' ||
       o.events === null ||
-      (o.events.maxLen !== undefined && !isPositiveInt(o.events.maxLen)))
+      (o.events.maxLen !== undefined && !isPosInt(o.events.maxLen)))
   ) {
     problems.push(`${p('events')} must be false or { maxLen?: positive integer }`);
   }

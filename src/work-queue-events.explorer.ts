@@ -2,8 +2,8 @@
 // @QueueEventsListener() classes with their @OnQueueEvent() methods. Internal.
 import { Injectable } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import type { WorkQueue } from '../lib/index.js';
-import { invalidOptions } from '../lib/errors.js';
+import type { WorkQueue } from '../lib/internal.js';
+import { invalidOptions } from '../lib/internal.js';
 import { QUEUE_EVENT_KINDS } from './decorators/on-queue-event.decorator.js';
 import {
   WORKER_EVENT_NAMES,

@@ -11,8 +11,8 @@ import {
   errorMessage,
   type CleanReport,
   type WorkQueue,
-} from '../lib/index.js';
-import { within } from '../lib/util/timeout.js';
+} from '../lib/internal.js';
+import { within } from '../lib/internal.js';
 import { WORK_QUEUE_MODULE_DEFAULTS } from './work-queue.constants.js';
 import { WorkQueueContext } from './work-queue.context.js';
 import { cleanerCleaned, cleanerQueueFailed, cleanerRoundFailed } from './work-queue.messages.js';

@@ -8,9 +8,9 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import { Cluster, Redis } from 'ioredis';
-import { invalidOptions } from '../lib/errors.js';
-import { errorMessage, QUEUE_DEFAULTS, WorkQueue, type Worker } from '../lib/index.js';
-import { within } from '../lib/util/timeout.js';
+import { invalidOptions } from '../lib/internal.js';
+import { errorMessage, QUEUE_DEFAULTS, WorkQueue, type Worker } from '../lib/internal.js';
+import { within } from '../lib/internal.js';
 import type { RegisterQueueOptions } from './interfaces/register-queue-options.interface.js';
 import type {
   WorkQueueCleanerOptions,

@@ -2,9 +2,9 @@
 // by queue for the registrar. Internal: not exported from the package.
 import { Injectable } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import type { Job, WorkQueue } from '../lib/index.js';
+import type { Job, WorkQueue } from '../lib/internal.js';
 import type { ProcessorOptions } from './interfaces/processor-options.interface.js';
-import { invalidOptions } from '../lib/errors.js';
+import { invalidOptions } from '../lib/internal.js';
 import { processorOptionProblems } from './utils/validate-options.util.js';
 import { WorkQueueMetadataAccessor } from './work-queue-metadata.accessor.js';
 import { WorkQueueContext } from './work-queue.context.js';

@@ -7,7 +7,7 @@ import {
   type OnApplicationBootstrap,
   type OnModuleInit,
 } from '@nestjs/common';
-import { errorMessage, QueueEvents, WorkQueueError, type QueueEvent } from '../lib/index.js';
+import { errorMessage, QueueEvents, WorkQueueError, type QueueEvent } from '../lib/internal.js';
 import { callListener } from './utils/listener-method.util.js';
 import { WORK_QUEUE_MODULE_DEFAULTS } from './work-queue.constants.js';
 import { WorkQueueContext } from './work-queue.context.js';

@@ -13,8 +13,8 @@ import {
   WorkQueueError,
   type Handler,
   type WorkQueue,
-} from '../lib/index.js';
-import { within } from '../lib/util/timeout.js';
+} from '../lib/internal.js';
+import { within } from '../lib/internal.js';
 import { WORK_QUEUE_MODULE_DEFAULTS } from './work-queue.constants.js';
 import { WorkQueueContext } from './work-queue.context.js';
 import { WorkQueueEventsExplorer } from './work-queue-events.explorer.js';

@@ -1,8 +1,8 @@
 // Applies the schedules declared with registerQueue({ schedules, pruneSchedules }): upserted at
 // application bootstrap by every instance (idempotent), undeclared ones removed only on request.
 import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import { errorMessage, WorkQueueError, type WorkQueue } from '../lib/index.js';
-import { within } from '../lib/util/timeout.js';
+import { errorMessage, WorkQueueError, type WorkQueue } from '../lib/internal.js';
+import { within } from '../lib/internal.js';
 import type { RegisterQueueOptions } from './interfaces/register-queue-options.interface.js';
 import { splitSchedule, type SplitSchedule } from './utils/validate-schedules.util.js';
 import { WORK_QUEUE_MODULE_DEFAULTS } from './work-queue.constants.js';

@@ -1,7 +1,7 @@
 // Calls a processor's @OnWorkerEvent() methods: the Worker's own events, plus 'active' and
 // 'progress', which the module tells itself since it calls the handlers. Internal.
 import type { LoggerService } from '@nestjs/common';
-import { errorMessage, type Job, type Worker } from '../lib/index.js';
+import { errorMessage, type Job, type Worker } from '../lib/internal.js';
 import type { WorkerEventName } from './decorators/on-worker-event.decorator.js';
 import { callListener } from './utils/listener-method.util.js';
 import type { WorkerEventMethods } from './work-queue-events.explorer.js';

@@ -6,11 +6,11 @@
 import { randomBytes } from 'node:crypto';
 import { errorMessage, redisError } from '../errors.js';
 import { bounded } from '../redis/bounded.js';
-import type { CleanReport, JobInfo, QueueCounts, RepairReport } from '../types.js';
+import type { CleanReport, JobInfo, QueueCounts, RepairReport } from '../types/index.js';
 import type { CancelAcks } from './cancel-acks.js';
 import type { QueueContext } from './context.js';
 import { repair } from './repair.js';
-import { jobView, num, str, type Raw, type Reply } from './records.js';
+import { jobView, num, str, type Raw, type Reply } from '../job/records.js';
 
 const CLEAN_LIMIT = 1000;
 

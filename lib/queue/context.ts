@@ -11,8 +11,8 @@ import { bounded } from '../redis/bounded.js';
 import { checkRedis } from '../redis/info.js';
 import type { ScriptName } from '../scripts/assemble.js';
 import { defineScripts, ScriptKeys, type Arg, type ScriptClient } from '../scripts/define.js';
-import type { AddHook } from '../hooks.js';
-import type { Lease, WorkQueueOptions } from '../types.js';
+import type { AddHook } from '../types/hooks.js';
+import type { Lease, WorkQueueOptions } from '../types/index.js';
 
 export type { Arg };
 
@@ -121,8 +121,4 @@ export class QueueContext {
     if (typeof id !== 'string' || id.length === 0 || id.length > 256)
       throw invalid(['id must be a string of 1-256 characters']);
   }
-}
-
-export function isPosInt(v: unknown): v is number {
-  return typeof v === 'number' && Number.isInteger(v) && v > 0;
 }

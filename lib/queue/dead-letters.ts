@@ -1,9 +1,10 @@
 /** The dead-letter set: list a page, requeue one, purge one or all (see dead.lua). */
 import { errorMessage, invalid } from '../errors.js';
-import type { DeadJob } from '../types.js';
-import { decode, type Raw } from './codec.js';
-import { isPosInt, type QueueContext } from './context.js';
-import { num, parseMeta, str, type Reply } from './records.js';
+import type { DeadJob } from '../types/index.js';
+import { decode, type Raw } from '../job/codec.js';
+import { isPosInt } from '../util/checks.js';
+import { type QueueContext } from './context.js';
+import { num, parseMeta, str, type Reply } from '../job/records.js';
 import { CLEAN_LIMIT } from './admin.js';
 
 export class DeadLetters<T> {

@@ -5,10 +5,11 @@
  */
 import { errorMessage, invalid } from '../errors.js';
 import { backoffDelay } from '../options.js';
-import type { FailOutcome, Lease, LeasedJob, LeaseOptions } from '../types.js';
-import { encodeProgress, encodeResult } from './codec.js';
-import { isPosInt, type Arg, type QueueContext } from './context.js';
-import { BATCH_HEAD, decodeBatch, num, type Reply } from './records.js';
+import type { FailOutcome, Lease, LeasedJob, LeaseOptions } from '../types/index.js';
+import { encodeProgress, encodeResult } from '../job/codec.js';
+import { isPosInt } from '../util/checks.js';
+import { type Arg, type QueueContext } from './context.js';
+import { BATCH_HEAD, decodeBatch, num, type Reply } from '../job/records.js';
 
 /** One batch of leased jobs plus what a worker needs to wait well. */
 export interface LeaseBatch<T> {

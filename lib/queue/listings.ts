@@ -4,10 +4,11 @@
  */
 import type { Cluster, Redis } from 'ioredis';
 import { invalid, redisError, WorkQueueError } from '../errors.js';
-import type { JobInfo, ListState, PageOptions } from '../types.js';
-import { isPosInt, type QueueContext } from './context.js';
+import type { JobInfo, ListState, PageOptions } from '../types/index.js';
+import { isPosInt } from '../util/checks.js';
+import { type QueueContext } from './context.js';
 import { bounded } from '../redis/bounded.js';
-import { jobView, parseMeta, str, type Raw, type Reply } from './records.js';
+import { jobView, parseMeta, str, type Raw, type Reply } from '../job/records.js';
 
 /** Most entries one script call touches (drain, obliterate, retry all); getJobs' largest page. */
 export const PAGE = 1000;

@@ -9,10 +9,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { invalid } from '../errors.js';
-import type { AddOptions, AddResult } from '../types.js';
-import { AddProblems, plainValues, prepareAdd, type AddValues } from './add-options.js';
+import type { AddOptions, AddResult } from '../types/index.js';
+import { AddProblems, plainValues, prepareAdd, type AddValues } from '../job/add-options.js';
 import type { Arg, QueueContext } from './context.js';
-import { str, num, type Reply } from './records.js';
+import { str, num, type Reply } from '../job/records.js';
 import { ReplicaAcks } from './replica-acks.js';
 
 const ADD_CHUNK = 2000;

@@ -17,10 +17,10 @@ import type {
   ScheduleSpec,
   ScheduleTemplate,
   UpsertScheduleOutcome,
-} from '../types.js';
+} from '../types/index.js';
 
 import { QueueBase } from './queue-base.js';
-import type { WaitForResultOptions } from '../events/results.js';
+import type { WaitForResultOptions } from './results.js';
 
 export class QueueAdmin<T = unknown, R = unknown> extends QueueBase<T, R> {
   // ---------------------------------------------------------------- managing

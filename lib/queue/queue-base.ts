@@ -6,18 +6,18 @@ import type { Cluster, Redis } from 'ioredis';
 import type { QueueKeys } from '../keys.js';
 import type { ResolvedQueueOptions } from '../options.js';
 import { infos, summarize, type RedisInfo } from '../redis/info.js';
-import type { LeasedJob, WorkQueueOptions } from '../types.js';
-import { Schedules } from '../schedules/schedules.js';
+import type { LeasedJob, WorkQueueOptions } from '../types/index.js';
+import { Schedules } from './schedules.js';
 import { Admin } from './admin.js';
 import { CancelAcks } from './cancel-acks.js';
 import { QueueContext } from './context.js';
 import { DeadLetters } from './dead-letters.js';
-import { Flow } from './flow.js';
+import { Flow } from './flow-control.js';
 import { Leases } from './leases.js';
 import { Listings } from './listings.js';
 import { Producer } from './producer.js';
 import { WorkerProtocol } from './worker-protocol.js';
-import { ResultWaiter } from '../events/results.js';
+import { ResultWaiter } from './results.js';
 
 export class QueueBase<T = unknown, R = unknown> {
   readonly options: ResolvedQueueOptions;

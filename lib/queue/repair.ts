@@ -4,10 +4,10 @@
  * (repair.lua re-checks it, so a job that moved meanwhile is left alone). Finds nothing in
  * normal operation.
  */
-import type { RepairReport } from '../types.js';
+import type { RepairReport } from '../types/index.js';
 import { bounded } from '../redis/bounded.js';
 import type { QueueContext } from './context.js';
-import { str, type Raw } from './records.js';
+import { str, type Raw } from '../job/records.js';
 
 const PAGE = 1000;
 

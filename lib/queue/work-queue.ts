@@ -13,8 +13,9 @@ import type {
   Lease,
   LeasedJob,
   LeaseOptions,
-} from '../types.js';
-import { runAddHooks, type AddHook } from '../hooks.js';
+} from '../types/index.js';
+import { runAddHooks } from './add-hooks.js';
+import { type AddHook } from '../types/hooks.js';
 import {
   type CompleteItem,
   type CompleteReply,

@@ -3,9 +3,9 @@
  * idle wait on the wake list (docs/hand-off.md), and reconciling after a dropped connection.
  */
 import type { Cluster, Redis } from 'ioredis';
-import type { LeasedJob } from '../types.js';
+import type { LeasedJob } from '../types/index.js';
 import type { QueueContext } from './context.js';
-import { handedOffJob, str, type Raw } from './records.js';
+import { handedOffJob, str, type Raw } from '../job/records.js';
 
 export class WorkerProtocol<T> {
   constructor(private readonly ctx: QueueContext) {}

@@ -2,7 +2,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { bounded } from './bounded.js';
 import { redisError, WorkQueueError } from '../errors.js';
-import type { QueueLogger } from '../types.js';
+import type { QueueLogger } from '../types/index.js';
 
 export interface RedisInfo {
   version: string;

@@ -5,9 +5,9 @@
 import { Cron } from 'croner';
 import { errorMessage, invalid } from '../errors.js';
 import { defaultCleanInterval, type ResolvedQueueOptions } from '../options.js';
-import { AddProblems, prepareAdd } from '../queue/add-options.js';
-import type { Raw } from '../queue/codec.js';
-import type { ScheduleSpec, ScheduleTemplate } from '../types.js';
+import { AddProblems, prepareAdd } from '../job/add-options.js';
+import type { Raw } from '../job/codec.js';
+import type { ScheduleSpec, ScheduleTemplate } from '../types/index.js';
 
 /**
  * Ticks are made this far ahead of Redis time (at least one, at most MAX_AHEAD per call): 2 s, or

@@ -1,5 +1,5 @@
 /** Types of schedules (`WorkQueue.upsertSchedule`, lib/schedules/). */
-import type { BackoffOptions } from '../types.js';
+import type { BackoffOptions } from './job.js';
 
 /** When a schedule ticks and for how long (see `WorkQueue.upsertSchedule`). */
 export interface ScheduleTiming {

@@ -1,13 +1,14 @@
 // Cancels and completions announced on the queue's event channel: a cancelled job is never
 // started here (running, it is aborted), and the canceller is acknowledged (lib/cancel-acks.ts).
 import type { WorkerContext } from './context.js';
+import type { CancelsPart } from './parts.js';
 
 /** How long a cancel acknowledgement key lives (the canceller waits commandTimeoutMs at most). */
 const CANCEL_ACK_TTL_MS = 60_000;
 /** How long a cancelled token is remembered (a lease reply or hand-off later than this is not). */
 const CANCEL_MEMORY_MS = 60_000;
 
-export class Cancels<T, R> {
+export class Cancels<T, R> implements CancelsPart {
   /** Tokens of jobs cancelled while this worker held or might receive them: never started. */
   private readonly cancelled = new Map<string, number>();
   /** Tokens of hand-offs that reached us (recently), to acknowledge their cancels. */

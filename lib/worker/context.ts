@@ -1,17 +1,19 @@
 // What every part of a worker shares: its queue, settings, state flags, outlets (events, errors)
 // and the other parts, wired once by the Worker's constructor.
-import type { RunHook } from '../hooks.js';
+import type { RunHook } from '../types/hooks.js';
 import type { WorkQueue } from '../queue/index.js';
-import type { Cancels } from './cancels.js';
-import type { Handoffs } from './handoffs.js';
-import type { IdleWait } from './idle-wait.js';
-import type { Handler, WorkerEvents } from './job.js';
-import type { LeaseLoop } from './lease-loop.js';
-import type { LeaseRenewer } from './lease-renewer.js';
-import type { QueuePause } from './queue-pause.js';
+import type { Handler, WorkerEvents } from '../types/worker.js';
 import type { WorkerSettings } from './options.js';
-import type { RunTable } from './run-table.js';
-import type { Runner } from './runner.js';
+import type {
+  CancelsPart,
+  HandoffsPart,
+  IdleWaitPart,
+  LeaseLoopPart,
+  QueuePausePart,
+  RenewerPart,
+  RunnerPart,
+  RunTablePart,
+} from './parts.js';
 
 /** Longest wait for one Redis call of the worker's own bookkeeping. */
 export const CALL_TIMEOUT_MS = 3_000;
@@ -32,14 +34,14 @@ export class WorkerContext<T, R> {
   readonly inflight = new Set<Promise<unknown>>();
 
   // The parts, set by the Worker's constructor.
-  runs!: RunTable<T, R>;
-  runner!: Runner<T, R>;
-  loop!: LeaseLoop<T, R>;
-  idle!: IdleWait<T, R>;
-  handoffs!: Handoffs<T, R>;
-  cancels!: Cancels<T, R>;
-  renewer!: LeaseRenewer<T, R>;
-  queuePause!: QueuePause<T, R>;
+  runs!: RunTablePart<T>;
+  runner!: RunnerPart<T, R>;
+  loop!: LeaseLoopPart<T, R>;
+  idle!: IdleWaitPart;
+  handoffs!: HandoffsPart<T>;
+  cancels!: CancelsPart;
+  renewer!: RenewerPart;
+  queuePause!: QueuePausePart;
 
   constructor(
     readonly queue: WorkQueue<T, R>,

@@ -1,7 +1,8 @@
 // Hand-off adoption: jobs an add handed straight to this parked worker (popped by its idle
 // wait) start at once, and their leases are adopted (made ours in Redis) by the next lease call.
-import type { LeasedJob } from '../types.js';
+import type { LeasedJob } from '../types/index.js';
 import type { WorkerContext } from './context.js';
+import type { HandoffsPart } from './parts.js';
 
 interface Deferred<X> {
   promise: Promise<X>;
@@ -14,7 +15,7 @@ function deferred<X>(): Deferred<X> {
   return { promise, resolve };
 }
 
-export class Handoffs<T, R> {
+export class Handoffs<T, R> implements HandoffsPart<T> {
   /** Jobs handed off to this worker (popped from the wake list), to adopt in the next flush. */
   private adopting: LeasedJob<T>[] = [];
   /**

@@ -4,8 +4,9 @@ import type { Cluster, Redis } from 'ioredis';
 import { duplicate } from '../redis/connection.js';
 import { delay, within } from '../util/timeout.js';
 import { CALL_TIMEOUT_MS, type WorkerContext } from './context.js';
+import type { IdleWaitPart } from './parts.js';
 
-export class IdleWait<T, R> {
+export class IdleWait<T, R> implements IdleWaitPart {
   /** The blocking connection, ours alone. */
   private conn: Redis | Cluster | undefined;
   /** A wait is on. */

@@ -1,46 +1,9 @@
-// The job handle a handler receives (`Job`: data, signal, progress, extend, rateLimited), the handler's
-// type, and the events a worker tells about its jobs.
+// The job handle a handler receives (`Job`, declared in lib/types/job.ts): its data, signal,
+// progress, extend and rateLimited.
 import { RateLimitError, WorkQueueError } from '../errors.js';
-import type { FailOutcome } from '../types.js';
+import type { Job } from '../types/job.js';
 import type { WorkerContext } from './context.js';
-import type { Run } from './run-table.js';
-
-/** What a handler receives. */
-export interface Job<T = unknown> {
-  readonly id: string;
-  readonly data: T;
-  readonly name: string | undefined;
-  readonly priority: number;
-  /** 1 for the first run; counts failed attempts. */
-  readonly attempt: number;
-  readonly maxAttempts: number;
-  readonly queueName: string;
-  /** The trace context the job was added with (see `AddHook`); undefined when none. */
-  readonly traceContext?: string | undefined;
-  /** Aborts when the lease is lost, the job is cancelled, times out, or the worker closes. */
-  readonly signal: AbortSignal;
-  /** Record and publish progress; false when the lease is lost. */
-  progress(value: unknown): Promise<boolean>;
-  /** Push the lease deadline to now + ms; false when the lease is lost. */
-  extend(ms?: number): Promise<boolean>;
-  /**
-   * "The remote API told me to wait": throws a `RateLimitError(ms)` — the job goes back to the
-   * front without counting an attempt and the queue leases nothing for `ms` (a positive number,
-   * as for RateLimitError; anything else throws INVALID_ARGUMENT, which fails the attempt).
-   */
-  rateLimited(ms: number): never;
-}
-
-export type Handler<T, R> = (job: Job<T>) => R | Promise<R>;
-
-export interface WorkerEvents<T, R> {
-  completed: [job: Job<T>, result: R];
-  failed: [job: Job<T>, error: unknown, outcome: FailOutcome];
-  retried: [job: Job<T>, error: unknown];
-  dead: [job: Job<T>, error: unknown];
-  leaseLost: [job: Job<T>, reason: string];
-  error: [error: unknown];
-}
+import type { Run } from './parts.js';
 
 /**
  * The handle for a run's handler. One class, so every job shares one shape: its data as own

@@ -4,7 +4,7 @@ import { WorkQueueError } from '../errors.js';
 import type { CompleteItem } from '../queue/index.js';
 import { within } from '../util/timeout.js';
 import type { WorkerContext } from './context.js';
-import type { Run } from './run-table.js';
+import type { LeaseLoopPart, Run } from './parts.js';
 
 /** Most jobs one lease call may ask for (`lease({ count })`'s maximum). */
 const MAX_LEASE_COUNT = 10_000;
@@ -17,7 +17,7 @@ const AVERAGE_WEIGHT = 0.1;
 const average = (avg: number, sample: number) =>
   Number.isFinite(avg) ? avg + (sample - avg) * AVERAGE_WEIGHT : sample;
 
-export class LeaseLoop<T, R> {
+export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   /** Completes of finished runs, sent with the next call. */
   private completes: Array<CompleteItem<R> & { run: Run<T> }> = [];
   /** Jobs asked for by lease calls still in flight. */

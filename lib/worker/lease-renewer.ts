@@ -1,8 +1,9 @@
 // The lease renewer (like BullMQ's LockManager): every third of a lease, extends in one call the
 // leases of the running and prefetched jobs; a run whose lease is gone ends as lost.
 import type { WorkerContext } from './context.js';
+import type { RenewerPart } from './parts.js';
 
-export class LeaseRenewer<T, R> {
+export class LeaseRenewer<T, R> implements RenewerPart {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly ctx: WorkerContext<T, R>) {}

@@ -2,8 +2,9 @@
 // queue's event channel and from lease replies. The newest version wins (a late reply cannot undo
 // a resume). Paused, the worker sends nothing until 'resumed' (the lease scripts enforce it).
 import type { WorkerContext } from './context.js';
+import type { QueuePausePart } from './parts.js';
 
-export class QueuePause<T, R> {
+export class QueuePause<T, R> implements QueuePausePart {
   /** The queue is paused: lease nothing (running jobs finish). */
   paused = false;
   private version = 0;

@@ -11,30 +11,13 @@
 //              not adopted): the signal is aborted, 'leaseLost' emitted, the outcome ignored
 //   abandoned  close() stopped waiting for it: the signal is aborted, close() releases the job
 import { WorkQueueError } from '../errors.js';
-import type { LeasedJob } from '../types.js';
+import type { LeasedJob } from '../types/index.js';
 import type { WorkerContext } from './context.js';
-import { createJob, type Job } from './job.js';
+import { createJob } from './job.js';
+import type { Job } from '../types/job.js';
+import type { Run, RunOutcome, RunTablePart } from './parts.js';
 
-export interface Run<T> {
-  lease: LeasedJob<T>;
-  job: Job<T>;
-  /** Created when the handler first reads `job.signal` (most never do). */
-  controller?: AbortController;
-  abortReason?: unknown;
-  /** Set by `end`: the run has left the table and its outcome is being told (or ignored). */
-  ended: boolean;
-  /** The `jobTimeoutMs` timer, if any. */
-  timer?: NodeJS.Timeout;
-}
-
-export type RunOutcome =
-  | { kind: 'completed' }
-  | { kind: 'failed' }
-  | { kind: 'timedOut'; error: WorkQueueError }
-  | { kind: 'lost'; reason: string }
-  | { kind: 'abandoned'; reason: string };
-
-export class RunTable<T, R> {
+export class RunTable<T, R> implements RunTablePart<T> {
   /**
    * Runs in flight, by lease token (unique per lease). Not by job: a job whose lease was
    * reclaimed can be leased again by this same worker while its stale run still goes on.

@@ -1,15 +1,15 @@
 // The runner: calls the handler of each run the run table starts, enforces `jobTimeoutMs`, and
 // tells how the run ended (a complete batched into the next lease call, or a fail) and events.
 import { errorMessage, RateLimitError, WorkQueueError } from '../errors.js';
-import { encodeResult } from '../queue/codec.js';
-import { runRunHooks } from '../hooks.js';
-import type { FailOutcome } from '../types.js';
+import { encodeResult } from '../job/codec.js';
+import { runRunHooks } from './run-hooks.js';
+import type { FailOutcome } from '../types/index.js';
 import { delay } from '../util/timeout.js';
 import type { WorkerContext } from './context.js';
-import type { Job } from './job.js';
-import type { Run, RunOutcome } from './run-table.js';
+import type { Run, RunOutcome, RunnerPart } from './parts.js';
+import type { Job } from '../types/job.js';
 
-export class Runner<T, R> {
+export class Runner<T, R> implements RunnerPart<T, R> {
   constructor(private readonly ctx: WorkerContext<T, R>) {}
 
   /** Call the handler of a run just started (a slot is taken). */

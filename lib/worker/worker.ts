@@ -2,7 +2,7 @@
 // done by the parts it wires together (run table, runner, lease loop, idle wait, hand-offs…).
 import { EventEmitter } from 'node:events';
 import { errorMessage, WorkQueueError } from '../errors.js';
-import type { RunHook } from '../hooks.js';
+import type { RunHook } from '../types/hooks.js';
 import type { WorkQueue } from '../queue/index.js';
 import { within } from '../util/timeout.js';
 import { Cancels } from './cancels.js';
@@ -11,7 +11,7 @@ import { EventsChannel } from './events-channel.js';
 import { Handoffs } from './handoffs.js';
 import { joinHeartbeat, type Heartbeat } from './heartbeat.js';
 import { IdleWait } from './idle-wait.js';
-import type { Handler, WorkerEvents } from './job.js';
+import type { Handler, WorkerEvents } from '../types/worker.js';
 import { LeaseLoop } from './lease-loop.js';
 import { LeaseRenewer } from './lease-renewer.js';
 import { QueuePause } from './queue-pause.js';
@@ -19,7 +19,8 @@ import { resolveWorkerOptions, type WorkerOptions } from './options.js';
 import { RunTable } from './run-table.js';
 import { Runner } from './runner.js';
 
-export type { Handler, Job, WorkerEvents } from './job.js';
+export type { Handler, WorkerEvents } from '../types/worker.js';
+export type { Job } from '../types/job.js';
 export { workerOptionProblems, type WorkerOptions } from './options.js';
 
 /**

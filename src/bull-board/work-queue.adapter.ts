@@ -14,7 +14,7 @@ import type {
   QueueRateLimit,
   Status,
 } from '@bull-board/api/dist/types.js';
-import type { JobInfo, ListState, WorkQueue } from '../../lib/index.js';
+import type { JobInfo, ListState, WorkQueue } from '../../lib/internal.js';
 import { UnsupportedBoardActionError, WorkQueueBoardJob } from './work-queue.job.js';
 
 /** Options of `WorkQueueAdapter`: bull-board's own adapter options. */

@@ -6,7 +6,7 @@ import type {
   QueueJob,
   QueueJobJson,
 } from '@bull-board/api/dist/types.js';
-import type { JobInfo, JobState, WorkQueue } from '../../lib/index.js';
+import type { JobInfo, JobState, WorkQueue } from '../../lib/internal.js';
 
 /** Our job states under the board's names (pending → waiting, leased → active, dead → failed). */
 export const BOARD_STATE: Readonly<Record<JobState, BoardJobState>> = {

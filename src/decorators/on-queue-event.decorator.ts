@@ -1,6 +1,6 @@
 // @OnQueueEvent(kind): a method of a @QueueEventsListener() class called on each event of that
 // kind in the queue's event log.
-import type { QueueEventKind, QueueEventOf } from '../../lib/index.js';
+import type { QueueEventKind, QueueEventOf } from '../../lib/internal.js';
 import { WORK_QUEUE_QUEUE_EVENT_METADATA } from '../work-queue.constants.js';
 import { appendMethodMetadata } from './append-metadata.js';
 

@@ -1,5 +1,5 @@
 // @OnWorkerEvent(event): a method of a @Processor() class called on its worker's events.
-import type { FailOutcome, Job } from '../../lib/index.js';
+import type { FailOutcome, Job } from '../../lib/internal.js';
 import { WORK_QUEUE_WORKER_EVENT_METADATA } from '../work-queue.constants.js';
 import { appendMethodMetadata } from './append-metadata.js';
 

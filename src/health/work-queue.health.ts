@@ -7,9 +7,9 @@ import {
   TerminusModule,
   type HealthIndicatorResult,
 } from '@nestjs/terminus';
-import { errorMessage, type QueueCounts } from '../../lib/index.js';
-import { infos, summarize } from '../../lib/redis/info.js';
-import { within } from '../../lib/util/timeout.js';
+import { errorMessage, type QueueCounts } from '../../lib/internal.js';
+import { infos, summarize } from '../../lib/internal.js';
+import { within } from '../../lib/internal.js';
 import { WorkQueueContext } from '../work-queue.context.js';
 import {
   evictionWarning,

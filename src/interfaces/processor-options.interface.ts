@@ -1,5 +1,5 @@
 // The options of @Processor(): the worker options the module does not manage itself.
-import type { WorkerOptions } from '../../lib/index.js';
+import type { WorkerOptions } from '../../lib/internal.js';
 
 /**
  * Worker options of one `@Processor()`: `concurrency`, `leaseMs`, `jobTimeoutMs`,

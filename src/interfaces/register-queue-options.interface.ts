@@ -1,7 +1,7 @@
 // The options of WorkQueueModule.registerQueue() and registerQueueAsync(): queue overrides,
 // connection, and the queue's declared schedules.
 import type { FactoryProvider, ModuleMetadata } from '@nestjs/common';
-import type { ScheduleSpec, ScheduleTemplate, WorkQueueOptions } from '../../lib/index.js';
+import type { ScheduleSpec, ScheduleTemplate, WorkQueueOptions } from '../../lib/internal.js';
 import type { WorkQueueConnectionOptions } from './work-queue-module-options.interface.js';
 
 /** Per-queue overrides of the module's `prefix` and `defaults`. */

@@ -2,7 +2,7 @@
 // cleaner.
 import type { LoggerService } from '@nestjs/common';
 import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
-import type { WorkerOptions, WorkQueueOptions } from '../../lib/index.js';
+import type { WorkerOptions, WorkQueueOptions } from '../../lib/internal.js';
 
 /** Connect with a Redis URL (`redis://` or `rediss://`). The module owns the connection. */
 export interface WorkQueueUrlConnection {

@@ -1,7 +1,7 @@
 // Prometheus metrics of queues and workers (nestjs-work-queue/metrics, peer prom-client): gauges
 // read from counts() at scrape time, counters and a duration histogram fed by worker events.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { QueueCounts, Worker, WorkQueue } from '../../lib/index.js';
+import type { QueueCounts, Worker, WorkQueue } from '../../lib/internal.js';
 
 type Source<X> = readonly X[] | (() => readonly X[]);
 

@@ -10,7 +10,7 @@ import {
   type Attributes,
   type Span,
 } from '@opentelemetry/api';
-import type { AddHook, RunHook } from '../../lib/index.js';
+import type { AddHook, RunHook } from '../../lib/internal.js';
 
 /** Tracer name, and the `messaging.system` of the spans. */
 export const TRACER_NAME = 'nestjs-work-queue';

@@ -4,8 +4,8 @@ import {
   queueOptionProblems,
   workerOptionProblems,
   type WorkQueueOptions,
-} from '../../lib/index.js';
-import { checkName, resolveQueueOptions, type ResolvedQueueOptions } from '../../lib/options.js';
+} from '../../lib/internal.js';
+import { checkName, resolveQueueOptions, type ResolvedQueueOptions } from '../../lib/internal.js';
 import type { ProcessorOptions } from '../interfaces/processor-options.interface.js';
 import type {
   WorkQueueModuleOptions,

@@ -1,9 +1,9 @@
 // Validation of the schedules declared with registerQueue(): the core's own checks
 // (prepareSchedule) on each one, plus the Nest-side ones (keys, duplicate ids, pruneSchedules).
-import { errorMessage, WorkQueueError } from '../../lib/errors.js';
-import type { ResolvedQueueOptions } from '../../lib/options.js';
-import { prepareSchedule } from '../../lib/schedules/spec.js';
-import type { CronSpec, EverySpec, ScheduleSpec, ScheduleTemplate } from '../../lib/types.js';
+import { errorMessage, WorkQueueError } from '../../lib/internal.js';
+import type { ResolvedQueueOptions } from '../../lib/internal.js';
+import { prepareSchedule } from '../../lib/internal.js';
+import type { CronSpec, EverySpec, ScheduleSpec, ScheduleTemplate } from '../../lib/internal.js';
 import type { WorkQueueScheduleDeclaration } from '../interfaces/register-queue-options.interface.js';
 import * as msg from '../work-queue.messages.js';
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LibName } from './libs/types.js';
 import type { Settings } from './options.js';
-import type { Measurement } from './plan.js';
+import type { Measurement } from './row.js';
 import type {
   ChildFailure,
   ChildMessage,

@@ -5,52 +5,15 @@
  */
 import type { LibName } from './libs/types.js';
 import type { Group, Settings } from './options.js';
-import type { ChildKind, ChildParams, ChildResult } from './protocol.js';
+import type { ChildResult } from './protocol.js';
 import { concurrentAddPlan } from './rows/concurrent-add.js';
 import { firstJobPlan } from './rows/first-job.js';
 import { memoryPlan } from './rows/memory.js';
 import { scalePlan } from './rows/scale.js';
-
-export type ServerName = 'main' | 'aof';
-
-export type BaseParams = Omit<ChildParams, 'host' | 'port' | 'index' | 'procs' | 'timeoutMs'>;
-
-/** One measurement: one child (or `procs` coordinated children) per library and repetition. */
-export interface Measurement {
-  id: string;
-  kind: ChildKind;
-  procs: number;
-  server: ServerName;
-  params: BaseParams;
-  /** Only these libraries (default: every one asked for). */
-  libs?: readonly LibName[];
-  /** Extra node flags for the child (e.g. --expose-gc). */
-  nodeArgs?: string[];
-  /** Per-child time limit, when longer than --timeout. */
-  timeoutMs?: number;
-}
-
-/** A row file's share of the plan. */
-export interface RowPlan {
-  measurements: Measurement[];
-  rows: RowSpec[];
-}
+import { baseParams, type Measurement, type RowSpec, type Target } from './row.js';
 
 /** Libraries that can take part in a failing-and-retrying workload (not the floors). */
 const RETRYING: readonly LibName[] = ['ours', 'bullmq', 'bee'];
-
-export function baseParams(s: Settings): BaseParams {
-  return {
-    n: s.n,
-    warmup: s.warmup,
-    concurrency: s.concurrency,
-    payloadBytes: 0,
-    bulkSize: s.bulkSize,
-    failEvery: 0,
-    samples: 0,
-    spacingMs: 0,
-  };
-}
 
 export function plan(s: Settings): { measurements: Measurement[]; specs: RowSpec[] } {
   const parts = [
@@ -119,29 +82,6 @@ function measurements(s: Settings): Measurement[] {
     mixed: { ...proc('mixed', { failEvery: 10 }), libs: RETRYING },
   };
   return Object.values(all);
-}
-
-export type Better = 'higher' | 'lower';
-
-export interface Target {
-  op: '>=' | '<=' | '<';
-  x: number;
-}
-
-export interface RowSpec {
-  /** Stable id (JSON `id`; test/bench/smoke.ts checks every one is there). */
-  id: string;
-  figure: string;
-  group: Group;
-  unit: string;
-  better: Better;
-  measurement: string;
-  pick: (r: ChildResult) => number | undefined;
-  digits: number;
-  /** Ours / BullMQ target. */
-  target?: Target;
-  /** Only these libraries are measured for the row (default: every one asked for). */
-  libs?: readonly LibName[];
 }
 
 function rowSpecs(s: Settings): RowSpec[] {
@@ -233,25 +173,4 @@ function rowSpecs(s: Settings): RowSpec[] {
       libs: RETRYING,
     },
   ];
-}
-
-/** A jobs/s row read from `ChildResult.value`. */
-export function throughputRow(
-  id: string,
-  group: Group,
-  figure: string,
-  measurement: string,
-  extra: Partial<RowSpec> = {},
-): RowSpec {
-  return {
-    id,
-    figure,
-    group,
-    unit: 'jobs/s',
-    better: 'higher',
-    measurement,
-    pick: (r) => r.value,
-    digits: 0,
-    ...extra,
-  };
 }

@@ -5,7 +5,7 @@
  */
 import { LIB_LABELS, LIBS, ROW_KEYS, type LibName, type RowKey } from './libs/types.js';
 import type { Settings } from './options.js';
-import type { Better, RowSpec, Target } from './plan.js';
+import type { Better, RowSpec, Target } from './row.js';
 import type { ChildResult } from './protocol.js';
 import { median } from './util.js';
 

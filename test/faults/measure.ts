@@ -6,7 +6,7 @@
 import { quantile, type Analysis } from './analyze.js';
 import { fmt } from './common.js';
 import { deadBystanders, dupAdds, heldRecovery, reconcile } from './metrics.js';
-import type { Ctx } from './run.js';
+import type { Ctx } from './ctx.js';
 
 export interface Measured {
   bystanders?: number;

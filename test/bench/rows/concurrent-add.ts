@@ -7,7 +7,7 @@ import { payloads, QUEUE } from '../jobs.js';
 import type { Adapter, Producer } from '../libs/types.js';
 import type { ChildParams, ChildResult } from '../protocol.js';
 import type { Settings } from '../options.js';
-import { baseParams, throughputRow, type RowPlan } from '../plan.js';
+import { baseParams, throughputRow, type RowPlan } from '../row.js';
 
 export const DEFAULT_CALLERS = 64;
 

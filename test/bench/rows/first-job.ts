@@ -10,7 +10,7 @@ import { onError, payloads, QUEUE } from '../jobs.js';
 import type { Adapter } from '../libs/types.js';
 import type { ChildParams, ChildResult } from '../protocol.js';
 import type { Settings } from '../options.js';
-import { baseParams, type RowPlan } from '../plan.js';
+import { baseParams, type RowPlan } from '../row.js';
 import { median } from '../util.js';
 
 async function sample(adapter: Adapter, queue: string): Promise<number> {

@@ -11,7 +11,7 @@ import { completionCounter, onError, payloads, QUEUE } from '../jobs.js';
 import type { Adapter, Consumer } from '../libs/types.js';
 import type { ChildParams, ChildResult } from '../protocol.js';
 import type { Settings } from '../options.js';
-import { baseParams, type RowPlan, type RowSpec } from '../plan.js';
+import { baseParams, type RowPlan, type RowSpec } from '../row.js';
 import { sleep } from '../util.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;

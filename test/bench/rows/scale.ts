@@ -10,7 +10,7 @@ import type { Adapter } from '../libs/types.js';
 import type { ChildParams, ChildResult } from '../protocol.js';
 import type { LibName } from '../libs/types.js';
 import type { Settings } from '../options.js';
-import { baseParams, type Measurement, type RowPlan, type RowSpec } from '../plan.js';
+import { baseParams, type Measurement, type RowPlan, type RowSpec } from '../row.js';
 import { info, sleep } from '../util.js';
 import { Redis } from 'ioredis';
 

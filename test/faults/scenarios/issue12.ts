@@ -11,7 +11,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Fault, JobRec } from '../analyze.js';
 import { CONCURRENCY, leaseExpiryExplained, quickWork, RECONNECT_MS, scale } from '../common.js';
-import type { Ctx, Scenario } from '../run.js';
+import type { Ctx, Scenario } from '../ctx.js';
 
 type Base = Pick<
   Scenario,

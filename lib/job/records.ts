@@ -4,9 +4,17 @@
  */
 import { checkBackoff } from '../options.js';
 import { errorMessage } from '../errors.js';
-import type { BackoffOptions, JobInfo, Lease, LeasedJob } from '../types.js';
+import type { ResolvedQueueOptions } from '../options.js';
+import type { BackoffOptions, JobInfo, Lease, LeasedJob } from '../types/job.js';
 import { decode, type Raw } from './codec.js';
-import type { QueueContext } from './context.js';
+
+/** What turning replies into jobs needs of a queue (its QueueContext has it). */
+export interface RecordContext {
+  readonly keys: { readonly base: string };
+  readonly options: ResolvedQueueOptions;
+  /** Every leased job issued (checked when a lease comes back: see QueueContext.checkLease). */
+  readonly issued: { add(job: Lease): unknown };
+}
 
 export type { Raw };
 export type Reply = Array<Raw | number>;
@@ -76,7 +84,7 @@ export interface Unrunnable {
 
 /** One leased job from its stored parts, or why it cannot be run. */
 export function leasedJob<T>(
-  ctx: QueueContext,
+  ctx: RecordContext,
   seq: string,
   token: string,
   raw: Raw,
@@ -142,7 +150,7 @@ export interface DecodedBatch<T> {
 
 /** Decode `reply` (head at 0..4, jobs as id, token, payload, meta from `offset`). */
 export function decodeBatch<T>(
-  ctx: QueueContext,
+  ctx: RecordContext,
   reply: Reply,
   offset: number,
   workerId: string,
@@ -180,7 +188,7 @@ export function decodeBatch<T>(
  * lease lapses and clean() puts it back, to be dead-lettered by a regular lease.
  */
 export function handedOffJob<T>(
-  ctx: QueueContext,
+  ctx: RecordContext,
   entry: Buffer,
   workerId: string,
 ): LeasedJob<T> | undefined {
@@ -205,7 +213,7 @@ export function handedOffJob<T>(
  * `score` its due time / deadline / death time ('' for pending), `prog` its progress ('' = none).
  */
 export function jobView<T, R>(
-  ctx: QueueContext,
+  ctx: RecordContext,
   id: string,
   state: JobInfo['state'],
   raw: Raw,

@@ -2,13 +2,13 @@
 // position is read first (on the queue's client, so ahead of anything the caller sends after the
 // call), then a shared reader listens, the log between is read, and only then the job's state.
 import { invalid, JobOutcomeError, redisError, WorkQueueError } from '../errors.js';
-import type { QueueContext } from '../queue/context.js';
+import type { QueueContext } from './context.js';
 import { bounded } from '../redis/bounded.js';
-import type { JobInfo } from '../types.js';
+import type { JobInfo } from '../types/index.js';
 import { within } from '../util/timeout.js';
-import { parseEntry } from './parse.js';
-import { QueueEvents } from './queue-events.js';
-import type { QueueEvent } from './types.js';
+import { parseEntry } from '../events/parse.js';
+import { QueueEvents } from '../events/queue-events.js';
+import type { QueueEvent } from '../events/types.js';
 
 export interface WaitForResultOptions {
   /** Give up after this many ms (rejects with code TIMEOUT). Default 30 000. */

@@ -4,8 +4,9 @@
  */
 import { invalid } from '../errors.js';
 import { checkRateLimit } from '../options.js';
-import type { FlowState, Lease, RateLimit } from '../types.js';
-import { isPosInt, type QueueContext } from './context.js';
+import type { FlowState, Lease, RateLimit } from '../types/index.js';
+import { isPosInt } from '../util/checks.js';
+import { type QueueContext } from './context.js';
 
 /** Longest pause a `RateLimitError` may ask for (one day). */
 const MAX_RATE_LIMITED_MS = 24 * 3600_000;

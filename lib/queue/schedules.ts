@@ -3,16 +3,16 @@
  * ahead of time as a delayed job with caller id `<schedule>:<tick ms>` (schedule_top.lua).
  */
 import { errorMessage } from '../errors.js';
-import { decode, type Raw } from '../queue/codec.js';
-import type { QueueContext } from '../queue/context.js';
-import { num, parseMeta, str, type Reply } from '../queue/records.js';
+import { decode, type Raw } from '../job/codec.js';
+import type { QueueContext } from './context.js';
+import { num, parseMeta, str, type Reply } from '../job/records.js';
 import type {
   ScheduleInfo,
   ScheduleSpec,
   ScheduleTemplate,
   UpsertScheduleOutcome,
-} from '../types.js';
-import { horizonOf, nextTicks, prepareSchedule, type StoredDef } from './spec.js';
+} from '../types/index.js';
+import { horizonOf, nextTicks, prepareSchedule, type StoredDef } from '../schedules/spec.js';
 
 /** A schedule's record as schedule_*.lua store it (see lib/scripts/lib/schedules.lua). */
 interface StoredRecord {

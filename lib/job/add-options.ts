@@ -4,11 +4,13 @@
  */
 import { errorMessage, invalid, WorkQueueError, type WorkQueueErrorCode } from '../errors.js';
 import { checkBackoff, type ResolvedQueueOptions } from '../options.js';
-import { MAX_TRACE_CONTEXT } from '../hooks.js';
-import type { AddOptions } from '../types.js';
+import type { AddOptions } from '../types/job.js';
+import { isPosInt } from '../util/checks.js';
 import { encode, type Raw } from './codec.js';
-import { isPosInt } from './context.js';
 import type { Meta } from './records.js';
+
+/** Longest trace context a job carries (longer ones are dropped, not stored). */
+export const MAX_TRACE_CONTEXT = 512;
 
 const ADD_OPTION_KEYS: ReadonlySet<string> = new Set<keyof AddOptions>([
   'id',

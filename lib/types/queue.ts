@@ -1,14 +1,6 @@
-// The public types of the core: options, jobs, leases, reports (schedules and flow control in
-// lib/types/).
-import type { RateLimit } from './types/flow.js';
-
-/** How a retried job waits before its next attempt. */
-export interface BackoffOptions {
-  /** `fixed`: always `delayMs`; `exponential`: `delayMs * 2^(attempt-1)`, capped by `maxDelayMs`. */
-  type: 'fixed' | 'exponential';
-  delayMs: number;
-  maxDelayMs?: number;
-}
+/** Types of a queue: its options, counts and the reports of clean() and repair(). */
+import type { RateLimit } from './flow-control.js';
+import type { BackoffOptions } from './job.js';
 
 /** How payloads are stored: JSON (default), strings as given, or raw bytes. */
 export type PayloadCodec = 'json' | 'string' | 'buffer';
@@ -97,109 +89,6 @@ export interface QueueLogger {
   debug?(message: string): void;
 }
 
-export interface AddOptions {
-  /** Caller id: dedupes while the job exists. Must contain a non-digit (numbers are generated ids). */
-  id?: string;
-  /** Job name (a Nest processor routes by it). */
-  name?: string;
-  /** 0 (highest) … 9 (lowest). Default 5. */
-  priority?: number;
-  /** Run no earlier than this many ms from now (Redis time). */
-  delayMs?: number;
-  /** Run no earlier than this time (compared with Redis time). */
-  runAt?: Date | number;
-  /** Overrides the queue's `maxAttempts` for this job. */
-  maxAttempts?: number;
-  /** Overrides the queue's `backoff` for this job. */
-  backoff?: BackoffOptions;
-  /** Caller-id window (needs `id`): see {@link DedupeOptions}. */
-  dedupe?: DedupeOptions;
-}
-
-/**
- * A caller id's dedupe window: the id stays taken for `ttlMs` from this add (Redis time), even
- * after its job completed (throttle). With `replace`, an add of the id while its job still waits
- * (pending or delayed) replaces that job — payload, options, schedule — and restarts the window
- * (debounce); a job already leased is left alone and the add is ignored.
- */
-export interface DedupeOptions {
-  /** Window length in ms from this add; a positive integer. */
-  ttlMs: number;
-  /** Replace the id's waiting job instead of ignoring this add. Default false. */
-  replace?: boolean;
-}
-
-export interface AddResult {
-  id: string;
-  /** false when a job with this caller id already exists (nothing was added). */
-  added: boolean;
-  /** true when this add replaced the waiting job of its caller id (`dedupe.replace`). */
-  replaced?: true;
-}
-
-/** A worker's exclusive, time-limited claim on a job. */
-export interface Lease {
-  /** The queue's key base (`<prefix>:{<queue>}:`), to refuse leases of another queue. */
-  readonly queueKey: string;
-  /** Public job id: the caller id, or the generated number. */
-  readonly id: string;
-  /** Internal job number (the incarnation: a re-added caller id gets a new one). */
-  readonly seq: string;
-  /** Fencing token of this lease. */
-  readonly token: string;
-  /** Worker the lease belongs to ('0' when leased without a registered worker). */
-  readonly workerId: string;
-  /** Deadline, ms since epoch in Redis time. */
-  deadline: number;
-}
-
-export interface LeasedJob<T = unknown> extends Lease {
-  readonly data: T;
-  readonly name: string | undefined;
-  readonly priority: number;
-  /** 1 for the first run; counts failed attempts, not lease expiries. */
-  readonly attempt: number;
-  readonly maxAttempts: number;
-  readonly leaseExpiries: number;
-  readonly backoff: BackoffOptions;
-  /** The trace context an add hook gave the job (see `AddHook`); undefined when none. */
-  readonly traceContext?: string | undefined;
-}
-
-export interface LeaseOptions {
-  /** Up to this many jobs. Default 1. */
-  count?: number;
-  /** Lease length. Default the queue's `leaseMs`. */
-  leaseMs?: number;
-  /** Registered worker id (from `registerWorker`), so a dead worker's leases are reclaimed early. */
-  workerId?: string;
-}
-
-export type FailOutcome = 'retried' | 'dead' | 'lost';
-
-export type JobState = 'pending' | 'delayed' | 'leased' | 'dead' | 'completed' | 'unknown';
-
-export interface JobInfo<T = unknown, R = unknown> {
-  id: string;
-  state: JobState;
-  data?: T;
-  name?: string;
-  priority?: number;
-  /** Failed attempts so far. */
-  attemptsMade?: number;
-  leaseExpiries?: number;
-  lastError?: string;
-  /** For dead jobs: why. */
-  deadReason?: string;
-  /** Due time (delayed), lease deadline (leased) or death time (dead), ms in Redis time. */
-  at?: number;
-  progress?: unknown;
-  /** For completed jobs, when results are stored. */
-  result?: R;
-  /** When the stored payload cannot be decoded. */
-  decodeError?: string;
-}
-
 export interface QueueCounts {
   /** Pending jobs per priority 0..9 (cancelled jobs count until a lease skips them). */
   pendingByPriority: number[];
@@ -236,17 +125,3 @@ export interface RepairReport {
   /** Pending-list entries of cancelled jobs dropped on the way (normal, not a fix). */
   tombstones: number;
 }
-
-export interface DeadJob<T = unknown> {
-  id: string;
-  data?: T;
-  name?: string;
-  reason: string;
-  lastError?: string;
-  attemptsMade: number;
-  diedAt: number;
-  decodeError?: string;
-}
-
-export type * from './types/schedules.js';
-export type * from './types/flow.js';

@@ -1,0 +1,10 @@
+/**
+ * The one entry of the core for the Nest layer (src/): the public API (index.ts) plus the few
+ * internals the module needs. Not a package export: users import `nestjs-work-queue/core`.
+ */
+export * from './index.js';
+export { invalidOptions } from './errors.js';
+export { checkName, resolveQueueOptions } from './options.js';
+export { infos, summarize } from './redis/info.js';
+export { prepareSchedule } from './schedules/spec.js';
+export { within } from './util/timeout.js';

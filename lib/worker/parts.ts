@@ -1,0 +1,115 @@
+// The parts of a worker as the others see them: what each part offers the rest (the Worker's
+// constructor wires the classes that implement these into the WorkerContext). Declared here, not
+// taken from the classes, so that the parts and the context import this file and never each other.
+import type { WorkQueueError } from '../errors.js';
+import type { CompleteItem } from '../queue/index.js';
+import type { Job, LeasedJob } from '../types/job.js';
+
+/** A job this worker runs: its lease, its handle, and how it ends (see RunTable). */
+export interface Run<T> {
+  lease: LeasedJob<T>;
+  job: Job<T>;
+  /** Created when the handler first reads `job.signal` (most never do). */
+  controller?: AbortController;
+  abortReason?: unknown;
+  /** Set by `end`: the run has left the table and its outcome is being told (or ignored). */
+  ended: boolean;
+  /** The `jobTimeoutMs` timer, if any. */
+  timer?: NodeJS.Timeout;
+}
+
+/** How a run ended (see RunTable.end). */
+export type RunOutcome =
+  | { kind: 'completed' }
+  | { kind: 'failed' }
+  | { kind: 'timedOut'; error: WorkQueueError }
+  | { kind: 'lost'; reason: string }
+  | { kind: 'abandoned'; reason: string };
+
+/** The one owner of running and prefetched jobs (run-table.ts). */
+export interface RunTablePart<T> {
+  /** Jobs running now. */
+  readonly active: number;
+  /** Jobs held: running and prefetched. */
+  readonly held: number;
+  runs(): Run<T>[];
+  waiting(): readonly LeasedJob<T>[];
+  tokens(): string[];
+  holds(token: string): boolean;
+  runOfJob(seq: string): Run<T> | undefined;
+  soloHeld(): boolean;
+  place(jobs: LeasedJob<T>[]): void;
+  drop(token: string): void;
+  forget(token: string, reason: string): void;
+  release(): Promise<unknown>;
+  giveBack(leases: LeasedJob<T>[]): void;
+  drained(): Promise<void>;
+  signal(run: Run<T>): AbortSignal;
+  end(run: Run<T>, outcome: RunOutcome): boolean;
+}
+
+/** Calls the handler and reports its outcome (runner.ts). */
+export interface RunnerPart<T, R> {
+  execute(run: Run<T>): void;
+  afterComplete(run: Run<T>, result: R, ok: boolean): void;
+}
+
+/** Complete-and-lease calls and prefetch (lease-loop.ts). */
+export interface LeaseLoopPart<T, R> {
+  /** Set after a dropped connection: the next flush reconciles first. */
+  needReconcile: boolean;
+  readonly prefetch: number;
+  sampleJob(ms: number): void;
+  complete(item: CompleteItem<R> & { run: Run<T> }): void;
+  schedule(): void;
+  stop(): void;
+  flush(): Promise<void>;
+}
+
+/** Parking on Redis while idle (idle-wait.ts). */
+export interface IdleWaitPart {
+  readonly waiting: boolean;
+  unpark(): void;
+  wait(nextDue: number, now: number): Promise<void>;
+  cut(): Promise<void>;
+  end(): Promise<void>;
+  disconnect(): void;
+}
+
+/** Adoption of jobs handed off to this worker (handoffs.ts, docs/hand-off.md). */
+export interface HandoffsPart<T> {
+  readonly pending: boolean;
+  noteSweep(): void;
+  take(): { adopt: LeasedJob<T>[]; sweep: boolean };
+  putBack(adopt: LeasedJob<T>[], sweep: boolean): void;
+  isUnadopted(token: string): boolean;
+  tokens(): string[];
+  releaseLater(token: string): void;
+  receive(job: LeasedJob<T>): void;
+  afterAdopt(lease: LeasedJob<T>, ok: boolean): void;
+  adopted(lease: LeasedJob<T>): Promise<boolean> | boolean;
+  abandon(): void;
+}
+
+/** Cancel notices (cancels.ts). */
+export interface CancelsPart {
+  has(token: string): boolean;
+  admitHandoff(token: string): boolean;
+  onEvent(message: string): void;
+}
+
+/** Renewal of running leases (lease-renewer.ts). */
+export interface RenewerPart {
+  start(): void;
+  stop(): void;
+  renew(): Promise<void>;
+}
+
+/** The queue-wide pause as this worker knows it (queue-pause.ts). */
+export interface QueuePausePart {
+  readonly paused: boolean;
+  onEvent(message: string): boolean;
+  fromReply(version: number): void;
+  recheck(): void;
+  stop(): void;
+}

@@ -1,0 +1,174 @@
+/** What the fault suite checks after a scenario drained: Redis state, dead entries, results. */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { WorkQueue } from '../../lib/index.js';
+import { keysMatching } from '../support/keys.js';
+import { allPayloads, payloadCount } from '../support/payloads.js';
+import { type Analysis } from './analyze.js';
+import { say } from './common.js';
+import type { Ctx } from './ctx.js';
+
+export async function drain(ctx: Ctx): Promise<boolean> {
+  const queues = ctx.s.queues.map((name) => new WorkQueue(ctx.admin, name, ctx.queueOpts()));
+  const deadline = Date.now() + ctx.s.drainTimeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    let busy = 0;
+    const parts: string[] = [];
+    for (const q of queues) {
+      const c = await q.counts();
+      // Pending lists may hold entries of cancelled jobs (tombstones) until a lease skips them:
+      // count live payloads instead.
+      const live = (await payloadCount(ctx.admin, q.keys)) - c.dead;
+      busy += live + c.leased + c.delayed;
+      parts.push(`${q.name}: live ${live} leased ${c.leased} delayed ${c.delayed} dead ${c.dead}`);
+    }
+    if (busy === 0) return true;
+    const line = parts.join('; ');
+    if (line !== last && Math.random() < 0.05) say(`${ctx.s.id}: draining: ${line}`);
+    last = line;
+    await sleep(200);
+  }
+  return false;
+}
+
+export async function deadEntries(ctx: Ctx) {
+  const out: Array<{ queue: string; id: string; reason: string }> = [];
+  for (const name of ctx.s.queues) {
+    const q = new WorkQueue(ctx.admin, name, ctx.queueOpts());
+    for (let offset = 0; ; offset += 1_000) {
+      const page = await q.listDead({ offset, limit: 1_000 });
+      for (const d of page) out.push({ queue: name, id: d.id, reason: d.reason });
+      if (page.length < 1_000) break;
+    }
+  }
+  return out;
+}
+
+export async function resultKeys(ctx: Ctx): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const name of ctx.s.queues) {
+    const q = new WorkQueue(ctx.admin, name, ctx.queueOpts());
+    for (const id of await ctx.admin.hkeys(q.keys.base + 'res')) out.add(`${name}\t${id}`);
+  }
+  return out;
+}
+
+// The counters, the heartbeat record and the event log (a capped stream, kept by design).
+const FINISHED_OK = new Set(['id', 'tok', 'wseq', 'hb', 'es']);
+/**
+ * Keys a finished queue keeps for a while besides its counters: caller ids of completed jobs
+ * within their dedupe window (`ix`, and `~<until>` values in `ids`), and each producer's record
+ * of its add calls (`ik:<session>`, expiring within a minute), cancel acknowledgements
+ * (`ca:<id>`, a minute).
+ */
+const keptForAWhile = (k: string) =>
+  k === 'ix' || k === 'ids' || k.startsWith('ik:') || k.startsWith('ca:');
+
+/**
+ * `live`: workers still run, the queue is drained. `closed`: every worker closed gracefully.
+ * repair() finds nothing; the only keys are counters, the registry (live), the dead-letter set
+ * and its jobs' data/meta/caller ids, the Nest cleaner's guard.
+ */
+export async function endChecks(ctx: Ctx, phase: 'live' | 'closed'): Promise<void> {
+  const c = ctx.admin;
+  for (const name of ctx.s.queues) {
+    const q = new WorkQueue(c, name, ctx.queueOpts());
+    const rep = await q.repair();
+    if (rep.fixes.length > 0)
+      ctx.violation(
+        `${phase}: repair() fixed ${rep.fixes.length}: ${rep.fixes.slice(0, 5).join(' | ')}`,
+      );
+    if (rep.tombstones > 0 && phase === 'live')
+      ctx.note(`${name}: repair dropped ${rep.tombstones} tombstone(s) of cancelled jobs`);
+    // A worker's lease set can still name jobs that finished elsewhere (reclaimed and completed
+    // by another worker, leased by a call whose reply was lost): its next heartbeat drops them.
+    // Give the live workers' heartbeats (every heartbeatTimeoutMs / 4: 750 ms at most here) a
+    // few beats.
+    for (let i = 0; phase === 'live' && i < 30; i++) {
+      if ((await keysMatching(c, `${q.keys.base}wl:*`)).length === 0) break;
+      await sleep(100);
+    }
+    const keys = (await keysMatching(c, `${q.keys.base}*`)).map((k) => k.slice(q.keys.base.length));
+    const allowed = new Set([...FINISHED_OK, 'dead', 'd', 'm', 'ids', 'cleaner']);
+    // Stored results (opt-in, with a TTL) are not keys of unfinished jobs.
+    if (ctx.s.storeResults) allowed.add('res').add('rx');
+    if (phase === 'live') allowed.add('w').add('pk'); // registered and parked workers
+    // A worker's hand-off list lives from its idle wait's pop to its next call.
+    // Payload buckets (d:<b>) and their set (db) hold dead jobs' payloads; checked below.
+    const extra = keys.filter(
+      (k) =>
+        !allowed.has(k) &&
+        !keptForAWhile(k) &&
+        !(phase === 'live' && k.startsWith('hx:')) &&
+        !k.startsWith('d:') &&
+        k !== 'db',
+    );
+    const buckets = keys.filter((k) => k.startsWith('d:')).map((k) => k.slice(2));
+    const registered = await c.smembers(q.keys.dataBuckets);
+    if (buckets.sort().join() !== registered.sort().join())
+      ctx.violation(
+        `${phase}: ${name}: payload buckets ${buckets.join(',')} but the set says ${registered.join(',')}`,
+      );
+    for (const k of extra) {
+      const type = await c.type(q.keys.base + k);
+      const members =
+        type === 'set' ? (await c.smembers(q.keys.base + k)).slice(0, 8).join(',') : type;
+      ctx.violation(`${phase}: ${name}: unexpected key ${k} (${members})`);
+    }
+    const deadIds = new Set(await c.zrange(q.keys.dead, '0', '-1'));
+    const dataIds = Object.keys(await allPayloads(c, q.keys));
+    const metaIds = await c.hkeys(q.keys.base + 'm');
+    const aliasIds = (await c.hvals(q.keys.base + 'ids')).filter((v) => !v.startsWith('~'));
+    const stray = [...dataIds, ...metaIds, ...aliasIds].filter((id) => !deadIds.has(id));
+    if (stray.length > 0)
+      ctx.violation(
+        `${phase}: ${name}: data of finished jobs left: ${stray.slice(0, 10).join(',')}`,
+      );
+    if (phase === 'closed') {
+      const workers = await c.zrange(q.keys.workers, '0', '-1');
+      if (workers.length > 0)
+        ctx.violation(`closed: ${name}: workers still registered: ${workers.join(',')}`);
+    }
+  }
+}
+
+export async function purgeAndCheck(ctx: Ctx): Promise<void> {
+  const c = ctx.admin;
+  for (const name of ctx.s.queues) {
+    const q = new WorkQueue(c, name, ctx.queueOpts());
+    await q.purgeDead();
+    const keys = (await keysMatching(c, `${q.keys.base}*`)).map((k) => k.slice(q.keys.base.length));
+    const results = ctx.s.storeResults ? ['res', 'rx'] : [];
+    const extra = keys.filter(
+      (k) => !FINISHED_OK.has(k) && !keptForAWhile(k) && k !== 'cleaner' && !results.includes(k),
+    );
+    if (extra.length > 0)
+      ctx.violation(`after purgeDead: ${name}: keys left besides counters: ${extra.join(', ')}`);
+  }
+}
+
+export function reportEverysec(ctx: Ctx, a: Analysis): void {
+  const kills = ctx.redisKills;
+  ctx.note(
+    `REPORT appendfsync everysec: ${a.lost} acknowledged job(s) missing at the end ` +
+      `(${a.vanished.length} never ran), ${a.dupCompletions} completed twice, ${ctx.faults.length} Redis SIGKILLs`,
+  );
+  ctx.note(
+    '  why: a SIGKILL of redis-server loses only what Redis had not yet write()n to the AOF. With ' +
+      'everysec Redis writes the AOF buffer before it replies, except while the previous ' +
+      "second's background fsync is still running (then it may hold writes up to 2 s): data " +
+      'written but not fsynced sits in the OS page cache and survives a process kill. An OS ' +
+      'crash or power loss loses what was not fsynced: up to ~1 s of acknowledged writes (2 s ' +
+      'with a stalled disk). appendfsync always fsyncs before replying.',
+  );
+  for (const j of a.vanished.slice(0, 10)) {
+    const before = kills.filter((k) => k >= j.ackAt!).map((k) => k - j.ackAt!);
+    ctx.note(`  lost ${j.queue}/${j.ackId}: acknowledged ${before[0] ?? '?'} ms before a SIGKILL`);
+  }
+  // Report only: what was lost is not an invariant violation here.
+  ctx.violations.splice(
+    0,
+    ctx.violations.length,
+    ...ctx.violations.filter((v) => !/LOST|completed \d+ times|complete returned false/.test(v)),
+  );
+}

@@ -1,0 +1,262 @@
+/** The fault suite's scenario type and the run's context (the class every scenario's inject gets). */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { errorMessage, QUEUE_DEFAULTS, WorkQueue } from '../../lib/index.js';
+import type { WorkerOptions, WorkQueueOptions } from '../../lib/index.js';
+import { type RedisHandle, type StartRedisOptions } from '../support/redis-server.js';
+import { type DeadEntry, type Fault, type JobRec, type Logs } from './analyze.js';
+import type { Behavior } from './handler.js';
+import type { HeldAtKill } from './metrics.js';
+import { Pool, type Child } from './procs.js';
+import { rng } from './common.js';
+
+// ------------------------------------------------------------------------------ scenarios
+
+export interface Scenario {
+  id: string;
+  title: string;
+  /** Report, do not assert (appendfsync everysec). */
+  reportOnly?: boolean;
+  jobs: number;
+  /** Jobs per second the producers add. */
+  rate: number;
+  queues: string[];
+  worker: 'core' | 'nest';
+  redis: StartRedisOptions;
+  /** The core's defaults for what is left out (the `defaults` scenario leaves out everything). */
+  queueOptions: WorkQueueOptions;
+  workerOptions: WorkerOptions;
+  /** Nest workers: 300 ms unless set; 'default': the module's default. */
+  shutdownTimeoutMs?: number | 'default';
+  /** How long a dead worker's leases may stay before it is a violation (default 20 s). */
+  leaseReleaseLimitMs?: number;
+  /** A worker that exits by itself is a `crash` fault, and restarted (ctx.startSlot). */
+  restartCrashed?: boolean;
+  /**
+   * Keep results (10 min): a stored result proves that a job's complete ran in Redis when the
+   * process died (or lost its connection) before its `completed` event reached the log.
+   */
+  storeResults?: boolean;
+  cidShare: number;
+  bulkShare: number;
+  cancelShare: number;
+  behavior(r: () => number, i: number, n: number): { b: Behavior; ms: number };
+  inject(ctx: Ctx): Promise<void>;
+  deadOk(reason: string, job: JobRec | undefined, faultsInLife: Fault[]): string | null;
+  recoveryOf?(logs: Logs, jobs: JobRec[]): number[];
+  /** What the recovery column measures. */
+  recovery: string;
+  drainTimeoutMs: number;
+  /** Extra checks at the end (violations are pushed to ctx). */
+  finalChecks?(ctx: Ctx): Promise<void>;
+  /**
+   * Who runs clean(): the orchestrator every 250 ms (default), or the Nest module's own cleaner
+   * at its default interval (Nest workers only; the orchestrator then never cleans).
+   */
+  cleaner?: 'orchestrator' | 'module';
+  /** Recovery = SIGKILL (ctx.kill9) → re-run of every job the worker held (metrics.ts). */
+  heldRecovery?: boolean;
+  /** Report dead-lettered bystanders (metrics.ts); jobs of these behaviours left out. */
+  bystanders?: { exclude: Behavior[] };
+  /** Violation: recovery p50 > 3 s or max > 5 s (with heldRecovery). */
+  assertRecovery?: boolean;
+  /** Violation: a dead-lettered bystander. */
+  assertBystanders?: boolean;
+  /** Violation: the slowest add→start over 5 s. */
+  assertReconcile?: boolean;
+  /** Violation: a producer add completed more than once. */
+  assertNoDupAdds?: boolean;
+}
+
+// ------------------------------------------------------------------------------ the run
+
+interface CleanTotals {
+  rounds: number;
+  errors: number;
+  reclaimed: number;
+  deadWorkers: number;
+  reclaimedFromWorkers: number;
+  deadLettered: number;
+}
+
+export class Ctx {
+  readonly faults: Fault[] = [];
+  /** What each SIGKILL of ctx.kill9 found leased to the killed worker. */
+  readonly kills: HeldAtKill[] = [];
+  /** The dead-letter set at the end (before finalChecks). */
+  dead: DeadEntry[] = [];
+  /** Set once drained: a worker exiting after that is not a crash. */
+  drained = false;
+  /** Keep the logs (the analysis found violations). */
+  keepLogs = false;
+  readonly jobs: JobRec[] = [];
+  readonly notes: string[] = [];
+  readonly violations: string[] = [];
+  readonly shutdowns: number[] = [];
+  readonly redisKills: number[] = [];
+  readonly leaseRelease: number[] = [];
+  readonly cancels: Promise<void>[] = [];
+  /** Dead workers whose leases the first clean() round starting at `from` must have freed. */
+  readonly leaseChecks: Array<{ queue: string; workerIds: string[]; from: number }> = [];
+  readonly cleanTotals: CleanTotals = {
+    rounds: 0,
+    errors: 0,
+    reclaimed: 0,
+    deadWorkers: 0,
+    reclaimedFromWorkers: 0,
+    deadLettered: 0,
+  };
+  producing = true;
+  startedAt = Date.now();
+  logs: Logs | undefined;
+  readonly watchers: Promise<void>[] = [];
+  readonly rand: () => number;
+
+  constructor(
+    readonly s: Scenario,
+    readonly redis: RedisHandle,
+    readonly admin: Redis,
+    readonly pool: Pool,
+    readonly logDir: string,
+    seed: number,
+  ) {
+    this.rand = rng(seed);
+  }
+
+  note(line: string): void {
+    this.notes.push(line);
+  }
+
+  violation(line: string): void {
+    this.violations.push(line);
+  }
+
+  /** A slot whose process is up and ready. */
+  readySlot(): number | undefined {
+    const ready = [...this.pool.slots.values()].filter(
+      (c) => c.workerIds.length > 0 && c.proc.exitCode === null && c.proc.signalCode === null,
+    );
+    return ready[Math.floor(this.rand() * ready.length)]?.slot;
+  }
+
+  /**
+   * After a worker process died (or shut down) at `at`: the first clean() round that starts
+   * once its heartbeat has lapsed (at + heartbeatTimeoutMs; its last beat was before `at`) must
+   * leave no lease, lease set or registry entry of its workers — checked by the cleaner right
+   * after that round (exact, whatever this loaded machine does to timers). A watcher also
+   * measures how long after `at` they were gone (reported).
+   */
+  watchLeases(workerIds: string[], at: number, heartbeatTimeoutMs: number): void {
+    // One worker per queue, in queue order (their ids come from each queue's own registry).
+    const idOf = (i: number) => (workerIds[i] === undefined ? [] : [workerIds[i]!]);
+    this.s.queues.forEach((name, i) => {
+      // A worker that died before its heartbeat thread's first beat has a registry entry set
+      // ahead by its bridge beats (lib/worker/heartbeat.ts: up to 2 x heartbeatTimeoutMs): its
+      // heartbeat lapses that much later. Judge from Redis' own view (checked from when it is read).
+      const check = { queue: name, workerIds: idOf(i), from: Number.POSITIVE_INFINITY };
+      this.leaseChecks.push(check);
+      const q = new WorkQueue(this.admin, name, this.queueOpts());
+      const ids = idOf(i);
+      void Promise.all(ids.map((w) => this.admin.zscore(q.keys.workers, w)))
+        .then((scores) => {
+          const last = Math.max(at, ...scores.map((v) => (v === null ? 0 : Number(v))));
+          check.from = last + heartbeatTimeoutMs + 5;
+        })
+        .catch(() => {
+          check.from = at + heartbeatTimeoutMs + 5;
+        });
+    });
+    const monitor = this.admin.duplicate();
+    monitor.on('error', () => undefined);
+    const queues = this.s.queues.map((name) => new WorkQueue(monitor, name, this.queueOpts()));
+    this.watchers.push(
+      (async () => {
+        try {
+          for (;;) {
+            let held = 0;
+            for (const [i, q] of queues.entries()) held += await heldBy(monitor, q, idOf(i));
+            const elapsed = Date.now() - at;
+            if (held === 0) {
+              this.leaseRelease.push(elapsed);
+              return;
+            }
+            if (elapsed > (this.s.leaseReleaseLimitMs ?? 20_000)) {
+              this.violation(`leases of dead worker(s) ${workerIds.join(',')} never released`);
+              return;
+            }
+            await sleep(25);
+          }
+        } catch (e) {
+          this.note(`lease watcher: ${errorMessage(e)}`);
+        } finally {
+          monitor.disconnect();
+        }
+      })(),
+    );
+  }
+
+  heartbeatTimeoutMs(): number {
+    return this.s.queueOptions.heartbeatTimeoutMs ?? QUEUE_DEFAULTS.heartbeatTimeoutMs;
+  }
+
+  /**
+   * SIGKILL the worker in `slot`, note what Redis says it held (its lease tokens: nothing changes
+   * them before its heartbeat lapses), watch its leases go, restart it.
+   */
+  async kill9(slot: number): Promise<void> {
+    const k = await this.pool.kill9(slot);
+    this.faults.push({ kind: 'kill9', at: k.at, end: k.at, pid: k.pid });
+    const leased: string[] = [];
+    for (const [i, name] of this.s.queues.entries()) {
+      const w = k.workerIds[i];
+      if (w === undefined) continue;
+      const q = new WorkQueue(this.admin, name, this.queueOpts());
+      // Tokens are by job number; a job with a caller id goes by that id (the `ids` hash).
+      const tokens = await this.admin.hgetall(q.keys.tokens);
+      const callerIds = await this.admin.hgetall(q.keys.base + 'ids');
+      const idOf = new Map(Object.entries(callerIds).map(([cid, n]) => [n, cid]));
+      for (const [n, holder] of Object.entries(tokens))
+        if (holder.endsWith(`:${w}`)) leased.push(`${name}\t${idOf.get(n) ?? n}`);
+    }
+    this.kills.push({ pid: k.pid, at: k.at, leased });
+    this.watchLeases(k.workerIds, k.at, this.heartbeatTimeoutMs());
+    this.startSlot(slot);
+  }
+
+  /**
+   * Start (or restart) the worker in `slot`. With `restartCrashed`, a worker that exits by
+   * itself (a poison pill's process.exit(1)) before the queue drained is a `crash` fault: its
+   * leases are watched and it is started again.
+   */
+  startSlot(slot: number): Child {
+    const c = this.pool.start(slot);
+    if (!this.s.restartCrashed) return c;
+    void c.exited.then((x) => {
+      if (this.drained || x.signal !== null || x.code === 0) return;
+      this.faults.push({ kind: 'crash', at: x.at, end: x.at, pid: c.pid });
+      this.watchLeases(c.workerIds, x.at, this.heartbeatTimeoutMs());
+      this.startSlot(slot);
+    });
+    return c;
+  }
+
+  queueOpts(): WorkQueueOptions {
+    return { ...this.s.queueOptions, ...resultsOption(this.s), prefix: 'fx', logger: false };
+  }
+}
+
+/** Leases, lease-set members and registry entries of these workers in queue `q`. */
+export async function heldBy(c: Redis, q: WorkQueue, workerIds: string[]): Promise<number> {
+  const tokens = await c.hvals(q.keys.tokens);
+  let held = 0;
+  for (const w of workerIds) {
+    held += tokens.filter((t) => t.endsWith(`:${w}`)).length;
+    held += await c.scard(q.keys.workerLeases(w));
+    if ((await c.zscore(q.keys.workers, w)) !== null) held += 1;
+  }
+  return held;
+}
+
+export function resultsOption(s: Scenario): Pick<WorkQueueOptions, 'storeResults'> {
+  return s.storeResults ? { storeResults: { ttlMs: 600_000 } } : {};
+}
