@@ -77,7 +77,7 @@ export class RateLimitError extends Error {
   }
 }
 
-/** Negative codes returned by the Lua scripts (see lib/scripts/_common.lua). */
+/** Negative codes returned by the Lua scripts (see lib/scripts/lib/base.lua). */
 const SCRIPT_CODES: Record<number, [WorkQueueErrorCode, string]> = {
   [-1]: [
     'LEASE_LOST',

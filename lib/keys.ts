@@ -19,7 +19,7 @@ export const KEY_TABLE = {
   tokens: { part: 'lt', doc: 'lease hash (id -> "<token>:<holder>")' },
   dead: { part: 'dead', doc: 'dead-letter zset (id -> died ms)' },
   workers: { part: 'w', doc: 'workers zset (worker id -> last heartbeat ms)' },
-  wake: { part: 'wake', doc: 'wake list (wake-up tokens and hand-offs; docs/hand-off.md)' },
+  wake: { part: 'wake', doc: 'wake list (wake-up tokens and hand-offs; docs/internals/hand-off.md)' },
   res: { part: 'res', doc: 'results hash (public id -> result)' },
   rexp: { part: 'rx', doc: 'result expiry zset (public id -> until ms)' },
   prog: { part: 'pg', doc: 'progress hash (id -> value)' },
@@ -38,7 +38,7 @@ export const KEY_TABLE = {
     part: 'sc:r',
     doc: 'schedules hash (schedule id -> job of its latest fired tick, for skipIfRunning)',
   },
-  // Flow control (README "Flow control"; lib/scripts/lib/flow.lua).
+  // Flow control (docs/flow-control.md; lib/scripts/lib/flow.lua).
   flow: {
     part: 'fl',
     doc: 'flow hash (p paused version, v version, u no leases until ms, m/d rate max per d ms, c concurrency)',

@@ -182,7 +182,7 @@ export function decodeBatch<T>(
 }
 
 /**
- * A wake list entry that is a job handed off to parked workers (docs/hand-off.md):
+ * A wake list entry that is a job handed off to parked workers (docs/internals/hand-off.md):
  * `h<id>:<token>:<deadline>:<priority>:<meta bytes>\n<meta><payload>`. Undefined for a plain
  * wake-up, and for an entry that cannot be decoded: that one is not adopted, so its hand-off
  * lease lapses and clean() puts it back, to be dead-lettered by a regular lease.

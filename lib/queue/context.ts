@@ -57,7 +57,7 @@ export class QueueContext {
     const o = this.options;
     this.checked ??= checkRedis(this.client, `queue ${this.name}`, o.commandTimeoutMs, o.logger)
       .then(async () => {
-        // The limiter option is written once per queue object (README "Flow control").
+        // The limiter option is written once per queue object (docs/flow-control.md).
         const l = o.limiter;
         if (l) await this.script('flow', ['rate', l.max, l.durationMs]);
       })

@@ -90,7 +90,7 @@ export class QueueAdmin<T = unknown, R = unknown> extends QueueBase<T, R> {
   // ---------------------------------------------------------------- schedules
 
   /**
-   * Create or change schedule `id` (README "Schedules"): each tick adds `template` as job
+   * Create or change schedule `id` (docs/schedules.md): each tick adds `template` as job
    * `<id>:<tick ms>`, once across all processes, never early on Redis time. The same schedule
    * again: 'unchanged', nothing written; a change takes effect from the next tick.
    */
@@ -175,7 +175,7 @@ export class QueueAdmin<T = unknown, R = unknown> extends QueueBase<T, R> {
     return this.flow.rateLimited(lease, ms);
   }
 
-  /** A page of jobs in `state`, in the order the queue takes them (README "Flow control"). */
+  /** A page of jobs in `state`, in the order the queue takes them (docs/flow-control.md). */
   getJobs(state: ListState, opts?: PageOptions): Promise<JobInfo<T, R>[]> {
     return this.listings.getJobs(state, opts);
   }

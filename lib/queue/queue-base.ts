@@ -78,21 +78,31 @@ export class QueueBase<T = unknown, R = unknown> {
 
   // ---------------------------------------------------------------- the Worker's protocol
 
-  /** Register a worker (its heartbeat starts now, from Redis time). Resolves its id. */
+  /**
+   * Register a worker (its heartbeat starts now, from Redis time). Resolves its id.
+   * @internal The Worker's private protocol (not in the published typings).
+   */
   registerWorker(): Promise<string> {
     return this.workers.register();
   }
 
+  /** @internal The Worker's private protocol (not in the published typings). */
   heartbeat(workerId: string): Promise<void> {
     return this.workers.beat(workerId);
   }
 
-  /** Forget a worker that released or finished its jobs. */
+  /**
+   * Forget a worker that released or finished its jobs.
+   * @internal The Worker's private protocol (not in the published typings).
+   */
   deregisterWorker(workerId: string): Promise<void> {
     return this.workers.leave(workerId);
   }
 
-  /** Stop handing jobs off to a worker (it pauses); one waiting for it goes back in line. */
+  /**
+   * Stop handing jobs off to a worker (it pauses); one waiting for it goes back in line.
+   * @internal The Worker's private protocol (not in the published typings).
+   */
   unparkWorker(workerId: string): Promise<void> {
     return this.workers.unpark(workerId);
   }
@@ -101,6 +111,8 @@ export class QueueBase<T = unknown, R = unknown> {
    * After a dropped connection: give back at once every job Redis says the worker holds but the
    * worker does not know of (`known`: tokens of its running, buffered and handed-off jobs).
    * Resolves how many leases and hand-offs went back.
+  
+   * @internal The Worker's private protocol (not in the published typings).
    */
   reconcile(
     workerId: string,
@@ -111,9 +123,11 @@ export class QueueBase<T = unknown, R = unknown> {
 
   /**
    * Block on `blockingClient` (a connection used for nothing else) until work may be available
-   * or `timeoutMs` passes (docs/hand-off.md). Resolves true when woken, a job when one was
+   * or `timeoutMs` passes (docs/internals/hand-off.md). Resolves true when woken, a job when one was
    * handed off to this (parked) worker — adopt it with `completeAndLease([], …, { adopt,
    * sweep })` — and false on timeout. After an entry was taken, the next call must sweep.
+  
+   * @internal The Worker's private protocol (not in the published typings).
    */
   waitForWork(
     blockingClient: Redis | Cluster,

@@ -71,7 +71,10 @@ export class WorkQueue<T = unknown, R = unknown> extends QueueAdmin<T, R> {
     return (await this.leases.leaseBatch(opts)).jobs;
   }
 
-  /** `lease`, also telling when the next delayed job is due (for a worker's wait). */
+  /**
+   * `lease`, also telling when the next delayed job is due (for a worker's wait).
+   * @internal The Worker's private protocol (not in the published typings).
+   */
   leaseBatch(opts: LeaseOptions = {}): Promise<LeaseBatch<T>> {
     return this.leases.leaseBatch(opts);
   }

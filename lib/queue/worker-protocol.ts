@@ -1,6 +1,6 @@
 /**
  * The Worker's private protocol with its queue: registration and heartbeats, parking and the
- * idle wait on the wake list (docs/hand-off.md), and reconciling after a dropped connection.
+ * idle wait on the wake list (docs/internals/hand-off.md), and reconciling after a dropped connection.
  */
 import type { Cluster, Redis } from 'ioredis';
 import type { LeasedJob } from '../types/index.js';

@@ -19,7 +19,7 @@
 -- takes its place under the same caller id, with its own payload, options and schedule; the
 -- window restarts. A leased, dead or completed job is left alone (flag 0).
 -- Hand-off: while a worker is parked and no wake-up waits, the first job to run now is leased
--- to holder 'h' and pushed to the wake list whole (docs/hand-off.md) — unless flow control
+-- to holder 'h' and pushed to the wake list whole (docs/internals/hand-off.md) — unless flow control
 -- (pause, rate limit, global concurrency) allows no lease now; a hand-off counts as a lease.
 -- Returns: flat list, per job: id, added (1 new | 0 an existing job has that caller id |
 --   2 replaced the waiting job of that caller id).

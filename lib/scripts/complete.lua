@@ -6,7 +6,7 @@
 --   per adopted job: token; then the completed jobs in one argument, 'id token id token ...'
 --   (one argument, not two per job: far cheaper for the client to send); then, only when
 --   results are on, per completed job its result.
--- Adopting comes first (docs/hand-off.md, step 4): the worker takes over the jobs handed off
+-- Adopting comes first (docs/internals/hand-off.md, step 4): the worker takes over the jobs handed off
 -- to it that it received, so a complete of such a job in the same call is its own. The sweep empties its
 -- hand-off list: plain wake-ups and hand-offs cancelled or taken back meanwhile are dropped;
 -- a live hand-off it did not name arrived after this call was sent and stays for the next one.

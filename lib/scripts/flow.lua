@@ -1,4 +1,4 @@
--- flow: the queue's flow control settings (README "Flow control"), read by every lease path.
+-- flow: the queue's flow control settings (docs/flow-control.md), read by every lease path.
 --! keys: flow ev
 -- ARGV: action, then:
 --   'pause'               -> the pause version; publishes 'p:<version>' on the event channel

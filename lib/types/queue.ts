@@ -69,7 +69,7 @@ export interface WorkQueueOptions {
   replicaAckTimeoutMs?: number;
   /**
    * Rate limit for the whole queue (every worker, every process): at most `max` leases in any
-   * `durationMs` of Redis time (README "Flow control"). Written to Redis when this queue object
+   * `durationMs` of Redis time (docs/flow-control.md). Written to Redis when this queue object
    * first talks to Redis, replacing what was set there (`setRateLimit` changes it at run time).
    */
   limiter?: RateLimit;

@@ -1,5 +1,5 @@
 // Cancels and completions announced on the queue's event channel: a cancelled job is never
-// started here (running, it is aborted), and the canceller is acknowledged (lib/cancel-acks.ts).
+// started here (running, it is aborted), and the canceller is acknowledged (lib/queue/cancel-acks.ts).
 import type { WorkerContext } from './context.js';
 import type { CancelsPart } from './parts.js';
 
@@ -70,7 +70,7 @@ export class Cancels<T, R> implements CancelsPart {
     else if (holder === 'h') this.pendingAcks.set(token, ack);
   }
 
-  /** Tell the canceller that a cancelled job will never start here (see lib/cancel-acks.ts). */
+  /** Tell the canceller that a cancelled job will never start here (see lib/queue/cancel-acks.ts). */
   private acknowledge(ack: string): void {
     if (!ack) return;
     const ctx = this.ctx;

@@ -76,7 +76,7 @@ export interface IdleWaitPart {
   disconnect(): void;
 }
 
-/** Adoption of jobs handed off to this worker (handoffs.ts, docs/hand-off.md). */
+/** Adoption of jobs handed off to this worker (handoffs.ts, docs/internals/hand-off.md). */
 export interface HandoffsPart<T> {
   readonly pending: boolean;
   noteSweep(): void;

@@ -23,7 +23,7 @@ export interface WorkQueueQueueConnection {
 export type WorkQueueScheduleDeclaration<T = unknown> = { id: string } & ScheduleSpec &
   ScheduleTemplate<T>;
 
-/** The schedules of a queue, upserted at application bootstrap (README "Schedules"). */
+/** The schedules of a queue, upserted at application bootstrap (docs/schedules.md). */
 export interface WorkQueueQueueSchedules {
   /** Validated with the module; upserted by every instance at bootstrap (idempotent). */
   schedules?: WorkQueueScheduleDeclaration[];

@@ -258,6 +258,32 @@ describe('the packed package', () => {
     expect(out.trim()).toBe('none function');
   });
 
+  it("leaves the Worker's private protocol out of the published typings (ESM and CommonJS)", () => {
+    const internal = [
+      'registerWorker',
+      'heartbeat',
+      'deregisterWorker',
+      'unparkWorker',
+      'reconcile',
+      'waitForWork',
+      'leaseBatch',
+    ];
+    const into = join(project, 'node_modules', pkg.name, 'dist');
+    for (const file of [
+      'lib/queue/queue-base.d.ts',
+      'lib/queue/work-queue.d.ts',
+      'cjs/lib/queue/queue-base.d.cts',
+      'cjs/lib/queue/work-queue.d.cts',
+    ]) {
+      const dts = readFileSync(join(into, file), 'utf8');
+      expect(internal.filter((name) => new RegExp(`\\b${name}\\(`).test(dts))).toEqual([]);
+    }
+    // The public calls next to them are still there.
+    expect(readFileSync(join(into, 'lib/queue/work-queue.d.ts'), 'utf8')).toMatch(
+      /\bcompleteAndLease\(/,
+    );
+  });
+
   it('runs the Lua scripts from the CommonJS core with require(esm) off (no import.meta, no ESM)', async () => {
     const prefix = uniqueName('pkg');
     const out = node(

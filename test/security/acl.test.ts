@@ -4,7 +4,7 @@
  * commandstats), with no ACL denial. A user limited to prefix A cannot touch prefix B through
  * the queue: clear errors, B unchanged, a worker keeps running.
  *
- * The minimal ACL (README, operations section), for prefix `wq`:
+ * The minimal ACL (docs/reliability-and-security.md, Security), for prefix `wq`:
  *   ACL SETUSER wq on >password resetkeys resetchannels ~wq:* &wq:* -@all <COMMANDS below>
  */
 import 'reflect-metadata';

@@ -1,5 +1,5 @@
 -- What the add scripts share (add.lua, add_plain.lua): the record of an add call that makes a
--- re-send idempotent, the hand-off of a new job to a parked worker (docs/hand-off.md), and the
+-- re-send idempotent, the hand-off of a new job to a parked worker (docs/internals/hand-off.md), and the
 -- new jobs' pending lists.
 
 -- Record what this add call did ('<id base>:<flag per job>', for a re-send after a lost reply),

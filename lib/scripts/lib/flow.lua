@@ -1,5 +1,5 @@
 -- Flow control: queue-wide pause, rate limit and global concurrency, kept in K_FLOW and read by
--- every lease path (lease_jobs, add's hand-off). README "Flow control" states the semantics.
+-- every lease path (lease_jobs, add's hand-off). docs/flow-control.md states the semantics.
 
 -- How many of `count` jobs the queue lets one lease take at `now`. Returns allowed, when to look
 -- again if that is fewer than `count` (ms; -1: when a slot frees or the queue resumes; 0: not

@@ -1,5 +1,5 @@
 -- The hand-off protocol: an add gives a job straight to a parked worker through the wake list.
--- The protocol is described once, in docs/hand-off.md; these are its Lua steps.
+-- The protocol is described once, in docs/internals/hand-off.md; these are its Lua steps.
 
 -- A wake list entry: a hand-off (see add.lua) as { n, token, p, entry }, else nil.
 local function parse_hand(w)

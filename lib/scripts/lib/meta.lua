@@ -11,7 +11,7 @@
 --
 -- Lease tokens: '<n>' for a regular lease, 's<n>' for a solo run of a suspect job (its death
 -- counts). The lease hash holds '<token>:<holder>': a worker id, or 'h' for a job handed off
--- to whichever parked worker pops it (docs/hand-off.md).
+-- to whichever parked worker pops it (docs/internals/hand-off.md).
 
 -- Metadata as a table. Never raises: metadata written by hand in a shape the queue does not
 -- expect (not JSON, not an object, fields of the wrong type or range) must not make every script

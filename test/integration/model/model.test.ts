@@ -3,7 +3,7 @@
  * lease, complete, completeAndLease, fail, release, extend, cancel, progress, clean, repair,
  * Redis-time waits (short leases and delays expire) and client deaths, against a real Redis,
  * checked after EVERY step against a small reference model (test/support/model/model.ts) and
- * the invariants of DESIGN.md §2 (test/support/model/check.ts); then a drain: nothing lost.
+ * the invariants of the README's Guarantees (test/support/model/check.ts); then a drain: nothing lost.
  *
  * Runs: `MODEL_RUNS` (default 20, ~10 s), the long run:
  *   MODEL_RUNS=500 npm run test:jest -- test/integration/model/model.test.ts
@@ -71,7 +71,7 @@ describe('model-based: random operation sequences against a reference model', ()
 // Found by the model (shrunk: addBulk(2), lease(1), completeAndLease(current lease twice)).
 // complete.lua reads every token of the batch up front (HMGET) and removes completed jobs only
 // after the loop, so a second lease of the same job in one batch still looks like the holder's
-// (or still finds the payload): two `true`s for one job, against DESIGN.md §2.2.
+// (or still finds the payload): two `true`s for one job, against the README's guarantee 2.
 describe('completeAndLease: two leases of one job in one batch complete it once', () => {
   it('the same lease twice: [true, false]', async () => {
     const q = fx.queue<number>();

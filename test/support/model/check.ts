@@ -1,6 +1,6 @@
 /**
  * The checks run after EVERY step of test/integration/model/model.test.ts:
- * (b) the structural invariants of DESIGN.md §2, read straight from the Redis keys;
+ * (b) the structural invariants of the README's Guarantees, read straight from the Redis keys;
  * the keys equal to what the model says, entry for entry (lists in order, tombstones too);
  * (a) getJob of the ids ever added; (e) counts().
  */
@@ -76,7 +76,7 @@ export async function snapshot(r: Real): Promise<Snapshot> {
 }
 
 /**
- * (b) DESIGN.md §2.3, from the keys alone: a job with a payload is in exactly one place (a
+ * (b) the README's guarantee 3, from the keys alone: a job with a payload is in exactly one place (a
  * pending list once, the delayed set, the leased set with a token, or the dead set); a list
  * entry without a payload is a cancelled job's tombstone (allowed); nothing else refers to a
  * job without a payload. Returns the violations (empty when none).

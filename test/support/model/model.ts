@@ -289,7 +289,7 @@ export class Model {
   /**
    * A worker registered (or beat) at Redis time `at`. When no beat at all landed for a heartbeat
    * timeout before it, heartbeats are judged only from `at` on (Redis may have been out of
-   * reach: see beat() in lib/scripts/_common.lua).
+   * reach: see lib/scripts/heartbeat.lua).
    */
   beat(wid: string, at: number): void {
     const hb = MODEL_QUEUE.heartbeatTimeoutMs;
