@@ -19,7 +19,10 @@ export const KEY_TABLE = {
   tokens: { part: 'lt', doc: 'lease hash (id -> "<token>:<holder>")' },
   dead: { part: 'dead', doc: 'dead-letter zset (id -> died ms)' },
   workers: { part: 'w', doc: 'workers zset (worker id -> last heartbeat ms)' },
-  wake: { part: 'wake', doc: 'wake list (wake-up tokens and hand-offs; docs/internals/hand-off.md)' },
+  wake: {
+    part: 'wake',
+    doc: 'wake list (wake-up tokens and hand-offs; docs/internals/hand-off.md)',
+  },
   res: { part: 'res', doc: 'results hash (public id -> result)' },
   rexp: { part: 'rx', doc: 'result expiry zset (public id -> until ms)' },
   prog: { part: 'pg', doc: 'progress hash (id -> value)' },
