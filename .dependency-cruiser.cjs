@@ -76,6 +76,7 @@ module.exports = {
     peer('prom-client', 'prom-client', 'src/metrics/'),
     peer('otel', '@opentelemetry/api', 'src/otel/'),
     peer('bull-board', '@bull-board/', 'src/bull-board/'),
+    peer('testcontainers', 'testcontainers', 'src/testing/'),
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -3,9 +3,11 @@
  *
  * Uses REDIS_URL when set; otherwise a Docker engine (testcontainers) when one is reachable;
  * otherwise a private local redis-server on a free port with its data in a temp dir (installed
- * with apt-get first when missing and we are root on a Debian-like machine) — the launcher in
- * tools/redis-server.ts, which the test harness uses too. The app runs in a child process; signals are forwarded to it, and the
- * private Redis is stopped once the app has shut down.
+ * with apt-get first when missing and we are root on a Debian-like machine) — the launcher of
+ * the testing kit (src/testing/redis-launcher.ts, behind `startTestRedis()`), which the test
+ * harness uses too, with the apt-get step of tools/redis-server.ts. The app runs in a child
+ * process; signals are forwarded to it, and the private Redis is stopped once the app has shut
+ * down.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';

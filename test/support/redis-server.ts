@@ -1,7 +1,8 @@
 /**
  * Redis servers for tests: private `redis-server` processes that a test may stop, kill or
- * restart (with AOF when asked), built on the shared launcher in tools/redis-server.ts (which
- * also picks the one shared Redis of a run, `acquireSharedRedis`, and is re-exported here).
+ * restart (with AOF when asked), built on the launcher of the testing kit,
+ * src/testing/redis-launcher.ts (which also picks the one shared Redis of a run for
+ * test/support/global-setup.cts).
  *
  * Plain Node module: no Jest imports, so it can be reused outside of Jest (benchmarks, fault
  * runs, worker child processes).
@@ -15,15 +16,9 @@ import {
   stopRedisProcess,
   waitReady,
   type RedisProcess,
-} from '../../tools/redis-server.js';
+} from '../../src/testing/redis-launcher.js';
 
-export {
-  acquireSharedRedis,
-  getFreePort,
-  pingOnce,
-  RedisUnavailableError,
-  type SharedRedis,
-} from '../../tools/redis-server.js';
+export { getFreePort, pingOnce, RedisUnavailableError } from '../../src/testing/redis-launcher.js';
 
 export type RedisKind = 'binary' | 'container';
 

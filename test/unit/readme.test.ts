@@ -246,6 +246,7 @@ describe('README and docs/', () => {
       'nestjs-work-queue/metrics': ['../../src/metrics/index.ts'],
       'nestjs-work-queue/otel': ['../../src/otel/index.ts'],
       'nestjs-work-queue/bull-board': ['../../src/bull-board/index.ts'],
+      'nestjs-work-queue/testing': ['../../src/testing/index.ts'],
     };
     // Every code entry point of package.json has its mapping here.
     const exports = (JSON.parse(read('package.json')) as { exports: Record<string, unknown> })

@@ -1,0 +1,154 @@
+// The testing kit's helpers for any test (nestjs-work-queue/testing): uniquePrefix, whenIdle,
+// removeKeys, on the shared test Redis.
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { WorkQueue, WorkQueueError, type Job } from '../../../lib/index.js';
+import { removeKeys, uniquePrefix, whenIdle } from '../../../src/testing/index.js';
+import { errorOf } from '../../support/core.js';
+import { keysMatching, testRedisUrl, uniqueName } from '../../support/keys.js';
+import { workersClosedAfterEach } from '../../support/worker.js';
+
+const redis = new Redis(testRedisUrl());
+const prefixes: string[] = [];
+afterAll(async () => {
+  for (const p of prefixes) await removeKeys(redis, p);
+  redis.disconnect();
+});
+const worker = workersClosedAfterEach();
+
+/** A queue on a prefix of its own (its keys removed after the file). */
+function queue<T>(options: ConstructorParameters<typeof WorkQueue>[2] = {}): WorkQueue<T> {
+  const prefix = uniquePrefix('kit');
+  prefixes.push(prefix);
+  return new WorkQueue<T>(redis, uniqueName(), { logger: false, prefix, ...options });
+}
+
+function invalid(e: unknown): { code: string; problems: readonly string[] } {
+  expect(e).toBeInstanceOf(WorkQueueError);
+  const { code, problems } = e as WorkQueueError;
+  return { code, problems };
+}
+
+describe('uniquePrefix', () => {
+  it('gives a different prefix each call, one a queue accepts, with the label first', () => {
+    const seen = new Set(Array.from({ length: 10_000 }, () => uniquePrefix()));
+    expect(seen.size).toBe(10_000);
+    const p = uniquePrefix('orders.e2e');
+    expect(p).toMatch(/^orders\.e2e-[0-9a-f]{12}$/);
+    expect(new WorkQueue(redis, 'q', { prefix: p }).keys.pending(0)).toBe(`${p}:{q}:p0`);
+    expect(uniquePrefix()).toMatch(/^test-[0-9a-f]{12}$/);
+  });
+
+  it('refuses a label that would not make a valid prefix', async () => {
+    for (const label of ['', 'a b', 'x{y}', 'l'.repeat(81), 42]) {
+      const e = invalid(await errorOf(() => uniquePrefix(label as string)));
+      expect(e.code).toBe('INVALID_ARGUMENT');
+      expect(e.problems).toHaveLength(1);
+    }
+  });
+});
+
+describe('whenIdle', () => {
+  it('resolves once every job ran, retries included (delayed between attempts)', async () => {
+    const q = queue<{ n: number }>({ backoff: { type: 'fixed', delayMs: 30 } });
+    const runs: number[] = [];
+    worker(q, async (job: Job<{ n: number }>) => {
+      runs.push(job.data.n);
+      if (job.data.n === 0 && job.attempt < 3) throw new Error('not yet');
+    });
+    await q.addBulk([0, 1, 2, 3, 4].map((n) => ({ data: { n } })));
+    const counts = await whenIdle(q, { timeoutMs: 10_000 });
+    expect(counts).toMatchObject({ pending: 0, delayed: 0, leased: 0, dead: 0 });
+    // Idle only after the third attempt of job 0, which failed twice.
+    expect(runs.filter((n) => n === 0)).toHaveLength(3);
+    expect([...new Set(runs)].sort()).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it('counts a dead-lettered job as done: idle, with the dead count', async () => {
+    const q = queue({ maxAttempts: 1 });
+    worker(q, async () => {
+      throw new Error('always');
+    });
+    await q.add({});
+    expect(await whenIdle(q, { timeoutMs: 10_000 })).toMatchObject({ pending: 0, dead: 1 });
+  });
+
+  it('resolves at once for an empty queue', async () => {
+    expect(await whenIdle(queue(), { timeoutMs: 1_000 })).toMatchObject({
+      pending: 0,
+      delayed: 0,
+      leased: 0,
+    });
+  });
+
+  it('rejects with TIMEOUT, naming what it saw, while a job is delayed', async () => {
+    const q = queue();
+    await q.add({}, { delayMs: 60_000 });
+    const e = await errorOf(whenIdle(q, { timeoutMs: 200, intervalMs: 10 }));
+    expect(e).toBeInstanceOf(WorkQueueError);
+    expect((e as WorkQueueError).code).toBe('TIMEOUT');
+    expect((e as Error).message).toContain(`queue "${q.name}" not idle within 200 ms`);
+    expect((e as Error).message).toContain('0 pending, 1 delayed, 0 leased');
+  });
+
+  it('rejects with TIMEOUT while a job is leased', async () => {
+    const q = queue();
+    await q.add({});
+    await q.lease({ count: 1, leaseMs: 60_000 });
+    const e = await errorOf(whenIdle(q, { timeoutMs: 100 }));
+    expect((e as WorkQueueError).code).toBe('TIMEOUT');
+    expect((e as Error).message).toContain('0 pending, 0 delayed, 1 leased');
+  });
+
+  it('refuses bad input with every problem listed, before reading anything', async () => {
+    const q = queue();
+    const cases: Array<[unknown, unknown, string[]]> = [
+      [q, { timeoutMs: 0 }, ['timeoutMs must be a positive integer (ms), got 0']],
+      [q, { timeoutMs: -5 }, ['timeoutMs must be a positive integer (ms), got -5']],
+      [q, { timeoutMs: 1.5, intervalMs: 0 }, ['timeoutMs', 'intervalMs']],
+      [q, {}, ['timeoutMs must be a positive integer (ms), got undefined']],
+      [q, undefined, ['options must be an object']],
+      [
+        { name: 'x' },
+        { timeoutMs: 10, wait: 1 },
+        ['queue must be a WorkQueue', 'unknown option "wait"'],
+      ],
+      [null, { timeoutMs: 'soon' }, ['queue must be a WorkQueue', 'timeoutMs']],
+    ];
+    for (const [queueArg, options, expected] of cases) {
+      const call = whenIdle(queueArg as WorkQueue, options as { timeoutMs: number });
+      const e = invalid(await errorOf(call));
+      expect(e.code).toBe('INVALID_ARGUMENT');
+      expect(e.problems).toHaveLength(expected.length);
+      expected.forEach((text, i) => expect(e.problems[i]).toContain(text));
+    }
+  });
+});
+
+describe('removeKeys', () => {
+  it('deletes every key of the prefix and only those, and says how many', async () => {
+    const mine = uniquePrefix('rm');
+    const other = uniquePrefix('rm');
+    prefixes.push(mine, other);
+    const a = new WorkQueue(redis, 'a', { prefix: mine, logger: false });
+    const b = new WorkQueue(redis, 'b', { prefix: mine, logger: false });
+    const kept = new WorkQueue(redis, 'a', { prefix: other, logger: false });
+    await Promise.all([a.add({}), b.add({}, { delayMs: 60_000 }), kept.add({})]);
+    const before = await keysMatching(redis, `${mine}:*`);
+    expect(before.length).toBeGreaterThan(2);
+    const keptBefore = await keysMatching(redis, `${other}:*`);
+
+    expect(await removeKeys(redis, mine)).toBe(before.length);
+    expect(await keysMatching(redis, `${mine}:*`)).toEqual([]);
+    expect(await keysMatching(redis, `${other}:*`)).toEqual(keptBefore);
+    expect(await removeKeys(redis, mine)).toBe(0);
+  });
+
+  it('refuses a prefix that could match other keys, and a non-client', async () => {
+    const e = invalid(await errorOf(removeKeys(redis, 'wq*')));
+    expect(e.code).toBe('INVALID_ARGUMENT');
+    const both = invalid(await errorOf(removeKeys({} as Redis, '')));
+    expect(both.problems).toHaveLength(2);
+    expect(both.problems[0]).toContain('client must be an ioredis Redis or Cluster');
+  });
+});
