@@ -32,8 +32,14 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
 
 let project: string;
 
-function run(cmd: string, args: string[], cwd: string): string {
-  return execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: 'pipe', timeout: 120_000 });
+function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): string {
+  return execFileSync(cmd, args, {
+    cwd,
+    encoding: 'utf8',
+    stdio: 'pipe',
+    timeout: 120_000,
+    env: { ...process.env, ...env },
+  });
 }
 
 /** Make `name` resolvable from the project by linking this repository's copy. */
@@ -124,6 +130,8 @@ describe('the packed package', () => {
         './dist/src/otel/index.d.ts',
         './dist/cjs/src/bull-board/index.cjs',
         './dist/src/bull-board/index.d.ts',
+        './dist/cjs/src/testing/index.cjs',
+        './dist/src/testing/index.d.ts',
         './dist/cjs/lib/index.cjs',
       ]),
     );
@@ -247,6 +255,91 @@ describe('the packed package', () => {
       expect(typeCheck(dir, type, options, { 'board.ts': board })).toBe('');
   });
 
+  it('loads the testing entry from ESM and CommonJS without testcontainers (an optional peer); the main entry does not load it', () => {
+    for (const peer of ['@nestjs/common', '@nestjs/core', 'reflect-metadata', 'rxjs'])
+      if (!existsSync(join(project, 'node_modules', peer))) link(peer);
+    expect(existsSync(join(project, 'node_modules', 'testcontainers'))).toBe(false);
+    const names =
+      'typeof t.startTestRedis, typeof t.uniquePrefix, typeof t.WorkQueueTestingModule.forRoot, typeof t.whenIdle, typeof t.removeKeys';
+    const esm = node(`const t = await import('nestjs-work-queue/testing'); console.log(${names});`);
+    expect(esm.trim()).toBe('function function function function function');
+    const cjs = node(
+      [
+        "const t = require('nestjs-work-queue/testing');",
+        "const resolved = require.resolve('nestjs-work-queue/testing').replace(/^.*node_modules.nestjs-work-queue./, '');",
+        `console.log(${names}, resolved);`,
+      ].join('\n'),
+      'commonjs',
+    );
+    expect(cjs.trim()).toBe(
+      'function function function function function dist/cjs/src/testing/index.cjs',
+    );
+    // The main entries never reach it: not at run time (CommonJS: what require loaded)…
+    const loaded = node(
+      [
+        "require('nestjs-work-queue'); require('nestjs-work-queue/core');",
+        'const testing = () => Object.keys(require.cache).filter((f) => /[\\/]testing[\\/]|testcontainers/.test(f)).length;',
+        "const before = testing(); require('nestjs-work-queue/testing');",
+        'console.log(before, testing() > 0);',
+      ].join('\n'),
+      'commonjs',
+    );
+    expect(loaded.trim()).toBe('0 true');
+    // …and not in the ESM import graph of dist/src/index.js.
+    const dist = join(project, 'node_modules', pkg.name, 'dist');
+    const seen = new Set<string>();
+    const walk = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      const text = readFileSync(join(dist, file), 'utf8');
+      for (const m of text.matchAll(/(?:from|import)\s*\(?\s*'(\.[^']+)'/g))
+        walk(join(dirname(file), m[1]!));
+    };
+    walk('src/index.js');
+    expect(seen.size).toBeGreaterThan(20);
+    expect([...seen].filter((f) => f.includes('testing'))).toEqual([]);
+    const meta = (pkg as unknown as { peerDependenciesMeta: Record<string, unknown> })
+      .peerDependenciesMeta;
+    expect(meta.testcontainers).toEqual({ optional: true });
+  });
+
+  it('startTestRedis works from the packed package: REDIS_URL (ESM), else a local redis-server (CommonJS)', () => {
+    const esm = run(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        "const { startTestRedis } = await import('nestjs-work-queue/testing'); const r = await startTestRedis(); console.log(r.kind, r.url === process.env.REDIS_URL); await r.stop();",
+      ],
+      project,
+      { REDIS_URL: testRedisUrl() },
+    );
+    expect(esm.trim()).toBe('env true');
+    const cjs = run(
+      process.execPath,
+      [
+        '--input-type=commonjs',
+        '-e',
+        [
+          "const net = require('node:net');",
+          "const { startTestRedis } = require('nestjs-work-queue/testing');",
+          'const answers = (port) => new Promise((r) => { const s = net.connect(port, "127.0.0.1", () => { s.destroy(); r(true); }); s.on("error", () => r(false)); });',
+          '(async () => {',
+          '  const r = await startTestRedis();',
+          '  const port = Number(new URL(r.url).port);',
+          '  const up = await answers(port);',
+          '  await r.stop();',
+          '  console.log(r.kind, up, await answers(port));',
+          '})().catch((e) => { console.error(e); process.exit(1); });',
+        ].join('\n'),
+      ],
+      project,
+      // No Docker (a TCP Docker host on a port nothing serves), no REDIS_URL.
+      { REDIS_URL: '', DOCKER_HOST: 'tcp://127.0.0.1:1' },
+    );
+    expect(cjs.trim()).toBe('binary true false');
+  });
+
   it('exports the Nest API without its internals (explorer, accessor, registrar); workers come from WorkQueueContext', () => {
     const out = node(
       [
@@ -347,10 +440,14 @@ describe('the packed package', () => {
       "import { WorkQueue, WorkQueueModule, type Job } from 'nestjs-work-queue';",
       "import { Worker } from 'nestjs-work-queue/core';",
       "import { WorkQueueHealthIndicator } from 'nestjs-work-queue/health';",
+      "import { uniquePrefix, whenIdle, WorkQueueTestingModule } from 'nestjs-work-queue/testing';",
       `import { other } from './other${ext}';`,
       'const q = new WorkQueue<{ to: string }>(new Redis(), "emails");',
       'const w = new Worker(q, async (job: Job<{ to: string }>) => job.data.to.length);',
       'export const used = [WorkQueueModule, WorkQueueHealthIndicator, w, q.add({ to: "x" }), other];',
+      'export const testing = [WorkQueueTestingModule.forRoot({ prefix: uniquePrefix() }), whenIdle(q, { timeoutMs: 1_000 })];',
+      '// @ts-expect-error whenIdle needs a timeout',
+      'void whenIdle(q, {});',
       '// @ts-expect-error the payload type is checked',
       'void q.add({ nope: 1 });',
     ].join('\n');
