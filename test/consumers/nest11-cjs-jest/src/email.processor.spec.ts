@@ -1,7 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { getQueueToken, WorkQueueModule, type Job, type WorkQueue } from 'nestjs-work-queue';
+import {
+  startTestRedis,
+  whenIdle,
+  WorkQueueTestingModule,
+  type TestRedis,
+} from 'nestjs-work-queue/testing';
 import { EmailProcessor, Mailer, type EmailJob } from './app.module';
 
 describe('EmailProcessor', () => {
@@ -19,21 +24,22 @@ describe('EmailProcessor', () => {
 
   // Against a real Redis, through the module: retries and job names as in production.
   describe('with Redis', () => {
+    let redis: TestRedis;
     let app: INestApplication;
     let emails: WorkQueue<EmailJob>;
+
+    // REDIS_URL when set, else a Docker container, else a local redis-server.
+    beforeAll(async () => {
+      redis = await startTestRedis();
+    }, 60_000);
+    afterAll(() => redis?.stop());
 
     beforeEach(async () => {
       const moduleRef = await Test.createTestingModule({
         imports: [
-          WorkQueueModule.forRoot({
-            connection: { url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' },
-            prefix: `test-${randomUUID()}`, // this test's keys only
-            logger: false,
-          }),
-          WorkQueueModule.registerQueue({
-            name: 'emails',
-            backoff: { type: 'fixed', delayMs: 10 },
-          }),
+          // this app's own prefix (its keys removed on close), retries 10 ms apart
+          WorkQueueTestingModule.forRoot({ connection: { url: redis.url } }),
+          WorkQueueModule.registerQueue({ name: 'emails' }),
         ],
         providers: [EmailProcessor, { provide: Mailer, useValue: mailer }],
       }).compile();
@@ -42,26 +48,22 @@ describe('EmailProcessor', () => {
       emails = app.get(getQueueToken('emails'));
     });
 
-    afterEach(() => app.close()); // drains the workers, closes every connection
+    afterEach(() => app.close()); // drains the workers, removes the keys, closes connections
 
     it('retries when the mailer fails', async () => {
-      let calls = 0;
-      const sent = new Promise<number>((resolve) => {
-        send.mockImplementation(async () => {
-          if (++calls < 3) throw new Error('SMTP down');
-          resolve(calls);
-        });
-      });
+      send.mockRejectedValueOnce(new Error('SMTP down')).mockResolvedValue();
       await emails.add({ to: 'b@example.com' }, { name: 'welcome' });
-      expect(await sent).toBe(3);
+      expect(await whenIdle(emails, { timeoutMs: 4_000 })).toMatchObject({ dead: 0 });
+      expect(send).toHaveBeenCalledTimes(2);
     });
 
     it('hands other job names to the catch-all handler', async () => {
-      const subject = new Promise<string>((resolve) => {
-        send.mockImplementation(async (_to, s) => resolve(s));
-      });
+      send.mockResolvedValue();
       await emails.add({ to: 'c@example.com' }, { name: 'password-reset' });
-      expect(await subject).toBe('About password-reset');
+      await whenIdle(emails, { timeoutMs: 4_000 });
+      expect(send).toHaveBeenCalledWith('c@example.com', 'About password-reset', {
+        signal: expect.any(AbortSignal),
+      });
     });
   });
 });
