@@ -11,7 +11,6 @@ import { Module, type INestApplication, type Type } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { WorkQueueHealthIndicator, WorkQueueHealthModule } from '../../src/health/index.js';
 import {
-  getQueueToken,
   InjectQueue,
   Process,
   Processor,
