@@ -1,6 +1,7 @@
 // The liveness check behind WorkQueueHealthIndicator.isAlive(): is this process still able to do
 // its work, so that a restart would not help? Reads this instance's workers (lib/worker/liveness.ts)
 // and pings the module's connections; every Redis call bounded.
+import { performance } from 'node:perf_hooks';
 import type { Cluster, Redis } from 'ioredis';
 import type { WorkQueue } from '../../lib/internal.js';
 import { within } from '../../lib/internal.js';
@@ -76,6 +77,7 @@ export class LivenessCheck {
     // Only a worker whose calls have gone unanswered that long is looked at more closely.
     const behind = workers.filter((w) => !w.seen.paused && w.seen.unansweredMs >= stalledAfterMs);
     const clients = [...this.watched.keys()];
+    const sentAt = performance.now();
     const [pings, looks] = await Promise.all([
       Promise.all(clients.map((c) => ping(c, timeoutMs))),
       Promise.all(behind.map((w) => look(w.worker.queue, timeoutMs))),
@@ -84,7 +86,7 @@ export class LivenessCheck {
     let unreachableMs = 0;
     clients.forEach((client, i) => {
       const r = this.watched.get(client)!;
-      r.probed(pings[i]!);
+      r.probed(pings[i]!, sentAt);
       const ms = r.unreachableMs();
       unreachableMs = Math.max(unreachableMs, ms);
       if (ms >= stalledAfterMs) problems.push(unreachableFor(this.label(client), ms));
@@ -103,8 +105,10 @@ export class LivenessCheck {
       const found = i < 0 ? undefined : looks[i];
       if (found) {
         report.pending = found.pending;
+        // Still behind now (an answer may have come while we looked: not a stall).
+        const still = worker.liveness.unansweredMs >= stalledAfterMs;
         if (found.paused) report.state = 'paused';
-        else if (found.pending > 0) {
+        else if (found.pending > 0 && still) {
           report.state = 'stalled';
           problems.push(workerStalled(name, found.pending, seen.unansweredMs));
         }

@@ -28,10 +28,10 @@ export class Reachability {
     client.on('ready', this.onReady);
   }
 
-  /** A check pinged: Redis answered in time, or not. */
-  probed(answered: boolean): void {
+  /** A check pinged at `sentAt`: Redis answered in time, or not (then not since `sentAt`). */
+  probed(answered: boolean, sentAt: number): void {
     if (answered) this.failingSince = undefined;
-    else this.failingSince ??= performance.now();
+    else this.failingSince ??= sentAt;
   }
 
   /** How long the connection has not reached Redis (0: it does). */

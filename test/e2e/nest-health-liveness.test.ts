@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Controller, Get, Module, type INestApplication, type Type } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
+import { Redis } from 'ioredis';
 import request from 'supertest';
 import {
   heartbeatThreadStats,
@@ -250,6 +251,25 @@ describe('isAlive(): what is not a stall', () => {
 });
 
 describe('isAlive(): Redis unreachable', () => {
+  it('does not wait for a Redis that does not answer: its PING is bounded by timeoutMs', async () => {
+    const app = await start([]);
+    expect(await alive(app)).toMatchObject({ status: 'up', unreachableMs: 0 });
+    const admin = new Redis(redis.url);
+    try {
+      await admin.client('PAUSE', 3_000, 'ALL');
+      // Answered while Redis is paused: the check gave up on its PING (so not yet reachable).
+      const seen = await alive(app, 60_000);
+      expect(seen.status).toBe('up');
+      expect(seen.unreachableMs).toBeGreaterThan(0);
+      await waitFor(async () => (await alive(app)).unreachableMs === 0, {
+        timeoutMs: 10_000,
+        what: 'reachable after the pause',
+      });
+    } finally {
+      await admin.quit();
+    }
+  });
+
   it('stays up for an outage shorter than stalledAfterMs, is down after it, up once Redis is back', async () => {
     const done: unknown[] = [];
     @Processor('work')
