@@ -7,9 +7,13 @@ import type { WorkQueue } from '../../lib/internal.js';
 import { within } from '../../lib/internal.js';
 import type { WorkQueueContext } from '../work-queue.context.js';
 import {
+  badLivenessMs,
   heartbeatLost,
+  livenessOptionsNotObject,
   MAIN_CONNECTION,
   queuesConnection,
+  show,
+  unknownOption,
   unreachableFor,
   workerStalled,
 } from '../work-queue.messages.js';
@@ -51,6 +55,26 @@ export interface WorkQueueLivenessDetails extends Record<string, unknown> {
   unreachableMs: number;
   /** Why the indicator is down. */
   problems?: string[];
+}
+
+/** Every problem with the options of `isAlive()`, one string each. */
+export function livenessOptionProblems(options: unknown): string[] {
+  if (options === undefined) return [];
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    return [livenessOptionsNotObject(show(options))];
+  }
+  const known = ['stalledAfterMs', 'timeoutMs'];
+  const o = options as Record<string, unknown>;
+  const problems = Object.keys(o)
+    .filter((k) => !known.includes(k) && o[k] !== undefined)
+    .map((k) => unknownOption('', k));
+  for (const key of known) {
+    const v = o[key];
+    if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v <= 0)) {
+      problems.push(badLivenessMs(key, show(v)));
+    }
+  }
+  return problems;
 }
 
 export class LivenessCheck {

@@ -10,7 +10,6 @@ import {
 import { errorMessage, invalidOptions, type QueueCounts } from '../../lib/internal.js';
 import { infos, summarize } from '../../lib/internal.js';
 import { within } from '../../lib/internal.js';
-import { livenessOptionProblems } from '../utils/validate-options.util.js';
 import { WorkQueueContext } from '../work-queue.context.js';
 import {
   evictionWarning,
@@ -25,6 +24,7 @@ import {
 } from '../work-queue.messages.js';
 import {
   LivenessCheck,
+  livenessOptionProblems,
   type WorkQueueLivenessDetails,
   type WorkQueueLivenessOptions,
 } from './liveness-check.js';

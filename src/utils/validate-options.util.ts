@@ -276,23 +276,6 @@ export function registerQueueProblems(
   return problems;
 }
 
-const LIVENESS_KEYS = { stalledAfterMs: true, timeoutMs: true } as const;
-
-/** Every problem with the options of `WorkQueueHealthIndicator.isAlive()`. */
-export function livenessOptionProblems(options: unknown): string[] {
-  if (options === undefined) return [];
-  if (!isObject(options)) return [msg.livenessOptionsNotObject(msg.show(options))];
-  const problems: string[] = [];
-  unknownKeys(options, LIVENESS_KEYS, '', problems);
-  for (const key of Object.keys(LIVENESS_KEYS)) {
-    const v = options[key];
-    if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v <= 0)) {
-      problems.push(msg.badLivenessMs(key, msg.show(v)));
-    }
-  }
-  return problems;
-}
-
 /** Every problem with the options of one `@Processor()`; `at` names it. */
 export function processorOptionProblems(options: unknown, at: string): string[] {
   if (!isObject(options)) return [msg.processorOptionsNotObject(at, msg.show(options))];

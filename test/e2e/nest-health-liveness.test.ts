@@ -1,64 +1,29 @@
 /**
  * isAlive() (nestjs-work-queue/health), the liveness check: down only when this process cannot do
- * its work and a restart would help. Each cause is made to happen for real in a Nest app on a
- * private Redis — a lease loop whose calls get unusable replies, a stopped Redis, a killed
- * heartbeat thread whose replacement does not come — and each goes down only after
- * `stalledAfterMs`, then up again on recovery. What is not a stall (paused, full, rate-limited,
- * delayed) stays up; bad options are refused with every problem listed.
+ * its work and a restart would help. Here: a lease loop whose calls get unusable replies goes
+ * down only after `stalledAfterMs` and up again once it leases; what is not a stall (paused,
+ * full, rate-limited, delayed) stays up; bad options are refused with every problem listed.
+ * A stopped Redis and a killed heartbeat thread: nest-health-liveness-faults.test.ts.
  */
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Controller, Get, Module, type INestApplication, type Type } from '@nestjs/common';
-import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
-import { Redis } from 'ioredis';
 import request from 'supertest';
-import {
-  heartbeatThreadStats,
-  holdHeartbeatThread,
-  killHeartbeatThread,
-} from '../../lib/worker/heartbeat.js';
-import {
-  WorkQueueHealthIndicator,
-  WorkQueueHealthModule,
-  type WorkQueueLivenessDetails,
-} from '../../src/health/index.js';
+import { WorkQueueHealthIndicator } from '../../src/health/index.js';
 import {
   getQueueToken,
   Process,
   Processor,
   WorkQueueContext,
   WorkQueueError,
-  WorkQueueModule,
   type Job,
-  type RegisterQueueOptions,
   type WorkQueue,
 } from '../../src/index.js';
-import { uniqueName } from '../support/keys.js';
-import { MemoryLogger, nestAppsClosedAfterEach } from '../support/nest-app.js';
+import { livenessApps, passed, STALLED_AFTER_MS } from '../support/nest-liveness.js';
 import { startRedis, type RedisHandle } from '../support/redis-server.js';
 import { waitFor } from '../support/wait.js';
 
-/** Short, so that the tests see the stalls; the default is 30 s. */
-const STALLED_AFTER_MS = 600;
-
-@Controller('health')
-class ProbeController {
-  constructor(
-    private readonly health: HealthCheckService,
-    private readonly queues: WorkQueueHealthIndicator,
-  ) {}
-
-  @Get('live')
-  @HealthCheck()
-  live() {
-    return this.health.check([
-      () => this.queues.isAlive('queues', { stalledAfterMs: STALLED_AFTER_MS, timeoutMs: 500 }),
-    ]);
-  }
-}
-
 let redis: RedisHandle;
-const startApp = nestAppsClosedAfterEach();
+const { start, alive, isDown, isUp } = livenessApps(() => redis.url);
 
 beforeAll(async () => {
   redis = await startRedis();
@@ -67,45 +32,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await redis?.dispose();
 });
-
-/** A Nest app with the health module, on the private Redis, with these processors. */
-async function start(
-  providers: Type[],
-  queues: RegisterQueueOptions[] = [{ name: 'work' }],
-): Promise<INestApplication> {
-  @Module({
-    imports: [
-      WorkQueueModule.forRoot({
-        connection: { url: redis.url },
-        prefix: uniqueName('live'),
-        logger: new MemoryLogger(),
-        defaults: { idleTimeoutMs: 1_000 },
-      }),
-      WorkQueueModule.registerQueue(...queues),
-      TerminusModule,
-      WorkQueueHealthModule,
-    ],
-    providers,
-    controllers: [ProbeController],
-  })
-  class AppModule {}
-  return startApp({ imports: [AppModule] });
-}
-
-type Liveness = WorkQueueLivenessDetails & { status: 'up' | 'down' };
-
-async function alive(app: INestApplication, stalledAfterMs = STALLED_AFTER_MS): Promise<Liveness> {
-  const indicator = app.get(WorkQueueHealthIndicator);
-  const result = await indicator.isAlive('queues', { stalledAfterMs, timeoutMs: 500 });
-  return result.queues as unknown as Liveness;
-}
-
-const isDown = async (app: INestApplication) => (await alive(app)).status === 'down';
-const isUp = async (app: INestApplication) => (await alive(app)).status === 'up';
-
-/** Wait until `ms` have passed since `since` (the claim under test is about elapsed time). */
-const passed = (since: number, ms: number) =>
-  waitFor(() => performance.now() - since > ms, { timeoutMs: ms + 5_000, what: `${ms} ms` });
 
 describe('isAlive(): a stuck lease loop', () => {
   it('jobs wait while the lease calls get unusable replies: up, down after stalledAfterMs, up once it leases again', async () => {
@@ -247,126 +173,6 @@ describe('isAlive(): what is not a stall', () => {
     expect((await q('full').counts()).pending).toBe(1);
     expect((await q('held').counts()).pending).toBe(1);
     release();
-  });
-});
-
-describe('isAlive(): Redis unreachable', () => {
-  it('does not wait for a Redis that does not answer: its PING is bounded by timeoutMs', async () => {
-    const app = await start([]);
-    expect(await alive(app)).toMatchObject({ status: 'up', unreachableMs: 0 });
-    const admin = new Redis(redis.url);
-    try {
-      await admin.client('PAUSE', 3_000, 'ALL');
-      // Answered while Redis is paused: the check gave up on its PING (so not yet reachable).
-      const seen = await alive(app, 60_000);
-      expect(seen.status).toBe('up');
-      expect(seen.unreachableMs).toBeGreaterThan(0);
-      await waitFor(async () => (await alive(app)).unreachableMs === 0, {
-        timeoutMs: 10_000,
-        what: 'reachable after the pause',
-      });
-    } finally {
-      await admin.quit();
-    }
-  });
-
-  it('stays up for an outage shorter than stalledAfterMs, is down after it, up once Redis is back', async () => {
-    const done: unknown[] = [];
-    @Processor('work')
-    class WorkProcessor {
-      @Process()
-      handle(job: Job) {
-        done.push(job.data);
-      }
-    }
-    const app = await start([WorkProcessor]);
-    expect(await alive(app)).toMatchObject({ status: 'up', unreachableMs: 0 });
-
-    await redis.stop();
-    await waitFor(async () => (await alive(app, 60_000)).unreachableMs > 0, {
-      what: 'the outage noticed',
-    });
-    // A blip (here: shorter than a generous stalledAfterMs) is not a reason to restart.
-    expect(await alive(app, 60_000)).toMatchObject({ status: 'up' });
-    await waitFor(() => isDown(app), { what: 'down' });
-    const down = await alive(app);
-    expect(down.unreachableMs).toBeGreaterThanOrEqual(STALLED_AFTER_MS);
-    expect(down.problems).toEqual([
-      expect.stringMatching(/^the Redis connection has not reached Redis for \d+ ms$/),
-    ]);
-
-    await redis.restart();
-    await waitFor(() => isUp(app), { timeoutMs: 10_000, what: 'up again' });
-    expect((await alive(app)).unreachableMs).toBe(0);
-    await app.get<WorkQueue>(getQueueToken('work')).add('after');
-    await waitFor(() => done.includes('after'), { timeoutMs: 10_000, what: 'a job after' });
-  });
-});
-
-describe('isAlive(): the heartbeat thread', () => {
-  /** The app's worker's heartbeat, as isAlive reports it. */
-  const beat = async (app: INestApplication) => (await alive(app)).workers.work!;
-
-  it('killed: the worker starts a new thread and stays alive', async () => {
-    @Processor('work')
-    class WorkProcessor {
-      @Process()
-      handle() {}
-    }
-    const app = await start([WorkProcessor]);
-    const worker = app.get(WorkQueueContext).getWorker('work')!;
-    const errors: unknown[] = [];
-    worker.on('error', (e) => errors.push(e));
-    await waitFor(() => heartbeatThreadStats().threads === 1, { what: 'the thread' });
-    await waitFor(async () => (await beat(app)).heartbeat === 'thread', { what: 'thread beats' });
-
-    await killHeartbeatThread();
-    await waitFor(() => errors.length > 0, { what: 'the death reported' });
-    expect(errors).toEqual([
-      expect.objectContaining({ message: expect.stringMatching(/heartbeat thread exited/) }),
-    ]);
-    await waitFor(() => heartbeatThreadStats().threads === 1, { what: 'a new thread' });
-    await waitFor(async () => (await beat(app)).heartbeatLostMs === 0, { what: 'it beats' });
-    expect(await alive(app)).toMatchObject({
-      status: 'up',
-      workers: { work: { heartbeat: 'thread', heartbeatLostMs: 0 } },
-    });
-  });
-
-  it('killed and not replaced: down after stalledAfterMs (main-thread beats keep the worker registered), up once a new thread beats', async () => {
-    @Processor('work')
-    class WorkProcessor {
-      @Process()
-      handle() {}
-    }
-    const app = await start([WorkProcessor]);
-    const worker = app.get(WorkQueueContext).getWorker('work')!;
-    worker.on('error', () => undefined);
-    await waitFor(async () => (await beat(app)).heartbeat === 'thread', { what: 'thread beats' });
-
-    // The replacement cannot start until released.
-    let release!: () => void;
-    holdHeartbeatThread(new Promise<void>((r) => (release = r)));
-    await killHeartbeatThread();
-    expect(heartbeatThreadStats().threads).toBe(0);
-    expect((await beat(app)).heartbeat).toBe('main thread');
-    await waitFor(() => isDown(app), { what: 'down' });
-    const down = await alive(app);
-    expect(down.workers.work!.heartbeatLostMs).toBeGreaterThanOrEqual(STALLED_AFTER_MS);
-    expect(down.problems).toEqual([
-      expect.stringMatching(
-        /^queue "work": its worker's heartbeat thread died \d+ ms ago and has not been replaced/,
-      ),
-    ]);
-    // Meanwhile the main thread beats: the worker is not reclaimed as dead.
-    const queue = app.get<WorkQueue>(getQueueToken('work'));
-    expect((await queue.counts()).workers).toBe(1);
-    expect((await queue.clean()).deadWorkers).toBe(0);
-
-    release();
-    await waitFor(() => isUp(app), { what: 'up again' });
-    expect((await beat(app)).heartbeat).toBe('thread');
-    expect(heartbeatThreadStats().threads).toBe(1);
   });
 });
 
