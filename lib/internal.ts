@@ -8,3 +8,4 @@ export { checkName, resolveQueueOptions } from './options.js';
 export { infos, summarize } from './redis/info.js';
 export { prepareSchedule } from './schedules/spec.js';
 export { within } from './util/timeout.js';
+export type { WorkerLiveness } from './worker/liveness.js';

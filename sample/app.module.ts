@@ -17,11 +17,26 @@ export interface SampleOptions {
   redisUrl: string;
   /** Key prefix (tests use a random one). Default `sample`. */
   prefix?: string;
+  /** Which workers this instance runs (see `workersFromEnv`). Default all. */
+  workers?: boolean | string[];
+}
+
+/**
+ * The `WORKERS` environment variable: `false` for a web instance that only adds jobs, `true` (or
+ * unset) for one that runs every worker, `emails,reports` for those queues' workers.
+ */
+export function workersFromEnv(value: string | undefined): boolean | string[] {
+  if (value === undefined || value.trim() === '' || value.trim() === 'true') return true;
+  if (value.trim() === 'false') return false;
+  return value
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
 }
 
 @Module({})
 export class AppModule {
-  static forRoot({ redisUrl, prefix = 'sample' }: SampleOptions): DynamicModule {
+  static forRoot({ redisUrl, prefix = 'sample', workers = true }: SampleOptions): DynamicModule {
     return {
       module: AppModule,
       imports: [
@@ -30,6 +45,8 @@ export class AppModule {
           prefix,
           defaults: { leaseMs: 30_000, heartbeatTimeoutMs: 5_000 },
           shutdownTimeoutMs: 5_000,
+          // One codebase, two deployments: WORKERS=false for the web pods (docs/operations.md).
+          workers,
         }),
         WorkQueueModule.registerQueue({
           name: EMAILS,

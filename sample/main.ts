@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { pathToFileURL } from 'node:url';
 import { Logger, ValidationPipe, type INestApplication, type LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { AppModule } from './app.module.js';
+import { AppModule, workersFromEnv } from './app.module.js';
 import { EMAILS } from './emails.js';
 
 /**
@@ -14,9 +14,9 @@ export async function createApp(
   redisUrl: string,
   prefix?: string,
   logger?: LogLevel[] | false,
-  { board = false }: { board?: boolean } = {},
+  { board = false, workers }: { board?: boolean; workers?: boolean | string[] } = {},
 ): Promise<INestApplication> {
-  const root = AppModule.forRoot({ redisUrl, prefix });
+  const root = AppModule.forRoot({ redisUrl, prefix, workers });
   if (board) {
     const { BoardModule } = await import('./admin/board.module.js');
     root.imports = [...(root.imports ?? []), BoardModule.forRoot({ queues: [EMAILS] })];
@@ -39,7 +39,9 @@ async function main(): Promise<void> {
   const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const port = Number(process.env.PORT ?? 3000);
   // The board is behind basic auth (BOARD_CREDENTIALS=user:password); refused when unset.
-  const app = await createApp(redisUrl, undefined, undefined, { board: true });
+  // WORKERS=false: a web instance (adds jobs, processes none); default: it runs the workers too.
+  const workers = workersFromEnv(process.env.WORKERS);
+  const app = await createApp(redisUrl, undefined, undefined, { board: true, workers });
   await app.listen(port);
   new Logger('Sample').log(
     `listening on http://localhost:${port} — try: curl -XPOST localhost:${port}/jobs -H 'content-type: application/json' -d '{"name":"welcome","data":{"to":"a@example.com"}}'`,

@@ -62,7 +62,12 @@ export class WorkQueueContext implements OnApplicationShutdown {
   readonly cleaner: WorkQueueCleanerOptions;
   readonly workerDefaults: Readonly<WorkQueueWorkerDefaults>;
   readonly queueDefaults: Readonly<WorkQueueQueueDefaults>;
-  private readonly registry = new Map<string, { queue: WorkQueue; signature: string }>();
+  /** `forRoot({ workers })`: which queues' workers this instance runs (see `runsWorker`). */
+  readonly workersOption: boolean | readonly string[];
+  private readonly registry = new Map<
+    string,
+    { queue: WorkQueue; signature: string; workers: boolean | undefined }
+  >();
   private readonly workerRegistry = new Map<string, Worker>();
   /** The named connections (`forRoot({ connections })`), created with the context. */
   private readonly named = new Map<string, { client: Redis | Cluster; owned: boolean }>();
@@ -81,6 +86,7 @@ export class WorkQueueContext implements OnApplicationShutdown {
     this.shutdownTimeoutMs =
       options.shutdownTimeoutMs ?? WORK_QUEUE_MODULE_DEFAULTS.shutdownTimeoutMs;
     this.cleaner = options.cleaner ?? {};
+    this.workersOption = options.workers ?? true;
     const defaults = options.defaults as Record<string, unknown> | undefined;
     this.workerDefaults = workerDefaultsOf(defaults);
     this.queueDefaults = queueDefaultsOf(defaults);
@@ -110,11 +116,13 @@ export class WorkQueueContext implements OnApplicationShutdown {
       typeof registration === 'object' && registration !== null ? registration.name : registration,
     );
     if (problems.length > 0) throw invalidOptions(invalidRegistration(where), problems);
-    const { name, configKey, connection, schedules, pruneSchedules, ...overrides } = registration;
+    const { name, configKey, connection, schedules, pruneSchedules, workers, ...overrides } =
+      registration;
     const signature = stableStringify({
       ...overrides,
       schedules,
       pruneSchedules,
+      workers,
       configKey,
       connection: connection === undefined ? undefined : connectionSignature(connection),
     });
@@ -147,8 +155,20 @@ export class WorkQueueContext implements OnApplicationShutdown {
       ...overrides,
       logger: this.logger ?? false,
     });
-    this.registry.set(name, { queue, signature });
+    this.registry.set(name, { queue, signature, workers });
     return queue;
+  }
+
+  /**
+   * Whether this instance runs the worker of the queue's `@Processor()` classes:
+   * `registerQueue({ workers })` when given, else `forRoot({ workers })` (true, false, or the
+   * listed queues).
+   */
+  runsWorker(name: string): boolean {
+    const own = this.registry.get(name)?.workers;
+    if (own !== undefined) return own;
+    const all = this.workersOption;
+    return typeof all === 'boolean' ? all : all.includes(name);
   }
 
   /** The registered queue of that name, if any. */
@@ -164,7 +184,8 @@ export class WorkQueueContext implements OnApplicationShutdown {
   /**
    * The worker the module runs for the `@Processor()` classes of a queue (set during the
    * module's `onApplicationBootstrap`, before yours), e.g. to listen to its events or pause it.
-   * Undefined for a queue without a processor.
+   * Undefined for a queue without a processor, or whose worker this instance does not run
+   * (`forRoot({ workers })`, `registerQueue({ workers })`).
    */
   getWorker<T = unknown, R = unknown>(queueName: string): Worker<T, R> | undefined {
     return this.workerRegistry.get(queueName) as Worker<T, R> | undefined;

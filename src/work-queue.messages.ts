@@ -70,6 +70,13 @@ export const processorOptionsNotObject = (at: string, got: string) =>
   `${at}options must be an object, got ${got}`;
 export const processorAutostart = (at: string) =>
   `${at}autostart is not allowed: the module starts workers at application bootstrap`;
+export const badWorkers = (got: string) =>
+  `workers must be true, false or an array of queue names, got ${got}`;
+export const unknownWorkerQueues = (names: readonly string[], registered: readonly string[]) => {
+  const known = registered.map((n) => JSON.stringify(n)).join(', ');
+  return `workers names queues that are not registered: ${names.map((n) => JSON.stringify(n)).join(', ')} (${known ? `registered: ${known}` : 'no queue is registered'})`;
+};
+export const badQueueWorkers = (got: string) => `workers must be true or false, got ${got}`;
 export const processorCloseTimeout = (at: string) =>
   `${at}closeTimeoutMs is not allowed: set shutdownTimeoutMs in WorkQueueModule.forRoot()`;
 
@@ -160,6 +167,8 @@ export const noHandler = (jobName: string | undefined, classNames: readonly stri
 
 export const workerStarted = (queue: string, concurrency: number, classNames: readonly string[]) =>
   `worker of queue "${queue}" started (concurrency ${concurrency}; ${classNames.join(', ')})`;
+export const workerNotStarted = (queue: string, classNames: readonly string[]) =>
+  `worker of queue "${queue}" not started in this instance (workers option; ${classNames.join(', ')})`;
 export const workerStartTimeout = (queue: string, ms: number, lastError: string | undefined) =>
   `queue "${queue}": its worker could not start within ${ms} ms, Redis did not answer${lastError ? `: ${lastError}` : ''}`;
 export const workerError = (queue: string, error: string) =>
@@ -212,6 +221,20 @@ export const tooManyDead = (queue: string, n: number, max: number) =>
   `queue "${queue}": ${n} dead jobs, over maxDead ${max}`;
 export const tooFewWorkers = (queue: string, n: number, min: number) =>
   `queue "${queue}": ${n} live workers, under minWorkers ${min}`;
+export const INVALID_LIVENESS_OPTIONS = 'invalid isAlive() options';
+export const livenessOptionsNotObject = (got: string) =>
+  `options must be an object { stalledAfterMs?, timeoutMs? }, got ${got}`;
+export const badLivenessMs = (key: string, got: string) =>
+  `${key} must be a positive integer (ms), got ${got}`;
+export const MAIN_CONNECTION = 'the Redis connection';
+export const queuesConnection = (queues: readonly string[]) =>
+  `the Redis connection of ${queues.length > 1 ? 'queues' : 'queue'} ${queues.map((q) => `"${q}"`).join(', ')}`;
+export const unreachableFor = (connection: string, ms: number) =>
+  `${connection} has not reached Redis for ${ms} ms`;
+export const workerStalled = (queue: string, pending: number, ms: number) =>
+  `queue "${queue}": ${pending} jobs pending while its worker's lease calls have gone unanswered for ${ms} ms`;
+export const heartbeatLost = (queue: string, ms: number) =>
+  `queue "${queue}": its worker's heartbeat thread died ${ms} ms ago and has not been replaced (beating from the main thread meanwhile)`;
 
 // --- Event hooks (@OnWorkerEvent, @QueueEventsListener/@OnQueueEvent) ---
 

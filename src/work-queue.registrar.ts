@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import {
   errorMessage,
+  invalidOptions,
   NonRetryableError,
   Worker,
   WorkQueueError,
@@ -15,26 +16,30 @@ import {
   type WorkQueue,
 } from '../lib/internal.js';
 import { within } from '../lib/internal.js';
+import { workerQueueProblems } from './utils/validate-options.util.js';
 import { WORK_QUEUE_MODULE_DEFAULTS } from './work-queue.constants.js';
 import { WorkQueueContext } from './work-queue.context.js';
 import { WorkQueueEventsExplorer } from './work-queue-events.explorer.js';
 import { WorkQueueExplorer, type QueueProcessor } from './work-queue.explorer.js';
 import { WorkerEventHooks } from './work-queue.worker-events.js';
 import {
+  INVALID_MODULE_OPTIONS,
   jobDead,
   jobRetrying,
   leaseLost,
   NO_SHUTDOWN_HOOKS,
   noHandler,
   workerError,
+  workerNotStarted,
   workerStarted,
   workerStartTimeout,
 } from './work-queue.messages.js';
 
 /**
  * Runs the processors the explorer found: one worker per queue. Collects in `onModuleInit`
- * (bad processors fail the bootstrap), starts in `onApplicationBootstrap` (the bootstrap waits
- * until every worker is registered and leasing), drains in `beforeApplicationShutdown`: running
+ * (bad processors fail the bootstrap, also those whose worker this instance does not run),
+ * starts in `onApplicationBootstrap` the workers the `workers` options allow (the bootstrap
+ * waits until each is registered and leasing), drains in `beforeApplicationShutdown`: running
  * jobs get `shutdownTimeoutMs` to finish, then are released to the front of their queue.
  */
 @Injectable()
@@ -53,6 +58,10 @@ export class WorkQueueRegistrar
   ) {}
 
   onModuleInit(): void {
+    // Every queue is registered by now (the queue providers are created before any hook runs).
+    const names = this.context.queues.map((q) => q.name);
+    const problems = workerQueueProblems(this.context.workersOption, names);
+    if (problems.length > 0) throw invalidOptions(INVALID_MODULE_OPTIONS, problems);
     this.processors = this.explorer.explore();
     for (const [queueName, methods] of this.events.explore().workerEvents) {
       this.hooks.set(queueName, new WorkerEventHooks(queueName, methods, this.context.logger));
@@ -60,9 +69,14 @@ export class WorkQueueRegistrar
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    if (this.processors.length === 0) return;
+    const processors = this.processors.filter((p) => {
+      const runs = this.context.runsWorker(p.queue.name);
+      if (!runs) this.context.logger?.log(workerNotStarted(p.queue.name, p.classNames));
+      return runs;
+    });
+    if (processors.length === 0) return;
     this.warnIfNoShutdownHooks();
-    for (const p of this.processors) {
+    for (const p of processors) {
       const worker = new Worker(p.queue, this.router(p), {
         ...this.context.workerDefaults,
         ...p.options,
@@ -77,7 +91,7 @@ export class WorkQueueRegistrar
     // If a worker cannot start (Redis unreachable, too old), the bootstrap fails; app.close()
     // still closes the workers that did start.
     await Promise.all(
-      this.processors.map(async (p) => {
+      processors.map(async (p) => {
         const worker = this.context.getWorker(p.queue.name)!;
         await this.startWithin(worker, p.queue);
         this.context.logger?.log(workerStarted(p.queue.name, worker.concurrency, p.classNames));

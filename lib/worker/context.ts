@@ -3,6 +3,7 @@
 import type { RunHook } from '../types/hooks.js';
 import type { WorkQueue } from '../queue/index.js';
 import type { Handler, WorkerEvents } from '../types/worker.js';
+import { LeaseProgress } from './liveness.js';
 import type { WorkerSettings } from './options.js';
 import type {
   CancelsPart,
@@ -32,6 +33,8 @@ export class WorkerContext<T, R> {
   readonly runHooks: RunHook[] = [];
   /** Calls close() must wait for (see track). */
   readonly inflight = new Set<Promise<unknown>>();
+  /** Whether Redis answers the lease loop (read by liveness probes, liveness.ts). */
+  readonly progress = new LeaseProgress();
 
   // The parts, set by the Worker's constructor.
   runs!: RunTablePart<T>;

@@ -242,12 +242,14 @@ class HeartbeatThread {
         if (m.t === 'beat') member?.onFirstBeat?.();
         else if (m.t === 'removed') member?.onRemoved?.();
       });
+      // A death is not a failure to start: the members may start a new thread (heartbeat.ts).
       thread.on('error', (e) => {
-        if (this.thread === thread) this.fail(e);
+        if (this.thread === thread) this.fail(e, false);
       });
       thread.once('exit', (code) => {
         this.alive--;
-        if (this.thread === thread) this.fail(new Error(`heartbeat thread exited (${code})`));
+        if (this.thread === thread)
+          this.fail(new Error(`heartbeat thread exited (${code})`), false);
         // Whoever still waits on this thread waits no more.
         for (const m of this.members.values()) if (m.removedBy === thread) m.onRemoved?.();
       });
@@ -267,9 +269,12 @@ class HeartbeatThread {
     this.queued = [];
   }
 
-  /** The thread could not start or died: every member beats from the main thread from now on. */
-  private fail(e: unknown): void {
-    this.broken = e;
+  /**
+   * The thread could not start (`permanent`: no thread will start in this process) or died:
+   * every member is told, and beats from the main thread until it joins a new one.
+   */
+  private fail(e: unknown, permanent = true): void {
+    if (permanent) this.broken = e;
     this.thread = undefined;
     this.queued = [];
     const members = [...this.members.values()];
@@ -283,6 +288,11 @@ class HeartbeatThread {
 
   stats(): { threads: number; workers: number; connections: number } {
     return { threads: this.alive, workers: this.members.size, connections: this.conns.size };
+  }
+
+  /** Tests: end the running thread as a crash would (its members are told it died). */
+  kill(): Promise<number> | undefined {
+    return this.thread?.terminate();
   }
 
   /** Tests: no thread starts until `until` resolves (the workers beat from the main thread). */

@@ -1,5 +1,6 @@
 // A Worker's heartbeat: the assembled `heartbeat` script (lib/scripts/heartbeat.lua), beaten by
 // the process's one shared heartbeat thread (heartbeat-thread.ts), bridged from the main thread.
+import { performance } from 'node:perf_hooks';
 import type { Cluster, Redis } from 'ioredis';
 import type { QueueKeys } from '../keys.js';
 import { script, scriptKeys } from '../scripts/assemble.js';
@@ -14,8 +15,11 @@ import { heartbeatThread, type ConnectionSpec, type ThreadMember } from './heart
  * process: each Worker registers with it by message, keeps its own interval and its own "first
  * beat landed" promise, and unregisters on close; the thread ends when the last Worker leaves
  * and never keeps the process alive. If the thread cannot start (ioredis not found on disk, see
- * heartbeat-thread.ts, or the thread dies), Workers beat from the main thread and report it
- * through their 'error' outlet.
+ * heartbeat-thread.ts), Workers beat from the main thread for good and report it through their
+ * 'error' outlet. If it dies, each Worker reports it, beats from the main thread and starts a
+ * new thread (after REPLACE_FIRST_MS, doubling up to REPLACE_MAX_MS while replacements fail);
+ * `lostMs` says how long it has gone without a thread's beat since (a liveness probe reads it:
+ * a thread that cannot be replaced is a reason to restart the process).
  *
  * Honest about what it proves: the heartbeat says "this process is alive", not "this job makes
  * progress". A main thread stuck forever keeps beating, so its jobs are not reclaimed early — but
@@ -40,6 +44,9 @@ import { heartbeatThread, type ConnectionSpec, type ThreadMember } from './heart
  */
 /** A bridge beat keeps the worker alive this many heartbeat timeouts longer (see above). */
 const STARTUP_GRACE = 2;
+/** A dead thread's replacement starts this long after the death, doubling up to the max. */
+const REPLACE_FIRST_MS = 100;
+const REPLACE_MAX_MS = 30_000;
 
 export interface Heartbeat {
   /** Whether beats come from the shared thread (false: from the main thread, the fallback). */
@@ -58,6 +65,13 @@ export interface Heartbeat {
   boot(): void;
   /** Stop beating; resolves once no beat of this worker can land any more (bounded). */
   stop(): Promise<void>;
+  /**
+   * How long ago the thread died without a replacement's beat for this worker since (0: it
+   * did not die, or a replacement beats; also 0 for a worker that never had a thread).
+   */
+  lostMs(): number;
+  /** Where beats come from now: a thread whose beats landed, or the main thread. */
+  source(): 'thread' | 'main thread';
 }
 
 /** What a heartbeat needs of its queue. */
@@ -102,8 +116,15 @@ class WorkerHeartbeat implements Heartbeat {
   private inflight: Promise<unknown> | undefined;
   private stopping: Promise<void> | undefined;
   private readonly timeoutMs: number;
-  /** In the constructor's join: a failure then is reported by the join's throw. */
+  /** In a join: a failure then is reported by the join's throw. */
   private joining = false;
+  /** A thread's beat for this worker has landed (a thread that never did cannot be lost). */
+  private served = false;
+  /** When the thread died, until a replacement's first beat (performance.now()). */
+  private lostAt: number | undefined;
+  /** Replacements that failed since the last death, and the timer of the next one. */
+  private replaceAttempts = 0;
+  private replaceTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly queue: HeartbeatQueue,
@@ -112,17 +133,24 @@ class WorkerHeartbeat implements Heartbeat {
   ) {
     this.timeoutMs = queue.options.heartbeatTimeoutMs;
     this.firstBeat = new Promise<void>((resolve) => (this.beaten = resolve));
-    this.joining = true;
     try {
-      this.member = heartbeatThread(script('heartbeat').lua).join(
-        connectionSpec(queue.client),
-        (e) => this.threadFailed(e),
-        true,
-      );
+      this.member = this.join(true);
     } catch (e) {
       onError(e);
     }
-    this.joining = false;
+  }
+
+  private join(deferStart: boolean): ThreadMember {
+    this.joining = true;
+    try {
+      return heartbeatThread(script('heartbeat').lua).join(
+        connectionSpec(this.queue.client),
+        (e) => this.threadFailed(e),
+        deferStart,
+      );
+    } finally {
+      this.joining = false;
+    }
   }
 
   get threaded(): boolean {
@@ -136,15 +164,23 @@ class WorkerHeartbeat implements Heartbeat {
     if (this.member) {
       // Bridge beats: their failures are not reported, the thread's beats are the ones that count.
       const first = this.mainBeats(() => undefined, this.timeoutMs * STARTUP_GRACE);
-      this.member.beat(keys, [workerId, this.timeoutMs], this.intervalMs, () => {
-        clearInterval(this.timer);
-        this.beaten();
-      });
+      this.threadBeats(this.member, keys);
       await first;
     } else {
       void this.mainBeats(this.onError);
       this.beaten();
     }
+  }
+
+  /** Beat from the thread; at its first beat, the main thread's beats stop. */
+  private threadBeats(member: ThreadMember, keys: string[]): void {
+    member.beat(keys, [this.workerId!, this.timeoutMs], this.intervalMs, () => {
+      clearInterval(this.timer);
+      this.served = true;
+      this.lostAt = undefined;
+      this.replaceAttempts = 0;
+      this.beaten();
+    });
   }
 
   boot(): void {
@@ -170,16 +206,55 @@ class WorkerHeartbeat implements Heartbeat {
     return this.inflight ?? Promise.resolve();
   }
 
+  /** The thread died (or failed to start): beat from the main thread, and start a new one. */
   private threadFailed(e: unknown): void {
     this.member = undefined;
     if (this.stopping || this.joining) return;
     this.onError(e);
+    if (this.served) this.lostAt ??= performance.now();
     if (this.workerId !== undefined) void this.mainBeats(this.onError);
     this.beaten();
+    this.replaceLater();
+  }
+
+  private replaceLater(): void {
+    if (this.stopping || this.replaceTimer) return;
+    const ms = Math.min(REPLACE_MAX_MS, REPLACE_FIRST_MS * 2 ** this.replaceAttempts++);
+    this.replaceTimer = setTimeout(() => {
+      this.replaceTimer = undefined;
+      this.replace();
+    }, ms);
+    this.replaceTimer.unref();
+  }
+
+  /** Join a new thread (started now, if none runs); main-thread beats go on until it beats. */
+  private replace(): void {
+    if (this.stopping || this.member) return;
+    let member: ThreadMember;
+    try {
+      member = this.join(false);
+    } catch {
+      this.replaceLater(); // reported with the death; the main thread beats meanwhile
+      return;
+    }
+    this.member = member;
+    if (this.workerId === undefined) return; // begin() beats from it
+    const keys = scriptKeys(script('heartbeat'), this.queue.keys, { workerId: this.workerId });
+    this.threadBeats(member, keys);
+    // Dies before its first beat: threadFailed tries again later.
+  }
+
+  lostMs(): number {
+    return this.lostAt === undefined ? 0 : Math.round(performance.now() - this.lostAt);
+  }
+
+  source(): 'thread' | 'main thread' {
+    return this.member && this.served && this.lostAt === undefined ? 'thread' : 'main thread';
   }
 
   stop(): Promise<void> {
     this.stopping ??= (async () => {
+      clearTimeout(this.replaceTimer);
       clearInterval(this.timer);
       this.beaten();
       await Promise.all([this.member?.leave(), within(this.inflight ?? Promise.resolve(), 1_000)]);
@@ -204,6 +279,11 @@ export function joinHeartbeat(
 /** Tests: the shared thread's state (threads alive, workers served, connections open). */
 export function heartbeatThreadStats(): { threads: number; workers: number; connections: number } {
   return heartbeatThread(script('heartbeat').lua).stats();
+}
+
+/** Tests: end the shared thread as a crash would; resolves once it has exited. */
+export async function killHeartbeatThread(): Promise<void> {
+  await heartbeatThread(script('heartbeat').lua).kill();
 }
 
 /** Tests: hold the shared thread's start until `until` resolves. */

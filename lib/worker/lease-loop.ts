@@ -98,6 +98,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
     const { adopt, sweep } = handoffs.take();
     this.requested += want;
     const sentAt = performance.now();
+    ctx.progress.sent();
     try {
       const r = await ctx.track(
         ctx.queue.completeAndLease(
@@ -111,6 +112,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
           },
         ),
       );
+      ctx.progress.answered();
       this.requested -= want;
       this.retryDelay = 0;
       if (want > 0) this.callMs = average(this.callMs, performance.now() - sentAt);

@@ -13,6 +13,7 @@ import { joinHeartbeat, type Heartbeat } from './heartbeat.js';
 import { IdleWait } from './idle-wait.js';
 import type { Handler, WorkerEvents } from '../types/worker.js';
 import { LeaseLoop } from './lease-loop.js';
+import type { WorkerLiveness } from './liveness.js';
 import { LeaseRenewer } from './lease-renewer.js';
 import { QueuePause } from './queue-pause.js';
 import { resolveWorkerOptions, type WorkerOptions } from './options.js';
@@ -102,6 +103,20 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   /** Jobs held leased ahead of free slots now (see the `prefetch` option). */
   get prefetch(): number {
     return this.ctx.loop.prefetch;
+  }
+
+  /**
+   * @internal For liveness probes (nestjs-work-queue/health's `isAlive()`): whether Redis answers
+   * the lease loop and the heartbeat beats from a thread (liveness.ts).
+   */
+  get liveness(): WorkerLiveness {
+    const { ctx, heartbeat } = this;
+    return {
+      paused: ctx.closing || ctx.paused || ctx.queuePause.paused,
+      unansweredMs: ctx.progress.unansweredMs(),
+      heartbeat: heartbeat?.source() ?? 'main thread',
+      heartbeatLostMs: heartbeat?.lostMs() ?? 0,
+    };
   }
 
   /** Register, open connections, start heartbeat and leasing. Idempotent. */

@@ -6,3 +6,8 @@ export {
   type WorkQueueHealthDetails,
   type WorkQueueHealthOptions,
 } from './work-queue.health.js';
+export {
+  type WorkQueueLivenessDetails,
+  type WorkQueueLivenessOptions,
+  type WorkQueueWorkerLiveness,
+} from './liveness-check.js';

@@ -1,19 +1,20 @@
-// Terminus health indicator of the queues (nestjs-work-queue/health): Redis latency, version and
-// eviction policy, per-queue counts, thresholds.
+// Terminus health indicator of the queues (nestjs-work-queue/health): readiness (Redis latency,
+// version and eviction policy, per-queue counts, thresholds) and liveness (liveness-check.ts).
 import { performance } from 'node:perf_hooks';
-import { Injectable, Module } from '@nestjs/common';
+import { Injectable, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import {
   HealthIndicatorService,
   TerminusModule,
   type HealthIndicatorResult,
 } from '@nestjs/terminus';
-import { errorMessage, type QueueCounts } from '../../lib/internal.js';
+import { errorMessage, invalidOptions, type QueueCounts } from '../../lib/internal.js';
 import { infos, summarize } from '../../lib/internal.js';
 import { within } from '../../lib/internal.js';
 import { WorkQueueContext } from '../work-queue.context.js';
 import {
   evictionWarning,
   healthQueueNotRegistered,
+  INVALID_LIVENESS_OPTIONS,
   redisNoAnswer,
   redisStatusUnreachable,
   redisUnreachable,
@@ -21,6 +22,13 @@ import {
   tooManyDead,
   tooManyPending,
 } from '../work-queue.messages.js';
+import {
+  LivenessCheck,
+  livenessOptionProblems,
+  type WorkQueueLivenessDetails,
+  type WorkQueueLivenessOptions,
+} from './liveness-check.js';
+import { UNREACHABLE_STATUSES } from './reachability.js';
 
 export interface WorkQueueHealthOptions {
   /** Queues to report and check (default: every registered queue). */
@@ -29,7 +37,10 @@ export interface WorkQueueHealthOptions {
   maxPending?: number;
   /** Down when a queue's dead-letter set holds more jobs than this. */
   maxDead?: number;
-  /** Down when a queue has fewer live workers (across all instances) than this. */
+  /**
+   * Down when a queue has fewer live workers than this, counted across all instances (from
+   * Redis): an instance that runs no worker itself (`workers: false`) is not down for that.
+   */
   minWorkers?: number;
   /** Down when Redis does not answer within this many ms. Default 1 000. */
   timeoutMs?: number;
@@ -41,13 +52,14 @@ export interface WorkQueueHealthOptions {
 }
 
 /**
- * Per-queue detail of a health check. `paused`: the queue is paused queue-wide
- * (`queue.pause()`); a paused queue is reported as such, not as down.
+ * Per-queue detail of a health check. `workers`: live workers of every instance; `localWorker`:
+ * whether this instance runs one (see the `workers` module option). `paused`: the queue is
+ * paused queue-wide (`queue.pause()`); a paused queue is reported as such, not as down.
  */
 export type WorkQueueHealthCounts = Pick<
   QueueCounts,
   'pending' | 'delayed' | 'leased' | 'dead' | 'workers'
-> & { paused: boolean };
+> & { localWorker: boolean; paused: boolean };
 
 /** What `isHealthy()` reports when Redis answered. */
 export interface WorkQueueHealthDetails extends Record<string, unknown> {
@@ -60,28 +72,69 @@ export interface WorkQueueHealthDetails extends Record<string, unknown> {
   problems?: string[];
 }
 
-const UNREACHABLE_STATUSES = new Set(['close', 'end', 'reconnecting']);
-
 /**
  * Terminus health indicator for the queues (Terminus >= 11, `HealthIndicatorService`):
  *
  * ```ts
- * @Get('health') @HealthCheck()
- * check() {
+ * @Get('health/ready') @HealthCheck()
+ * ready() {
  *   return this.health.check([() => this.queues.isHealthy('queues', { maxDead: 100 })]);
+ * }
+ * @Get('health/live') @HealthCheck()
+ * live() {
+ *   return this.health.check([() => this.queues.isAlive('queues')]);
  * }
  * ```
  *
- * Reports Redis' ping latency, version and eviction policy, and per queue the pending, delayed,
- * leased and dead jobs, live workers and whether it is paused (a paused queue stays up). Down when Redis does not answer within `timeoutMs`
- * (never hangs the endpoint) or a threshold is crossed.
+ * `isHealthy` (readiness) reports Redis' ping latency, version and eviction policy, and per
+ * queue the pending, delayed, leased and dead jobs, live workers and whether it is paused (a
+ * paused queue stays up). Down when Redis does not answer within `timeoutMs` (never hangs the
+ * endpoint) or a threshold is crossed. `isAlive` (liveness) is down only when a restart of this
+ * process would help (see its comment).
  */
 @Injectable()
-export class WorkQueueHealthIndicator {
+export class WorkQueueHealthIndicator implements OnModuleInit, OnApplicationShutdown {
+  private readonly liveness: LivenessCheck;
+
   constructor(
     private readonly health: HealthIndicatorService,
     private readonly context: WorkQueueContext,
-  ) {}
+  ) {
+    this.liveness = new LivenessCheck(context);
+  }
+
+  /** Follow the queues' connections from the start (each queue is registered by now). */
+  onModuleInit(): void {
+    for (const q of this.context.queues) this.liveness.watch(q.client);
+  }
+
+  onApplicationShutdown(): void {
+    this.liveness.detach();
+  }
+
+  /**
+   * Liveness (a Kubernetes `livenessProbe`): down only when this process cannot do its work
+   * and a restart would help — one of this instance's workers has had jobs pending in its queue
+   * while its lease calls went unanswered for `stalledAfterMs` (default 30 s; a paused worker or
+   * queue, a full worker, flow control and delayed jobs are not stalls), its heartbeat thread
+   * died and no replacement has beaten for `stalledAfterMs`, or one of the module's connections
+   * has not reached Redis for `stalledAfterMs` (a shorter outage stays up). An instance that runs
+   * no worker is up while Redis is reachable. Every Redis call within `timeoutMs` (default 1 s).
+   * Options that are not positive integers throw `INVALID_OPTIONS`, every problem listed.
+   */
+  async isAlive<const Key extends string>(
+    key: Key,
+    options: WorkQueueLivenessOptions = {},
+  ): Promise<HealthIndicatorResult<Key>> {
+    const problems = livenessOptionProblems(options);
+    if (problems.length > 0) throw invalidOptions(INVALID_LIVENESS_OPTIONS, problems);
+    const indicator = this.health.check(key);
+    const details: WorkQueueLivenessDetails = await this.liveness.run(
+      options.stalledAfterMs ?? 30_000,
+      options.timeoutMs ?? 1_000,
+    );
+    return details.problems ? indicator.down(details) : indicator.up(details);
+  }
 
   async isHealthy<const Key extends string>(
     key: Key,
@@ -139,6 +192,7 @@ export class WorkQueueHealthIndicator {
         leased: c.leased,
         dead: c.dead,
         workers: c.workers,
+        localWorker: this.context.getWorker(q.name) !== undefined,
         paused: paused[i]!,
       };
       if (options.maxPending !== undefined && c.pending > options.maxPending)

@@ -34,14 +34,28 @@ export interface WorkQueueQueueSchedules {
   pruneSchedules?: boolean;
 }
 
+/** Whether this instance runs the queue's worker. */
+export interface WorkQueueQueueWorkers {
+  /**
+   * Run (`true`) or do not run (`false`) this queue's worker in this instance, whatever
+   * `forRoot({ workers })` says. Default: as `forRoot({ workers })` says.
+   */
+  workers?: boolean;
+}
+
 /** What a queue registration may set besides its name. */
 export type WorkQueueRegistration = WorkQueueOverrides &
   WorkQueueQueueConnection &
-  WorkQueueQueueSchedules;
+  WorkQueueQueueSchedules &
+  WorkQueueQueueWorkers;
 
 /** `WorkQueueModule.registerQueue({ name: 'emails', maxAttempts: 5 })`. */
 export interface RegisterQueueOptions
-  extends WorkQueueOverrides, WorkQueueQueueConnection, WorkQueueQueueSchedules {
+  extends
+    WorkQueueOverrides,
+    WorkQueueQueueConnection,
+    WorkQueueQueueSchedules,
+    WorkQueueQueueWorkers {
   /** Queue name: 1-100 letters, digits, '.', '_', '-' or ':'. */
   name: string;
 }

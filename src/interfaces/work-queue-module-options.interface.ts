@@ -79,4 +79,12 @@ export interface WorkQueueModuleOptions {
   shutdownTimeoutMs?: number;
   /** The scheduled cleaner (reclaims expired leases and dead workers' jobs). Default on. */
   cleaner?: WorkQueueCleanerOptions;
+  /**
+   * Whether this instance runs the workers of its `@Processor()` classes: `true` (default) all,
+   * `false` none (a producer-only instance: it adds jobs, opens no worker connection), or the
+   * names of the queues whose workers it runs. Typically from an environment variable, so that
+   * web and worker deployments run one codebase. `registerQueue({ name, workers })` overrides it
+   * for one queue.
+   */
+  workers?: boolean | readonly string[];
 }

@@ -52,6 +52,7 @@ const MODULE_KEYS: Record<keyof WorkQueueModuleOptions, true> = {
   logger: true,
   shutdownTimeoutMs: true,
   cleaner: true,
+  workers: true,
 };
 const CONNECTION_KINDS = ['url', 'redis', 'client', 'cluster'] as const;
 const CONFIG_KEY = /^[A-Za-z0-9._:-]{1,100}$/;
@@ -198,7 +199,26 @@ export function moduleOptionProblems(options: unknown): string[] {
       }
     }
   }
+  const w = options.workers;
+  if (w !== undefined && typeof w !== 'boolean') {
+    if (!Array.isArray(w) || w.some((name) => typeof name !== 'string')) {
+      problems.push(msg.badWorkers(msg.show(w)));
+    }
+  }
   return problems;
+}
+
+/**
+ * The queues named by `forRoot({ workers: [...] })` that no `registerQueue()` registered, as a
+ * problem (checked once every queue is registered, at bootstrap).
+ */
+export function workerQueueProblems(
+  workers: boolean | readonly string[],
+  registered: readonly string[],
+): string[] {
+  if (typeof workers === 'boolean') return [];
+  const unknown = workers.filter((name) => !registered.includes(name));
+  return unknown.length > 0 ? [msg.unknownWorkerQueues(unknown, registered)] : [];
 }
 
 /**
@@ -224,12 +244,16 @@ export function registerQueueProblems(
       connection: true,
       schedules: true,
       pruneSchedules: true,
+      workers: true,
     },
     '',
     problems,
     { logger: msg.QUEUE_LOGGER },
   );
-  const { name, configKey, connection, schedules, pruneSchedules, ...rest } = registration;
+  const { name, configKey, connection, schedules, pruneSchedules, workers, ...rest } = registration;
+  if (workers !== undefined && typeof workers !== 'boolean') {
+    problems.push(msg.badQueueWorkers(msg.show(workers)));
+  }
   if (configKey !== undefined) {
     if (typeof configKey !== 'string' || !CONFIG_KEY.test(configKey)) {
       problems.push(msg.badConfigKey(msg.show(configKey)));

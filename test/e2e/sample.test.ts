@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { EmailEventsListener } from '../../sample/email-events.listener.js';
+import { workersFromEnv } from '../../sample/app.module.js';
 import { createApp } from '../../sample/main.js';
 import { uniqueName } from '../support/keys.js';
 import { startRedis, type RedisHandle } from '../support/redis-server.js';
@@ -11,13 +12,14 @@ import { waitFor } from '../support/wait.js';
 // endpoint over HTTP.
 let redis: RedisHandle;
 let app: INestApplication;
+const prefix = uniqueName('sample');
 const http = () => request(app.getHttpServer());
 const getJob = async (id: string) =>
   (await http().get(`/jobs/${id}`).expect(200)).body as Record<string, unknown>;
 
 beforeAll(async () => {
   redis = await startRedis();
-  app = await createApp(redis.url, uniqueName('sample'), false);
+  app = await createApp(redis.url, prefix, false);
   await app.init();
 });
 
@@ -30,6 +32,46 @@ describe('sample app', () => {
   it('is healthy', async () => {
     const res = await http().get('/health').expect(200);
     expect(res.body).toMatchObject({ status: 'ok', info: { queues: { status: 'up' } } });
+  });
+
+  it('has a readiness and a liveness probe', async () => {
+    const ready = await http().get('/health/ready').expect(200);
+    expect(ready.body).toMatchObject({
+      status: 'ok',
+      info: { queues: { status: 'up', queues: { emails: { localWorker: true, workers: 1 } } } },
+    });
+    const live = await http().get('/health/live').expect(200);
+    expect(live.body).toMatchObject({
+      status: 'ok',
+      info: { queues: { status: 'up', workers: { emails: { state: 'ok' } }, unreachableMs: 0 } },
+    });
+  });
+
+  it('a web instance (WORKERS=false) adds jobs that a worker instance processes', async () => {
+    expect(workersFromEnv('false')).toBe(false);
+    expect(workersFromEnv(undefined)).toBe(true);
+    expect(workersFromEnv('emails, reports')).toEqual(['emails', 'reports']);
+    const web = await createApp(redis.url, prefix, false, { workers: workersFromEnv('false') });
+    await web.init();
+    try {
+      const webHttp = () => request(web.getHttpServer());
+      await webHttp()
+        .post('/jobs')
+        .send({ name: 'welcome', data: { to: 'w@example.com' }, id: 'from-web' })
+        .expect(201);
+      await waitFor(async () => (await getJob('from-web')).state === 'completed', {
+        what: 'the job from the web instance, processed by the worker instance',
+      });
+      const live = await webHttp().get('/health/live').expect(200);
+      expect(live.body.info.queues).toMatchObject({ status: 'up', workers: {} });
+      const ready = await webHttp().get('/health/ready').expect(200);
+      expect(ready.body.info.queues.queues.emails).toMatchObject({
+        localWorker: false,
+        workers: 1,
+      });
+    } finally {
+      await web.close();
+    }
   });
 
   it('enqueues, processes, and shows the result; a caller id dedupes', async () => {
