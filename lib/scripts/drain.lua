@@ -1,7 +1,8 @@
 -- drain: remove up to `limit` waiting jobs (pending, then delayed when asked); leased jobs stay.
 -- One page per call: the caller calls again until a call finds fewer than `limit` entries.
---! keys: pending data dataBuckets meta ids delayed leased tokens dead prog
--- ARGV: limit, delayed (1: delayed jobs too).
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead progress
+--! argv: limit with_delayed
+-- with_delayed: 1 = delayed jobs too.
 -- Returns: { jobs removed, entries looked at (pending entries incl. cancelled ones, delayed) }.
 local limit, with_delayed = tonumber(ARGV[1]), ARGV[2] == '1'
 local removed, seen = 0, 0

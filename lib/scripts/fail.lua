@@ -1,11 +1,12 @@
 -- fail: count a failed attempt of a leased job; retry it after a delay or dead-letter it.
---! keys: pending data dataBuckets meta ids delayed leased tokens dead wake prog wleases events
--- ARGV: id, token, worker id, error message, mode ('retry' | 'dead'), retry delay ms,
---   default max attempts, max dead, dead reason (used when mode is 'dead'; '' = the error).
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress workerLeases eventLog
+--! argv: seq token worker_id error mode:retry|dead retry_delay_ms default_max_attempts max_dead
+--! argv: reason
+-- error: the error message; reason: the dead-letter reason when mode is dead ('' = the error).
 -- Returns: 1 retried, 2 dead-lettered, E_LEASE_LOST when the caller does not hold the lease.
 local n, token, wid, err, mode = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local delay, max_default, max_dead = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
-if rcall('HGET', K_TOKENS, n) ~= token .. ':' .. wid then
+if rcall('HGET', K_LEASE_HOLDERS, n) ~= token .. ':' .. wid then
   return E_LEASE_LOST
 end
 local now = now_ms()
@@ -15,9 +16,9 @@ meta.e = err
 -- It ran to an error without killing its worker: no longer a suspect.
 meta.s = nil
 rcall('ZREM', K_LEASED, n)
-rcall('HDEL', K_TOKENS, n)
+rcall('HDEL', K_LEASE_HOLDERS, n)
 if wid ~= '0' then
-  rcall('SREM', K_WLEASES, n)
+  rcall('SREM', K_WORKER_LEASES, n)
 end
 local retried = not (mode == 'dead' or meta.a >= (meta.m or max_default))
 emit('failed', meta.i or n, 'a', meta.a, 'r', retried and '1' or '0', 'err', string.sub(err, 1, 500))

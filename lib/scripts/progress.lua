@@ -1,13 +1,15 @@
--- progress: record a leased job's progress and publish it on '<event channel>:p'.
---! keys: tokens prog evProgress meta events
--- ARGV: id, token, worker id, value (JSON).
+-- progress: record a leased job's progress and publish it on the progress channel
+-- ('<seq>:<value>').
+--! keys: leaseHolders progress progressChannel meta eventLog
+--! argv: seq token worker_id value
+-- value: JSON.
 -- Returns: 1, or E_LEASE_LOST.
 local n, token, wid, value = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-if rcall('HGET', K_TOKENS, n) ~= token .. ':' .. wid then
+if rcall('HGET', K_LEASE_HOLDERS, n) ~= token .. ':' .. wid then
   return E_LEASE_LOST
 end
-rcall('HSET', K_PROG, n, value)
-rcall('PUBLISH', K_EV_PROGRESS, n .. ':' .. value)
+rcall('HSET', K_PROGRESS, n, value)
+rcall('PUBLISH', K_PROGRESS_CHANNEL, n .. ':' .. value)
 if EV_CAP > 0 then
   emit('progress', decode_meta(rcall('HGET', K_META, n)).i or n, 'v', value)
 end

@@ -1,6 +1,7 @@
 -- promote: a delayed job runs now (to the back of its pending list).
---! keys: pending meta ids data delayed wake
--- ARGV: public id.
+--! keys: pending meta callerIds data delayed wake
+--! argv: id
+-- id: the job's public id.
 -- Returns: 1 promoted, 0 not delayed (or no such job).
 local n = resolve(ARGV[1])
 if not n or not rcall('ZSCORE', K_DELAYED, n) then

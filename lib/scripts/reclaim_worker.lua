@@ -1,8 +1,8 @@
 -- reclaim_worker: if the worker's heartbeat lapsed (checked again here, atomically), put every
 -- job it still holds back at the FRONT (see expire_lease) — leased, prefetched, and handed off
 -- to it but not adopted yet (its hand-off list) — and forget the worker.
---! keys: pending data dataBuckets meta ids delayed leased tokens dead workers wake prog parked hb wleases hands events
--- ARGV: worker id, heartbeat timeout ms, max lease expiries, max dead.
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake progress parked heartbeatRecord workerLeases workerHandoffs eventLog
+--! argv: worker_id heartbeat_timeout_ms max_lease_expiries max_dead
 -- Returns: { reclaimed, dead-lettered }, or { -1 } when the worker is alive after all.
 local wid, hb_timeout, max_exp, max_dead = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local now = now_ms()
@@ -12,8 +12,8 @@ end
 local reclaimed, dead = 0, 0
 -- The jobs this worker still holds, in the order they were leased (tokens increase).
 local held = {}
-for _, n in ipairs(rcall('SMEMBERS', K_WLEASES)) do
-  local t = rcall('HGET', K_TOKENS, n)
+for _, n in ipairs(rcall('SMEMBERS', K_WORKER_LEASES)) do
+  local t = rcall('HGET', K_LEASE_HOLDERS, n)
   if held_by(t, wid) then
     held[#held + 1] = { n, tonumber(string.match(t, '^s?(%d+)')) or 0 }
   end
@@ -37,8 +37,8 @@ for i = #taken, 1, -1 do
     reclaimed = reclaimed + 1
   end
 end
-rcall('DEL', K_WLEASES)
-rcall('DEL', K_HANDS)
+rcall('DEL', K_WORKER_LEASES)
+rcall('DEL', K_WORKER_HANDOFFS)
 rcall('ZREM', K_WORKERS, wid)
 rcall('ZREM', K_PARKED, wid)
 unhand_if_none_parked(now)

@@ -80,7 +80,7 @@ export class Cancels<T, R> implements CancelsPart {
       .track(
         Promise.all([
           c.set(q.keys.cancelAck(ack), '1', 'PX', CANCEL_ACK_TTL_MS),
-          c.publish(q.keys.cancelAcks, ack),
+          c.publish(q.keys.cancelAckChannel, ack),
         ]),
       )
       .catch((e: unknown) => ctx.report(e));

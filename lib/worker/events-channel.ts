@@ -28,7 +28,7 @@ export class EventsChannel<T, R> {
     });
     for (;;) {
       try {
-        await sub.subscribe(ctx.queue.keys.events);
+        await sub.subscribe(ctx.queue.keys.noticeChannel);
         return;
       } catch (e) {
         if (this.closed || ctx.closing) throw e;

@@ -1,4 +1,4 @@
--- The event log (K_EVENTS, a capped stream read by lib/events/): scripts that change a job's
+-- The event log (K_EVENT_LOG, a capped stream read by lib/events/): scripts that change a job's
 -- state log the change in the same call. EV_CAP is the stream's approximate cap, taken by the
 -- prelude from the first ARGV of every script that declares the key; 0 = events off.
 -- An entry holds one or more sections, in order; a section is 'e' <kind>, then fields of the
@@ -15,7 +15,7 @@ local ev_fields = nil
 local EV_MAX_FIELDS = 1000
 
 local function ev_write(f)
-  rcall('XADD', K_EVENTS, 'MAXLEN', '~', EV_CAP, '*', unpack(f))
+  rcall('XADD', K_EVENT_LOG, 'MAXLEN', '~', EV_CAP, '*', unpack(f))
 end
 
 -- Add fields `f` (one or more whole sections) to this call's entry, or write them at once.

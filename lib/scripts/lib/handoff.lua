@@ -22,11 +22,11 @@ local function drop_hand(n)
   end
 end
 
--- The hand-offs in the calling worker's hand-off list (K_HANDS) as parsed entries (plain
+-- The hand-offs in the calling worker's hand-off list (K_WORKER_HANDOFFS) as parsed entries (plain
 -- wake-ups left out).
 local function hands()
   local out = {}
-  for _, e in ipairs(rcall('LRANGE', K_HANDS, 0, -1)) do
+  for _, e in ipairs(rcall('LRANGE', K_WORKER_HANDOFFS, 0, -1)) do
     local h = parse_hand(e)
     if h then
       out[#out + 1] = h
@@ -37,22 +37,22 @@ end
 
 -- Replace the calling worker's hand-off list with `keep` (entries still to be adopted).
 local function keep_hands(keep)
-  rcall('DEL', K_HANDS)
+  rcall('DEL', K_WORKER_HANDOFFS)
   if #keep > 0 then
-    rcall('RPUSH', K_HANDS, unpack(keep))
+    rcall('RPUSH', K_WORKER_HANDOFFS, unpack(keep))
   end
 end
 
 -- Whether hand-off h still waits for its worker to adopt it (not cancelled or taken back).
 local function hand_live(h)
-  return rcall('HGET', K_TOKENS, h.n) == h.token .. ':h'
+  return rcall('HGET', K_LEASE_HOLDERS, h.n) == h.token .. ':h'
 end
 
 -- Put a handed-off job back at the front of its list. `ran`: a worker took it (it may have
 -- started it): like any run beside others, the job becomes a suspect.
 local function unhand(h, ran)
   rcall('ZREM', K_LEASED, h.n)
-  rcall('HDEL', K_TOKENS, h.n)
+  rcall('HDEL', K_LEASE_HOLDERS, h.n)
   if ran then
     local meta = decode_meta(rcall('HGET', K_META, h.n))
     meta.s = 1

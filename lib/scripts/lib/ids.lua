@@ -12,24 +12,24 @@ end
 -- add of it meanwhile changes nothing (clean() drops it afterwards); 0 frees it now. A job added
 -- with a dedupe window (`throttled`: meta t) keeps it until that window's end if that is later.
 local function keep_taken(cid, n, now, window, throttled)
-  if rcall('HGET', K_IDS, cid) ~= n then
+  if rcall('HGET', K_CALLER_IDS, cid) ~= n then
     return
   end
   local until_ms = now + window
   if throttled then
-    until_ms = math.max(until_ms, tonumber(rcall('ZSCORE', K_TAKEN, cid)) or 0)
+    until_ms = math.max(until_ms, tonumber(rcall('ZSCORE', K_KEPT_CALLER_IDS, cid)) or 0)
   end
   if until_ms > now then
-    rcall('HSET', K_IDS, cid, '~' .. int(until_ms))
-    rcall('ZADD', K_TAKEN, until_ms, cid)
+    rcall('HSET', K_CALLER_IDS, cid, '~' .. int(until_ms))
+    rcall('ZADD', K_KEPT_CALLER_IDS, until_ms, cid)
   else
-    rcall('HDEL', K_IDS, cid)
+    rcall('HDEL', K_CALLER_IDS, cid)
   end
 end
 
 -- The id (a string) behind a public id, or nil.
 local function resolve(id)
-  local n = rcall('HGET', K_IDS, id)
+  local n = rcall('HGET', K_CALLER_IDS, id)
   if n then
     if taken_until(n) then
       return nil

@@ -2,11 +2,11 @@
 
 -- Whether worker `wid` holds any job (its lease set, checked against the lease hash).
 local function holds_any(wid)
-  local held = rcall('SMEMBERS', K_WLEASES)
+  local held = rcall('SMEMBERS', K_WORKER_LEASES)
   if #held == 0 then
     return false
   end
-  local tokens = hmget(K_TOKENS, held)
+  local tokens = hmget(K_LEASE_HOLDERS, held)
   for i = 1, #held do
     if held_by(tokens[i], wid) then
       return true
@@ -23,16 +23,16 @@ end
 -- worker holding no other job, with an 's' token; met anywhere else it goes back first in line
 -- and the batch ends there, and a worker holding other jobs is told to drain (finish what it
 -- holds, lease nothing meanwhile) so that it can take the suspect next.
--- Flow control (flow_allowance) may allow fewer than `count`: then nobody else is woken for the
+-- Flow control (leases_allowed) may allow fewer than `count`: then nobody else is woken for the
 -- jobs left (there is no room for them) and the worker is not parked.
 -- Appends id, token, payload, meta to `out`; returns the number leased, whether the worker
--- should drain, when to look again when limited (see flow_allowance; 0: not limited) and the
+-- should drain, when to look again when limited (see leases_allowed; 0: not limited) and the
 -- pause version (0: not paused).
 local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
   if wid ~= '0' then
     rcall('ZREM', K_PARKED, wid)
   end
-  local allowed, limited_until, paused, rate_ms = flow_allowance(now, count)
+  local allowed, limited_until, paused, rate_ms = leases_allowed(now, count)
   if allowed == 0 then
     return 0, false, limited_until, paused
   end
@@ -105,7 +105,7 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
             if hand and n == hand.n then
               -- The hand-off goes back as a plain pending job.
               rcall('ZREM', K_LEASED, n)
-              rcall('HDEL', K_TOKENS, n)
+              rcall('HDEL', K_LEASE_HOLDERS, n)
             end
             rcall('LPUSH', pending_key(prios[i]), n)
           end
@@ -144,7 +144,7 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
   if live == 0 then
     return 0, drain, 0, 0
   end
-  local base = rcall('INCRBY', K_TOK, live) - live
+  local base = rcall('INCRBY', K_TOKEN_COUNTER, live) - live
   local deadline = now + lease_ms
   local zargs, hargs, sargs, started = {}, {}, {}, {}
   for i, n in ipairs(ids) do
@@ -164,16 +164,43 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
     out[#out + 1] = metas[i] or ''
   end
   rcall_each('ZADD', K_LEASED, zargs)
-  rcall_each('HSET', K_TOKENS, hargs)
+  rcall_each('HSET', K_LEASE_HOLDERS, hargs)
   if wid ~= '0' then
-    rcall_each('SADD', K_WLEASES, sargs)
+    rcall_each('SADD', K_WORKER_LEASES, sargs)
   end
   if rate_ms then
-    flow_started(now, started, rate_ms)
+    log_lease_starts(now, started, rate_ms)
   end
   emit_jobs('active', ids, metas, { 'w', wid })
   if limited then
     return live, drain, limited_until, 0
   end
   return live, drain, 0, 0
+end
+
+-- The head of a lease reply, { now, deadline, next due, drain, paused }, for a lease of
+-- `lease_ms` from `now`; lease_into fills it in. The caller may append entries of its own after
+-- the head (complete_and_lease's flags) before the leased jobs.
+-- next due: when to look again (the next delayed job, or the next time flow control allows a
+-- lease; -1 = none: wait for a wake-up or a resume; 0 = not looked up because the batch is
+-- full); drain: 1 when the worker should finish what it holds before leasing again (see
+-- lease_jobs); paused: the queue's pause version (0 = not paused).
+local function lease_reply(now, lease_ms)
+  return { now, now + lease_ms, 0, 0, 0 }
+end
+
+-- Lease up to `count` jobs for worker `wid` into lease reply `out`: appends per job seq, token,
+-- payload, meta (lease_jobs) and fills in the head's next due, drain and paused.
+local function lease_into(out, count, lease_ms, wid, now, park_ms)
+  local live, drain, limited_until, paused = lease_jobs(count, lease_ms, wid, now, out, park_ms)
+  if drain then
+    out[4] = 1
+  end
+  out[5] = paused
+  if limited_until ~= 0 then
+    out[3] = limited_until
+  elseif live < count then
+    -- The next due time matters only to a worker left with free slots.
+    out[3] = next_due()
+  end
 end

@@ -25,13 +25,13 @@ end
 local function destroy(n, meta)
   data_del({ n })
   rcall('HDEL', K_META, n)
-  rcall('HDEL', K_PROG, n)
-  rcall('HDEL', K_TOKENS, n)
+  rcall('HDEL', K_PROGRESS, n)
+  rcall('HDEL', K_LEASE_HOLDERS, n)
   rcall('ZREM', K_LEASED, n)
   rcall('ZREM', K_DELAYED, n)
   rcall('ZREM', K_DEAD, n)
-  if meta.i and rcall('HGET', K_IDS, meta.i) == n then
-    rcall('HDEL', K_IDS, meta.i)
+  if meta.i and rcall('HGET', K_CALLER_IDS, meta.i) == n then
+    rcall('HDEL', K_CALLER_IDS, meta.i)
   end
 end
 
@@ -49,7 +49,7 @@ end
 local function to_dead(n, meta, reason, now, max_dead)
   meta.r = reason
   save_meta(n, meta)
-  rcall('HDEL', K_PROG, n)
+  rcall('HDEL', K_PROGRESS, n)
   rcall('ZADD', K_DEAD, now, n)
   emit('dead', meta.i or n, 'why', string.sub(reason, 1, 500))
   trim_dead(max_dead)
@@ -82,14 +82,14 @@ end
 local function drop_delayed(n, cid)
   data_del({ n })
   rcall('HDEL', K_META, n)
-  if cid and rcall('HGET', K_IDS, cid) == n then
-    rcall('HDEL', K_IDS, cid)
+  if cid and rcall('HGET', K_CALLER_IDS, cid) == n then
+    rcall('HDEL', K_CALLER_IDS, cid)
   end
 end
 
 -- A schedule tick comes due (lib/schedules): false when it is dropped instead, because it missed
 -- its window (meta z: drop-by time) or because the job of an earlier tick of its schedule still
--- exists (meta w: the schedule, when its template says skipIfRunning; K_SCHED_RUN holds the job
+-- exists (meta w: the schedule, when its template says skipIfRunning; K_SCHEDULE_LATEST_JOBS holds the job
 -- of its latest tick that fired). Else its tick fields go.
 local function fire_tick(n, meta, now)
   if meta.z and now > meta.z then
@@ -97,7 +97,7 @@ local function fire_tick(n, meta, now)
     return false
   end
   if meta.w then
-    local prev = rcall('HGET', K_SCHED_RUN, meta.w)
+    local prev = rcall('HGET', K_SCHEDULE_LATEST_JOBS, meta.w)
     if
       prev
       and prev ~= n
@@ -107,7 +107,7 @@ local function fire_tick(n, meta, now)
       drop_delayed(n, meta.i)
       return false
     end
-    rcall('HSET', K_SCHED_RUN, meta.w, n)
+    rcall('HSET', K_SCHEDULE_LATEST_JOBS, meta.w, n)
   end
   meta.z, meta.w = nil, nil
   save_meta(n, meta)

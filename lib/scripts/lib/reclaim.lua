@@ -6,8 +6,8 @@
 -- next time. Returns true when requeued, false when dead-lettered.
 local function expire_lease(n, now, max_exp, max_dead, why)
   rcall('ZREM', K_LEASED, n)
-  local holder = rcall('HGET', K_TOKENS, n)
-  rcall('HDEL', K_TOKENS, n)
+  local holder = rcall('HGET', K_LEASE_HOLDERS, n)
+  rcall('HDEL', K_LEASE_HOLDERS, n)
   local meta = decode_meta(rcall('HGET', K_META, n))
   if held_by(holder, 'h') then
     -- A hand-off still in the wake list (no worker took it): the job never ran.
@@ -32,13 +32,13 @@ end
 
 -- A heartbeat of worker `wid`. Beats also tell whether Redis itself was out of reach (down,
 -- restarting, paused): when no worker's beat landed for `hb_timeout`, the beats missed
--- meanwhile prove nothing, so heartbeats are judged again only from now on (K_HB 's').
+-- meanwhile prove nothing, so heartbeats are judged again only from now on (K_HEARTBEAT_RECORD 's').
 local function beat(wid, now, hb_timeout)
   rcall('ZADD', K_WORKERS, now, wid)
-  local last = tonumber(rcall('HGET', K_HB, 'b'))
-  rcall('HSET', K_HB, 'b', now)
+  local last = tonumber(rcall('HGET', K_HEARTBEAT_RECORD, 'b'))
+  rcall('HSET', K_HEARTBEAT_RECORD, 'b', now)
   if last and now - last > hb_timeout then
-    rcall('HSET', K_HB, 's', now)
+    rcall('HSET', K_HEARTBEAT_RECORD, 's', now)
   end
 end
 
@@ -48,5 +48,5 @@ local function lapsed(beat_ms, now, hb_timeout)
   if beat_ms and tonumber(beat_ms) >= now - hb_timeout then
     return false
   end
-  return (tonumber(rcall('HGET', K_HB, 's')) or 0) <= now - hb_timeout
+  return (tonumber(rcall('HGET', K_HEARTBEAT_RECORD, 's')) or 0) <= now - hb_timeout
 end

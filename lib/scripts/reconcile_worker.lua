@@ -1,20 +1,22 @@
--- reconcile: after a connection of the worker dropped, match what Redis says it holds with what
--- it knows. A lease or hand-off call whose reply was lost (or was run twice by a client that
--- re-sent it) leaves jobs held by a worker that does not know it holds them; they would wait for
--- their lease to lapse. Those go back at the FRONT at once, no attempt or expiry counted.
---! keys: pending meta leased tokens wake wleases hands events
--- ARGV: worker id, then the tokens of every job the worker knows it holds (running, buffered,
---   handed off to it).
+-- reconcile_worker: after a connection of the worker dropped, match what Redis says it holds
+-- with what it knows. A lease or hand-off call whose reply was lost (or was run twice by a client
+-- that re-sent it) leaves jobs held by a worker that does not know it holds them; they would
+-- wait for their lease to lapse. Those go back at the FRONT at once, no attempt or expiry
+-- counted.
+--! keys: pending meta leased leaseHolders wake workerLeases workerHandoffs eventLog
+--! argv: worker_id known_tokens...
+-- known_tokens: the tokens of every job the worker knows it holds (running, buffered, handed
+--   off to it).
 -- Returns: { leases given back, hand-offs given back }.
 local wid = ARGV[1]
 local known = {}
 for i = 2, #ARGV do
   known[ARGV[i]] = true
 end
-local held = rcall('SMEMBERS', K_WLEASES)
+local held = rcall('SMEMBERS', K_WORKER_LEASES)
 local lost = {}
 if #held > 0 then
-  local tokens = hmget(K_TOKENS, held)
+  local tokens = hmget(K_LEASE_HOLDERS, held)
   for i, n in ipairs(held) do
     if held_by(tokens[i], wid) then
       local token = string.sub(tokens[i], 1, -(#wid + 2))
@@ -22,7 +24,7 @@ if #held > 0 then
         lost[#lost + 1] = { n, tonumber(string.match(token, '^s?(%d+)')) or 0 }
       end
     else
-      rcall('SREM', K_WLEASES, n)
+      rcall('SREM', K_WORKER_LEASES, n)
     end
   end
 end
@@ -33,14 +35,14 @@ end)
 for i = #lost, 1, -1 do
   local n = lost[i][1]
   rcall('ZREM', K_LEASED, n)
-  rcall('HDEL', K_TOKENS, n)
-  rcall('SREM', K_WLEASES, n)
+  rcall('HDEL', K_LEASE_HOLDERS, n)
+  rcall('SREM', K_WORKER_LEASES, n)
   requeue(n, decode_meta(rcall('HGET', K_META, n)), true)
   lost[i] = n
 end
 emit_jobs('released', lost)
 local keep, unhanded = {}, 0
-for _, e in ipairs(rcall('LRANGE', K_HANDS, 0, -1)) do
+for _, e in ipairs(rcall('LRANGE', K_WORKER_HANDOFFS, 0, -1)) do
   local h = parse_hand(e)
   if h and hand_live(h) then
     if known[h.token] then

@@ -1,10 +1,10 @@
--- jobs: one page of the jobs in one state, in the order the queue takes them. O(page).
---! keys: pending data meta delayed leased dead prog
--- ARGV: state ('pending' | 'delayed' | 'leased' | 'dead'), offset, limit.
+-- list_jobs: one page of the jobs in one state, in the order the queue takes them. O(page).
+--! keys: pending data meta delayed leased dead progress
+--! argv: state:pending|delayed|leased|dead offset limit
 -- Pending: the lists p0..p9 one after the other (lease order); positions count stored entries,
 -- and the entry a cancelled job leaves until a lease drops it is skipped (the page is then
 -- shorter). Delayed by due time, leased by deadline, dead by time of death (oldest first).
--- Returns: flat, per job: id, payload, meta, score (due / deadline / died ms, '' for pending),
+-- Returns: flat, per job: seq, payload, meta, score (due / deadline / died ms, '' for pending),
 --   progress ('' = none).
 local state, offset, limit = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local ids, scores = {}, {}
@@ -37,7 +37,7 @@ local out = {}
 if #ids == 0 then
   return out
 end
-local d, m, g = data_mget(ids), hmget(K_META, ids), hmget(K_PROG, ids)
+local d, m, g = data_mget(ids), hmget(K_META, ids), hmget(K_PROGRESS, ids)
 for i, n in ipairs(ids) do
   if d[i] then
     out[#out + 1] = n

@@ -1,23 +1,26 @@
--- complete: adopt hand-offs, finish a batch of jobs, then (optionally) lease more, in one call.
---! keys: pending tok data dataBuckets meta ids delayed leased tokens dead wake res rexp prog ev parked taken wleases hands schedRun flow rate events
--- ARGV: worker id, result ttl ms (0 = results off), dedupe window ms, lease count (0 = none),
---   lease ms, park ms (0 = do not mark the worker parked), sweep (1: the worker's idle wait
---   moved entries into its hand-off list since its last sweep), adopt count, job count, then
---   per adopted job: token; then the completed jobs in one argument, 'id token id token ...'
---   (one argument, not two per job: far cheaper for the client to send); then, only when
---   results are on, per completed job its result.
--- Adopting comes first (docs/internals/hand-off.md, step 4): the worker takes over the jobs handed off
--- to it that it received, so a complete of such a job in the same call is its own. The sweep empties its
--- hand-off list: plain wake-ups and hand-offs cancelled or taken back meanwhile are dropped;
--- a live hand-off it did not name arrived after this call was sent and stays for the next one.
+-- complete_and_lease: adopt hand-offs, complete a batch of jobs, then (optionally) lease more,
+-- in one call: the Worker's round trip (lease.lua serves only the manual lease()).
+--! keys: pending tokenCounter data dataBuckets meta callerIds delayed leased leaseHolders dead wake results resultExpiries progress noticeChannel parked keptCallerIds workerLeases workerHandoffs scheduleLatestJobs flowControl rateLog eventLog
+--! argv: worker_id result_ttl_ms dedupe_window_ms lease_count lease_ms park_ms sweep
+--! argv: adopt_count complete_count adopt_tokens*adopt_count completions results...
+-- result_ttl_ms: 0 = results off; lease_count: 0 = lease none; park_ms: 0 = do not mark the
+-- worker parked; sweep: 1 when the worker's idle wait moved entries into its hand-off list since
+-- its last sweep; adopt_tokens: the tokens of the hand-offs it takes over; completions: the
+-- completed jobs in ONE argument, 'seq token seq token ...' (far cheaper for the client to send
+-- than two arguments per job); results: only when results are on, per completed job its result.
+-- Adopting comes first (docs/internals/hand-off.md, step 4): the worker takes over the jobs
+-- handed off to it that it received, so a complete of such a job in the same call is its own.
+-- The sweep empties its hand-off list: plain wake-ups and hand-offs cancelled or taken back
+-- meanwhile are dropped; a live hand-off it did not name arrived after this call was sent and
+-- stays for the next one.
 -- A job completes when it still exists, whoever holds it now (a stale holder saves the work);
--- the current holder, if another, is told on the event channel. A completed job's caller id
+-- the current holder, if another, is told on the notice channel. A completed job's caller id
 -- stays taken for the dedupe window.
 -- Under a global concurrency limit, completes that lease nothing in the same call wake an idle
 -- worker for the slots they freed.
--- Returns: { now, deadline, next due, drain, paused (as in lease.lua), then per adopted job 1|0
---   (0: cancelled or taken back meanwhile), then per completed job 1|0, then per leased job:
---   id, token, payload, meta }.
+-- Returns: a lease reply (lease_reply in lib/scripts/lib/leasing.lua): { now, deadline, next
+--   due, drain, paused, then per adopted job 1|0 (0: cancelled or taken back meanwhile), then
+--   per completed job 1|0, then per leased job: seq, token, payload, meta }.
 local wid = ARGV[1]
 local ttl, window = tonumber(ARGV[2]), tonumber(ARGV[3])
 local lease_count, lease_ms, park_ms = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
@@ -33,14 +36,14 @@ for j = 1, adopt_count do
 end
 if sweep or adopt_count > 0 then
   local keep = {}
-  for _, e in ipairs(rcall('LRANGE', K_HANDS, 0, -1)) do
+  for _, e in ipairs(rcall('LRANGE', K_WORKER_HANDOFFS, 0, -1)) do
     local h = parse_hand(e)
     if h and hand_live(h) then
       local j = named[h.token]
       if j then
-        rcall('HSET', K_TOKENS, h.n, h.token .. ':' .. wid)
+        rcall('HSET', K_LEASE_HOLDERS, h.n, h.token .. ':' .. wid)
         rcall('ZADD', K_LEASED, now + lease_ms, h.n)
-        rcall('SADD', K_WLEASES, h.n)
+        rcall('SADD', K_WORKER_LEASES, h.n)
         adopted[j] = 1
         adopted_ids[#adopted_ids + 1] = h.n
       else
@@ -59,7 +62,7 @@ for n, token in string.gmatch(ARGV[o + 1], '(%S+) (%S+)') do
 end
 local tokens, metas = {}, {}
 if count > 0 then
-  tokens = hmget(K_TOKENS, ids)
+  tokens = hmget(K_LEASE_HOLDERS, ids)
   metas = hmget(K_META, ids)
 end
 local mine = {}
@@ -86,15 +89,15 @@ for j = 1, count do
     end
   elseif data_has(n) then
     meta = decode_meta(metas[j])
-    local cid_held = meta.i and rcall('HGET', K_IDS, meta.i) == n
+    local cid_held = meta.i and rcall('HGET', K_CALLER_IDS, meta.i) == n
     destroy(n, meta)
     if cid_held then
-      rcall('HSET', K_IDS, meta.i, n)
+      rcall('HSET', K_CALLER_IDS, meta.i, n)
       keep_taken(meta.i, n, now, window, meta.t == 1)
     end
     ok = 1
     if tokens[j] then
-      rcall('PUBLISH', K_EV, 'l:' .. n)
+      rcall('PUBLISH', K_NOTICE_CHANNEL, 'l:' .. n)
     end
   end
   if ok == 1 and ttl > 0 then
@@ -116,42 +119,32 @@ emit_jobs('completed', completed, completed_metas, ttl > 0 and { 'r', '1' } or n
 if #mine > 0 then
   data_del(mine)
   rcall_each('HDEL', K_META, mine)
-  rcall_each('HDEL', K_TOKENS, mine)
-  rcall_each('HDEL', K_PROG, mine)
+  rcall_each('HDEL', K_LEASE_HOLDERS, mine)
+  rcall_each('HDEL', K_PROGRESS, mine)
   rcall_each('ZREM', K_LEASED, mine)
 end
 if wid ~= '0' and count > 0 then
-  rcall_each('SREM', K_WLEASES, ids)
+  rcall_each('SREM', K_WORKER_LEASES, ids)
 end
 if #results > 0 then
-  rcall_each('HSET', K_RES, results)
+  rcall_each('HSET', K_RESULTS, results)
   local z = {}
   for r = 1, #results, 2 do
     z[#z + 1] = now + ttl
     z[#z + 1] = results[r]
   end
-  rcall_each('ZADD', K_REXP, z)
+  rcall_each('ZADD', K_RESULT_EXPIRIES, z)
 end
-local out = { now, now + lease_ms, 0, 0, 0 }
+local out = lease_reply(now, lease_ms)
 for j = 1, adopt_count do
   out[#out + 1] = adopted[j]
 end
 for j = 1, count do
   out[#out + 1] = done[j]
 end
--- The next due time matters only to a worker left with free slots.
 if lease_count > 0 then
-  local live, drain, limited_until, paused = lease_jobs(lease_count, lease_ms, wid, now, out, park_ms)
-  if drain then
-    out[4] = 1
-  end
-  out[5] = paused
-  if limited_until ~= 0 then
-    out[3] = limited_until
-  elseif live < lease_count then
-    out[3] = next_due()
-  end
-elseif #mine > 0 and rcall('HEXISTS', K_FLOW, 'c') == 1 then
+  lease_into(out, lease_count, lease_ms, wid, now, park_ms)
+elseif #mine > 0 and rcall('HEXISTS', K_FLOW_CONTROL, 'c') == 1 then
   wake()
 end
 ev_flush()

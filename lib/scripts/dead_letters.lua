@@ -1,11 +1,12 @@
--- dead: the dead-letter set. List a page, requeue one, or purge one / a batch.
---! keys: pending data dataBuckets meta ids delayed leased tokens dead wake prog
--- ARGV: action, then:
---   'list' offset, limit -> flat: id, payload, meta, died ms (oldest first)
---   'retry' public id    -> 1 requeued (attempts and expiries reset, to the back), 0 not dead
---   'purge' public id    -> 1 purged, 0 not dead
---   'purgeall' limit     -> number purged (call until 0)
---   'retryall' limit     -> number requeued, oldest first (call until fewer than limit)
+-- dead_letters: the dead-letter set. List a page, requeue one, or purge one / a batch.
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress
+--! argv: action:list offset limit | action:retry id | action:purge id
+--! argv: | action:purgeall limit | action:retryall limit
+-- list     -> flat: seq, payload, meta, died ms (oldest first)
+-- retry    -> 1 requeued (attempts and expiries reset, to the back), 0 not dead (id: public id)
+-- purge    -> 1 purged, 0 not dead
+-- purgeall -> number purged (call until 0)
+-- retryall -> number requeued, oldest first (call until fewer than limit)
 local action = ARGV[1]
 if action == 'list' then
   local offset, limit = tonumber(ARGV[2]), tonumber(ARGV[3])

@@ -1,10 +1,11 @@
--- repair: check one suspect job against every invariant and fix what is broken.
--- The client finds suspects by walking the queue incrementally (SCAN-family commands);
--- this script re-checks atomically, so a job that moved meanwhile is left alone.
+-- repair_job: check one suspect job against every invariant and fix what is broken.
+-- The client finds suspects by walking the queue incrementally (SCAN-family commands, see
+-- repair() in lib/queue/repair.ts); this script re-checks atomically, so a job that moved
+-- meanwhile is left alone.
 -- Invariant: a job with a payload is in exactly one place (a pending list, the delayed set,
 -- the leased set with a lease token, or the dead set); nothing refers to a job without one.
---! keys: pending data meta ids delayed leased tokens dead wake prog
--- ARGV: id.
+--! keys: pending data meta callerIds delayed leased leaseHolders dead wake progress
+--! argv: seq
 -- Returns: '' when nothing was wrong, '~tombstone' when only entries of cancelled jobs were
 --   dropped from pending lists (normal), else a short description of the fix.
 local n = ARGV[1]
@@ -13,18 +14,18 @@ local function fixed(what)
   fixes[#fixes + 1] = what
 end
 local has_data = data_has(n)
-local token = rcall('HGET', K_TOKENS, n)
+local token = rcall('HGET', K_LEASE_HOLDERS, n)
 local leased = rcall('ZSCORE', K_LEASED, n)
 if not has_data then
   if leased or token then
     rcall('ZREM', K_LEASED, n)
-    rcall('HDEL', K_TOKENS, n)
+    rcall('HDEL', K_LEASE_HOLDERS, n)
     fixed('lease without payload')
   end
   if rcall('ZREM', K_DELAYED, n) + rcall('ZREM', K_DEAD, n) > 0 then
     fixed('entry without payload')
   end
-  if rcall('HDEL', K_META, n) + rcall('HDEL', K_PROG, n) > 0 then
+  if rcall('HDEL', K_META, n) + rcall('HDEL', K_PROGRESS, n) > 0 then
     fixed('metadata without payload')
   end
   local removed = 0
@@ -43,7 +44,7 @@ if leased and not token then
   leased = false
   fixed('lease without token')
 elseif token and not leased then
-  rcall('HDEL', K_TOKENS, n)
+  rcall('HDEL', K_LEASE_HOLDERS, n)
   token = false
   fixed('token without lease')
 end
@@ -97,8 +98,8 @@ elseif in_lists > 1 then
   unlist(true)
   fixed('job pending ' .. in_lists .. ' times')
 end
-if meta.i and rcall('HGET', K_IDS, meta.i) ~= n then
-  rcall('HSET', K_IDS, meta.i, n)
+if meta.i and rcall('HGET', K_CALLER_IDS, meta.i) ~= n then
+  rcall('HSET', K_CALLER_IDS, meta.i, n)
   fixed('caller id index restored')
 end
 return table.concat(fixes, '; ')

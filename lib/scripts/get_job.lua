@@ -1,18 +1,18 @@
--- get: the state of one job, by public id.
---! keys: data meta ids delayed leased dead res prog
--- ARGV: public id.
--- Returns: { state, id, payload, meta, score (due / deadline / died ms, or ''), progress }
+-- get_job: the state of one job, by public id.
+--! keys: data meta callerIds delayed leased dead results progress
+--! argv: id
+-- Returns: { state, seq, payload, meta, score (due / deadline / died ms, or ''), progress }
 --   with state one of pending | delayed | leased | dead | completed | unknown;
 --   for completed, payload is the stored result ('' when none is stored: a caller id within
 --   its dedupe window) and score is 1 when a result is stored.
 local id = ARGV[1]
 local n = resolve(id)
 if not n then
-  local res = rcall('HGET', K_RES, id)
+  local res = rcall('HGET', K_RESULTS, id)
   if res then
     return { 'completed', '', res, '', 1, '' }
   end
-  local until_ms = taken_until(rcall('HGET', K_IDS, id))
+  local until_ms = taken_until(rcall('HGET', K_CALLER_IDS, id))
   if until_ms and until_ms > now_ms() then
     return { 'completed', '', '', '', 0, '' }
   end
@@ -20,7 +20,7 @@ if not n then
 end
 local data = data_get(n)
 local meta = rcall('HGET', K_META, n) or ''
-local prog = rcall('HGET', K_PROG, n) or ''
+local prog = rcall('HGET', K_PROGRESS, n) or ''
 local s = rcall('ZSCORE', K_LEASED, n)
 if s then
   return { 'leased', n, data, meta, s, prog }

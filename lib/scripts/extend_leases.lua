@@ -1,6 +1,6 @@
--- extend: push the deadlines of leased jobs to now + ms; also the caller's heartbeat.
---! keys: leased tokens wleases
--- ARGV: worker id, ms, count, then per job: id, token.
+-- extend_leases: push the deadlines of leased jobs to now + lease_ms.
+--! keys: leased leaseHolders workerLeases
+--! argv: worker_id lease_ms count leases(seq token)*count
 -- Returns: { deadline, then per job 1 extended | 0 lease lost }.
 local wid = ARGV[1]
 local ms = tonumber(ARGV[2])
@@ -15,7 +15,7 @@ local ids = {}
 for j = 1, count do
   ids[j] = ARGV[2 + j * 2]
 end
-local tokens = hmget(K_TOKENS, ids)
+local tokens = hmget(K_LEASE_HOLDERS, ids)
 local z = {}
 local lost = {}
 for j = 1, count do
@@ -38,6 +38,6 @@ if #z > 0 then
   end
 end
 if #lost > 0 and wid ~= '0' then
-  rcall_each('SREM', K_WLEASES, lost)
+  rcall_each('SREM', K_WORKER_LEASES, lost)
 end
 return out
