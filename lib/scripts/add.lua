@@ -146,12 +146,12 @@ local function flush()
   end
 end
 -- The waiting job n of caller id cid goes, for a replacing add: true when it did.
-local function unplace(n)
+local function unplace(seq)
   flush()
-  if rcall('ZSCORE', K_LEASED, n) or rcall('ZSCORE', K_DEAD, n) or not data_has(n) then
+  if rcall('ZSCORE', K_LEASED, seq) or rcall('ZSCORE', K_DEAD, seq) or not data_has(seq) then
     return false
   end
-  destroy(n, {})
+  destroy(seq, {})
   return true
 end
 for j = 0, count - 1 do
@@ -173,9 +173,9 @@ for j = 0, count - 1 do
   else
     flags[j + 1] = tostring(flag)
     k = k + 1
-    local n = int(base + k)
+    local seq = int(base + k)
     if cid ~= '' then
-      rcall('HSET', K_CALLER_IDS, cid, n)
+      rcall('HSET', K_CALLER_IDS, cid, seq)
       if ttl then
         if not now then
           now = now_ms()
@@ -183,10 +183,10 @@ for j = 0, count - 1 do
         rcall('ZADD', K_KEPT_CALLER_IDS, now + ttl, cid)
       end
     end
-    data_args[#data_args + 1] = n
+    data_args[#data_args + 1] = seq
     data_args[#data_args + 1] = payload
     if meta ~= '' then
-      meta_args[#meta_args + 1] = n
+      meta_args[#meta_args + 1] = seq
       meta_args[#meta_args + 1] = meta
     end
     local due = nil
@@ -201,17 +201,17 @@ for j = 0, count - 1 do
     end
     if due and due > now then
       delayed[#delayed + 1] = due
-      delayed[#delayed + 1] = n
-      delayed_ids[#delayed_ids + 1] = cid ~= '' and cid or n
+      delayed[#delayed + 1] = seq
+      delayed_ids[#delayed_ids + 1] = cid ~= '' and cid or seq
     elseif hand_off_now() then
-      hand = { n, payload, meta, prio }
+      hand = { seq, payload, meta, prio }
     else
-      pend(pending, prio, n)
+      pend(pending, prio, seq)
     end
     if cid ~= '' then
       out[#out + 1] = cid
     else
-      out[#out + 1] = n
+      out[#out + 1] = seq
     end
     out[#out + 1] = flag
   end

@@ -26,22 +26,22 @@ local hand = nil
 local data_args = {}
 local meta_args = {}
 local pending = {}
-local ids = {}
+local seqs = {}
 for j = 1, count do
   local o = first + (j - 1) * 3
-  local n = int(base + j)
+  local seq = int(base + j)
   local payload, meta, prio = ARGV[o], ARGV[o + 1], ARGV[o + 2]
-  ids[j] = n
-  data_args[#data_args + 1] = n
+  seqs[j] = seq
+  data_args[#data_args + 1] = seq
   data_args[#data_args + 1] = payload
   if meta ~= '' then
-    meta_args[#meta_args + 1] = n
+    meta_args[#meta_args + 1] = seq
     meta_args[#meta_args + 1] = meta
   end
   if now and not hand then
-    hand = { n, payload, meta, prio }
+    hand = { seq, payload, meta, prio }
   else
-    pend(pending, prio, n)
+    pend(pending, prio, seq)
   end
 end
 -- Data first: a write that fails (e.g. on a key of the wrong type) then leaves no wake entry
@@ -57,7 +57,7 @@ local placed = push_pending(pending)
 if placed and wake_len == 0 and not hand then
   rcall('RPUSH', K_WAKE, '1')
 end
-emit_jobs('added', ids, false)
+emit_jobs('added', seqs, false)
 if call ~= '' then
   add_record(call, base, string.rep('1', count))
 end

@@ -18,16 +18,16 @@ local expired = {}
 for i = 1, #scored, 2 do
   expired[#expired + 1] = { scored[i], tonumber(scored[i + 1]) }
 end
--- Earliest deadline first; equal deadlines (one leased batch) in id order.
+-- Earliest deadline first; equal deadlines (one leased batch) in seq order.
 sort_by_score_then_id(expired)
 -- Walk backwards so the first of them ends up first in line.
 for i = #expired, 1, -1 do
-  local n = expired[i][1]
-  if not data_has(n) then
+  local seq = expired[i][1]
+  if not data_has(seq) then
     -- A lease without a payload: nothing to give back.
-    rcall('ZREM', K_LEASED, n)
-    rcall('HDEL', K_LEASE_HOLDERS, n)
-  elseif expire_lease(n, now, max_exp, max_dead, '') then
+    rcall('ZREM', K_LEASED, seq)
+    rcall('HDEL', K_LEASE_HOLDERS, seq)
+  elseif expire_lease(seq, now, max_exp, max_dead, '') then
     reclaimed = reclaimed + 1
   else
     dead = dead + 1

@@ -28,7 +28,7 @@ local sweep, adopt_count, count = ARGV[7] == '1', tonumber(ARGV[8]), tonumber(AR
 local now = now_ms()
 ev_gather() -- this call's events: one entry, written before it returns
 local adopted = {}
-local adopted_ids = {} -- for the event log
+local adopted_seqs = {} -- for the event log
 local named = {}
 for j = 1, adopt_count do
   adopted[j] = 0
@@ -41,67 +41,67 @@ if sweep or adopt_count > 0 then
     if h and hand_live(h) then
       local j = named[h.token]
       if j then
-        rcall('HSET', K_LEASE_HOLDERS, h.n, h.token .. ':' .. wid)
-        rcall('ZADD', K_LEASED, now + lease_ms, h.n)
-        rcall('SADD', K_WORKER_LEASES, h.n)
+        rcall('HSET', K_LEASE_HOLDERS, h.seq, h.token .. ':' .. wid)
+        rcall('ZADD', K_LEASED, now + lease_ms, h.seq)
+        rcall('SADD', K_WORKER_LEASES, h.seq)
         adopted[j] = 1
-        adopted_ids[#adopted_ids + 1] = h.n
+        adopted_seqs[#adopted_seqs + 1] = h.seq
       else
         keep[#keep + 1] = e
       end
     end
   end
   keep_hands(keep)
-  emit_jobs('active', adopted_ids, nil, { 'w', wid })
+  emit_jobs('active', adopted_seqs, nil, { 'w', wid })
 end
 local o = 9 + adopt_count
-local ids, sent = {}, {}
-for n, token in string.gmatch(ARGV[o + 1], '(%S+) (%S+)') do
-  ids[#ids + 1] = n
+local seqs, sent = {}, {}
+for seq, token in string.gmatch(ARGV[o + 1], '(%S+) (%S+)') do
+  seqs[#seqs + 1] = seq
   sent[#sent + 1] = token
 end
 local tokens, metas = {}, {}
 if count > 0 then
-  tokens = hmget(K_LEASE_HOLDERS, ids)
-  metas = hmget(K_META, ids)
+  tokens = hmget(K_LEASE_HOLDERS, seqs)
+  metas = hmget(K_META, seqs)
 end
 local mine = {}
 local results = {}
 local done = {}
-local done_ids = {}
+local done_seqs = {}
 local completed, completed_metas = {}, {} -- for the event log
 for j = 1, count do
-  local n = ids[j]
+  local seq = seqs[j]
   local token = sent[j]
   local meta = nil
   local ok = 0
-  if done_ids[n] then
+  if done_seqs[seq] then
     -- Completed earlier in this batch (by another lease of the same job): once only.
     ok = 0
   elseif tokens[j] == token .. ':' .. wid then
-    mine[#mine + 1] = n
+    mine[#mine + 1] = seq
     ok = 1
     if metas[j] then
       meta = decode_meta(metas[j])
       if meta.i then
-        keep_taken(meta.i, n, now, window, meta.t == 1)
+        keep_taken(meta.i, seq, now, window, meta.t == 1)
       end
     end
-  elseif data_has(n) then
+  elseif data_has(seq) then
     meta = decode_meta(metas[j])
-    local cid_held = meta.i and rcall('HGET', K_CALLER_IDS, meta.i) == n
-    destroy(n, meta)
+    local cid_held = meta.i and rcall('HGET', K_CALLER_IDS, meta.i) == seq
+    destroy(seq, meta)
     if cid_held then
-      rcall('HSET', K_CALLER_IDS, meta.i, n)
-      keep_taken(meta.i, n, now, window, meta.t == 1)
+      rcall('HSET', K_CALLER_IDS, meta.i, seq)
+      keep_taken(meta.i, seq, now, window, meta.t == 1)
     end
     ok = 1
     if tokens[j] then
-      rcall('PUBLISH', K_NOTICE_CHANNEL, 'l:' .. n)
+      rcall('PUBLISH', K_NOTICE_CHANNEL, 'l:' .. seq)
     end
   end
   if ok == 1 and ttl > 0 then
-    local pid = n
+    local pid = seq
     if meta and meta.i then
       pid = meta.i
     end
@@ -110,8 +110,8 @@ for j = 1, count do
   end
   done[j] = ok
   if ok == 1 then
-    done_ids[n] = true
-    completed[#completed + 1] = n
+    done_seqs[seq] = true
+    completed[#completed + 1] = seq
     completed_metas[#completed] = metas[j]
   end
 end
@@ -124,7 +124,7 @@ if #mine > 0 then
   rcall_each('ZREM', K_LEASED, mine)
 end
 if wid ~= '0' and count > 0 then
-  rcall_each('SREM', K_WORKER_LEASES, ids)
+  rcall_each('SREM', K_WORKER_LEASES, seqs)
 end
 if #results > 0 then
   rcall_each('HSET', K_RESULTS, results)

@@ -10,49 +10,49 @@
 local action = ARGV[1]
 if action == 'list' then
   local offset, limit = tonumber(ARGV[2]), tonumber(ARGV[3])
-  local ids = rcall('ZRANGE', K_DEAD, offset, offset + limit - 1, 'WITHSCORES')
+  local seqs = rcall('ZRANGE', K_DEAD, offset, offset + limit - 1, 'WITHSCORES')
   local out = {}
-  for i = 1, #ids, 2 do
-    local n = ids[i]
-    out[#out + 1] = n
-    out[#out + 1] = data_get(n) or ''
-    out[#out + 1] = rcall('HGET', K_META, n) or ''
-    out[#out + 1] = ids[i + 1]
+  for i = 1, #seqs, 2 do
+    local seq = seqs[i]
+    out[#out + 1] = seq
+    out[#out + 1] = data_get(seq) or ''
+    out[#out + 1] = rcall('HGET', K_META, seq) or ''
+    out[#out + 1] = seqs[i + 1]
   end
   return out
 elseif action == 'purgeall' then
-  local ids = rcall('ZRANGE', K_DEAD, 0, tonumber(ARGV[2]) - 1)
-  for _, n in ipairs(ids) do
-    destroy(n, decode_meta(rcall('HGET', K_META, n)))
+  local seqs = rcall('ZRANGE', K_DEAD, 0, tonumber(ARGV[2]) - 1)
+  for _, seq in ipairs(seqs) do
+    destroy(seq, decode_meta(rcall('HGET', K_META, seq)))
   end
-  return #ids
+  return #seqs
 elseif action == 'retryall' then
-  local ids = rcall('ZRANGE', K_DEAD, 0, tonumber(ARGV[2]) - 1)
-  local metas = hmget(K_META, ids)
-  for i, n in ipairs(ids) do
+  local seqs = rcall('ZRANGE', K_DEAD, 0, tonumber(ARGV[2]) - 1)
+  local metas = hmget(K_META, seqs)
+  for i, seq in ipairs(seqs) do
     local meta = decode_meta(metas[i])
     meta.a, meta.x, meta.r, meta.e = nil, nil, nil, nil
-    save_meta(n, meta)
-    requeue(n, meta, false)
+    save_meta(seq, meta)
+    requeue(seq, meta, false)
   end
-  if #ids > 0 then
-    rcall_each('ZREM', K_DEAD, ids)
+  if #seqs > 0 then
+    rcall_each('ZREM', K_DEAD, seqs)
     wake()
   end
-  return #ids
+  return #seqs
 end
-local n = resolve(ARGV[2])
-if not n or not rcall('ZSCORE', K_DEAD, n) then
+local seq = resolve(ARGV[2])
+if not seq or not rcall('ZSCORE', K_DEAD, seq) then
   return 0
 end
-local meta = decode_meta(rcall('HGET', K_META, n))
+local meta = decode_meta(rcall('HGET', K_META, seq))
 if action == 'purge' then
-  destroy(n, meta)
+  destroy(seq, meta)
   return 1
 end
-rcall('ZREM', K_DEAD, n)
+rcall('ZREM', K_DEAD, seq)
 meta.a, meta.x, meta.r, meta.e = nil, nil, nil, nil
-save_meta(n, meta)
-requeue(n, meta, false)
+save_meta(seq, meta)
+requeue(seq, meta, false)
 wake()
 return 1

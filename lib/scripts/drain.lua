@@ -6,16 +6,16 @@
 -- Returns: { jobs removed, entries looked at (pending entries incl. cancelled ones, delayed) }.
 local limit, with_delayed = tonumber(ARGV[1]), ARGV[2] == '1'
 local removed, seen = 0, 0
-local function remove(ids)
-  local metas = hmget(K_META, ids)
-  local datas = data_mget(ids)
-  for i, n in ipairs(ids) do
+local function remove(seqs)
+  local metas = hmget(K_META, seqs)
+  local datas = data_mget(seqs)
+  for i, seq in ipairs(seqs) do
     if datas[i] then
-      destroy(n, decode_meta(metas[i]))
+      destroy(seq, decode_meta(metas[i]))
       removed = removed + 1
     end
   end
-  seen = seen + #ids
+  seen = seen + #seqs
 end
 for p = 0, 9 do
   if seen >= limit then

@@ -6,8 +6,8 @@
 --   for completed, payload is the stored result ('' when none is stored: a caller id within
 --   its dedupe window) and score is 1 when a result is stored.
 local id = ARGV[1]
-local n = resolve(id)
-if not n then
+local seq = resolve(id)
+if not seq then
   local res = rcall('HGET', K_RESULTS, id)
   if res then
     return { 'completed', '', res, '', 1, '' }
@@ -18,19 +18,19 @@ if not n then
   end
   return { 'unknown' }
 end
-local data = data_get(n)
-local meta = rcall('HGET', K_META, n) or ''
-local prog = rcall('HGET', K_PROGRESS, n) or ''
-local s = rcall('ZSCORE', K_LEASED, n)
+local data = data_get(seq)
+local meta = rcall('HGET', K_META, seq) or ''
+local prog = rcall('HGET', K_PROGRESS, seq) or ''
+local s = rcall('ZSCORE', K_LEASED, seq)
 if s then
-  return { 'leased', n, data, meta, s, prog }
+  return { 'leased', seq, data, meta, s, prog }
 end
-s = rcall('ZSCORE', K_DELAYED, n)
+s = rcall('ZSCORE', K_DELAYED, seq)
 if s then
-  return { 'delayed', n, data, meta, s, prog }
+  return { 'delayed', seq, data, meta, s, prog }
 end
-s = rcall('ZSCORE', K_DEAD, n)
+s = rcall('ZSCORE', K_DEAD, seq)
 if s then
-  return { 'dead', n, data, meta, s, prog }
+  return { 'dead', seq, data, meta, s, prog }
 end
-return { 'pending', n, data, meta, '', prog }
+return { 'pending', seq, data, meta, '', prog }

@@ -22,9 +22,9 @@ local held = rcall('SMEMBERS', K_WORKER_LEASES)
 if #held > 0 then
   local tokens = hmget(K_LEASE_HOLDERS, held)
   local gone = {}
-  for i, n in ipairs(held) do
+  for i, seq in ipairs(held) do
     if not held_by(tokens[i], wid) then
-      gone[#gone + 1] = n
+      gone[#gone + 1] = seq
     end
   end
   rcall_each('SREM', K_WORKER_LEASES, gone)

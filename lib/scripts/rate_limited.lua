@@ -4,14 +4,14 @@
 --! argv: seq token worker_id hold_ms
 -- Returns: the time (Redis ms) until which the queue leases nothing, or E_LEASE_LOST when the
 --   lease was lost (then nothing changed).
-local n, token, wid, hold_ms = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
-if rcall('HGET', K_LEASE_HOLDERS, n) ~= token .. ':' .. wid then
+local seq, token, wid, hold_ms = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+if rcall('HGET', K_LEASE_HOLDERS, seq) ~= token .. ':' .. wid then
   return E_LEASE_LOST
 end
-rcall('ZREM', K_LEASED, n)
-rcall('HDEL', K_LEASE_HOLDERS, n)
-rcall('SREM', K_WORKER_LEASES, n)
-requeue(n, decode_meta(rcall('HGET', K_META, n)), true)
+rcall('ZREM', K_LEASED, seq)
+rcall('HDEL', K_LEASE_HOLDERS, seq)
+rcall('SREM', K_WORKER_LEASES, seq)
+requeue(seq, decode_meta(rcall('HGET', K_META, seq)), true)
 local until_ms = now_ms() + hold_ms
 local u = tonumber(rcall('HGET', K_FLOW_CONTROL, 'u'))
 if not u or u < until_ms then

@@ -12,10 +12,10 @@ end
 local reclaimed, dead = 0, 0
 -- The jobs this worker still holds, in the order they were leased (tokens increase).
 local held = {}
-for _, n in ipairs(rcall('SMEMBERS', K_WORKER_LEASES)) do
-  local t = rcall('HGET', K_LEASE_HOLDERS, n)
+for _, seq in ipairs(rcall('SMEMBERS', K_WORKER_LEASES)) do
+  local t = rcall('HGET', K_LEASE_HOLDERS, seq)
   if held_by(t, wid) then
-    held[#held + 1] = { n, tonumber(string.match(t, '^s?(%d+)')) or 0 }
+    held[#held + 1] = { seq, tonumber(string.match(t, '^s?(%d+)')) or 0 }
   end
 end
 table.sort(held, function(a, b)

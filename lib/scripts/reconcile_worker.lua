@@ -17,14 +17,14 @@ local held = rcall('SMEMBERS', K_WORKER_LEASES)
 local lost = {}
 if #held > 0 then
   local tokens = hmget(K_LEASE_HOLDERS, held)
-  for i, n in ipairs(held) do
+  for i, seq in ipairs(held) do
     if held_by(tokens[i], wid) then
       local token = string.sub(tokens[i], 1, -(#wid + 2))
       if not known[token] then
-        lost[#lost + 1] = { n, tonumber(string.match(token, '^s?(%d+)')) or 0 }
+        lost[#lost + 1] = { seq, tonumber(string.match(token, '^s?(%d+)')) or 0 }
       end
     else
-      rcall('SREM', K_WORKER_LEASES, n)
+      rcall('SREM', K_WORKER_LEASES, seq)
     end
   end
 end
@@ -33,12 +33,12 @@ table.sort(lost, function(a, b)
   return a[2] < b[2]
 end)
 for i = #lost, 1, -1 do
-  local n = lost[i][1]
-  rcall('ZREM', K_LEASED, n)
-  rcall('HDEL', K_LEASE_HOLDERS, n)
-  rcall('SREM', K_WORKER_LEASES, n)
-  requeue(n, decode_meta(rcall('HGET', K_META, n)), true)
-  lost[i] = n
+  local seq = lost[i][1]
+  rcall('ZREM', K_LEASED, seq)
+  rcall('HDEL', K_LEASE_HOLDERS, seq)
+  rcall('SREM', K_WORKER_LEASES, seq)
+  requeue(seq, decode_meta(rcall('HGET', K_META, seq)), true)
+  lost[i] = seq
 end
 emit_jobs('released', lost)
 local keep, unhanded = {}, 0

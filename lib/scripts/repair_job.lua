@@ -8,29 +8,29 @@
 --! argv: seq
 -- Returns: '' when nothing was wrong, '~tombstone' when only entries of cancelled jobs were
 --   dropped from pending lists (normal), else a short description of the fix.
-local n = ARGV[1]
+local seq = ARGV[1]
 local fixes = {}
 local function fixed(what)
   fixes[#fixes + 1] = what
 end
-local has_data = data_has(n)
-local token = rcall('HGET', K_LEASE_HOLDERS, n)
-local leased = rcall('ZSCORE', K_LEASED, n)
+local has_data = data_has(seq)
+local token = rcall('HGET', K_LEASE_HOLDERS, seq)
+local leased = rcall('ZSCORE', K_LEASED, seq)
 if not has_data then
   if leased or token then
-    rcall('ZREM', K_LEASED, n)
-    rcall('HDEL', K_LEASE_HOLDERS, n)
+    rcall('ZREM', K_LEASED, seq)
+    rcall('HDEL', K_LEASE_HOLDERS, seq)
     fixed('lease without payload')
   end
-  if rcall('ZREM', K_DELAYED, n) + rcall('ZREM', K_DEAD, n) > 0 then
+  if rcall('ZREM', K_DELAYED, seq) + rcall('ZREM', K_DEAD, seq) > 0 then
     fixed('entry without payload')
   end
-  if rcall('HDEL', K_META, n) + rcall('HDEL', K_PROGRESS, n) > 0 then
+  if rcall('HDEL', K_META, seq) + rcall('HDEL', K_PROGRESS, seq) > 0 then
     fixed('metadata without payload')
   end
   local removed = 0
   for p = 0, 9 do
-    removed = removed + rcall('LREM', pending_key(p), 0, n)
+    removed = removed + rcall('LREM', pending_key(p), 0, seq)
   end
   if removed > 0 and #fixes == 0 then
     -- Entries of cancelled jobs wait in their lists until a lease skips them: normal, not a fix.
@@ -38,22 +38,22 @@ if not has_data then
   end
   return table.concat(fixes, '; ')
 end
-local meta = decode_meta(rcall('HGET', K_META, n))
+local meta = decode_meta(rcall('HGET', K_META, seq))
 if leased and not token then
-  rcall('ZREM', K_LEASED, n)
+  rcall('ZREM', K_LEASED, seq)
   leased = false
   fixed('lease without token')
 elseif token and not leased then
-  rcall('HDEL', K_LEASE_HOLDERS, n)
+  rcall('HDEL', K_LEASE_HOLDERS, seq)
   token = false
   fixed('token without lease')
 end
-local delayed = rcall('ZSCORE', K_DELAYED, n)
-local dead = rcall('ZSCORE', K_DEAD, n)
+local delayed = rcall('ZSCORE', K_DELAYED, seq)
+local dead = rcall('ZSCORE', K_DEAD, seq)
 local in_lists = 0
 local where = {}
 for p = 0, 9 do
-  local c = #rcall('LPOS', pending_key(p), n, 'COUNT', 0)
+  local c = #rcall('LPOS', pending_key(p), seq, 'COUNT', 0)
   if c > 0 then
     where[#where + 1] = { p, c }
     in_lists = in_lists + c
@@ -67,7 +67,7 @@ local function unlist(keep_one)
     end
     if c > 0 then
       -- From the tail, so a kept entry keeps its place in line.
-      rcall('LREM', pending_key(w[1]), -c, n)
+      rcall('LREM', pending_key(w[1]), -c, seq)
     end
   end
 end
@@ -76,14 +76,14 @@ if leased then
   if delayed or dead or in_lists > 0 then
     fixed('leased job also queued elsewhere')
   end
-  rcall('ZREM', K_DELAYED, n)
-  rcall('ZREM', K_DEAD, n)
+  rcall('ZREM', K_DELAYED, seq)
+  rcall('ZREM', K_DEAD, seq)
   unlist(false)
 elseif dead then
   if delayed or in_lists > 0 then
     fixed('dead job also queued elsewhere')
   end
-  rcall('ZREM', K_DELAYED, n)
+  rcall('ZREM', K_DELAYED, seq)
   unlist(false)
 elseif delayed then
   if in_lists > 0 then
@@ -91,15 +91,15 @@ elseif delayed then
   end
   unlist(false)
 elseif in_lists == 0 then
-  requeue(n, meta, false)
+  requeue(seq, meta, false)
   wake()
   fixed('payload in no queue: requeued')
 elseif in_lists > 1 then
   unlist(true)
   fixed('job pending ' .. in_lists .. ' times')
 end
-if meta.i and rcall('HGET', K_CALLER_IDS, meta.i) ~= n then
-  rcall('HSET', K_CALLER_IDS, meta.i, n)
+if meta.i and rcall('HGET', K_CALLER_IDS, meta.i) ~= seq then
+  rcall('HSET', K_CALLER_IDS, meta.i, seq)
   fixed('caller id index restored')
 end
 return table.concat(fixes, '; ')

@@ -30,18 +30,18 @@ for i = 7, #ARGV do
 end
 -- The latest tick made before is not the latest any more: it may be dropped when late.
 if not skip and rec.t and ticks[1] then
-  local n = rcall('HGET', K_CALLER_IDS, sid .. ':' .. int(rec.t))
-  if n and rcall('ZSCORE', K_DELAYED, n) then
-    local meta = decode_meta(rcall('HGET', K_META, n))
+  local seq = rcall('HGET', K_CALLER_IDS, sid .. ':' .. int(rec.t))
+  if seq and rcall('ZSCORE', K_DELAYED, seq) then
+    local meta = decode_meta(rcall('HGET', K_META, seq))
     meta.z = math.max(rec.t + late, ticks[1])
-    save_meta(n, meta)
+    save_meta(seq, meta)
   end
 end
 local added, delayed, placed = 0, {}, false
 for i, tick in ipairs(ticks) do
   local cid = sid .. ':' .. int(tick)
   if not rcall('HGET', K_CALLER_IDS, cid) and not (skip and now > tick + late) then
-    local n = int(rcall('INCR', K_SEQ_COUNTER))
+    local seq = int(rcall('INCR', K_SEQ_COUNTER))
     local ok, meta = pcall(cjson.decode, rec.j or '')
     if not ok or type(meta) ~= 'table' then
       meta = {}
@@ -54,16 +54,16 @@ for i, tick in ipairs(ticks) do
         meta.z = math.max(tick + late, ticks[i + 1])
       end
     end
-    rcall('HSET', K_CALLER_IDS, cid, n)
-    data_set({ n, payload })
-    rcall('HSET', K_META, n, cjson.encode(meta))
+    rcall('HSET', K_CALLER_IDS, cid, seq)
+    data_set({ seq, payload })
+    rcall('HSET', K_META, seq, cjson.encode(meta))
     if tick > now then
       delayed[#delayed + 1] = tick
-      delayed[#delayed + 1] = n
+      delayed[#delayed + 1] = seq
       rec.m[#rec.m + 1] = tick
     else
-      if fire_tick(n, meta, now) then
-        requeue(n, meta, false)
+      if fire_tick(seq, meta, now) then
+        requeue(seq, meta, false)
         placed = true
       end
       if not rec.p or tick > rec.p then

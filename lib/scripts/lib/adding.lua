@@ -35,28 +35,28 @@ local function hand_off_allowed(wake_len, now)
   return now, rate_ms
 end
 
--- Hand job n off: lease it to holder 'h' until now + hand_ms and push it whole to the wake list
+-- Hand job `seq` off: lease it to holder 'h' until now + hand_ms and push it whole to the wake list
 -- (a hand-off counts as a lease for a rate limit of window rate_ms).
-local function hand_off(n, payload, meta, prio, now, hand_ms, rate_ms)
+local function hand_off(seq, payload, meta, prio, now, hand_ms, rate_ms)
   local token = int(rcall('INCR', K_TOKEN_COUNTER))
   local deadline = now + hand_ms
-  rcall('ZADD', K_LEASED, deadline, n)
-  rcall('HSET', K_LEASE_HOLDERS, n, token .. ':h')
+  rcall('ZADD', K_LEASED, deadline, seq)
+  rcall('HSET', K_LEASE_HOLDERS, seq, token .. ':h')
   if rate_ms then
     log_lease_starts(now, { token }, rate_ms)
   end
-  rcall('RPUSH', K_WAKE, 'h' .. n .. ':' .. token .. ':' .. deadline .. ':' .. prio .. ':' .. #meta .. '\n' .. meta .. payload)
+  rcall('RPUSH', K_WAKE, 'h' .. seq .. ':' .. token .. ':' .. deadline .. ':' .. prio .. ':' .. #meta .. '\n' .. meta .. payload)
 end
 
--- Note job n for the pending list of priority prio (a digit); pending: priority -> ids.
-local function pend(pending, prio, n)
+-- Note job `seq` for the pending list of priority prio (a digit); pending: priority -> seqs.
+local function pend(pending, prio, seq)
   local p = tonumber(prio)
   local list = pending[p]
   if not list then
     list = {}
     pending[p] = list
   end
-  list[#list + 1] = n
+  list[#list + 1] = seq
 end
 
 -- Push the noted jobs to their pending lists, in order; true when there were any.

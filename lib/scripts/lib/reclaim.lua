@@ -4,29 +4,29 @@
 -- its list. Poison pills, not bystanders: only a solo run ('s' token) counts a lease expiry
 -- (dead-lettered at `max_exp`); a job that ran beside others becomes a suspect and runs alone
 -- next time. Returns true when requeued, false when dead-lettered.
-local function expire_lease(n, now, max_exp, max_dead, why)
-  rcall('ZREM', K_LEASED, n)
-  local holder = rcall('HGET', K_LEASE_HOLDERS, n)
-  rcall('HDEL', K_LEASE_HOLDERS, n)
-  local meta = decode_meta(rcall('HGET', K_META, n))
+local function expire_lease(seq, now, max_exp, max_dead, why)
+  rcall('ZREM', K_LEASED, seq)
+  local holder = rcall('HGET', K_LEASE_HOLDERS, seq)
+  rcall('HDEL', K_LEASE_HOLDERS, seq)
+  local meta = decode_meta(rcall('HGET', K_META, seq))
   if held_by(holder, 'h') then
     -- A hand-off still in the wake list (no worker took it): the job never ran.
-    drop_hand(n)
-    requeue(n, meta, true)
+    drop_hand(seq)
+    requeue(seq, meta, true)
     return true
   end
   if holder and string.sub(holder, 1, 1) == 's' then
     meta.x = (meta.x or 0) + 1
     if meta.x >= max_exp then
-      to_dead(n, meta, 'lease expired ' .. meta.x .. ' times' .. why, now, max_dead)
+      to_dead(seq, meta, 'lease expired ' .. meta.x .. ' times' .. why, now, max_dead)
       return false
     end
   else
     meta.s = 1
   end
-  save_meta(n, meta)
-  requeue(n, meta, true)
-  emit('reclaimed', meta.i or n, 'why', why == '' and 'lease expired' or 'worker died')
+  save_meta(seq, meta)
+  requeue(seq, meta, true)
+  emit('reclaimed', meta.i or seq, 'why', why == '' and 'lease expired' or 'worker died')
   return true
 end
 

@@ -38,9 +38,9 @@ end
 local function drop_unfired(sid, rec)
   for _, tick in ipairs(rec.m) do
     local cid = sid .. ':' .. int(tick)
-    local n = rcall('HGET', K_CALLER_IDS, cid)
-    if n and not taken_until(n) and rcall('ZREM', K_DELAYED, n) == 1 then
-      drop_delayed(n, cid)
+    local seq = rcall('HGET', K_CALLER_IDS, cid)
+    if seq and not taken_until(seq) and rcall('ZREM', K_DELAYED, seq) == 1 then
+      drop_delayed(seq, cid)
     end
   end
 end
