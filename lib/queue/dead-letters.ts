@@ -1,4 +1,4 @@
-/** The dead-letter set: list a page, requeue one, purge one or all (see dead.lua). */
+/** The dead-letter set: list a page, requeue one, purge one or all (see dead_letters.lua). */
 import { errorMessage, invalid } from '../errors.js';
 import type { DeadJob } from '../types/index.js';
 import { decode, type Raw } from '../job/codec.js';

@@ -1,6 +1,6 @@
 /**
  * Schedules of a queue (`WorkQueue.upsertSchedule` and friends): stored in Redis, each tick made
- * ahead of time as a delayed job with caller id `<schedule>:<tick ms>` (schedule_top.lua).
+ * ahead of time as a delayed job with caller id `<schedule>:<tick ms>` (schedule_make_ticks.lua).
  */
 import { errorMessage } from '../errors.js';
 import { decode, type Raw } from '../job/codec.js';

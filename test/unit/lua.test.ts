@@ -75,6 +75,17 @@ describe('the key table', () => {
     );
   });
 
+  it('docs/internals/redis-layout.md has a row per key: its name, then its stored part', () => {
+    const doc = readFileSync('docs/internals/redis-layout.md', 'utf8');
+    const rows = new Map(
+      [...doc.matchAll(/^\| `(\w+)` \| `([^`]+)`/gm)].map((m) => [m[1]!, m[2]!]),
+    );
+    expect([...rows.keys()]).toEqual(Object.keys(KEY_TABLE));
+    for (const [name, k] of Object.entries(KEY_TABLE)) {
+      expect({ name, part: rows.get(name)!.startsWith(k.part) }).toEqual({ name, part: true });
+    }
+  });
+
   it('nothing in lib/ or src/ but lib/keys.ts builds a key from its stored part', () => {
     const files = (dir: string): string[] =>
       readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
