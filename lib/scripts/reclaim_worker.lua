@@ -15,12 +15,10 @@ local held = {}
 for _, seq in ipairs(rcall('SMEMBERS', K_WORKER_LEASES)) do
   local t = rcall('HGET', K_LEASE_HOLDERS, seq)
   if held_by(t, wid) then
-    held[#held + 1] = { seq, tonumber(string.match(t, '^s?(%d+)')) or 0 }
+    held[#held + 1] = { seq, t }
   end
 end
-table.sort(held, function(a, b)
-  return a[2] < b[2]
-end)
+in_lease_order(held)
 -- Walk backwards so the first job leased ends up first in line.
 for i = #held, 1, -1 do
   if expire_lease(held[i][1], now, max_exp, max_dead, ' (worker died)') then

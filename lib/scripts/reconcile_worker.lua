@@ -21,7 +21,7 @@ if #held > 0 then
     if held_by(tokens[i], wid) then
       local token = string.sub(tokens[i], 1, -(#wid + 2))
       if not known[token] then
-        lost[#lost + 1] = { seq, tonumber(string.match(token, '^s?(%d+)')) or 0 }
+        lost[#lost + 1] = { seq, token }
       end
     else
       rcall('SREM', K_WORKER_LEASES, seq)
@@ -29,9 +29,7 @@ if #held > 0 then
   end
 end
 -- First leased ends up first in line.
-table.sort(lost, function(a, b)
-  return a[2] < b[2]
-end)
+in_lease_order(lost)
 for i = #lost, 1, -1 do
   local seq = lost[i][1]
   rcall('ZREM', K_LEASED, seq)

@@ -50,3 +50,15 @@ local function lapsed(beat_ms, now, hb_timeout)
   end
   return (tonumber(rcall('HGET', K_HEARTBEAT_RECORD, 's')) or 0) <= now - hb_timeout
 end
+
+-- Sort `held`, pairs { seq, its lease token (or lease hash value '<token>:<holder>') }, into
+-- the order the jobs were leased (tokens increase; a solo run's 's' aside); returns it.
+local function in_lease_order(held)
+  for _, h in ipairs(held) do
+    h[2] = tonumber(string.match(h[2], '^s?(%d+)')) or 0
+  end
+  table.sort(held, function(a, b)
+    return a[2] < b[2]
+  end)
+  return held
+end
