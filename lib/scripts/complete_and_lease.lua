@@ -51,7 +51,7 @@ if sweep or adopt_count > 0 then
       end
     end
   end
-  keep_hands(keep)
+  keep_handoffs(keep)
   emit_jobs('active', adopted_seqs, nil, { 'w', wid })
 end
 local o = 9 + adopt_count

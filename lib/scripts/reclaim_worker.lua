@@ -28,7 +28,7 @@ for i = #held, 1, -1 do
   end
 end
 -- Hand-offs it took from the wake list but had not adopted: it may have started them.
-local taken = hands()
+local taken = worker_handoffs()
 for i = #taken, 1, -1 do
   if hand_live(taken[i]) then
     unhand(taken[i], true)

@@ -51,7 +51,7 @@ for _, e in ipairs(rcall('LRANGE', K_WORKER_HANDOFFS, 0, -1)) do
     end
   end
 end
-keep_hands(keep)
+keep_handoffs(keep)
 if #lost > 0 then
   wake()
 end

@@ -23,7 +23,7 @@ if action == 'unpark' then
 end
 -- 'leave': the worker released or finished its jobs; hand-offs it never received (its wait was
 -- cut) go back first in line; forget it, its lease set and its hand-off list.
-local taken = hands()
+local taken = worker_handoffs()
 for i = #taken, 1, -1 do
   if hand_live(taken[i]) then
     unhand(taken[i], false)

@@ -24,7 +24,7 @@ end
 
 -- The hand-offs in the calling worker's hand-off list (K_WORKER_HANDOFFS) as parsed entries (plain
 -- wake-ups left out).
-local function hands()
+local function worker_handoffs()
   local out = {}
   for _, e in ipairs(rcall('LRANGE', K_WORKER_HANDOFFS, 0, -1)) do
     local h = parse_hand(e)
@@ -36,7 +36,7 @@ local function hands()
 end
 
 -- Replace the calling worker's hand-off list with `keep` (entries still to be adopted).
-local function keep_hands(keep)
+local function keep_handoffs(keep)
   rcall('DEL', K_WORKER_HANDOFFS)
   if #keep > 0 then
     rcall('RPUSH', K_WORKER_HANDOFFS, unpack(keep))
