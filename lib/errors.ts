@@ -77,21 +77,28 @@ export class RateLimitError extends Error {
   }
 }
 
-/** Negative codes returned by the Lua scripts (see lib/scripts/lib/base.lua). */
-const SCRIPT_CODES: Record<number, [WorkQueueErrorCode, string]> = {
-  [-1]: [
-    'LEASE_LOST',
-    'the lease was lost (expired and reclaimed, or the job was cancelled or completed)',
-  ],
-  [-2]: ['NOT_FOUND', 'no such job'],
-  [-3]: ['BAD_STATE', 'the job is not in a state that allows this'],
-};
+/**
+ * The failure codes scripts return, the one table of them: a script names one as `E_<code>`
+ * (e.g. `return E_LEASE_LOST`) and the assembler binds the ones it uses to their `reply`
+ * (lib/scripts/assemble.ts); scriptError turns such a reply into a typed error.
+ */
+export const SCRIPT_CODES = {
+  LEASE_LOST: {
+    reply: -1,
+    message: 'the lease was lost (expired and reclaimed, or the job was cancelled or completed)',
+  },
+  NOT_FOUND: { reply: -2, message: 'no such job' },
+  BAD_STATE: { reply: -3, message: 'the job is not in a state that allows this' },
+} as const satisfies Partial<Record<WorkQueueErrorCode, { reply: number; message: string }>>;
 
 /** The one place where a script's failure code becomes a typed error. */
-export function scriptError(code: number, context: string): WorkQueueError {
-  const known = SCRIPT_CODES[code];
-  if (known) return new WorkQueueError(known[0], `${context}: ${known[1]}`);
-  return new WorkQueueError('SCRIPT_ERROR', `${context}: unexpected script code ${code}`);
+export function scriptError(reply: number, context: string): WorkQueueError {
+  for (const [code, known] of Object.entries(SCRIPT_CODES)) {
+    if (known.reply === reply) {
+      return new WorkQueueError(code as WorkQueueErrorCode, `${context}: ${known.message}`);
+    }
+  }
+  return new WorkQueueError('SCRIPT_ERROR', `${context}: unexpected script code ${reply}`);
 }
 
 /** Wrap a Redis/connection error in a typed error, keeping the cause. */

@@ -37,8 +37,8 @@ export class Admin<T, R> {
 
   async getJob(id: string): Promise<JobInfo<T, R> | null> {
     this.ctx.checkId(id);
-    // { state, id, payload (or result), meta, score, progress }
-    const r = (await this.ctx.run('get', [id], { buffers: true })) as Reply;
+    // { state, seq, payload (or result), meta, score, progress }
+    const r = (await this.ctx.run('get_job', [id], { buffers: true })) as Reply;
     const state = str(r[0]) as JobInfo['state'];
     if (state === 'unknown') return null;
     if (state === 'completed') {

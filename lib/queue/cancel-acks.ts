@@ -54,7 +54,7 @@ export class CancelAcks {
     sub.on('error', () => undefined); // reconnects by itself; waits are bounded
     sub.on('message', (_channel: string, ackId: string) => this.waiting.get(ackId)?.());
     this.sub = sub;
-    const subscribed = sub.subscribe(this.keys.cancelAcks).then(() => undefined);
+    const subscribed = sub.subscribe(this.keys.cancelAckChannel).then(() => undefined);
     subscribed.catch(() => {
       if (this.subscribed === subscribed) this.subscribed = undefined;
     });

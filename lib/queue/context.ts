@@ -4,17 +4,27 @@
  * the checks of leases and ids handed back by callers.
  */
 import type { Cluster, Redis } from 'ioredis';
-import { invalid, redisError, scriptError, WorkQueueError } from '../errors.js';
+import { invalid, redisError, SCRIPT_CODES, scriptError, WorkQueueError } from '../errors.js';
 import { queueKeys, type QueueKeys } from '../keys.js';
 import { resolveQueueOptions, type ResolvedQueueOptions } from '../options.js';
 import { bounded } from '../redis/bounded.js';
 import { checkRedis } from '../redis/info.js';
 import type { ScriptName } from '../scripts/assemble.js';
-import { defineScripts, ScriptKeys, type Arg, type ScriptClient } from '../scripts/define.js';
+import {
+  callScript,
+  defineScripts,
+  ScriptKeys,
+  type Arg,
+  type ScriptArgs,
+  type ScriptClient,
+} from '../scripts/define.js';
 import type { AddHook } from '../types/hooks.js';
 import type { Lease, WorkQueueOptions } from '../types/index.js';
 
-export type { Arg };
+export type { Arg, ScriptArgs };
+
+/** The reply of a script whose caller does not hold the lease (its callers handle it). */
+const LEASE_LOST = SCRIPT_CODES.LEASE_LOST.reply;
 
 export interface RunOptions {
   /** The worker whose keys (lease set, hand-off list) the script touches. */
@@ -59,7 +69,7 @@ export class QueueContext {
       .then(async () => {
         // The limiter option is written once per queue object (docs/flow-control.md).
         const l = o.limiter;
-        if (l) await this.script('flow', ['rate', l.max, l.durationMs]);
+        if (l) await this.script('flow_control', ['rate', l.max, l.durationMs]);
       })
       .then(
         () => {
@@ -73,25 +83,37 @@ export class QueueContext {
     return this.checked;
   }
 
-  /** Run a script with its keys; a negative reply other than -1 (lease lost) becomes an error. */
-  async run(name: ScriptName, args: readonly Arg[], o: RunOptions = {}): Promise<unknown> {
+  /**
+   * Run a script with its keys and its arguments (typed by its `--! argv:` header); a negative
+   * reply other than E_LEASE_LOST becomes an error.
+   */
+  async run<N extends ScriptName>(
+    name: N,
+    args: Readonly<ScriptArgs[N]>,
+    o: RunOptions = {},
+  ): Promise<unknown> {
     if (!this.isReady) await this.ready();
     return this.script(name, args, o);
   }
 
-  private async script(name: ScriptName, args: readonly Arg[], o: RunOptions = {}) {
-    const fn =
-      this.scripts[`wq_${name}${o.buffers && this.options.codec === 'buffer' ? 'Buffer' : ''}`]!;
+  private async script<N extends ScriptName>(
+    name: N,
+    args: Readonly<ScriptArgs[N]>,
+    o: RunOptions = {},
+  ) {
+    const buffers = o.buffers === true && this.options.codec === 'buffer';
     const context = `queue ${this.name}: ${o.op ?? name}`;
     let reply: unknown;
     try {
       reply = await bounded(this.client, this.options.commandTimeoutMs, context, () =>
-        fn.call(this.client, ...this.scriptKeys.of(name, o), ...args),
+        callScript(this.scripts, name, this.scriptKeys.of(name, o), args, buffers),
       );
     } catch (e) {
       throw redisError(context, e);
     }
-    if (typeof reply === 'number' && reply < 0 && reply !== -1) throw scriptError(reply, context);
+    if (typeof reply === 'number' && reply < 0 && reply !== LEASE_LOST) {
+      throw scriptError(reply, context);
+    }
     return reply;
   }
 

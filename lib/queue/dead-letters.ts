@@ -1,4 +1,4 @@
-/** The dead-letter set: list a page, requeue one, purge one or all (see dead.lua). */
+/** The dead-letter set: list a page, requeue one, purge one or all (see dead_letters.lua). */
 import { errorMessage, invalid } from '../errors.js';
 import type { DeadJob } from '../types/index.js';
 import { decode, type Raw } from '../job/codec.js';
@@ -17,7 +17,9 @@ export class DeadLetters<T> {
       throw invalid(['listDead: offset must be an integer >= 0 and limit 1..10000']);
     }
     // flat: id, payload, meta, died ms (oldest first)
-    const r = (await this.ctx.run('dead', ['list', offset, limit], { buffers: true })) as Reply;
+    const r = (await this.ctx.run('dead_letters', ['list', offset, limit], {
+      buffers: true,
+    })) as Reply;
     const out: DeadJob<T>[] = [];
     for (let i = 0; i < r.length; i += 4) {
       const meta = parseMeta(str(r[i + 2]));
@@ -41,17 +43,17 @@ export class DeadLetters<T> {
 
   async retry(id: string): Promise<boolean> {
     this.ctx.checkId(id);
-    return (await this.ctx.run('dead', ['retry', id])) === 1;
+    return (await this.ctx.run('dead_letters', ['retry', id])) === 1;
   }
 
   async purge(id?: string): Promise<number> {
     if (id !== undefined) {
       this.ctx.checkId(id);
-      return (await this.ctx.run('dead', ['purge', id])) as number;
+      return (await this.ctx.run('dead_letters', ['purge', id])) as number;
     }
     let total = 0;
     for (;;) {
-      const n = (await this.ctx.run('dead', ['purgeall', CLEAN_LIMIT])) as number;
+      const n = (await this.ctx.run('dead_letters', ['purgeall', CLEAN_LIMIT])) as number;
       total += n;
       if (n < CLEAN_LIMIT) return total;
     }

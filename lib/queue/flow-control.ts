@@ -1,5 +1,5 @@
 /**
- * Flow control of the whole queue, stored in Redis (see flow.lua): pause/resume, rate limit,
+ * Flow control of the whole queue, stored in Redis (see flow_control.lua): pause/resume, rate limit,
  * global concurrency, and a handler's `RateLimitError` (rate_limited.lua).
  */
 import { invalid } from '../errors.js';
@@ -15,16 +15,16 @@ export class Flow {
   constructor(private readonly ctx: QueueContext) {}
 
   async pause(): Promise<void> {
-    await this.ctx.run('flow', ['pause']);
+    await this.ctx.run('flow_control', ['pause']);
   }
 
   async resume(): Promise<void> {
-    await this.ctx.run('flow', ['resume']);
+    await this.ctx.run('flow_control', ['resume']);
   }
 
   async state(): Promise<FlowState> {
     // { paused version, rate max, rate dur, concurrency, no leases until }
-    const [p, max, dur, c, u] = (await this.ctx.run('flow', ['get'])) as number[];
+    const [p, max, dur, c, u] = (await this.ctx.run('flow_control', ['get'])) as number[];
     return {
       paused: p! > 0,
       rateLimit: max! > 0 ? { max: max!, durationMs: dur! } : null,
@@ -35,13 +35,13 @@ export class Flow {
 
   async setRateLimit(limit: RateLimit | null): Promise<void> {
     if (limit === null) {
-      await this.ctx.run('flow', ['rate', 0, 0]);
+      await this.ctx.run('flow_control', ['rate', 0, 0]);
       return;
     }
     const problems: string[] = [];
     checkRateLimit('rate limit', limit, problems);
     if (problems.length) throw invalid(problems, `${this.ctx.name}: setRateLimit refused`);
-    await this.ctx.run('flow', ['rate', limit.max, limit.durationMs]);
+    await this.ctx.run('flow_control', ['rate', limit.max, limit.durationMs]);
   }
 
   async setGlobalConcurrency(n: number | null): Promise<void> {
@@ -51,7 +51,7 @@ export class Flow {
         `${this.ctx.name}: setGlobalConcurrency refused`,
       );
     }
-    await this.ctx.run('flow', ['conc', n ?? 0]);
+    await this.ctx.run('flow_control', ['conc', n ?? 0]);
   }
 
   /**

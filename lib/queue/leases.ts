@@ -8,7 +8,7 @@ import { backoffDelay } from '../options.js';
 import type { FailOutcome, Lease, LeasedJob, LeaseOptions } from '../types/index.js';
 import { encodeProgress, encodeResult } from '../job/codec.js';
 import { isPosInt } from '../util/checks.js';
-import { type Arg, type QueueContext } from './context.js';
+import type { QueueContext, ScriptArgs } from './context.js';
 import { BATCH_HEAD, decodeBatch, num, type Reply } from '../job/records.js';
 
 /** One batch of leased jobs plus what a worker needs to wait well. */
@@ -42,7 +42,7 @@ export interface CompleteItem<R = unknown> {
   encoded?: string;
 }
 
-/** What a Worker adds to `completeAndLease` (see lib/scripts/complete.lua). */
+/** What a Worker adds to `completeAndLease` (see lib/scripts/complete_and_lease.lua). */
 export interface WorkerCallOptions {
   /** Mark the worker parked for this long when the lease comes back short (0: do not). */
   parkMs?: number;
@@ -81,15 +81,24 @@ export class Leases<T, R> {
       ? this.leaseArgs({ ...next, workerId })
       : { count: 0, leaseMs: worker?.leaseMs ?? o.leaseMs };
     const ttl = o.resultTtlMs;
-    const args: Arg[] = [workerId, ttl, o.dedupeWindowMs, count, leaseMs, worker?.parkMs ?? 0];
-    args.push(worker?.sweep ? 1 : 0, adopt.length, items.length);
+    const args: ScriptArgs['complete_and_lease'] = [
+      workerId,
+      ttl,
+      o.dedupeWindowMs,
+      count,
+      leaseMs,
+      worker?.parkMs ?? 0,
+      worker?.sweep ? 1 : 0,
+      adopt.length,
+      items.length,
+    ];
     const oneWorker = () => invalid(['completeAndLease takes leases of one worker at a time']);
     for (const lease of adopt) {
       if (lease.workerId !== workerId) throw oneWorker();
       args.push(lease.token);
     }
-    // The completed jobs as one argument 'seq token seq token ...' (see complete.lua), then
-    // their results when results are on.
+    // The completed jobs as one argument 'seq token seq token ...' (`completions`), then their
+    // results when results are on.
     const done: string[] = [];
     const results: string[] = [];
     for (const item of items) {
@@ -100,7 +109,11 @@ export class Leases<T, R> {
       if (ttl > 0) results.push(encoded ?? encodeResult(result));
     }
     args.push(done.join(' '), ...results);
-    const reply = (await this.ctx.run('complete', args, { workerId, buffers: true })) as Reply;
+    const reply = (await this.ctx.run('complete_and_lease', args, {
+      workerId,
+      buffers: true,
+      op: 'complete',
+    })) as Reply;
     // { now, deadline, nextDue, drain, paused, adopted flags…, completed flags…, jobs… }
     const head = BATCH_HEAD;
     const flags = reply.slice(head, head + adopt.length + items.length).map((v) => num(v) === 1);
@@ -137,7 +150,7 @@ export class Leases<T, R> {
 
   async release(leases: Lease | readonly Lease[]): Promise<boolean[]> {
     return this.perWorker(leases, async (workerId, group) => {
-      const args: Arg[] = [workerId, group.length];
+      const args: ScriptArgs['release'] = [workerId, group.length];
       for (const l of group) args.push(l.seq, l.token);
       const reply = (await this.ctx.run('release', args, { workerId })) as number[];
       return reply.map((v) => v === 1);
@@ -148,10 +161,10 @@ export class Leases<T, R> {
     if (!isPosInt(ms))
       throw invalid([`extend ms must be a positive integer, got ${JSON.stringify(ms)}`]);
     return this.perWorker(leases, async (workerId, group) => {
-      const args: Arg[] = [workerId, ms, group.length];
+      const args: ScriptArgs['extend_leases'] = [workerId, ms, group.length];
       for (const l of group) args.push(l.seq, l.token);
       // { deadline, then per job 1 extended | 0 lease lost }
-      const reply = (await this.ctx.run('extend', args, { workerId })) as number[];
+      const reply = (await this.ctx.run('extend_leases', args, { workerId })) as number[];
       const deadline = reply[0]!;
       return group.map((l, i) => {
         const ok = reply[i + 1] === 1;
@@ -191,7 +204,17 @@ export class Leases<T, R> {
   ): Promise<FailOutcome> {
     const o = this.ctx.options;
     const { seq, token, workerId } = lease;
-    const args = [seq, token, workerId, message, mode, delay, o.maxAttempts, o.maxDead, reason];
+    const args: ScriptArgs['fail'] = [
+      seq,
+      token,
+      workerId,
+      message,
+      mode,
+      delay,
+      o.maxAttempts,
+      o.maxDead,
+      reason,
+    ];
     const r = await this.ctx.run('fail', args, { workerId });
     return r === 1 ? 'retried' : r === 2 ? 'dead' : 'lost';
   }

@@ -30,7 +30,7 @@ export class Listings<T, R> {
       problems.push(`limit must be an integer 1..${PAGE}, got ${JSON.stringify(limit)}`);
     if (problems.length) throw invalid(problems, `${this.ctx.name}: getJobs refused`);
     // flat: id, payload, meta, score, progress
-    const r = (await this.ctx.run('jobs', [state, offset, limit], { buffers: true })) as Reply;
+    const r = (await this.ctx.run('list_jobs', [state, offset, limit], { buffers: true })) as Reply;
     const out: JobInfo<T, R>[] = [];
     for (let i = 0; i + 4 < r.length; i += 5) {
       const meta = str(r[i + 2]);
@@ -52,13 +52,13 @@ export class Listings<T, R> {
     if (!Number.isInteger(priority) || priority < 0 || priority > 9)
       problems.push(`priority must be an integer 0..9, got ${JSON.stringify(priority)}`);
     if (problems.length) throw invalid(problems, `${this.ctx.name}: changePriority refused`);
-    return (await this.ctx.run('priority', [id, priority])) === 1;
+    return (await this.ctx.run('change_priority', [id, priority])) === 1;
   }
 
   async retryAllDead(): Promise<number> {
     let total = 0;
     for (;;) {
-      const n = (await this.ctx.run('dead', ['retryall', PAGE])) as number;
+      const n = (await this.ctx.run('dead_letters', ['retryall', PAGE])) as number;
       total += n;
       if (n < PAGE) return total;
     }

@@ -1,7 +1,7 @@
 /**
  * Adding jobs: checked and encoded first (one bad job refuses the batch, nothing written), then
  * one add script per 2,000 jobs. Every add call is idempotent (see add.lua): this producer's
- * session and a sequence number name it, so a call re-sent after a lost reply adds nothing twice.
+ * session and the call's number name it, so a call re-sent after a lost reply adds nothing twice.
  * Single adds group-commit: those of one tick go together, in up to two scripts in flight; adds
  * made while both are out wait and go together in the next (each caller gets its own result; a
  * script's error is all of theirs).
@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { invalid } from '../errors.js';
 import type { AddOptions, AddResult } from '../types/index.js';
 import { AddProblems, plainValues, prepareAdd, type AddValues } from '../job/add-options.js';
-import type { Arg, QueueContext } from './context.js';
+import type { QueueContext, ScriptArgs } from './context.js';
 import { str, num, type Reply } from '../job/records.js';
 import { ReplicaAcks } from './replica-acks.js';
 
@@ -59,10 +59,10 @@ export class Producer {
   /** Group scripts in flight, and whether a flush is due at the end of this tick. */
   private inFlight = 0;
   private flushing = false;
-  /** This producer's add calls: a session id and a counter. */
+  /** This producer's add calls: a session id, and the number of its last call. */
   private readonly session = randomBytes(8).toString('base64url');
-  private seq = 0;
-  /** Add calls whose replies arrived since the last add call (their records can go). */
+  private lastCall = 0;
+  /** Numbers of add calls whose replies arrived since the last add call (their records can go). */
   private acked: number[] = [];
   private readonly replicated: ReplicaAcks;
 
@@ -109,7 +109,7 @@ export class Producer {
     const batch = size === this.waiting.length ? this.waiting : this.waiting.slice(0, size);
     this.waiting = size === this.waiting.length ? [] : this.waiting.slice(size);
     this.inFlight++;
-    const seq = ++this.seq;
+    const call = ++this.lastCall;
     const settle = (): void => {
       this.inFlight--;
       if (this.waiting.length > 0 && !this.flushing) this.flush();
@@ -118,13 +118,13 @@ export class Producer {
     try {
       const values = new Array<AddValues>(batch.length);
       for (let i = 0; i < batch.length; i++) values[i] = batch[i]!.values;
-      sent = this.send(values, seq);
+      sent = this.send(values, call);
     } catch (e) {
       sent = Promise.reject(e);
     }
     sent.then(
       (reply) => {
-        this.acked.push(seq);
+        this.acked.push(call);
         const results = this.results(reply, batch.length);
         for (let i = 0; i < batch.length; i++) batch[i]!.resolve(results[i]!);
         settle();
@@ -162,9 +162,9 @@ export class Producer {
     const calls: Promise<AddResult[]>[] = [];
     for (let i = 0; i < encoded.length; i += ADD_CHUNK) {
       const chunk = encoded.length <= ADD_CHUNK ? encoded : encoded.slice(i, i + ADD_CHUNK);
-      const seq = ++this.seq;
-      const sent = this.send(chunk, seq);
-      calls.push(sent.then((reply) => (this.acked.push(seq), this.results(reply, chunk.length))));
+      const call = ++this.lastCall;
+      const sent = this.send(chunk, call);
+      calls.push(sent.then((reply) => (this.acked.push(call), this.results(reply, chunk.length))));
     }
     const out: AddResult[] = [];
     for (const results of await Promise.all(calls)) for (const r of results) out.push(r);
@@ -183,12 +183,12 @@ export class Producer {
   }
 
   /**
-   * One add script: ARGV = the priorities this chunk uses (digits; their pending lists are its
-   * last KEYS), hand-off lease ms, job count, call seq, record ttl, acknowledged seqs, then each
-   * job's five values (add.lua), or its payload, meta and priority when every job is plain
-   * (add_plain.lua; not behind replica acks, which send add.lua).
+   * One add script, add call number `call`: the priorities this chunk uses (digits; their
+   * pending lists are its last KEYS), hand-off lease ms, job count, call number, record ttl, the
+   * acknowledged calls, then each job's five values (add.lua), or its payload, meta and priority
+   * when every job is plain (add_plain.lua; not behind replica acks, which send add.lua).
    */
-  private send(chunk: readonly AddValues[], seq: number): Promise<unknown> {
+  private send(chunk: readonly AddValues[], call: number): Promise<unknown> {
     const o = this.ctx.options;
     let used = 0;
     let plain = o.replicaAcks === 0;
@@ -201,7 +201,7 @@ export class Producer {
     const acked = this.acked.length >= ACK_BATCH ? this.acked.splice(0, MAX_ACKS_PER_ADD) : NO_ACKS;
     // Records outlive any re-send of a call that resolved (within commandTimeoutMs).
     const ttl = Math.max(60_000, 4 * o.commandTimeoutMs);
-    const args: Arg[] = [digits, o.leaseMs, chunk.length, seq, ttl, acked.length];
+    const args: ScriptArgs['add'] = [digits, o.leaseMs, chunk.length, call, ttl, acked.length];
     for (const a of acked) args.push(a);
     if (plain) {
       for (const job of chunk) args.push(job[1], job[2], job[3]);
@@ -210,7 +210,7 @@ export class Producer {
     }
     const owner = { session: this.session, pending: digits };
     if (o.replicaAcks > 0) {
-      return this.replicated.add([...this.ctx.scriptKeys.of('add', owner), ...args]);
+      return this.replicated.add(this.ctx.scriptKeys.of('add', owner), args);
     }
     return this.ctx.run(plain ? 'add_plain' : 'add', args, { ...owner, op: 'add' });
   }

@@ -1,7 +1,7 @@
 /**
  * The deep check: walk the queue incrementally (LRANGE/ZRANGE pages, HSCAN) for jobs that break
  * an invariant (a job with a payload is in exactly one place), and fix each suspect atomically
- * (repair.lua re-checks it, so a job that moved meanwhile is left alone). Finds nothing in
+ * (repair_job.lua re-checks it, so a job that moved meanwhile is left alone). Finds nothing in
  * normal operation.
  */
 import type { RepairReport } from '../types/index.js';
@@ -68,18 +68,18 @@ export async function repair(ctx: QueueContext): Promise<RepairReport> {
     (id) => leased.add(id),
   );
   const tokens = new Set<string>();
-  await hscanAll(k.tokens, (id) => {
+  await hscanAll(k.leaseHolders, (id) => {
     tokens.add(id);
     if (!withData.has(id) || !leased.has(id)) suspects.add(id);
   });
   for (const id of leased) if (!tokens.has(id)) suspects.add(id);
-  for (const name of ['meta', 'prog'] as const) {
+  for (const name of ['meta', 'progress'] as const) {
     await hscanAll(k.key(name), (id) => {
       if (!withData.has(id)) suspects.add(id);
     });
   }
   const aliases: Array<[string, string]> = [];
-  await hscanAll(k.key('ids'), (cid, id) => {
+  await hscanAll(k.key('callerIds'), (cid, id) => {
     // '~<until>': a completed job's caller id kept for its dedupe window (clean() drops it).
     if (!id.startsWith('~') && !withData.has(id)) aliases.push([cid, id]);
   });
@@ -87,12 +87,12 @@ export async function repair(ctx: QueueContext): Promise<RepairReport> {
   let tombstones = 0;
   for (const id of suspects) {
     // '' nothing to fix, '~tombstone' a cancelled job's id left in a list, else what was fixed
-    const what = str((await ctx.run('repair', [id])) as Raw);
+    const what = str((await ctx.run('repair_job', [id])) as Raw);
     if (what === '~tombstone') tombstones += 1;
     else if (what !== '') fixes.push(`${id}: ${what}`);
   }
   for (const [cid, id] of aliases) {
-    if ((await ctx.run('drop_alias', [cid, id])) === 1)
+    if ((await ctx.run('drop_caller_id', [cid, id])) === 1)
       fixes.push(`${cid}: caller id of a missing job`);
   }
   return { checked: suspects.size + aliases.length, fixes, tombstones };

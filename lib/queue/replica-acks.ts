@@ -6,20 +6,20 @@
  * adds queue up and go together in the next one, behind a single WAIT. A script refused before
  * it ran (slot moved or migrating, cluster down during a failover) is sent again.
  */
-import { redisError, scriptError, WorkQueueError } from '../errors.js';
+import { redisError, SCRIPT_CODES, scriptError, WorkQueueError } from '../errors.js';
 import { bounded } from '../redis/bounded.js';
+import { queueScript } from '../scripts/define.js';
 import { isCluster } from '../redis/info.js';
 import { delay } from '../util/timeout.js';
-import type { Arg, QueueContext } from './context.js';
-
-type PipelineScript = (...args: Arg[]) => unknown;
+import type { Arg, QueueContext, ScriptArgs } from './context.js';
 
 /** Cluster replies to a command that did not run (safe to send again). */
 const REFUSED = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /;
 
 interface AckItem {
-  /** numkeys, KEYS and ARGV of one add script. */
-  args: Arg[];
+  /** numkeys and KEYS of one add script (ScriptKeys.of). */
+  keys: readonly Arg[];
+  args: ScriptArgs['add'];
   resolve(reply: unknown): void;
   reject(e: unknown): void;
   /** Past it, a refused script is no longer sent again. */
@@ -33,10 +33,11 @@ export class ReplicaAcks {
 
   constructor(private readonly ctx: QueueContext) {}
 
-  add(args: Arg[]): Promise<unknown> {
+  add(keys: readonly Arg[], args: ScriptArgs['add']): Promise<unknown> {
     return new Promise((resolve, reject) => {
       const patience = Math.max(10_000, 2 * this.ctx.options.replicaAckTimeoutMs);
-      this.waiting.push({ args, resolve, reject, deadline: Date.now() + patience, tries: 0 });
+      const deadline = Date.now() + patience;
+      this.waiting.push({ keys, args, resolve, reject, deadline, tries: 0 });
       if (!this.sending) void this.flush();
     });
   }
@@ -73,8 +74,7 @@ export class ReplicaAcks {
     const want = o.replicaAcks;
     const context = `queue ${this.ctx.name}: add`;
     const p = this.ctx.client.pipeline();
-    const script = (p as unknown as Record<string, PipelineScript>).wq_add!;
-    for (const it of batch) script.call(p, ...it.args);
+    for (const it of batch) queueScript(p, 'add', it.keys, it.args);
     p.call('WAIT', want, o.replicaAckTimeoutMs);
     const timeout = o.commandTimeoutMs + o.replicaAckTimeoutMs;
     const res = (await bounded(this.ctx.client, timeout, context, () => p.exec())) ?? [];
@@ -88,7 +88,11 @@ export class ReplicaAcks {
         it.reject(redisError(context, err));
       } else if (waitErr) {
         it.reject(redisError(`${context}: WAIT`, waitErr));
-      } else if (typeof reply === 'number' && reply < 0 && reply !== -1) {
+      } else if (
+        typeof reply === 'number' &&
+        reply < 0 &&
+        reply !== SCRIPT_CODES.LEASE_LOST.reply
+      ) {
         it.reject(scriptError(reply, context));
       } else if (Number(acks) < want) {
         it.reject(

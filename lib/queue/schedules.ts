@@ -1,10 +1,10 @@
 /**
  * Schedules of a queue (`WorkQueue.upsertSchedule` and friends): stored in Redis, each tick made
- * ahead of time as a delayed job with caller id `<schedule>:<tick ms>` (schedule_top.lua).
+ * ahead of time as a delayed job with caller id `<schedule>:<tick ms>` (schedule_make_ticks.lua).
  */
 import { errorMessage } from '../errors.js';
 import { decode, type Raw } from '../job/codec.js';
-import type { QueueContext } from './context.js';
+import type { QueueContext, ScriptArgs } from './context.js';
 import { num, parseMeta, str, type Reply } from '../job/records.js';
 import type {
   ScheduleInfo,
@@ -79,9 +79,17 @@ export class Schedules<T> {
     const horizon = horizonOf(this.ctx.options);
     const { ticks, ended } = nextTicks(def, rec, now, horizon);
     // Due again when half the horizon is left.
-    const args = [id, rec.v, ended ? 1 : 0, horizon / 2, def.missed, def.missedAfterMs];
+    const args: ScriptArgs['schedule_make_ticks'] = [
+      id,
+      rec.v,
+      ended ? 1 : 0,
+      horizon / 2,
+      def.missed,
+      def.missedAfterMs,
+      ...ticks,
+    ];
     // { 1 done | 0 stale, ticks added, Redis now }
-    const x = (await this.ctx.run('schedule_top', [...args, ...ticks])) as number[];
+    const x = (await this.ctx.run('schedule_make_ticks', args)) as number[];
     return x[1]!;
   }
 

@@ -12,7 +12,7 @@ export class WorkerProtocol<T> {
 
   private worker(action: 'register' | 'beat' | 'leave' | 'unpark', workerId: string) {
     const hb = this.ctx.options.heartbeatTimeoutMs;
-    return this.ctx.run('worker', [action, workerId, hb], { workerId });
+    return this.ctx.run('worker_registry', [action, workerId, hb], { workerId });
   }
 
   async register(): Promise<string> {
@@ -36,7 +36,9 @@ export class WorkerProtocol<T> {
     known: readonly string[],
   ): Promise<{ leases: number; handoffs: number }> {
     // { leases given back, hand-offs given back }
-    const r = (await this.ctx.run('reconcile', [workerId, ...known], { workerId })) as number[];
+    const r = (await this.ctx.run('reconcile_worker', [workerId, ...known], {
+      workerId,
+    })) as number[];
     return { leases: r[0]!, handoffs: r[1]! };
   }
 
@@ -49,7 +51,7 @@ export class WorkerProtocol<T> {
     const k = this.ctx.keys;
     const r = await blockingClient.blmoveBuffer(
       k.wake,
-      k.workerHands(workerId),
+      k.workerHandoffs(workerId),
       'LEFT',
       'RIGHT',
       Number(seconds.toFixed(3)),

@@ -1,37 +1,41 @@
 -- add: store and enqueue a batch of jobs (add_plain.lua: the same for jobs without caller ids
 -- or schedules).
---! keys: id tok data dataBuckets meta ids delayed leased tokens dead prog taken wake parked adds flow rate events pending*
--- ARGV: the priorities used (digits: the pending lists passed, in that order), hand-off lease
---   ms (0 = never hand off), count, call seq ('' = none), idempotency ttl ms, acknowledged count m, then m seqs of
---   earlier calls whose replies arrived, then per job 5 values: caller id ('' = generate),
---   payload, meta JSON ('' = none), priority (0..9), schedule ('' = now, 'd<ms>' = delay,
---   'a<ms>' = absolute Redis time in ms), followed for a caller id with a dedupe window by
---   ',<ttl ms>' and 'r' when it replaces (e.g. 'd500,1000r').
+--! keys: seqCounter tokenCounter data dataBuckets meta callerIds delayed leased leaseHolders dead progress keptCallerIds wake parked addCallRecords flowControl rateLog eventLog pending*
+--! argv: priorities handoff_lease_ms count call record_ttl_ms ack_count acked_calls*ack_count
+--! argv: jobs(caller_id payload meta priority schedule)*count
+-- priorities: the priorities used (digits: the pending lists passed, in that order);
+-- handoff_lease_ms: the lease of a job handed off (0 = never hand off); call: this call's number
+-- in the producer's session ('' = none); record_ttl_ms: how long the producer's call records
+-- last; acked_calls: the numbers of its earlier calls whose replies arrived (their records go).
+-- Per job: caller_id ('' = generate), payload, meta (JSON, '' = none), priority (0..9),
+-- schedule ('' = now, 'd<ms>' = delay, 'a<ms>' = absolute Redis time in ms), followed for a
+-- caller id with a dedupe window by ',<ttl ms>' and 'r' when it replaces (e.g. 'd500,1000r').
 -- Idempotent: a client that re-sends this call after a reconnect (its reply was lost) gets the
--- first run's reply and nothing is added twice. Each call records what it did under its seq in
--- the producer's hash (K_ADDS), until the producer says the reply arrived (its next call) or
--- the hash expires.
+-- first run's reply and nothing is added twice. Each call records what it did under its number
+-- in the producer's hash (K_ADD_CALL_RECORDS), until the producer says the reply arrived (its
+-- next call) or the hash expires.
 -- A caller id is taken while its job exists and, after the job completed, until the dedupe
 -- window ends ('~<until>' in the caller-id index).
 -- Dedupe window (',<ttl>'): the id also stays taken until <ttl> ms after the add (its end in
--- K_TAKEN, read when the job completes). Replace ('r'): when the id's job waits (pending or
--- delayed), it is removed (a pending list keeps a tombstone that leasing skips) and this job
--- takes its place under the same caller id, with its own payload, options and schedule; the
--- window restarts. A leased, dead or completed job is left alone (flag 0).
+-- K_KEPT_CALLER_IDS, read when the job completes). Replace ('r'): when the id's job waits
+-- (pending or delayed), it is removed (a pending list keeps a tombstone that leasing skips) and
+-- this job takes its place under the same caller id, with its own payload, options and
+-- schedule; the window restarts. A leased, dead or completed job is left alone (flag 0).
 -- Hand-off: while a worker is parked and no wake-up waits, the first job to run now is leased
--- to holder 'h' and pushed to the wake list whole (docs/internals/hand-off.md) — unless flow control
--- (pause, rate limit, global concurrency) allows no lease now; a hand-off counts as a lease.
--- Returns: flat list, per job: id, added (1 new | 0 an existing job has that caller id |
+-- to holder 'h' and pushed to the wake list whole (docs/internals/hand-off.md) — unless flow
+-- control (pause, rate limit, global concurrency) allows no lease now; a hand-off counts as a
+-- lease.
+-- Returns: flat list, per job: public id, added (1 new | 0 an existing job has that caller id |
 --   2 replaced the waiting job of that caller id).
 local hand_ms = tonumber(ARGV[2])
 local count = tonumber(ARGV[3])
-local seq, acked = ARGV[4], tonumber(ARGV[6])
+local call, acked = ARGV[4], tonumber(ARGV[6])
 local first = 7 + acked
 local out = {}
-if seq ~= '' then
-  local done = rcall('HGET', K_ADDS, seq)
+if call ~= '' then
+  local done = rcall('HGET', K_ADD_CALL_RECORDS, call)
   if done then
-    -- Run before: answer what that run did. done = '<id base>:<1|0 per job>'.
+    -- Run before: answer what that run did. done = '<seq base>:<flag per job>'.
     local base, flags = string.match(done, '^(%d+):(.*)$')
     local k = 0
     for j = 0, count - 1 do
@@ -51,9 +55,9 @@ if seq ~= '' then
 end
 -- Redis time, read only when a job has a schedule or meets a caller id kept after completion.
 local now = nil
--- The job number behind caller id `cid`, or false when the id is free.
+-- The seq behind caller id `cid`, or false when the id is free.
 local function taken(cid)
-  local v = rcall('HGET', K_IDS, cid)
+  local v = rcall('HGET', K_CALLER_IDS, cid)
   local until_ms = taken_until(v)
   if until_ms then
     if not now then
@@ -87,7 +91,7 @@ for j = 0, count - 1 do
 end
 local base = 0
 if fresh > 0 then
-  base = rcall('INCRBY', K_ID, fresh) - fresh
+  base = rcall('INCRBY', K_SEQ_COUNTER, fresh) - fresh
 end
 -- Whether the next job to run now may be handed off (decided once, used once).
 local can_hand = nil
@@ -142,12 +146,12 @@ local function flush()
   end
 end
 -- The waiting job n of caller id cid goes, for a replacing add: true when it did.
-local function unplace(n)
+local function unplace(seq)
   flush()
-  if rcall('ZSCORE', K_LEASED, n) or rcall('ZSCORE', K_DEAD, n) or not data_has(n) then
+  if rcall('ZSCORE', K_LEASED, seq) or rcall('ZSCORE', K_DEAD, seq) or not data_has(seq) then
     return false
   end
-  destroy(n, {})
+  destroy(seq, {})
   return true
 end
 for j = 0, count - 1 do
@@ -169,20 +173,20 @@ for j = 0, count - 1 do
   else
     flags[j + 1] = tostring(flag)
     k = k + 1
-    local n = int(base + k)
+    local seq = int(base + k)
     if cid ~= '' then
-      rcall('HSET', K_IDS, cid, n)
+      rcall('HSET', K_CALLER_IDS, cid, seq)
       if ttl then
         if not now then
           now = now_ms()
         end
-        rcall('ZADD', K_TAKEN, now + ttl, cid)
+        rcall('ZADD', K_KEPT_CALLER_IDS, now + ttl, cid)
       end
     end
-    data_args[#data_args + 1] = n
+    data_args[#data_args + 1] = seq
     data_args[#data_args + 1] = payload
     if meta ~= '' then
-      meta_args[#meta_args + 1] = n
+      meta_args[#meta_args + 1] = seq
       meta_args[#meta_args + 1] = meta
     end
     local due = nil
@@ -197,17 +201,17 @@ for j = 0, count - 1 do
     end
     if due and due > now then
       delayed[#delayed + 1] = due
-      delayed[#delayed + 1] = n
-      delayed_ids[#delayed_ids + 1] = cid ~= '' and cid or n
+      delayed[#delayed + 1] = seq
+      delayed_ids[#delayed_ids + 1] = cid ~= '' and cid or seq
     elseif hand_off_now() then
-      hand = { n, payload, meta, prio }
+      hand = { seq, payload, meta, prio }
     else
-      pend(pending, prio, n)
+      pend(pending, prio, seq)
     end
     if cid ~= '' then
       out[#out + 1] = cid
     else
-      out[#out + 1] = n
+      out[#out + 1] = seq
     end
     out[#out + 1] = flag
   end
@@ -223,7 +227,7 @@ if EV_CAP > 0 and fresh > 0 then
   emit_jobs('added', added, false)
   emit_jobs('delayed', delayed_ids, false)
 end
-if seq ~= '' then
-  add_record(seq, base, table.concat(flags))
+if call ~= '' then
+  add_record(call, base, table.concat(flags))
 end
 return out

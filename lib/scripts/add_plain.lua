@@ -1,23 +1,22 @@
 -- add_plain: store and enqueue a batch of plain jobs, those with neither a caller id nor a
 -- schedule (the common add, with fewer keys and commands; add.lua does every other add).
---! keys: id tok data dataBuckets meta wake parked leased tokens flow rate adds events pending*
--- ARGV: the priorities used (digits: the pending lists passed, in that order), hand-off lease
---   ms (0 = never hand off), count, call seq ('' = none), idempotency ttl ms, acknowledged
---   count m, then m seqs of earlier calls whose replies arrived, then per job 3 values:
---   payload, meta JSON ('' = none), priority (0..9).
+--! keys: seqCounter tokenCounter data dataBuckets meta wake parked leased leaseHolders flowControl rateLog addCallRecords eventLog pending*
+--! argv: priorities handoff_lease_ms count call record_ttl_ms ack_count acked_calls*ack_count
+--! argv: jobs(payload meta priority)*count
+-- The arguments of add.lua, but per job only its payload, meta (JSON, '' = none) and priority.
 -- Idempotent and handing off as add.lua does (the same call record, lib/scripts/lib/adding.lua).
--- Returns: the id base: the jobs are base + 1 .. base + count, in order, all new.
+-- Returns: the seq base: the jobs are seqs base + 1 .. base + count, in order, all new.
 local hand_ms = tonumber(ARGV[2])
 local count = tonumber(ARGV[3])
-local seq = ARGV[4]
+local call = ARGV[4]
 local first = 7 + tonumber(ARGV[6])
-if seq ~= '' then
-  local done = rcall('HGET', K_ADDS, seq)
+if call ~= '' then
+  local done = rcall('HGET', K_ADD_CALL_RECORDS, call)
   if done then
     return tonumber(string.match(done, '^(%d+):'))
   end
 end
-local base = rcall('INCRBY', K_ID, count) - count
+local base = rcall('INCRBY', K_SEQ_COUNTER, count) - count
 local wake_len = rcall('LLEN', K_WAKE)
 local now, rate_ms = nil, false
 if hand_ms > 0 then
@@ -27,22 +26,22 @@ local hand = nil
 local data_args = {}
 local meta_args = {}
 local pending = {}
-local ids = {}
+local seqs = {}
 for j = 1, count do
   local o = first + (j - 1) * 3
-  local n = int(base + j)
+  local seq = int(base + j)
   local payload, meta, prio = ARGV[o], ARGV[o + 1], ARGV[o + 2]
-  ids[j] = n
-  data_args[#data_args + 1] = n
+  seqs[j] = seq
+  data_args[#data_args + 1] = seq
   data_args[#data_args + 1] = payload
   if meta ~= '' then
-    meta_args[#meta_args + 1] = n
+    meta_args[#meta_args + 1] = seq
     meta_args[#meta_args + 1] = meta
   end
   if now and not hand then
-    hand = { n, payload, meta, prio }
+    hand = { seq, payload, meta, prio }
   else
-    pend(pending, prio, n)
+    pend(pending, prio, seq)
   end
 end
 -- Data first: a write that fails (e.g. on a key of the wrong type) then leaves no wake entry
@@ -58,8 +57,8 @@ local placed = push_pending(pending)
 if placed and wake_len == 0 and not hand then
   rcall('RPUSH', K_WAKE, '1')
 end
-emit_jobs('added', ids, false)
-if seq ~= '' then
-  add_record(seq, base, string.rep('1', count))
+emit_jobs('added', seqs, false)
+if call ~= '' then
+  add_record(call, base, string.rep('1', count))
 end
 return base

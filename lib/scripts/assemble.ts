@@ -1,9 +1,20 @@
 /**
  * Builds each script's Lua from its file (lib/scripts/<name>.lua): a prelude binding the keys its
- * header declares (`--! keys:`), the library functions it reaches (lib/scripts/lib/*.lua, only
- * those), then its body. Checks that the keys it declares are exactly the keys its code uses.
+ * header declares (`--! keys:`) and the error codes it uses (`E_<code>`, from SCRIPT_CODES in
+ * lib/errors.ts), the library functions it reaches (lib/scripts/lib/*.lua, only those), then its
+ * body. Checks the header against the code: the keys it declares are exactly the keys its code
+ * uses, and its code reads only the arguments its `--! argv:` header declares (header.ts).
  */
-import { DATA_SPAN, KEY_TABLE, type KeyName, type KeyOwner, type QueueKeys } from '../keys.js';
+import { SCRIPT_CODES } from '../errors.js';
+import {
+  DATA_SPAN,
+  KEY_TABLE,
+  type KeyName,
+  type KeyOwner,
+  type QueueKeys,
+  type ScriptKeyName,
+} from '../keys.js';
+import { argvDoc, fixedPart, parseHeader, type ScriptHeader } from './header.js';
 import { LIBRARY_SOURCES, SCRIPT_SOURCES } from './sources.generated.js';
 
 export type ScriptName = keyof typeof SCRIPT_SOURCES;
@@ -11,12 +22,13 @@ export const SCRIPT_NAMES = Object.keys(SCRIPT_SOURCES) as ScriptName[];
 
 /**
  * One KEYS entry of a script: a key of the table; `pending` stands for the ten pending lists
- * p0..p9; `pending*` (last only) for the pending lists of the priorities named in ARGV[1].
+ * p0..p9; `pending*` (last only) for the pending lists of the priorities named in ARGV[1]
+ * (`priorities`).
  */
-export type KeySlot = KeyName | 'pending*';
+export type KeySlot = ScriptKeyName | 'pending*';
 
 export interface AssembledScript {
-  readonly name: ScriptName;
+  readonly name: string;
   readonly keys: readonly KeySlot[];
   readonly lua: string;
 }
@@ -32,7 +44,7 @@ const LIBRARY_ORDER = [
   'schedules',
   'handoff',
   'reclaim',
-  'flow',
+  'flow_control',
   'adding',
   'leasing',
 ];
@@ -46,6 +58,8 @@ const IDENT = /[A-Za-z_][A-Za-z0-9_]*/g;
 /** Lua without its comments: names in comments neither pull definitions in nor use keys. */
 const code = (lua: string) => lua.replace(/--.*$/gm, '');
 const luaName = (k: KeyName) => 'K_' + k.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase();
+/** The script failure codes, as Lua sees them: E_LEASE_LOST, … */
+const ERROR_CODES = new Map(Object.entries(SCRIPT_CODES).map(([c, v]) => ['E_' + c, v.reply]));
 
 /** Split a library file into top-level definitions, each with the comment above it. */
 function chunks(source: string): Chunk[] {
@@ -105,12 +119,13 @@ function reached(body: string): Chunk[] {
   return all.filter((c) => used.has(c));
 }
 
-/** The `--! keys:` header of a script. */
-function declaredKeys(name: string, body: string): KeySlot[] {
-  const words = [...body.matchAll(/^--! keys:(.*)$/gm)].flatMap((m) => m[1]!.trim().split(/\s+/));
-  const keys = words.filter(Boolean) as KeySlot[];
+/** The keys of a script's header, checked against the table. */
+function declaredKeys(name: string, header: ScriptHeader): KeySlot[] {
+  const keys = header.keys as KeySlot[];
   for (const k of keys) {
-    if (k !== 'pending*' && !(k in KEY_TABLE)) throw new Error(`${name}.lua: unknown key ${k}`);
+    if (k === 'pending*') continue;
+    if (!(k in KEY_TABLE)) throw new Error(`${name}.lua: unknown key ${k}`);
+    if ('scripts' in KEY_TABLE[k]) throw new Error(`${name}.lua: key ${k} is not for scripts`);
   }
   if (keys.includes('pending*') && keys.at(-1) !== 'pending*') {
     throw new Error(`${name}.lua: pending* must be the last key`);
@@ -118,18 +133,60 @@ function declaredKeys(name: string, body: string): KeySlot[] {
   return keys;
 }
 
-function prelude(name: string, keys: readonly KeySlot[]): string {
+/**
+ * What is wrong with the arguments `code` (the script and the library it reaches, without
+ * comments) reads, against its header: an ARGV[i] past every list's fixed part, a computed
+ * index without repeated arguments declared, a fixed argument never read.
+ */
+function argvProblems(header: ScriptHeader, keys: readonly KeySlot[], code: string): string[] {
+  const fixed = Math.max(0, ...header.argv.map((l) => fixedPart(l).length));
+  const repeated = header.argv.some((l) => fixedPart(l).length < l.length);
+  const read = new Set([...code.matchAll(/\bARGV\[(\d+)\]/g)].map((m) => Number(m[1])));
+  const problems = [...read]
+    .filter((i) => i > fixed)
+    .map((i) => `reads ARGV[${i}] past its declared arguments`);
+  const computed = /\bARGV\b(?!\[\d+\])/.test(code);
+  if (computed && !repeated)
+    problems.push('reads ARGV at computed indexes but declares no repeated arguments');
+  if (keys.includes('pending*')) {
+    // The prelude reads the first argument: the priorities whose pending lists are passed.
+    read.add(1);
+    if (header.argv.some((l) => l[0]?.name !== 'priorities')) {
+      problems.push('a pending* script takes `priorities` first');
+    }
+  }
+  for (let i = 1; i <= fixed; i++) {
+    if (!read.has(i))
+      problems.push(
+        `never reads ARGV[${i}] (${header.argv
+          .map((l) => l[i - 1]?.name)
+          .filter(Boolean)
+          .join(' | ')})`,
+      );
+  }
+  return problems;
+}
+
+function prelude(
+  name: string,
+  header: ScriptHeader,
+  keys: readonly KeySlot[],
+  codes: readonly string[],
+): string {
   const doc: string[] = [`-- ${name}.lua, assembled by lib/scripts/assemble.ts. KEYS:`];
   const bind: string[] = ['local rcall = redis.call'];
-  if (keys.includes('events')) {
+  const lists = argvDoc(header);
+  const argv = [`-- ARGV${lists.length > 1 ? ', one of' : ''}:`, ...lists.map((l) => `--   ${l}`)];
+  if (keys.includes('eventLog')) {
     // The event log's cap comes first in ARGV (ScriptKeys appends it to the keys); taken off
     // here so that the script's own ARGV start at 1.
-    doc.push(
+    argv.unshift(
       '-- ARGV[1] (taken off): the event log cap, 0 = events off (lib/scripts/lib/events.lua)',
     );
     bind.push('local EV_CAP = tonumber(table.remove(ARGV, 1))');
   }
   if (keys.includes('data')) bind.push(`local DATA_SPAN = ${DATA_SPAN}`);
+  for (const c of codes) bind.push(`local ${c} = ${ERROR_CODES.get(c)}`);
   let i = 1;
   for (const k of keys) {
     if (k === 'pending') {
@@ -148,26 +205,37 @@ function prelude(name: string, keys: readonly KeySlot[]): string {
       i += 1;
     }
   }
-  return [...doc, ...bind].join('\n');
+  return [...doc, ...argv, ...bind].join('\n');
 }
 
-function assemble(name: ScriptName): AssembledScript {
-  const body = SCRIPT_SOURCES[name];
-  const keys = declaredKeys(name, body);
+/** Assemble script `name` from its source `body` (exported for the tests' made-up scripts). */
+export function assembleSource(name: string, body: string): AssembledScript {
+  const header = parseHeader(name, body);
+  const keys = declaredKeys(name, header);
   const lib = reached(body);
   const all = code([...lib.map((c) => c.text), body].join('\n'));
   const used = new Set(all.match(/\bK_[A-Z_]+\b/g));
   const declared = new Set(
     keys.filter((k) => !k.startsWith('pending')).map((k) => luaName(k as KeyName)),
   );
+  const codes = [...new Set(all.match(/\bE_[A-Z_]+\b/g))].sort();
   const problems = [
     ...[...used].filter((k) => !declared.has(k)).map((k) => `uses ${k} without declaring it`),
     ...[...declared].filter((k) => !used.has(k)).map((k) => `declares ${k} but never uses it`),
+    ...codes
+      .filter((c) => !ERROR_CODES.has(c))
+      .map((c) => `uses ${c}, not a code of SCRIPT_CODES (lib/errors.ts)`),
+    ...argvProblems(header, keys, all),
   ];
   const pending = keys.some((k) => k.startsWith('pending'));
   if (/\bpending_key\b/.test(all) !== pending) problems.push('pending keys: declared iff used');
   if (problems.length) throw new Error(`${name}.lua: ${problems.join('; ')}`);
-  const lua = [prelude(name, keys), ...lib.map((c) => c.text), `-- ${name}.lua`, body].join('\n\n');
+  const lua = [
+    prelude(name, header, keys, codes),
+    ...lib.map((c) => c.text),
+    `-- ${name}.lua`,
+    body,
+  ].join('\n\n');
   return { name, keys, lua };
 }
 
@@ -177,7 +245,7 @@ const assembled = new Map<ScriptName, AssembledScript>();
 export function script(name: ScriptName): AssembledScript {
   let s = assembled.get(name);
   if (!s) {
-    s = assemble(name);
+    s = assembleSource(name, SCRIPT_SOURCES[name]);
     assembled.set(name, s);
   }
   return s;

@@ -1,23 +1,24 @@
--- cancel: the job stops existing, wherever it is. A holder is told on the event channel
--- ('c:<id>:<token>:<holder>:<ack>'), and acknowledges (lib/worker) once it will never start the
--- job; the canceller waits for that acknowledgement so that no handler starts after cancel
+-- cancel: the job stops existing, wherever it is. A holder is told on the notice channel
+-- ('c:<seq>:<token>:<holder>:<ack_id>'), and acknowledges (lib/worker) once it will never start
+-- the job; the canceller waits for that acknowledgement so that no handler starts after cancel
 -- resolved.
---! keys: data dataBuckets meta ids delayed leased tokens dead workers wake prog ev hb events
--- ARGV: public id, acknowledgement id, heartbeat timeout ms.
+--! keys: data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake progress noticeChannel heartbeatRecord eventLog
+--! argv: id ack_id heartbeat_timeout_ms
+-- id: the job's public id; ack_id: names the holder's acknowledgement (lib/queue/cancel-acks.ts).
 -- Returns: 0 no such job, 1 cancelled, 2 cancelled and a live holder was told (wait for its
 --   acknowledgement).
-local n = resolve(ARGV[1])
-if not n then
+local seq = resolve(ARGV[1])
+if not seq then
   return 0
 end
-local lease = rcall('HGET', K_TOKENS, n)
+local lease = rcall('HGET', K_LEASE_HOLDERS, seq)
 local wait = false
 if lease then
   local token, holder = string.match(lease, '^([^:]+):(.+)$')
   if holder == 'h' then
     -- Still in the wake list: nobody has it. Else a worker moved it into its hand-off list.
     local h = parse_hand(rcall('LINDEX', K_WAKE, 0))
-    if h and h.n == n then
+    if h and h.seq == seq then
       rcall('LPOP', K_WAKE)
     else
       wait = true
@@ -26,9 +27,9 @@ if lease then
     local now = now_ms()
     wait = not lapsed(rcall('ZSCORE', K_WORKERS, holder), now, tonumber(ARGV[3]))
   end
-  rcall('PUBLISH', K_EV, 'c:' .. n .. ':' .. (token or '') .. ':' .. (holder or '') .. ':' .. ARGV[2])
+  rcall('PUBLISH', K_NOTICE_CHANNEL, 'c:' .. seq .. ':' .. (token or '') .. ':' .. (holder or '') .. ':' .. ARGV[2])
 end
-destroy(n, decode_meta(rcall('HGET', K_META, n)))
+destroy(seq, decode_meta(rcall('HGET', K_META, seq)))
 emit('cancelled', ARGV[1])
 if wait then
   return 2

@@ -1,10 +1,11 @@
 -- clean: promote due delayed jobs, reclaim expired leases to the FRONT (see expire_lease),
 -- drop expired results and caller ids kept past their dedupe window, and report workers whose
 -- heartbeat lapsed (reclaimed one by one with reclaim_worker) and schedules due for their next
--- ticks (made one by one with schedule_top: cron times come from the client).
+-- ticks (made one by one with schedule_make_ticks: cron times come from the client).
 -- Cost is proportional to the work found: every step reads only due/expired entries.
---! keys: pending data dataBuckets meta ids delayed leased tokens dead workers wake res rexp prog hb taken schedDue schedRun events
--- ARGV: batch limit, max lease expiries, max dead, heartbeat timeout ms.
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake results resultExpiries progress heartbeatRecord keptCallerIds schedulesDue scheduleLatestJobs eventLog
+--! argv: limit max_lease_expiries max_dead heartbeat_timeout_ms
+-- limit: the most entries each step takes.
 -- Returns: { promoted, reclaimed, dead-lettered, results dropped, caller ids freed, Redis now,
 --   count s of schedules due, s schedule ids, then dead worker ids }.
 local limit, max_exp, max_dead, hb_timeout =
@@ -17,16 +18,16 @@ local expired = {}
 for i = 1, #scored, 2 do
   expired[#expired + 1] = { scored[i], tonumber(scored[i + 1]) }
 end
--- Earliest deadline first; equal deadlines (one leased batch) in id order.
+-- Earliest deadline first; equal deadlines (one leased batch) in seq order.
 sort_by_score_then_id(expired)
 -- Walk backwards so the first of them ends up first in line.
 for i = #expired, 1, -1 do
-  local n = expired[i][1]
-  if not data_has(n) then
+  local seq = expired[i][1]
+  if not data_has(seq) then
     -- A lease without a payload: nothing to give back.
-    rcall('ZREM', K_LEASED, n)
-    rcall('HDEL', K_TOKENS, n)
-  elseif expire_lease(n, now, max_exp, max_dead, '') then
+    rcall('ZREM', K_LEASED, seq)
+    rcall('HDEL', K_LEASE_HOLDERS, seq)
+  elseif expire_lease(seq, now, max_exp, max_dead, '') then
     reclaimed = reclaimed + 1
   else
     dead = dead + 1
@@ -35,24 +36,24 @@ end
 if reclaimed > 0 then
   wake()
 end
-local old = rcall('ZRANGEBYSCORE', K_REXP, '-inf', now, 'LIMIT', 0, limit)
+local old = rcall('ZRANGEBYSCORE', K_RESULT_EXPIRIES, '-inf', now, 'LIMIT', 0, limit)
 if #old > 0 then
-  rcall_each('HDEL', K_RES, old)
-  rcall_each('ZREM', K_REXP, old)
+  rcall_each('HDEL', K_RESULTS, old)
+  rcall_each('ZREM', K_RESULT_EXPIRIES, old)
 end
-local freed = rcall('ZRANGEBYSCORE', K_TAKEN, '-inf', now, 'LIMIT', 0, limit)
+local freed = rcall('ZRANGEBYSCORE', K_KEPT_CALLER_IDS, '-inf', now, 'LIMIT', 0, limit)
 -- An entry of a job that still exists (a dedupe window from its add) just goes: the job holds
 -- its id until it completes.
 local freed_ids = 0
 for _, cid in ipairs(freed) do
-  local until_ms = taken_until(rcall('HGET', K_IDS, cid))
+  local until_ms = taken_until(rcall('HGET', K_CALLER_IDS, cid))
   if until_ms and until_ms <= now then
-    rcall('HDEL', K_IDS, cid)
+    rcall('HDEL', K_CALLER_IDS, cid)
     freed_ids = freed_ids + 1
   end
 end
-rcall_each('ZREM', K_TAKEN, freed)
-local due = rcall('ZRANGEBYSCORE', K_SCHED_DUE, '-inf', now, 'LIMIT', 0, 100)
+rcall_each('ZREM', K_KEPT_CALLER_IDS, freed)
+local due = rcall('ZRANGEBYSCORE', K_SCHEDULES_DUE, '-inf', now, 'LIMIT', 0, 100)
 local out = { promoted, reclaimed, dead, #old, freed_ids, now, #due }
 for _, sid in ipairs(due) do
   out[#out + 1] = sid

@@ -1,6 +1,6 @@
 -- counts: sizes of every state, cheap enough for health checks (O(1) per key).
 --! keys: pending delayed leased dead workers
--- ARGV: heartbeat timeout ms.
+--! argv: heartbeat_timeout_ms
 -- Returns: { p0..p9 lengths, delayed, leased, dead, live workers, Redis time ms }.
 local now = now_ms()
 local out = {}

@@ -1,20 +1,21 @@
 -- drain: remove up to `limit` waiting jobs (pending, then delayed when asked); leased jobs stay.
 -- One page per call: the caller calls again until a call finds fewer than `limit` entries.
---! keys: pending data dataBuckets meta ids delayed leased tokens dead prog
--- ARGV: limit, delayed (1: delayed jobs too).
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead progress
+--! argv: limit with_delayed
+-- with_delayed: 1 = delayed jobs too.
 -- Returns: { jobs removed, entries looked at (pending entries incl. cancelled ones, delayed) }.
 local limit, with_delayed = tonumber(ARGV[1]), ARGV[2] == '1'
 local removed, seen = 0, 0
-local function remove(ids)
-  local metas = hmget(K_META, ids)
-  local datas = data_mget(ids)
-  for i, n in ipairs(ids) do
+local function remove(seqs)
+  local metas = hmget(K_META, seqs)
+  local datas = data_mget(seqs)
+  for i, seq in ipairs(seqs) do
     if datas[i] then
-      destroy(n, decode_meta(metas[i]))
+      destroy(seq, decode_meta(metas[i]))
       removed = removed + 1
     end
   end
-  seen = seen + #ids
+  seen = seen + #seqs
 end
 for p = 0, 9 do
   if seen >= limit then

@@ -1,39 +1,40 @@
 -- fail: count a failed attempt of a leased job; retry it after a delay or dead-letter it.
---! keys: pending data dataBuckets meta ids delayed leased tokens dead wake prog wleases events
--- ARGV: id, token, worker id, error message, mode ('retry' | 'dead'), retry delay ms,
---   default max attempts, max dead, dead reason (used when mode is 'dead'; '' = the error).
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress workerLeases eventLog
+--! argv: seq token worker_id error mode:retry|dead retry_delay_ms default_max_attempts max_dead
+--! argv: reason
+-- error: the error message; reason: the dead-letter reason when mode is dead ('' = the error).
 -- Returns: 1 retried, 2 dead-lettered, E_LEASE_LOST when the caller does not hold the lease.
-local n, token, wid, err, mode = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local seq, token, wid, err, mode = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local delay, max_default, max_dead = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
-if rcall('HGET', K_TOKENS, n) ~= token .. ':' .. wid then
+if rcall('HGET', K_LEASE_HOLDERS, seq) ~= token .. ':' .. wid then
   return E_LEASE_LOST
 end
 local now = now_ms()
-local meta = decode_meta(rcall('HGET', K_META, n))
+local meta = decode_meta(rcall('HGET', K_META, seq))
 meta.a = (meta.a or 0) + 1
 meta.e = err
 -- It ran to an error without killing its worker: no longer a suspect.
 meta.s = nil
-rcall('ZREM', K_LEASED, n)
-rcall('HDEL', K_TOKENS, n)
+rcall('ZREM', K_LEASED, seq)
+rcall('HDEL', K_LEASE_HOLDERS, seq)
 if wid ~= '0' then
-  rcall('SREM', K_WLEASES, n)
+  rcall('SREM', K_WORKER_LEASES, seq)
 end
 local retried = not (mode == 'dead' or meta.a >= (meta.m or max_default))
-emit('failed', meta.i or n, 'a', meta.a, 'r', retried and '1' or '0', 'err', string.sub(err, 1, 500))
+emit('failed', meta.i or seq, 'a', meta.a, 'r', retried and '1' or '0', 'err', string.sub(err, 1, 500))
 if not retried then
   local reason = ARGV[9]
   if reason == '' then
     reason = err
   end
-  to_dead(n, meta, reason, now, max_dead)
+  to_dead(seq, meta, reason, now, max_dead)
   return 2
 end
-save_meta(n, meta)
+save_meta(seq, meta)
 if delay > 0 then
-  schedule({ now + delay, n })
+  schedule({ now + delay, seq })
 else
-  requeue(n, meta, false)
+  requeue(seq, meta, false)
   wake()
 end
 return 1

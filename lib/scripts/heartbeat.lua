@@ -1,11 +1,12 @@
 -- heartbeat: one beat of a worker, sent every heartbeat interval by the process's shared heartbeat
 -- thread (lib/worker/heartbeat-thread.ts), or from the main thread until that thread's first beat
 -- (lib/worker/heartbeat.ts). Also drops from the worker's lease set the jobs it no longer holds: a
--- leased job that was cancelled, completed by a stale holder or reclaimed leaves its id there
+-- leased job that was cancelled, completed by a stale holder or reclaimed leaves its seq there
 -- (those scripts cannot name the holder's set), and the set would otherwise grow for the
 -- worker's lifetime. O(jobs in the set): at most its concurrency plus prefetch, plus those few.
---! keys: tokens workers hb wleases
--- ARGV: worker id, heartbeat timeout ms, [start-up grace ms].
+--! keys: leaseHolders workers heartbeatRecord workerLeases
+--! argv: worker_id heartbeat_timeout_ms [grace_ms]
+-- grace_ms: a bridge beat's start-up grace (see below).
 -- Returns: 1.
 local wid = ARGV[1]
 local now = now_ms()
@@ -17,15 +18,15 @@ local grace = tonumber(ARGV[3])
 if grace then
   rcall('ZADD', K_WORKERS, 'GT', now + grace, wid)
 end
-local held = rcall('SMEMBERS', K_WLEASES)
+local held = rcall('SMEMBERS', K_WORKER_LEASES)
 if #held > 0 then
-  local tokens = hmget(K_TOKENS, held)
+  local tokens = hmget(K_LEASE_HOLDERS, held)
   local gone = {}
-  for i, n in ipairs(held) do
+  for i, seq in ipairs(held) do
     if not held_by(tokens[i], wid) then
-      gone[#gone + 1] = n
+      gone[#gone + 1] = seq
     end
   end
-  rcall_each('SREM', K_WLEASES, gone)
+  rcall_each('SREM', K_WORKER_LEASES, gone)
 end
 return 1

@@ -1,8 +1,9 @@
 -- obliterate: remove the queue's keys, at most `limit` elements per call (a big hash, list or
 -- set shrinks by a page per call; DEL only once it is small). The caller calls again until a
 -- call removes fewer than `limit`, then deletes the per-worker and per-producer keys (SCAN).
---! keys: pending id tok data dataBuckets meta ids delayed leased tokens dead workers wake res rexp prog wseq parked hb taken flow rate
--- ARGV: force (1: even with live workers), heartbeat timeout ms, limit.
+--! keys: pending seqCounter tokenCounter data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake results resultExpiries progress workerIdCounter parked heartbeatRecord keptCallerIds flowControl rateLog
+--! argv: force heartbeat_timeout_ms limit
+-- force: 1 = even with live workers.
 -- Returns: { -1, live workers } when refused, else { 0, elements removed }.
 local force, hb, limit = ARGV[1] == '1', tonumber(ARGV[2]), tonumber(ARGV[3])
 if not force then
@@ -11,8 +12,8 @@ if not force then
     return { -1, live }
   end
 end
-local keys = { K_META, K_IDS, K_DELAYED, K_LEASED, K_TOKENS, K_DEAD, K_RES, K_REXP, K_PROG,
-  K_TAKEN, K_RATE, K_WAKE, K_PARKED, K_WORKERS, K_HB, K_FLOW, K_ID, K_TOK, K_WSEQ }
+local keys = { K_META, K_CALLER_IDS, K_DELAYED, K_LEASED, K_LEASE_HOLDERS, K_DEAD, K_RESULTS, K_RESULT_EXPIRIES, K_PROGRESS,
+  K_KEPT_CALLER_IDS, K_RATE_LOG, K_WAKE, K_PARKED, K_WORKERS, K_HEARTBEAT_RECORD, K_FLOW_CONTROL, K_SEQ_COUNTER, K_TOKEN_COUNTER, K_WORKER_ID_COUNTER }
 for p = 0, 9 do
   keys[#keys + 1] = pending_key(p)
 end

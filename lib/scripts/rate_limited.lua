@@ -1,21 +1,21 @@
 -- rate_limited: a handler said the remote side wants us to wait (RateLimitError): give its job
--- back to the FRONT without counting an attempt, and let the queue lease nothing for `ms`.
---! keys: pending meta leased tokens wleases flow
--- ARGV: id, token, worker id, ms.
--- Returns: the time (Redis ms) until which the queue leases nothing, or -1 when the lease was
---   lost (then nothing changed).
-local n, token, wid, ms = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
-if rcall('HGET', K_TOKENS, n) ~= token .. ':' .. wid then
+-- back to the FRONT without counting an attempt, and let the queue lease nothing for hold_ms.
+--! keys: pending meta leased leaseHolders workerLeases flowControl
+--! argv: seq token worker_id hold_ms
+-- Returns: the time (Redis ms) until which the queue leases nothing, or E_LEASE_LOST when the
+--   lease was lost (then nothing changed).
+local seq, token, wid, hold_ms = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+if rcall('HGET', K_LEASE_HOLDERS, seq) ~= token .. ':' .. wid then
   return E_LEASE_LOST
 end
-rcall('ZREM', K_LEASED, n)
-rcall('HDEL', K_TOKENS, n)
-rcall('SREM', K_WLEASES, n)
-requeue(n, decode_meta(rcall('HGET', K_META, n)), true)
-local until_ms = now_ms() + ms
-local u = tonumber(rcall('HGET', K_FLOW, 'u'))
+rcall('ZREM', K_LEASED, seq)
+rcall('HDEL', K_LEASE_HOLDERS, seq)
+rcall('SREM', K_WORKER_LEASES, seq)
+requeue(seq, decode_meta(rcall('HGET', K_META, seq)), true)
+local until_ms = now_ms() + hold_ms
+local u = tonumber(rcall('HGET', K_FLOW_CONTROL, 'u'))
 if not u or u < until_ms then
-  rcall('HSET', K_FLOW, 'u', until_ms)
+  rcall('HSET', K_FLOW_CONTROL, 'u', until_ms)
   u = until_ms
 end
 return u

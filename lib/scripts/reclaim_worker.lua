@@ -1,8 +1,8 @@
 -- reclaim_worker: if the worker's heartbeat lapsed (checked again here, atomically), put every
 -- job it still holds back at the FRONT (see expire_lease) — leased, prefetched, and handed off
 -- to it but not adopted yet (its hand-off list) — and forget the worker.
---! keys: pending data dataBuckets meta ids delayed leased tokens dead workers wake prog parked hb wleases hands events
--- ARGV: worker id, heartbeat timeout ms, max lease expiries, max dead.
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake progress parked heartbeatRecord workerLeases workerHandoffs eventLog
+--! argv: worker_id heartbeat_timeout_ms max_lease_expiries max_dead
 -- Returns: { reclaimed, dead-lettered }, or { -1 } when the worker is alive after all.
 local wid, hb_timeout, max_exp, max_dead = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local now = now_ms()
@@ -12,15 +12,13 @@ end
 local reclaimed, dead = 0, 0
 -- The jobs this worker still holds, in the order they were leased (tokens increase).
 local held = {}
-for _, n in ipairs(rcall('SMEMBERS', K_WLEASES)) do
-  local t = rcall('HGET', K_TOKENS, n)
+for _, seq in ipairs(rcall('SMEMBERS', K_WORKER_LEASES)) do
+  local t = rcall('HGET', K_LEASE_HOLDERS, seq)
   if held_by(t, wid) then
-    held[#held + 1] = { n, tonumber(string.match(t, '^s?(%d+)')) or 0 }
+    held[#held + 1] = { seq, t }
   end
 end
-table.sort(held, function(a, b)
-  return a[2] < b[2]
-end)
+in_lease_order(held)
 -- Walk backwards so the first job leased ends up first in line.
 for i = #held, 1, -1 do
   if expire_lease(held[i][1], now, max_exp, max_dead, ' (worker died)') then
@@ -30,15 +28,15 @@ for i = #held, 1, -1 do
   end
 end
 -- Hand-offs it took from the wake list but had not adopted: it may have started them.
-local taken = hands()
+local taken = worker_handoffs()
 for i = #taken, 1, -1 do
   if hand_live(taken[i]) then
     unhand(taken[i], true)
     reclaimed = reclaimed + 1
   end
 end
-rcall('DEL', K_WLEASES)
-rcall('DEL', K_HANDS)
+rcall('DEL', K_WORKER_LEASES)
+rcall('DEL', K_WORKER_HANDOFFS)
 rcall('ZREM', K_WORKERS, wid)
 rcall('ZREM', K_PARKED, wid)
 unhand_if_none_parked(now)

@@ -1,6 +1,7 @@
 -- schedule_get: read schedules (lib/schedules): one by id, or a page of all of them by id.
---! keys: sched schedData schedIds
--- ARGV: schedule id ('' = a page), offset, limit, with payloads (1|0).
+--! keys: schedules schedulePayloads scheduleIds
+--! argv: schedule_id offset limit with_payloads
+-- schedule_id: '' = a page; with_payloads: 1|0.
 -- Returns: { Redis now, then per schedule: id, record JSON, payload ('' unless asked) }; a
 --   schedule asked for by id that does not exist is left out.
 local ids
@@ -8,15 +9,15 @@ if ARGV[1] ~= '' then
   ids = { ARGV[1] }
 else
   local offset, limit = tonumber(ARGV[2]), tonumber(ARGV[3])
-  ids = rcall('ZRANGE', K_SCHED_IDS, offset, offset + limit - 1)
+  ids = rcall('ZRANGE', K_SCHEDULE_IDS, offset, offset + limit - 1)
 end
 local out = { now_ms() }
 for _, sid in ipairs(ids) do
-  local rec = rcall('HGET', K_SCHED, sid)
+  local rec = rcall('HGET', K_SCHEDULES, sid)
   if rec then
     out[#out + 1] = sid
     out[#out + 1] = rec
-    out[#out + 1] = ARGV[4] == '1' and (rcall('HGET', K_SCHED_DATA, sid) or '') or ''
+    out[#out + 1] = ARGV[4] == '1' and (rcall('HGET', K_SCHEDULE_PAYLOADS, sid) or '') or ''
   end
 end
 return out

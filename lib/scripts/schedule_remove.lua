@@ -1,7 +1,7 @@
 -- schedule_remove: a schedule stops: its record goes, and so do its tick jobs that have not fired
 -- (still in the delayed set). Jobs of ticks that fired already run to their end.
---! keys: sched schedData schedDue schedIds schedRun data dataBuckets meta ids delayed
--- ARGV: schedule id.
+--! keys: schedules schedulePayloads schedulesDue scheduleIds scheduleLatestJobs data dataBuckets meta callerIds delayed
+--! argv: schedule_id
 -- Returns: 1 removed, 0 no such schedule.
 local sid = ARGV[1]
 local rec = sched_record(sid)
@@ -9,9 +9,9 @@ if not rec then
   return 0
 end
 drop_unfired(sid, rec)
-rcall('HDEL', K_SCHED_RUN, sid)
-rcall('HDEL', K_SCHED, sid)
-rcall('HDEL', K_SCHED_DATA, sid)
-rcall('ZREM', K_SCHED_DUE, sid)
-rcall('ZREM', K_SCHED_IDS, sid)
+rcall('HDEL', K_SCHEDULE_LATEST_JOBS, sid)
+rcall('HDEL', K_SCHEDULES, sid)
+rcall('HDEL', K_SCHEDULE_PAYLOADS, sid)
+rcall('ZREM', K_SCHEDULES_DUE, sid)
+rcall('ZREM', K_SCHEDULE_IDS, sid)
 return 1

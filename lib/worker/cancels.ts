@@ -1,4 +1,4 @@
-// Cancels and completions announced on the queue's event channel: a cancelled job is never
+// Cancels and completions announced on the queue's notice channel: a cancelled job is never
 // started here (running, it is aborted), and the canceller is acknowledged (lib/queue/cancel-acks.ts).
 import type { WorkerContext } from './context.js';
 import type { CancelsPart } from './parts.js';
@@ -42,8 +42,8 @@ export class Cancels<T, R> implements CancelsPart {
   }
 
   /**
-   * Messages on the queue's event channel: `l:<n>` completed by another lease holder, and
-   * `c:<n>:<token>:<holder>:<ack>` cancelled (see cancel.lua). A cancelled job we hold (or that
+   * Messages on the queue's notice channel: `l:<seq>` completed by another lease holder, and
+   * `c:<seq>:<token>:<holder>:<ack>` cancelled (see cancel.lua). A cancelled job we hold (or that
    * is handed off to parked workers, holder 'h') is never started from now on: dropped from the
    * buffer, aborted if running, remembered by token in case its lease reply or hand-off is still
    * on the way. Then we acknowledge, so that the canceller's `cancel()` resolves.
@@ -80,7 +80,7 @@ export class Cancels<T, R> implements CancelsPart {
       .track(
         Promise.all([
           c.set(q.keys.cancelAck(ack), '1', 'PX', CANCEL_ACK_TTL_MS),
-          c.publish(q.keys.cancelAcks, ack),
+          c.publish(q.keys.cancelAckChannel, ack),
         ]),
       )
       .catch((e: unknown) => ctx.report(e));

@@ -1,4 +1,4 @@
-// The worker's subscription to its queue's event channel (cancel notices, queue pause/resume),
+// The worker's subscription to its queue's notice channel (cancel notices, queue pause/resume),
 // on a connection of its own, and how the worker catches up on what it said before we listened.
 import type { Cluster, Redis } from 'ioredis';
 import { duplicate } from '../redis/connection.js';
@@ -28,7 +28,7 @@ export class EventsChannel<T, R> {
     });
     for (;;) {
       try {
-        await sub.subscribe(ctx.queue.keys.events);
+        await sub.subscribe(ctx.queue.keys.noticeChannel);
         return;
       } catch (e) {
         if (this.closed || ctx.closing) throw e;

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type { Cluster, Redis } from 'ioredis';
 import type { QueueKeys } from '../keys.js';
 import { script, scriptKeys } from '../scripts/assemble.js';
-import { defineScripts } from '../scripts/define.js';
+import { callScript, defineScripts, type ScriptArgs } from '../scripts/define.js';
 import { within } from '../util/timeout.js';
 import { heartbeatThread, type ConnectionSpec, type ThreadMember } from './heartbeat-thread.js';
 
@@ -192,10 +192,11 @@ class WorkerHeartbeat implements Heartbeat {
     clearInterval(this.timer);
     const client = defineScripts(this.queue.client);
     const keys = scriptKeys(script('heartbeat'), this.queue.keys, { workerId: this.workerId });
-    const args = [this.workerId!, this.timeoutMs, ...(grace === undefined ? [] : [grace])];
+    const args: ScriptArgs['heartbeat'] = [this.workerId!, this.timeoutMs];
+    if (grace !== undefined) args.push(grace);
     const beat = () => {
       if (this.inflight) return;
-      this.inflight = client.wq_heartbeat!(...keys, ...args)
+      this.inflight = callScript(client, 'heartbeat', keys, args)
         .catch(report)
         .finally(() => (this.inflight = undefined));
     };

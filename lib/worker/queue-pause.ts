@@ -1,5 +1,5 @@
 // The queue-wide pause (WorkQueue.pause()) as this worker knows it: from 'p:<v>' / 'r:<v>' on the
-// queue's event channel and from lease replies. The newest version wins (a late reply cannot undo
+// queue's notice channel and from lease replies. The newest version wins (a late reply cannot undo
 // a resume). Paused, the worker sends nothing until 'resumed' (the lease scripts enforce it).
 import type { WorkerContext } from './context.js';
 import type { QueuePausePart } from './parts.js';
@@ -12,7 +12,7 @@ export class QueuePause<T, R> implements QueuePausePart {
 
   constructor(private readonly ctx: WorkerContext<T, R>) {}
 
-  /** A message of the event channel; true when it was a pause or resume. */
+  /** A message of the notice channel; true when it was a pause or resume. */
   onEvent(message: string): boolean {
     const m = /^([pr]):(\d+)$/.exec(message);
     if (!m) return false;

@@ -198,7 +198,7 @@ describe('core on a Redis Cluster', () => {
     closers.push(() => sub.quit());
     const heard: string[] = [];
     sub.on('message', (_ch: string, m: string) => heard.push(m));
-    await sub.subscribe(q.keys.events);
+    await sub.subscribe(q.keys.noticeChannel);
     const started = new Promise<void>((r) => (holding = r));
     const held = await q.add({ n: -1, hold: true });
     await started;

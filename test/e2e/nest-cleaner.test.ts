@@ -99,7 +99,7 @@ describe('WorkQueueCleaner', () => {
     expect(await a.cleaner.runOnce()).toEqual([{ queue: 'work', ran: false }]);
     // The guard key carries the queue's hash tag and names the instance that cleaned.
     expect(await inspector.client.get(`${prefix}:{work}:cleaner`)).toBe(a.cleaner.instanceId);
-    expect(a.queue.keys.base + 'cleaner').toBe(`${prefix}:{work}:cleaner`);
+    expect(a.queue.keys.cleanGuard).toBe(`${prefix}:{work}:cleaner`);
   });
 
   it('with timers running, the instances together clean about once per interval', async () => {

@@ -48,7 +48,7 @@ export async function resultKeys(ctx: Ctx): Promise<Set<string>> {
   const out = new Set<string>();
   for (const name of ctx.s.queues) {
     const q = new WorkQueue(ctx.admin, name, ctx.queueOpts());
-    for (const id of await ctx.admin.hkeys(q.keys.base + 'res')) out.add(`${name}\t${id}`);
+    for (const id of await ctx.admin.hkeys(q.keys.key('results'))) out.add(`${name}\t${id}`);
   }
   return out;
 }
@@ -85,7 +85,7 @@ export async function endChecks(ctx: Ctx, phase: 'live' | 'closed'): Promise<voi
     // Give the live workers' heartbeats (every heartbeatTimeoutMs / 4: 750 ms at most here) a
     // few beats.
     for (let i = 0; phase === 'live' && i < 30; i++) {
-      if ((await keysMatching(c, `${q.keys.base}wl:*`)).length === 0) break;
+      if ((await keysMatching(c, q.keys.workerLeases('*'))).length === 0) break;
       await sleep(100);
     }
     const keys = (await keysMatching(c, `${q.keys.base}*`)).map((k) => k.slice(q.keys.base.length));
@@ -117,8 +117,8 @@ export async function endChecks(ctx: Ctx, phase: 'live' | 'closed'): Promise<voi
     }
     const deadIds = new Set(await c.zrange(q.keys.dead, '0', '-1'));
     const dataIds = Object.keys(await allPayloads(c, q.keys));
-    const metaIds = await c.hkeys(q.keys.base + 'm');
-    const aliasIds = (await c.hvals(q.keys.base + 'ids')).filter((v) => !v.startsWith('~'));
+    const metaIds = await c.hkeys(q.keys.key('meta'));
+    const aliasIds = (await c.hvals(q.keys.key('callerIds'))).filter((v) => !v.startsWith('~'));
     const stray = [...dataIds, ...metaIds, ...aliasIds].filter((id) => !deadIds.has(id));
     if (stray.length > 0)
       ctx.violation(

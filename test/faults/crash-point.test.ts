@@ -371,7 +371,7 @@ describe('Redis SIGKILLed mid-pipeline (AOF appendfsync always)', () => {
       const check = new Redis(aof.url);
       try {
         const q2 = new WorkQueue<unknown>(check, 'aof', { logger: false });
-        const ids = await check.hkeys(q2.keys.base + 'ids');
+        const ids = await check.hkeys(q2.keys.key('callerIds'));
         const perChunk = new Map<number, number>();
         for (const id of ids) {
           const m = /^c(\d+)-/.exec(id);

@@ -212,8 +212,8 @@ export class Ctx {
       if (w === undefined) continue;
       const q = new WorkQueue(this.admin, name, this.queueOpts());
       // Tokens are by job number; a job with a caller id goes by that id (the `ids` hash).
-      const tokens = await this.admin.hgetall(q.keys.tokens);
-      const callerIds = await this.admin.hgetall(q.keys.base + 'ids');
+      const tokens = await this.admin.hgetall(q.keys.leaseHolders);
+      const callerIds = await this.admin.hgetall(q.keys.key('callerIds'));
       const idOf = new Map(Object.entries(callerIds).map(([cid, n]) => [n, cid]));
       for (const [n, holder] of Object.entries(tokens))
         if (holder.endsWith(`:${w}`)) leased.push(`${name}\t${idOf.get(n) ?? n}`);
@@ -247,7 +247,7 @@ export class Ctx {
 
 /** Leases, lease-set members and registry entries of these workers in queue `q`. */
 export async function heldBy(c: Redis, q: WorkQueue, workerIds: string[]): Promise<number> {
-  const tokens = await c.hvals(q.keys.tokens);
+  const tokens = await c.hvals(q.keys.leaseHolders);
   let held = 0;
   for (const w of workerIds) {
     held += tokens.filter((t) => t.endsWith(`:${w}`)).length;

@@ -263,7 +263,7 @@ describe('a user limited to prefix "a" cannot touch prefix "b" through the queue
     await w.close({ timeoutMs: 100 });
     // b's channel is off limits too.
     const sub = asUser('wq-a', 'a-pass');
-    await expect(sub.subscribe(b.keys.events)).rejects.toThrow(/NOPERM/);
+    await expect(sub.subscribe(b.keys.noticeChannel)).rejects.toThrow(/NOPERM/);
     sub.disconnect();
 
     expect(await keysMatching(admin, 'b:*')).toEqual(before);

@@ -96,7 +96,7 @@ export function gatedHandler<T>() {
 
 /** Wait until worker `workerId` is in the queue's parked set (an add now hands its job off). */
 export async function waitParked(admin: Redis, q: WorkQueue, workerId: string): Promise<void> {
-  await waitFor(async () => (await admin.zscore(`${q.keys.base}pk`, workerId)) !== null, {
+  await waitFor(async () => (await admin.zscore(q.keys.key('parked'), workerId)) !== null, {
     what: `worker ${workerId} parked`,
   });
 }

@@ -1,7 +1,22 @@
 import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
+import { SCRIPT_CODES } from '../../lib/errors.js';
 import { KEY_TABLE } from '../../lib/keys.js';
-import { SCRIPT_NAMES, script, unusedLibraryDefinitions } from '../../lib/scripts/assemble.js';
+import {
+  assembleSource,
+  SCRIPT_NAMES,
+  script,
+  unusedLibraryDefinitions,
+} from '../../lib/scripts/assemble.js';
+import type { ScriptArgs } from '../../lib/scripts/define.js';
+import { argvType, parseHeader } from '../../lib/scripts/header.js';
+import { LIBRARY_SOURCES, SCRIPT_SOURCES } from '../../lib/scripts/sources.generated.js';
+
+/** A made-up script: its header lines, then its body. */
+const made = (keys: string, argv: string, body: string) =>
+  `-- test script\n--! keys: ${keys}\n--! argv: ${argv}\n${body}\n`;
 
 describe('Lua scripts', () => {
   it('the embedded sources are those of lib/scripts/**/*.lua (npm run lua)', () => {
@@ -10,16 +25,23 @@ describe('Lua scripts', () => {
     ).not.toThrow();
   });
 
-  it('every script assembles: it declares exactly the keys its code uses', () => {
+  it('every script assembles: it declares exactly the keys its code uses, and its arguments', () => {
     for (const name of SCRIPT_NAMES) expect(() => script(name)).not.toThrow();
   });
 
   it('each script gets only its keys, named in its prelude', () => {
-    expect(script('progress').keys).toEqual(['tokens', 'prog', 'evProgress', 'meta', 'events']);
+    expect(script('progress').keys).toEqual([
+      'leaseHolders',
+      'progress',
+      'progressChannel',
+      'meta',
+      'eventLog',
+    ]);
     expect(script('counts').keys).toEqual(['pending', 'delayed', 'leased', 'dead', 'workers']);
     expect(script('add').keys.at(-1)).toBe('pending*');
     const lease = script('lease');
     expect(lease.lua).toMatch(/^-- lease\.lua, assembled/);
+    expect(lease.lua).toContain('local K_LEASE_HOLDERS = KEYS[');
     for (const k of lease.keys.filter((k) => k !== 'pending' && k !== 'pending*')) {
       expect(lease.lua).toContain(KEY_TABLE[k as keyof typeof KEY_TABLE].doc);
     }
@@ -29,5 +51,175 @@ describe('Lua scripts', () => {
     expect(unusedLibraryDefinitions()).toEqual([]);
     expect(script('progress').lua).not.toContain('local function lease_jobs');
     expect(script('lease').lua).toContain('local function lease_jobs');
+    // The lease reply is built in one place, for both scripts that lease.
+    for (const name of ['lease', 'complete_and_lease'] as const) {
+      expect(script(name).lua).toContain('local function lease_into');
+      expect(SCRIPT_SOURCES[name]).not.toContain('lease_jobs(');
+    }
+  });
+});
+
+describe('the key table', () => {
+  it('names every key in words (no abbreviations such as ev, hb, res, wseq)', () => {
+    expect(Object.keys(KEY_TABLE).filter((n) => n.length < 4)).toEqual([]);
+    const parts = Object.values(KEY_TABLE).map((k) => k.part);
+    expect(new Set(parts).size).toBe(parts.length);
+  });
+
+  it('a script may not name a key no script touches', () => {
+    expect(() =>
+      assembleSource('t', made('cleanGuard', 'x', 'return ARGV[1] .. K_CLEAN_GUARD')),
+    ).toThrow(/key cleanGuard is not for scripts/);
+    expect(() => assembleSource('t', made('flow', 'x', 'return ARGV[1] .. K_FLOW'))).toThrow(
+      /unknown key flow/,
+    );
+  });
+
+  it('docs/internals/redis-layout.md has a row per key: its name, then its stored part', () => {
+    const doc = readFileSync('docs/internals/redis-layout.md', 'utf8');
+    const rows = new Map(
+      [...doc.matchAll(/^\| `(\w+)` \| `([^`]+)`/gm)].map((m) => [m[1]!, m[2]!]),
+    );
+    expect([...rows.keys()]).toEqual(Object.keys(KEY_TABLE));
+    for (const [name, k] of Object.entries(KEY_TABLE)) {
+      expect({ name, part: rows.get(name)!.startsWith(k.part) }).toEqual({ name, part: true });
+    }
+  });
+
+  it('nothing in lib/ or src/ but lib/keys.ts builds a key from its stored part', () => {
+    const files = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory()
+          ? files(join(dir, e.name))
+          : e.name.endsWith('.ts')
+            ? [join(dir, e.name)]
+            : [],
+      );
+    const spelled = [...files('lib'), ...files('src')]
+      .filter((f) => f !== join('lib', 'keys.ts'))
+      .filter((f) => /\.base \+ '[^*']|base\}[a-z]/.test(readFileSync(f, 'utf8')));
+    expect(spelled).toEqual([]);
+  });
+});
+
+describe('script arguments (--! argv:)', () => {
+  it('a header names the arguments, repeated groups, the rest and alternative lists', () => {
+    const h = parseHeader(
+      't',
+      '--! keys: leased\n--! argv: worker_id mode:retry|dead count [grace_ms]\n',
+    );
+    expect(h.keys).toEqual(['leased']);
+    expect(h.argv).toEqual([
+      [
+        { name: 'worker_id' },
+        { name: 'mode', choices: ['retry', 'dead'] },
+        { name: 'count' },
+        { name: 'grace_ms', optional: true },
+      ],
+    ]);
+    expect(argvType(h)).toBe("[workerId: Arg, mode: 'retry' | 'dead', count: Arg, graceMs?: Arg]");
+    const grouped = parseHeader(
+      't',
+      '--! argv: worker_id count\n--! argv: leases(seq token)*count rest...\n',
+    );
+    expect(grouped.argv[0]!.slice(2)).toEqual([
+      { name: 'leases', times: 'count', group: ['seq', 'token'] },
+      { name: 'rest', times: '...' },
+    ]);
+    expect(argvType(grouped)).toBe('[workerId: Arg, count: Arg, ...leasesThenRest: Arg[]]');
+    const actions = parseHeader('t', '--! argv: action:get id | action:purgeall limit\n');
+    expect(argvType(actions)).toBe("[action: 'get', id: Arg] | [action: 'purgeall', limit: Arg]");
+  });
+
+  it('a malformed header is refused, every problem named', () => {
+    expect(() => parseHeader('t', '--! keys: leased\n')).toThrow(/no --! argv: header/);
+    expect(() => parseHeader('t', '--! argv: a b*nope\n')).toThrow(
+      /its count nope is not an argument named before it/,
+    );
+    expect(() => parseHeader('t', '--! argv: a rest... b\n')).toThrow(/must come last/);
+    expect(() => parseHeader('t', '--! argv: a a [b] c\n')).toThrow(
+      /argument a named twice; optional \[b\] must be the last argument/,
+    );
+    expect(() => parseHeader('t', '--! argv: Bad-Name\n')).toThrow(/cannot read argument/);
+  });
+
+  it('the assembler checks the header against the code', () => {
+    const ok = made('leased', 'seq ms', "return rcall('ZADD', K_LEASED, ARGV[2], ARGV[1])");
+    expect(() => assembleSource('t', ok)).not.toThrow();
+    expect(script('release').lua).toContain(
+      '--   [1] worker_id, [2] count, then leases(seq token) × count',
+    );
+    // An argument past the declared ones.
+    expect(() =>
+      assembleSource(
+        't',
+        made('leased', 'seq', "return rcall('ZADD', K_LEASED, ARGV[2], ARGV[1])"),
+      ),
+    ).toThrow(/reads ARGV\[2\] past its declared arguments/);
+    // A declared argument never read.
+    expect(() =>
+      assembleSource(
+        't',
+        made('leased', 'seq ms token', "return rcall('ZADD', K_LEASED, ARGV[2], ARGV[1])"),
+      ),
+    ).toThrow(/never reads ARGV\[3\] \(token\)/);
+    // Computed indexes need repeated arguments.
+    expect(() =>
+      assembleSource(
+        't',
+        made('leased', 'count', "return rcall('ZADD', K_LEASED, ARGV[1], ARGV[1 + 1])"),
+      ),
+    ).toThrow(/computed indexes but declares no repeated arguments/);
+    expect(() =>
+      assembleSource(
+        't',
+        made(
+          'leased',
+          'count ids*count',
+          "return rcall('ZREM', K_LEASED, unpack(ARGV, 2, 1 + ARGV[1]))",
+        ),
+      ),
+    ).not.toThrow();
+    // A library function's ARGV counts too: add_record reads the add scripts' first six.
+    expect(() =>
+      assembleSource('t', made('addCallRecords', 'call', "add_record(ARGV[1], 0, '')")),
+    ).toThrow(/reads ARGV\[6\] past/);
+  });
+
+  it('the add scripts start with the arguments add_record reads (lib/scripts/lib/adding.lua)', () => {
+    const head = (n: 'add' | 'add_plain') =>
+      parseHeader(n, SCRIPT_SOURCES[n])
+        .argv[0]!.slice(0, 7)
+        .map((p) => p.name);
+    expect(head('add')).toEqual(head('add_plain'));
+    expect(head('add').slice(4)).toEqual(['record_ttl_ms', 'ack_count', 'acked_calls']);
+  });
+
+  it('TypeScript callers get each script’s arguments as a named tuple', () => {
+    const release: ScriptArgs['release'] = ['7', 2, '10', '3', '11', '4'];
+    const rate: ScriptArgs['flow_control'] = ['rate', 10, 1000];
+    // @ts-expect-error fail's mode is 'retry' or 'dead'
+    const fail: ScriptArgs['fail'] = ['1', '2', '3', 'boom', 'later', 0, 3, 100, ''];
+    // @ts-expect-error progress takes seq, token, worker id and value: four arguments
+    const progress: ScriptArgs['progress'] = ['1', '2', '3'];
+    // @ts-expect-error 'rate' takes a max and a duration
+    const noDuration: ScriptArgs['flow_control'] = ['rate', 10];
+    expect([release.length, rate.length, fail.length, progress.length, noDuration.length]).toEqual([
+      6, 3, 9, 3, 2,
+    ]);
+  });
+});
+
+describe('script error codes (E_<code>)', () => {
+  it('come from SCRIPT_CODES in lib/errors.ts, bound in the prelude of the scripts that use them', () => {
+    expect(script('fail').lua).toContain(`local E_LEASE_LOST = ${SCRIPT_CODES.LEASE_LOST.reply}`);
+    expect(script('counts').lua).not.toMatch(/\bE_[A-Z]/);
+    for (const src of Object.values(LIBRARY_SOURCES)) expect(src).not.toMatch(/^local E_/m);
+  });
+
+  it('a script that uses a code not in the table does not assemble', () => {
+    expect(() =>
+      assembleSource('t', made('leased', 'seq', 'return E_NOPE or ARGV[1] .. K_LEASED')),
+    ).toThrow(/uses E_NOPE, not a code of SCRIPT_CODES/);
   });
 });

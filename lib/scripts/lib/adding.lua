@@ -2,16 +2,18 @@
 -- re-send idempotent, the hand-off of a new job to a parked worker (docs/internals/hand-off.md), and the
 -- new jobs' pending lists.
 
--- Record what this add call did ('<id base>:<flag per job>', for a re-send after a lost reply),
--- drop the records of earlier calls whose replies arrived (ARGV[6] of them, ARGV[7..]) and keep
--- the producer's hash ARGV[5] ms more.
-local function add_record(seq, base, flags)
+-- Record what add call number `call` did ('<seq base>:<flag per job>', for a re-send after a
+-- lost reply), drop the records of earlier calls whose replies arrived and keep the producer's
+-- hash record_ttl_ms more. Reads the arguments both add scripts start with (`--! argv:
+-- priorities handoff_lease_ms count call record_ttl_ms ack_count acked_calls*ack_count`):
+-- ack_count ARGV[6], acked_calls ARGV[7..], record_ttl_ms ARGV[5].
+local function add_record(call, base, flags)
   local acked = tonumber(ARGV[6])
-  rcall('HSET', K_ADDS, seq, int(base) .. ':' .. flags)
+  rcall('HSET', K_ADD_CALL_RECORDS, call, int(base) .. ':' .. flags)
   if acked > 0 then
-    rcall('HDEL', K_ADDS, unpack(ARGV, 7, 6 + acked))
+    rcall('HDEL', K_ADD_CALL_RECORDS, unpack(ARGV, 7, 6 + acked))
   end
-  rcall('PEXPIRE', K_ADDS, ARGV[5])
+  rcall('PEXPIRE', K_ADD_CALL_RECORDS, ARGV[5])
 end
 
 -- Whether a job that runs now may be handed off: a worker is parked (its parked-until is in the
@@ -26,35 +28,35 @@ local function hand_off_allowed(wake_len, now)
   if #rcall('ZRANGEBYSCORE', K_PARKED, now, '+inf', 'LIMIT', 0, 1) == 0 then
     return nil
   end
-  local allowed, _, _, rate_ms = flow_allowance(now, 1)
+  local allowed, _, _, rate_ms = leases_allowed(now, 1)
   if allowed == 0 then
     return nil
   end
   return now, rate_ms
 end
 
--- Hand job n off: lease it to holder 'h' until now + hand_ms and push it whole to the wake list
+-- Hand job `seq` off: lease it to holder 'h' until now + hand_ms and push it whole to the wake list
 -- (a hand-off counts as a lease for a rate limit of window rate_ms).
-local function hand_off(n, payload, meta, prio, now, hand_ms, rate_ms)
-  local token = int(rcall('INCR', K_TOK))
+local function hand_off(seq, payload, meta, prio, now, hand_ms, rate_ms)
+  local token = int(rcall('INCR', K_TOKEN_COUNTER))
   local deadline = now + hand_ms
-  rcall('ZADD', K_LEASED, deadline, n)
-  rcall('HSET', K_TOKENS, n, token .. ':h')
+  rcall('ZADD', K_LEASED, deadline, seq)
+  rcall('HSET', K_LEASE_HOLDERS, seq, token .. ':h')
   if rate_ms then
-    flow_started(now, { token }, rate_ms)
+    log_lease_starts(now, { token }, rate_ms)
   end
-  rcall('RPUSH', K_WAKE, 'h' .. n .. ':' .. token .. ':' .. deadline .. ':' .. prio .. ':' .. #meta .. '\n' .. meta .. payload)
+  rcall('RPUSH', K_WAKE, 'h' .. seq .. ':' .. token .. ':' .. deadline .. ':' .. prio .. ':' .. #meta .. '\n' .. meta .. payload)
 end
 
--- Note job n for the pending list of priority prio (a digit); pending: priority -> ids.
-local function pend(pending, prio, n)
+-- Note job `seq` for the pending list of priority prio (a digit); pending: priority -> seqs.
+local function pend(pending, prio, seq)
   local p = tonumber(prio)
   local list = pending[p]
   if not list then
     list = {}
     pending[p] = list
   end
-  list[#list + 1] = n
+  list[#list + 1] = seq
 end
 
 -- Push the noted jobs to their pending lists, in order; true when there were any.

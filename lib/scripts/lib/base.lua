@@ -1,10 +1,8 @@
--- Basics every script may use: Redis time, integers as strings, chunked variable-size calls,
--- error codes (lib/errors.ts maps them to WorkQueueError codes).
+-- Basics every script may use: Redis time, integers as strings, chunked variable-size calls.
+-- (Error codes E_<code> come from SCRIPT_CODES in lib/errors.ts: the assembler binds those a
+-- script uses in its prelude.)
 
 local DEFAULT_PRIO = 5
-
--- Error codes; lib/errors.ts maps them to WorkQueueError codes.
-local E_LEASE_LOST, E_NOT_FOUND, E_BAD_STATE = -1, -2, -3
 
 local function now_ms()
   local t = rcall('TIME')

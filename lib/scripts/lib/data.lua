@@ -1,58 +1,58 @@
--- Job payloads, in buckets: the hash <data>:<b> holds the payloads of ids 128·b … 128·b + 127,
+-- Job payloads, in buckets: the hash <data>:<b> holds the payloads of seqs 128·b … 128·b + 127,
 -- so a bucket stays a compact listpack (Redis' default hash-max-listpack-entries is 128) and a
 -- waiting job costs ~20 B instead of a hash-table entry (~70 B). Every bucket shares the queue's
 -- hash tag, so it lives in the queue's Cluster slot. The set dataBuckets lists the buckets that
 -- exist (obliterate and repair walk it); a bucket leaves it when its last payload goes.
 -- DATA_SPAN comes from lib/keys.ts (the prelude binds it).
--- The bucket of id n ('x' for an id that is not a counter value: only hand-written ones).
-local function data_bucket(n)
-  if not string.match(n, '^%d+$') then
+-- The bucket of job `seq` ('x' for a seq that is not a counter value: only hand-written ones).
+local function data_bucket(seq)
+  if not string.match(seq, '^%d+$') then
     return 'x'
   end
-  return string.format('%d', math.floor(tonumber(n) / DATA_SPAN))
+  return string.format('%d', math.floor(tonumber(seq) / DATA_SPAN))
 end
 
-local function data_key(n)
-  return K_DATA .. ':' .. data_bucket(n)
+local function data_key(seq)
+  return K_DATA .. ':' .. data_bucket(seq)
 end
 
--- The payload of job n, or false.
-local function data_get(n)
-  return rcall('HGET', data_key(n), n)
+-- The payload of job `seq`, or false.
+local function data_get(seq)
+  return rcall('HGET', data_key(seq), seq)
 end
 
-local function data_has(n)
-  return rcall('HEXISTS', data_key(n), n) == 1
+local function data_has(seq)
+  return rcall('HEXISTS', data_key(seq), seq) == 1
 end
 
--- ids grouped by bucket: the bucket numbers in first-seen order, and per bucket its ids and
--- their positions in `ids`.
-local function data_groups(ids)
+-- seqs grouped by bucket: the bucket numbers in first-seen order, and per bucket its seqs and
+-- their positions in `seqs`.
+local function data_groups(seqs)
   local order, groups = {}, {}
-  for i, n in ipairs(ids) do
-    local b = data_bucket(n)
+  for i, seq in ipairs(seqs) do
+    local b = data_bucket(seq)
     local g = groups[b]
     if not g then
-      g = { ids = {}, at = {} }
+      g = { seqs = {}, at = {} }
       groups[b] = g
       order[#order + 1] = b
     end
-    g.ids[#g.ids + 1] = n
+    g.seqs[#g.seqs + 1] = seq
     g.at[#g.at + 1] = i
   end
   return order, groups
 end
 
--- The payloads of `ids`, in their order (false for a missing one).
-local function data_mget(ids)
-  local order, groups = data_groups(ids)
+-- The payloads of `seqs`, in their order (false for a missing one).
+local function data_mget(seqs)
+  local order, groups = data_groups(seqs)
   if #order == 1 then
-    return hmget(K_DATA .. ':' .. order[1], ids)
+    return hmget(K_DATA .. ':' .. order[1], seqs)
   end
   local out = {}
   for _, b in ipairs(order) do
     local g = groups[b]
-    local got = hmget(K_DATA .. ':' .. b, g.ids)
+    local got = hmget(K_DATA .. ':' .. b, g.seqs)
     for j = 1, #g.at do
       out[g.at[j]] = got[j]
     end
@@ -60,13 +60,13 @@ local function data_mget(ids)
   return out
 end
 
--- Store payloads: `pairs` is { id, payload, id, payload, … }.
+-- Store payloads: `pairs` is { seq, payload, seq, payload, … }.
 local function data_set(pairs)
-  local ids = {}
+  local seqs = {}
   for i = 1, #pairs, 2 do
-    ids[#ids + 1] = pairs[i]
+    seqs[#seqs + 1] = pairs[i]
   end
-  local order, groups = data_groups(ids)
+  local order, groups = data_groups(seqs)
   if #order == 1 then
     rcall_each('HSET', K_DATA .. ':' .. order[1], pairs)
   else
@@ -82,12 +82,12 @@ local function data_set(pairs)
   rcall_each('SADD', K_DATA_BUCKETS, order)
 end
 
--- Drop the payloads of `ids`; a bucket left empty leaves the bucket set.
-local function data_del(ids)
-  local order, groups = data_groups(ids)
+-- Drop the payloads of `seqs`; a bucket left empty leaves the bucket set.
+local function data_del(seqs)
+  local order, groups = data_groups(seqs)
   for _, b in ipairs(order) do
     local key = K_DATA .. ':' .. b
-    rcall_each('HDEL', key, groups[b].ids)
+    rcall_each('HDEL', key, groups[b].seqs)
     if rcall('EXISTS', key) == 0 then
       rcall('SREM', K_DATA_BUCKETS, b)
     end

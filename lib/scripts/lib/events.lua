@@ -1,10 +1,10 @@
--- The event log (K_EVENTS, a capped stream read by lib/events/): scripts that change a job's
+-- The event log (K_EVENT_LOG, a capped stream read by lib/events/): scripts that change a job's
 -- state log the change in the same call. EV_CAP is the stream's approximate cap, taken by the
 -- prelude from the first ARGV of every script that declares the key; 0 = events off.
 -- An entry holds one or more sections, in order; a section is 'e' <kind>, then fields of the
 -- whole section, then its jobs: 'i' <public id> followed by that job's own fields, or 'n' <ids>
 -- (several public ids without spaces, separated by single spaces: no fields of their own).
--- A call that gathers (ev_gather ... ev_flush: the hot paths complete and lease) writes all its
+-- A call that gathers (ev_gather ... ev_flush: the lease paths, complete_and_lease and lease) writes all its
 -- sections as one entry; otherwise each emit writes its own entry.
 
 -- Fields of the entry this call is gathering (nil: not gathering).
@@ -15,7 +15,7 @@ local ev_fields = nil
 local EV_MAX_FIELDS = 1000
 
 local function ev_write(f)
-  rcall('XADD', K_EVENTS, 'MAXLEN', '~', EV_CAP, '*', unpack(f))
+  rcall('XADD', K_EVENT_LOG, 'MAXLEN', '~', EV_CAP, '*', unpack(f))
 end
 
 -- Add fields `f` (one or more whole sections) to this call's entry, or write them at once.
@@ -55,24 +55,24 @@ local function emit(kind, id, ...)
   end
 end
 
--- Log `kind` for jobs `ns` (sections of up to 500 jobs), each section led by the fields in
+-- Log `kind` for jobs `seqs` (sections of up to 500 jobs), each section led by the fields in
 -- `head`. `raws`: their meta JSON (public ids are caller ids where set); nil: read from K_META;
--- false: `ns` are public ids already. Runs of ids without a space go in one 'n' field.
-local function emit_jobs(kind, ns, raws, head)
-  if EV_CAP == 0 or #ns == 0 then
+-- false: `seqs` are public ids already. Runs of ids without a space go in one 'n' field.
+local function emit_jobs(kind, seqs, raws, head)
+  if EV_CAP == 0 or #seqs == 0 then
     return
   end
   if raws == nil then
-    raws = hmget(K_META, ns)
+    raws = hmget(K_META, seqs)
   end
-  for i = 1, #ns, 500 do
+  for i = 1, #seqs, 500 do
     local f = { 'e', kind }
     for _, v in ipairs(head or {}) do
       f[#f + 1] = v
     end
     local run = {}
-    for j = i, math.min(i + 499, #ns) do
-      local id, raw = ns[j], raws and raws[j]
+    for j = i, math.min(i + 499, #seqs) do
+      local id, raw = seqs[j], raws and raws[j]
       if raw and string.find(raw, '"i":', 1, true) then
         id = decode_meta(raw).i or id
       end

@@ -1,32 +1,32 @@
 -- The hand-off protocol: an add gives a job straight to a parked worker through the wake list.
 -- The protocol is described once, in docs/internals/hand-off.md; these are its Lua steps.
 
--- A wake list entry: a hand-off (see add.lua) as { n, token, p, entry }, else nil.
+-- A wake list entry: a hand-off (see add.lua) as { seq, token, p, entry }, else nil.
 local function parse_hand(w)
   if not w then
     return nil
   end
-  local n, token, p = string.match(w, '^h(%d+):(%d+):%d+:(%d):')
-  if not n then
+  local seq, token, p = string.match(w, '^h(%d+):(%d+):%d+:(%d):')
+  if not seq then
     return nil
   end
-  return { n = n, token = token, p = tonumber(p), entry = w }
+  return { seq = seq, token = token, p = tonumber(p), entry = w }
 end
 
--- Drop job n's hand-off entry from the wake list (it is always first there), if it is there:
+-- Drop job `seq`'s hand-off entry from the wake list (it is always first there), if it is there:
 -- the job was cancelled or went back to its list, so no worker should start it.
-local function drop_hand(n)
+local function drop_hand(seq)
   local h = parse_hand(rcall('LINDEX', K_WAKE, 0))
-  if h and h.n == n then
+  if h and h.seq == seq then
     rcall('LPOP', K_WAKE)
   end
 end
 
--- The hand-offs in the calling worker's hand-off list (K_HANDS) as parsed entries (plain
+-- The hand-offs in the calling worker's hand-off list (K_WORKER_HANDOFFS) as parsed entries (plain
 -- wake-ups left out).
-local function hands()
+local function worker_handoffs()
   local out = {}
-  for _, e in ipairs(rcall('LRANGE', K_HANDS, 0, -1)) do
+  for _, e in ipairs(rcall('LRANGE', K_WORKER_HANDOFFS, 0, -1)) do
     local h = parse_hand(e)
     if h then
       out[#out + 1] = h
@@ -36,30 +36,30 @@ local function hands()
 end
 
 -- Replace the calling worker's hand-off list with `keep` (entries still to be adopted).
-local function keep_hands(keep)
-  rcall('DEL', K_HANDS)
+local function keep_handoffs(keep)
+  rcall('DEL', K_WORKER_HANDOFFS)
   if #keep > 0 then
-    rcall('RPUSH', K_HANDS, unpack(keep))
+    rcall('RPUSH', K_WORKER_HANDOFFS, unpack(keep))
   end
 end
 
 -- Whether hand-off h still waits for its worker to adopt it (not cancelled or taken back).
 local function hand_live(h)
-  return rcall('HGET', K_TOKENS, h.n) == h.token .. ':h'
+  return rcall('HGET', K_LEASE_HOLDERS, h.seq) == h.token .. ':h'
 end
 
 -- Put a handed-off job back at the front of its list. `ran`: a worker took it (it may have
 -- started it): like any run beside others, the job becomes a suspect.
 local function unhand(h, ran)
-  rcall('ZREM', K_LEASED, h.n)
-  rcall('HDEL', K_TOKENS, h.n)
+  rcall('ZREM', K_LEASED, h.seq)
+  rcall('HDEL', K_LEASE_HOLDERS, h.seq)
   if ran then
-    local meta = decode_meta(rcall('HGET', K_META, h.n))
+    local meta = decode_meta(rcall('HGET', K_META, h.seq))
     meta.s = 1
-    save_meta(h.n, meta)
-    emit('reclaimed', meta.i or h.n, 'why', 'worker died')
+    save_meta(h.seq, meta)
+    emit('reclaimed', meta.i or h.seq, 'why', 'worker died')
   end
-  rcall('LPUSH', pending_key(h.p), h.n)
+  rcall('LPUSH', pending_key(h.p), h.seq)
   wake()
 end
 

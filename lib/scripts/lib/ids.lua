@@ -8,33 +8,33 @@ local function taken_until(v)
   return nil
 end
 
--- The job with caller id `cid` (number n) completed: keep the id taken for `window` ms, so an
+-- The job `seq` with caller id `cid` completed: keep the id taken for `window` ms, so an
 -- add of it meanwhile changes nothing (clean() drops it afterwards); 0 frees it now. A job added
 -- with a dedupe window (`throttled`: meta t) keeps it until that window's end if that is later.
-local function keep_taken(cid, n, now, window, throttled)
-  if rcall('HGET', K_IDS, cid) ~= n then
+local function keep_taken(cid, seq, now, window, throttled)
+  if rcall('HGET', K_CALLER_IDS, cid) ~= seq then
     return
   end
   local until_ms = now + window
   if throttled then
-    until_ms = math.max(until_ms, tonumber(rcall('ZSCORE', K_TAKEN, cid)) or 0)
+    until_ms = math.max(until_ms, tonumber(rcall('ZSCORE', K_KEPT_CALLER_IDS, cid)) or 0)
   end
   if until_ms > now then
-    rcall('HSET', K_IDS, cid, '~' .. int(until_ms))
-    rcall('ZADD', K_TAKEN, until_ms, cid)
+    rcall('HSET', K_CALLER_IDS, cid, '~' .. int(until_ms))
+    rcall('ZADD', K_KEPT_CALLER_IDS, until_ms, cid)
   else
-    rcall('HDEL', K_IDS, cid)
+    rcall('HDEL', K_CALLER_IDS, cid)
   end
 end
 
--- The id (a string) behind a public id, or nil.
+-- The seq (a string) behind a public id, or nil.
 local function resolve(id)
-  local n = rcall('HGET', K_IDS, id)
-  if n then
-    if taken_until(n) then
+  local seq = rcall('HGET', K_CALLER_IDS, id)
+  if seq then
+    if taken_until(seq) then
       return nil
     end
-    return n
+    return seq
   end
   if string.match(id, '^[1-9][0-9]*$') and data_has(id) then
     local meta = decode_meta(rcall('HGET', K_META, id))

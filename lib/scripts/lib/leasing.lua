@@ -2,11 +2,11 @@
 
 -- Whether worker `wid` holds any job (its lease set, checked against the lease hash).
 local function holds_any(wid)
-  local held = rcall('SMEMBERS', K_WLEASES)
+  local held = rcall('SMEMBERS', K_WORKER_LEASES)
   if #held == 0 then
     return false
   end
-  local tokens = hmget(K_TOKENS, held)
+  local tokens = hmget(K_LEASE_HOLDERS, held)
   for i = 1, #held do
     if held_by(tokens[i], wid) then
       return true
@@ -23,16 +23,16 @@ end
 -- worker holding no other job, with an 's' token; met anywhere else it goes back first in line
 -- and the batch ends there, and a worker holding other jobs is told to drain (finish what it
 -- holds, lease nothing meanwhile) so that it can take the suspect next.
--- Flow control (flow_allowance) may allow fewer than `count`: then nobody else is woken for the
+-- Flow control (leases_allowed) may allow fewer than `count`: then nobody else is woken for the
 -- jobs left (there is no room for them) and the worker is not parked.
--- Appends id, token, payload, meta to `out`; returns the number leased, whether the worker
--- should drain, when to look again when limited (see flow_allowance; 0: not limited) and the
+-- Appends seq, token, payload, meta to `out`; returns the number leased, whether the worker
+-- should drain, when to look again when limited (see leases_allowed; 0: not limited) and the
 -- pause version (0: not paused).
 local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
   if wid ~= '0' then
     rcall('ZREM', K_PARKED, wid)
   end
-  local allowed, limited_until, paused, rate_ms = flow_allowance(now, count)
+  local allowed, limited_until, paused, rate_ms = leases_allowed(now, count)
   if allowed == 0 then
     return 0, false, limited_until, paused
   end
@@ -40,14 +40,14 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
   count = allowed
   local hand = parse_hand(rcall('LPOP', K_WAKE))
   promote(now, 1000)
-  local ids, datas, metas = {}, {}, {}
+  local seqs, datas, metas = {}, {}, {}
   local drained, stopped, drain, solo = false, false, false, false
   local last_p = 0
-  -- A cancelled job leaves its id in a pending list (its data is gone): skip it and pop on,
+  -- A cancelled job leaves its seq in a pending list (its data is gone): skip it and pop on,
   -- so `count` live jobs are leased while any are pending.
-  while #ids < count and not drained and not stopped do
+  while #seqs < count and not drained and not stopped do
     local popped, prios = {}, {}
-    local need = count - #ids
+    local need = count - #seqs
     for p = 0, 9 do
       if need <= 0 then
         break
@@ -55,7 +55,7 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
       if hand and not hand.taken and hand.p == p then
         hand.taken = true
         if hand_live(hand) then
-          popped[#popped + 1] = hand.n
+          popped[#popped + 1] = hand.seq
           prios[#popped] = p
           need = need - 1
           last_p = p
@@ -64,8 +64,8 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
       local got = need > 0 and rcall('LPOP', pending_key(p), need)
       if got then
         last_p = p
-        for _, n in ipairs(got) do
-          popped[#popped + 1] = n
+        for _, seq in ipairs(got) do
+          popped[#popped + 1] = seq
           prios[#popped] = p
         end
         need = need - #got
@@ -77,12 +77,12 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
     if #popped > 0 then
       local d = data_mget(popped)
       local m = hmget(K_META, popped)
-      for i, n in ipairs(popped) do
+      for i, seq in ipairs(popped) do
         if stopped then
           -- Back first in line, in order (walked backwards below).
         elseif d[i] and m[i] and string.find(m[i], '"s":', 1, true) and decode_meta(m[i]).s then
-          if #ids == 0 and (wid == '0' or not holds_any(wid)) then
-            ids[1], datas[1], metas[1] = n, d[i], m[i]
+          if #seqs == 0 and (wid == '0' or not holds_any(wid)) then
+            seqs[1], datas[1], metas[1] = seq, d[i], m[i]
             solo = true
             popped[i] = false
           else
@@ -90,7 +90,7 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
           end
           stopped = true
         elseif d[i] then
-          ids[#ids + 1] = n
+          seqs[#seqs + 1] = seq
           datas[#datas + 1] = d[i]
           metas[#metas + 1] = m[i]
           popped[i] = false
@@ -100,14 +100,14 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
       end
       if stopped then
         for i = #popped, 1, -1 do
-          local n = popped[i]
-          if n then
-            if hand and n == hand.n then
+          local seq = popped[i]
+          if seq then
+            if hand and seq == hand.seq then
               -- The hand-off goes back as a plain pending job.
-              rcall('ZREM', K_LEASED, n)
-              rcall('HDEL', K_TOKENS, n)
+              rcall('ZREM', K_LEASED, seq)
+              rcall('HDEL', K_LEASE_HOLDERS, seq)
             end
-            rcall('LPUSH', pending_key(prios[i]), n)
+            rcall('LPUSH', pending_key(prios[i]), seq)
           end
         end
       end
@@ -137,43 +137,70 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
     -- Not reached (the batch filled up first): it stays first in line for the next worker.
     rcall('LPUSH', K_WAKE, hand.entry)
   end
-  local live = #ids
+  local live = #seqs
   if park_ms > 0 and live < count and not drain and not solo then
     rcall('ZADD', K_PARKED, now + park_ms, wid)
   end
   if live == 0 then
     return 0, drain, 0, 0
   end
-  local base = rcall('INCRBY', K_TOK, live) - live
+  local base = rcall('INCRBY', K_TOKEN_COUNTER, live) - live
   local deadline = now + lease_ms
   local zargs, hargs, sargs, started = {}, {}, {}, {}
-  for i, n in ipairs(ids) do
+  for i, seq in ipairs(seqs) do
     local token = int(base + i)
     if solo then
       token = 's' .. token
     end
     started[i] = token
     zargs[#zargs + 1] = deadline
-    zargs[#zargs + 1] = n
-    hargs[#hargs + 1] = n
+    zargs[#zargs + 1] = seq
+    hargs[#hargs + 1] = seq
     hargs[#hargs + 1] = token .. ':' .. wid
-    sargs[#sargs + 1] = n
-    out[#out + 1] = n
+    sargs[#sargs + 1] = seq
+    out[#out + 1] = seq
     out[#out + 1] = token
     out[#out + 1] = datas[i]
     out[#out + 1] = metas[i] or ''
   end
   rcall_each('ZADD', K_LEASED, zargs)
-  rcall_each('HSET', K_TOKENS, hargs)
+  rcall_each('HSET', K_LEASE_HOLDERS, hargs)
   if wid ~= '0' then
-    rcall_each('SADD', K_WLEASES, sargs)
+    rcall_each('SADD', K_WORKER_LEASES, sargs)
   end
   if rate_ms then
-    flow_started(now, started, rate_ms)
+    log_lease_starts(now, started, rate_ms)
   end
-  emit_jobs('active', ids, metas, { 'w', wid })
+  emit_jobs('active', seqs, metas, { 'w', wid })
   if limited then
     return live, drain, limited_until, 0
   end
   return live, drain, 0, 0
+end
+
+-- The head of a lease reply, { now, deadline, next due, drain, paused }, for a lease of
+-- `lease_ms` from `now`; lease_into fills it in. The caller may append entries of its own after
+-- the head (complete_and_lease's flags) before the leased jobs.
+-- next due: when to look again (the next delayed job, or the next time flow control allows a
+-- lease; -1 = none: wait for a wake-up or a resume; 0 = not looked up because the batch is
+-- full); drain: 1 when the worker should finish what it holds before leasing again (see
+-- lease_jobs); paused: the queue's pause version (0 = not paused).
+local function lease_reply(now, lease_ms)
+  return { now, now + lease_ms, 0, 0, 0 }
+end
+
+-- Lease up to `count` jobs for worker `wid` into lease reply `out`: appends per job seq, token,
+-- payload, meta (lease_jobs) and fills in the head's next due, drain and paused.
+local function lease_into(out, count, lease_ms, wid, now, park_ms)
+  local live, drain, limited_until, paused = lease_jobs(count, lease_ms, wid, now, out, park_ms)
+  if drain then
+    out[4] = 1
+  end
+  out[5] = paused
+  if limited_until ~= 0 then
+    out[3] = limited_until
+  elseif live < count then
+    -- The next due time matters only to a worker left with free slots.
+    out[3] = next_due()
+  end
 end

@@ -9,9 +9,13 @@
 -- end), c trace context (opaque to Lua: an add hook's string, e.g. a W3C traceparent; kept
 -- across retries).
 --
--- Lease tokens: '<n>' for a regular lease, 's<n>' for a solo run of a suspect job (its death
--- counts). The lease hash holds '<token>:<holder>': a worker id, or 'h' for a job handed off
--- to whichever parked worker pops it (docs/internals/hand-off.md).
+-- Lease tokens: '<n>' (a value of the token counter) for a regular lease, 's<n>' for a solo run
+-- of a suspect job (its death counts). The lease hash (K_LEASE_HOLDERS) holds '<token>:<holder>':
+-- a worker id, or 'h' for a job handed off to whichever parked worker pops it
+-- (docs/internals/hand-off.md).
+--
+-- Words: a job's seq is its number (a value of the seq counter, Lease.seq in TypeScript); its
+-- public id is its caller id when it has one, else its seq.
 
 -- Metadata as a table. Never raises: metadata written by hand in a shape the queue does not
 -- expect (not JSON, not an object, fields of the wrong type or range) must not make every script
@@ -47,11 +51,11 @@ local function decode_meta(s)
   return meta
 end
 
-local function save_meta(n, meta)
+local function save_meta(seq, meta)
   if next(meta) ~= nil then
-    rcall('HSET', K_META, n, cjson.encode(meta))
+    rcall('HSET', K_META, seq, cjson.encode(meta))
   else
-    rcall('HDEL', K_META, n)
+    rcall('HDEL', K_META, seq)
   end
 end
 

@@ -7,7 +7,7 @@ local function wake()
   end
 end
 
--- Add delayed jobs (flat due, id, due, id, ...). When one is due before every job already
+-- Add delayed jobs (flat due, seq, due, seq, ...). When one is due before every job already
 -- waiting there, wake an idle worker: it may be sleeping until a later due time.
 local function schedule(flat)
   local first = rcall('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')
@@ -21,17 +21,17 @@ local function schedule(flat)
   end
 end
 
--- Remove every trace of job n from wherever it is (it stops existing).
-local function destroy(n, meta)
-  data_del({ n })
-  rcall('HDEL', K_META, n)
-  rcall('HDEL', K_PROG, n)
-  rcall('HDEL', K_TOKENS, n)
-  rcall('ZREM', K_LEASED, n)
-  rcall('ZREM', K_DELAYED, n)
-  rcall('ZREM', K_DEAD, n)
-  if meta.i and rcall('HGET', K_IDS, meta.i) == n then
-    rcall('HDEL', K_IDS, meta.i)
+-- Remove every trace of job `seq` from wherever it is (it stops existing).
+local function destroy(seq, meta)
+  data_del({ seq })
+  rcall('HDEL', K_META, seq)
+  rcall('HDEL', K_PROGRESS, seq)
+  rcall('HDEL', K_LEASE_HOLDERS, seq)
+  rcall('ZREM', K_LEASED, seq)
+  rcall('ZREM', K_DELAYED, seq)
+  rcall('ZREM', K_DEAD, seq)
+  if meta.i and rcall('HGET', K_CALLER_IDS, meta.i) == seq then
+    rcall('HDEL', K_CALLER_IDS, meta.i)
   end
 end
 
@@ -46,25 +46,25 @@ local function trim_dead(max_dead)
 end
 
 -- Move a job that is in no other place to the dead-letter set.
-local function to_dead(n, meta, reason, now, max_dead)
+local function to_dead(seq, meta, reason, now, max_dead)
   meta.r = reason
-  save_meta(n, meta)
-  rcall('HDEL', K_PROG, n)
-  rcall('ZADD', K_DEAD, now, n)
-  emit('dead', meta.i or n, 'why', string.sub(reason, 1, 500))
+  save_meta(seq, meta)
+  rcall('HDEL', K_PROGRESS, seq)
+  rcall('ZADD', K_DEAD, now, seq)
+  emit('dead', meta.i or seq, 'why', string.sub(reason, 1, 500))
   trim_dead(max_dead)
 end
 
 -- Put a job that is in no other place back in its pending list.
-local function requeue(n, meta, front)
+local function requeue(seq, meta, front)
   if front then
-    rcall('LPUSH', pending_key(prio_of(meta)), n)
+    rcall('LPUSH', pending_key(prio_of(meta)), seq)
   else
-    rcall('RPUSH', pending_key(prio_of(meta)), n)
+    rcall('RPUSH', pending_key(prio_of(meta)), seq)
   end
 end
 
--- Sort {id, score} pairs by score, then by numeric id (a sorted set orders equal scores by
+-- Sort {seq, score} pairs by score, then by seq (a sorted set orders equal scores by
 -- the member's bytes, which puts '10' before '9': not the order the jobs came in).
 local function sort_by_score_then_id(items)
   table.sort(items, function(a, b)
@@ -79,38 +79,38 @@ end
 -- Drop a job that waits in the delayed set and was never anywhere else (a schedule tick that
 -- missed its window, or one its schedule no longer wants): its data, meta and caller id `cid`
 -- go; the caller takes it out of the delayed set.
-local function drop_delayed(n, cid)
-  data_del({ n })
-  rcall('HDEL', K_META, n)
-  if cid and rcall('HGET', K_IDS, cid) == n then
-    rcall('HDEL', K_IDS, cid)
+local function drop_delayed(seq, cid)
+  data_del({ seq })
+  rcall('HDEL', K_META, seq)
+  if cid and rcall('HGET', K_CALLER_IDS, cid) == seq then
+    rcall('HDEL', K_CALLER_IDS, cid)
   end
 end
 
 -- A schedule tick comes due (lib/schedules): false when it is dropped instead, because it missed
 -- its window (meta z: drop-by time) or because the job of an earlier tick of its schedule still
--- exists (meta w: the schedule, when its template says skipIfRunning; K_SCHED_RUN holds the job
+-- exists (meta w: the schedule, when its template says skipIfRunning; K_SCHEDULE_LATEST_JOBS holds the job
 -- of its latest tick that fired). Else its tick fields go.
-local function fire_tick(n, meta, now)
+local function fire_tick(seq, meta, now)
   if meta.z and now > meta.z then
-    drop_delayed(n, meta.i)
+    drop_delayed(seq, meta.i)
     return false
   end
   if meta.w then
-    local prev = rcall('HGET', K_SCHED_RUN, meta.w)
+    local prev = rcall('HGET', K_SCHEDULE_LATEST_JOBS, meta.w)
     if
       prev
-      and prev ~= n
+      and prev ~= seq
       and data_has(prev)
       and decode_meta(rcall('HGET', K_META, prev)).r == nil
     then
-      drop_delayed(n, meta.i)
+      drop_delayed(seq, meta.i)
       return false
     end
-    rcall('HSET', K_SCHED_RUN, meta.w, n)
+    rcall('HSET', K_SCHEDULE_LATEST_JOBS, meta.w, seq)
   end
   meta.z, meta.w = nil, nil
-  save_meta(n, meta)
+  save_meta(seq, meta)
   return true
 end
 
@@ -136,21 +136,21 @@ local function promote(now, limit)
     due[i] = it[1]
   end
   local metas = hmget(K_META, due)
-  local placed_ids, placed_metas = {}, {}
-  for i, n in ipairs(due) do
+  local placed_seqs, placed_metas = {}, {}
+  for i, seq in ipairs(due) do
     local meta = decode_meta(metas[i])
-    if (meta.z == nil and meta.w == nil) or fire_tick(n, meta, now) then
-      requeue(n, meta, false)
-      placed_ids[#placed_ids + 1] = n
+    if (meta.z == nil and meta.w == nil) or fire_tick(seq, meta, now) then
+      requeue(seq, meta, false)
+      placed_seqs[#placed_seqs + 1] = seq
       placed_metas[#placed_metas + 1] = metas[i]
     end
   end
   rcall_each('ZREM', K_DELAYED, due)
-  emit_jobs('promoted', placed_ids, placed_metas)
-  if #placed_ids > 0 then
+  emit_jobs('promoted', placed_seqs, placed_metas)
+  if #placed_seqs > 0 then
     wake()
   end
-  return #placed_ids
+  return #placed_seqs
 end
 
 -- When the next delayed job is due (ms), or -1.

@@ -4,41 +4,41 @@
 -- its list. Poison pills, not bystanders: only a solo run ('s' token) counts a lease expiry
 -- (dead-lettered at `max_exp`); a job that ran beside others becomes a suspect and runs alone
 -- next time. Returns true when requeued, false when dead-lettered.
-local function expire_lease(n, now, max_exp, max_dead, why)
-  rcall('ZREM', K_LEASED, n)
-  local holder = rcall('HGET', K_TOKENS, n)
-  rcall('HDEL', K_TOKENS, n)
-  local meta = decode_meta(rcall('HGET', K_META, n))
+local function expire_lease(seq, now, max_exp, max_dead, why)
+  rcall('ZREM', K_LEASED, seq)
+  local holder = rcall('HGET', K_LEASE_HOLDERS, seq)
+  rcall('HDEL', K_LEASE_HOLDERS, seq)
+  local meta = decode_meta(rcall('HGET', K_META, seq))
   if held_by(holder, 'h') then
     -- A hand-off still in the wake list (no worker took it): the job never ran.
-    drop_hand(n)
-    requeue(n, meta, true)
+    drop_hand(seq)
+    requeue(seq, meta, true)
     return true
   end
   if holder and string.sub(holder, 1, 1) == 's' then
     meta.x = (meta.x or 0) + 1
     if meta.x >= max_exp then
-      to_dead(n, meta, 'lease expired ' .. meta.x .. ' times' .. why, now, max_dead)
+      to_dead(seq, meta, 'lease expired ' .. meta.x .. ' times' .. why, now, max_dead)
       return false
     end
   else
     meta.s = 1
   end
-  save_meta(n, meta)
-  requeue(n, meta, true)
-  emit('reclaimed', meta.i or n, 'why', why == '' and 'lease expired' or 'worker died')
+  save_meta(seq, meta)
+  requeue(seq, meta, true)
+  emit('reclaimed', meta.i or seq, 'why', why == '' and 'lease expired' or 'worker died')
   return true
 end
 
 -- A heartbeat of worker `wid`. Beats also tell whether Redis itself was out of reach (down,
 -- restarting, paused): when no worker's beat landed for `hb_timeout`, the beats missed
--- meanwhile prove nothing, so heartbeats are judged again only from now on (K_HB 's').
+-- meanwhile prove nothing, so heartbeats are judged again only from now on (K_HEARTBEAT_RECORD 's').
 local function beat(wid, now, hb_timeout)
   rcall('ZADD', K_WORKERS, now, wid)
-  local last = tonumber(rcall('HGET', K_HB, 'b'))
-  rcall('HSET', K_HB, 'b', now)
+  local last = tonumber(rcall('HGET', K_HEARTBEAT_RECORD, 'b'))
+  rcall('HSET', K_HEARTBEAT_RECORD, 'b', now)
   if last and now - last > hb_timeout then
-    rcall('HSET', K_HB, 's', now)
+    rcall('HSET', K_HEARTBEAT_RECORD, 's', now)
   end
 end
 
@@ -48,5 +48,17 @@ local function lapsed(beat_ms, now, hb_timeout)
   if beat_ms and tonumber(beat_ms) >= now - hb_timeout then
     return false
   end
-  return (tonumber(rcall('HGET', K_HB, 's')) or 0) <= now - hb_timeout
+  return (tonumber(rcall('HGET', K_HEARTBEAT_RECORD, 's')) or 0) <= now - hb_timeout
+end
+
+-- Sort `held`, pairs { seq, its lease token (or lease hash value '<token>:<holder>') }, into
+-- the order the jobs were leased (tokens increase; a solo run's 's' aside); returns it.
+local function in_lease_order(held)
+  for _, h in ipairs(held) do
+    h[2] = tonumber(string.match(h[2], '^s?(%d+)')) or 0
+  end
+  table.sort(held, function(a, b)
+    return a[2] < b[2]
+  end)
+  return held
 end

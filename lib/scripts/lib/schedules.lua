@@ -1,4 +1,4 @@
--- Schedules (lib/schedules): a schedule's record (JSON in K_SCHED) and the tick jobs it made.
+-- Schedules (lib/schedules): a schedule's record (JSON in K_SCHEDULES) and the tick jobs it made.
 -- Record fields: d definition (JSON, compared as bytes), j tick meta JSON, v version (every
 -- write adds one), a anchor ms (`every` ticks are a + k * every), t last tick made, c ticks
 -- made, m ticks made that had not come due when last looked at, p latest tick that came due,
@@ -7,7 +7,7 @@
 -- The record of schedule `sid`, or nil. An unreadable record reads as an empty one (a
 -- different definition: an upsert replaces it).
 local function sched_record(sid)
-  local raw = rcall('HGET', K_SCHED, sid)
+  local raw = rcall('HGET', K_SCHEDULES, sid)
   if not raw then
     return nil
   end
@@ -38,9 +38,9 @@ end
 local function drop_unfired(sid, rec)
   for _, tick in ipairs(rec.m) do
     local cid = sid .. ':' .. int(tick)
-    local n = rcall('HGET', K_IDS, cid)
-    if n and not taken_until(n) and rcall('ZREM', K_DELAYED, n) == 1 then
-      drop_delayed(n, cid)
+    local seq = rcall('HGET', K_CALLER_IDS, cid)
+    if seq and not taken_until(seq) and rcall('ZREM', K_DELAYED, seq) == 1 then
+      drop_delayed(seq, cid)
     end
   end
 end

@@ -67,12 +67,12 @@ describe('hand-written job data in unexpected shapes', () => {
     // Good jobs 1..3 and victims 4..9, all pending at priority 5.
     await q.addBulk([1, 2, 3, 4, 5, 6, 7, 8, 9].map((n) => ({ data: { n } })));
     await putPayload(c, k, '4', '{not json'); // garbage payload
-    await c.hset(k.base + 'm', '5', '{garbage'); // garbage metadata
-    await c.hset(k.base + 'm', '6', '[1,2,3]'); // metadata, not an object
-    await c.hset(k.base + 'm', '7', '"text"'); // metadata, not an object
+    await c.hset(k.key('meta'), '5', '{garbage'); // garbage metadata
+    await c.hset(k.key('meta'), '6', '[1,2,3]'); // metadata, not an object
+    await c.hset(k.key('meta'), '7', '"text"'); // metadata, not an object
     // Metadata with fields of the wrong type / range: ignored, defaults apply.
-    await c.hset(k.base + 'm', '8', JSON.stringify({ p: 42, a: 'many', m: -1, n: 7, x: 'x' }));
-    await c.hset(k.base + 'm', '9', JSON.stringify({ p: 'x', b: 'fast', i: 12 }));
+    await c.hset(k.key('meta'), '8', JSON.stringify({ p: 42, a: 'many', m: -1, n: 7, x: 'x' }));
+    await c.hset(k.key('meta'), '9', JSON.stringify({ p: 'x', b: 'fast', i: 12 }));
     // An id in a pending list with no data (a tombstone), and one with a non-numeric id.
     await c.rpush(k.pending(5), '777');
     await putPayload(c, k, 'abc', JSON.stringify({ n: 'abc' }));
@@ -80,10 +80,10 @@ describe('hand-written job data in unexpected shapes', () => {
     // A leased job whose token is garbage and whose lease has expired.
     await putPayload(c, k, '900', JSON.stringify({ n: 900 }));
     await c.zadd(k.leased, (await redisNow(c)) - 1_000, '900');
-    await c.hset(k.tokens, '900', 'zzz');
+    await c.hset(k.leaseHolders, '900', 'zzz');
     // A payload in no list at all (repair requeues it), a progress value that is not JSON.
     await putPayload(c, k, '901', JSON.stringify({ n: 901 }));
-    await c.hset(k.base + 'pg', '3', 'half done');
+    await c.hset(k.key('progress'), '3', 'half done');
     expect((await q.getJob('3'))!.progress).toBe('half done');
 
     const run = startWorker(q, warnings);

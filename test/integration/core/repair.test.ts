@@ -18,10 +18,10 @@ async function snapshot(c: Redis, q: WorkQueue<unknown>) {
     leased: await c.zrange(k.leased, '0', '-1', 'WITHSCORES'),
     dead: await c.zrange(k.dead, '0', '-1', 'WITHSCORES'),
     data: await allPayloads(c, k),
-    meta: await c.hgetall(k.base + 'm'),
-    tokens: await c.hgetall(k.tokens),
-    ids: await c.hgetall(k.base + 'ids'),
-    progress: await c.hgetall(k.base + 'pg'),
+    meta: await c.hgetall(k.key('meta')),
+    tokens: await c.hgetall(k.leaseHolders),
+    ids: await c.hgetall(k.key('callerIds')),
+    progress: await c.hgetall(k.key('progress')),
   };
 }
 
@@ -40,7 +40,7 @@ async function placesOf(c: Redis, q: WorkQueue<unknown>, id: string): Promise<st
   ] as const) {
     if ((await c.zscore(key, id)) !== null) out.push(name);
   }
-  if ((await c.hexists(k.tokens, id)) === 1) out.push('token');
+  if ((await c.hexists(k.leaseHolders, id)) === 1) out.push('token');
   return out;
 }
 
@@ -110,7 +110,7 @@ describe('repair fixes tampered state', () => {
     const c = fx.client();
     await q.add('fine');
     await c.zadd(q.keys.leased, Date.now() + 60_000, '600');
-    await c.hset(q.keys.tokens, '600', '99:0');
+    await c.hset(q.keys.leaseHolders, '600', '99:0');
     expect((await q.counts()).leased).toBe(1);
     const report = await q.repair();
     expect(report.fixes).toEqual([expect.stringMatching(/^600: lease without payload/)]);
@@ -122,12 +122,12 @@ describe('repair fixes tampered state', () => {
     const q = fx.queue<unknown>();
     const c = fx.client();
     await q.add('real', { id: 'real-id' });
-    await c.hset(q.keys.base + 'ids', 'ghost', '700');
+    await c.hset(q.keys.key('callerIds'), 'ghost', '700');
     // The dangling entry would make the id look taken.
     expect(await q.add('x', { id: 'ghost' })).toEqual({ id: 'ghost', added: false });
     const report = await q.repair();
     expect(report.fixes).toEqual([expect.stringMatching(/^ghost: caller id of a missing job/)]);
-    expect(await c.hgetall(q.keys.base + 'ids')).toEqual({ 'real-id': '1' });
+    expect(await c.hgetall(q.keys.key('callerIds'))).toEqual({ 'real-id': '1' });
     expect(await q.add('x', { id: 'ghost' })).toEqual({ id: 'ghost', added: true });
   });
 

@@ -45,8 +45,8 @@ describe('results', () => {
     // Within its dedupe window the caller id shows the job completed, without a result.
     expect(await q.getJob('cid')).toEqual({ id: 'cid', state: 'completed' });
     const keys = await keysMatching(fx.client(), `${q.keys.base}*`);
-    expect(keys).not.toContain(`${q.keys.base}res`);
-    expect(keys).not.toContain(`${q.keys.base}rx`);
+    expect(keys).not.toContain(q.keys.key('results'));
+    expect(keys).not.toContain(q.keys.key('resultExpiries'));
   });
 
   it('expired results are dropped by clean', async () => {

@@ -37,9 +37,9 @@ describe('bounded storage', () => {
     expect(await q.counts()).toMatchObject({ dead: 3 });
     expect(await q.getJob('first')).toBeNull();
     expect(await c.hexists(q.keys.dataBucket(firstSeq), firstSeq)).toBe(0);
-    expect(await c.hexists(q.keys.base + 'm', firstSeq)).toBe(0);
-    expect(await c.hexists(q.keys.base + 'pg', firstSeq)).toBe(0);
-    expect(await c.hexists(q.keys.base + 'ids', 'first')).toBe(0);
+    expect(await c.hexists(q.keys.key('meta'), firstSeq)).toBe(0);
+    expect(await c.hexists(q.keys.key('progress'), firstSeq)).toBe(0);
+    expect(await c.hexists(q.keys.key('callerIds'), 'first')).toBe(0);
     expect(await c.zscore(q.keys.dead, firstSeq)).toBeNull();
     // The caller id is free again.
     expect(await q.add('again', { id: 'first' })).toEqual({ id: 'first', added: true });

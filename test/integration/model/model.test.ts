@@ -69,7 +69,7 @@ describe('model-based: random operation sequences against a reference model', ()
 });
 
 // Found by the model (shrunk: addBulk(2), lease(1), completeAndLease(current lease twice)).
-// complete.lua reads every token of the batch up front (HMGET) and removes completed jobs only
+// complete_and_lease.lua reads every token of the batch up front (HMGET) and removes completed jobs only
 // after the loop, so a second lease of the same job in one batch still looks like the holder's
 // (or still finds the payload): two `true`s for one job, against the README's guarantee 2.
 describe('completeAndLease: two leases of one job in one batch complete it once', () => {

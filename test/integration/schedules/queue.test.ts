@@ -143,7 +143,7 @@ describe('schedules: storing', () => {
     const q = fx.queue<number>();
     await q.upsertSchedule('s', { every: 50, limit: 30 }, { data: 7 });
     // Make every clean find the schedule due.
-    await q.client.zadd(q.keys.key('schedDue'), 0, 's');
+    await q.client.zadd(q.keys.key('schedulesDue'), 0, 's');
     await Promise.all([
       q.clean(),
       q.clean(),

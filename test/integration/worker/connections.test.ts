@@ -100,7 +100,7 @@ describe('Worker connections (private Redis)', () => {
     );
     await w.start();
     const channels = async () =>
-      Number(((await admin.pubsub('NUMSUB', q.keys.events)) as [string, number])[1]);
+      Number(((await admin.pubsub('NUMSUB', q.keys.noticeChannel)) as [string, number])[1]);
     expect(await channels()).toBe(1);
 
     expect(await killed('pubsub')).toBeGreaterThanOrEqual(1);

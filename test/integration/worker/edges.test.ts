@@ -240,7 +240,7 @@ describe('reconcile after a dropped connection', () => {
       // A lease for this worker that it never hears of, as when a lease call ran but its reply
       // died with the connection (paused meanwhile, so that the add is not handed off to it).
       w.pause();
-      await waitFor(async () => (await admin.zcard(`${q.keys.base}pk`)) === 0, {
+      await waitFor(async () => (await admin.zcard(q.keys.key('parked'))) === 0, {
         what: 'the worker unparked',
       });
       await q.add('lost-reply');

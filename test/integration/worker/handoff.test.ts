@@ -24,7 +24,7 @@ const fx = new QueueFixture();
 afterAll(() => fx.cleanup());
 const worker = workersClosedAfterEach();
 
-const parkedKey = (q: WorkQueue) => `${q.keys.base}pk`;
+const parkedKey = (q: WorkQueue) => q.keys.key('parked');
 
 /** Wait until worker `id` is in the queue's parked set. */
 const parked = (q: WorkQueue, id: string) => waitParked(fx.client(), q, id);

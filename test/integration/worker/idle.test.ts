@@ -156,7 +156,7 @@ describe('idle Worker', () => {
     for (const round of [1, 2, 3]) {
       await waitFor(async () => (await admin.llen(q.keys.wake)) === 0, { what: 'worker idle' });
       // Enqueue behind the queue's back: the payload and the pending entry, no wake token.
-      const n = String(await admin.incr(q.keys.base + 'id'));
+      const n = String(await admin.incr(q.keys.key('seqCounter')));
       const t0 = performance.now();
       await admin
         .multi()

@@ -84,7 +84,7 @@ async function completedInRedis(q: WorkQueue<number>): Promise<Set<string>> {
   const ids = new Set<string>();
   let cursor = '0';
   do {
-    const [next, flat] = await c.hscan(q.keys.base + 'res', cursor, 'COUNT', 1000);
+    const [next, flat] = await c.hscan(q.keys.key('results'), cursor, 'COUNT', 1000);
     for (let i = 0; i < flat.length; i += 2) ids.add(flat[i]!);
     cursor = next;
   } while (cursor !== '0');

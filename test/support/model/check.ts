@@ -41,17 +41,17 @@ end
 return out`;
 
 export async function snapshot(r: Real): Promise<Snapshot> {
-  const k = (part: string) => r.q.keys.base + part;
+  const k = r.q.keys;
   // Payload ids of every bucket of the set (lib/scripts/lib/data.lua), read in the same MULTI.
-  const m = r.redis.multi().eval(PAYLOAD_IDS, 2, r.q.keys.dataBuckets, k('d'));
-  for (let p = 0; p <= 9; p++) m.lrange(k(`p${p}`), 0, -1);
-  m.zrange(k('dl'), '0', '-1', 'WITHSCORES')
-    .zrange(k('ls'), '0', '-1', 'WITHSCORES')
-    .hgetall(k('lt'))
-    .zrange(k('dead'), '0', '-1')
-    .hkeys(k('m'))
-    .hgetall(k('pg'))
-    .hgetall(k('ids'));
+  const m = r.redis.multi().eval(PAYLOAD_IDS, 2, k.dataBuckets, k.key('data'));
+  for (let p = 0; p <= 9; p++) m.lrange(k.pending(p), 0, -1);
+  m.zrange(k.delayed, '0', '-1', 'WITHSCORES')
+    .zrange(k.leased, '0', '-1', 'WITHSCORES')
+    .hgetall(k.leaseHolders)
+    .zrange(k.dead, '0', '-1')
+    .hkeys(k.key('meta'))
+    .hgetall(k.key('progress'))
+    .hgetall(k.key('callerIds'));
   const replies = (await m.exec())!.map(([err, v]) => {
     if (err) throw err;
     return v;

@@ -78,7 +78,7 @@ export class Add extends Checked {
       this.specs.map((spec, i) =>
         spec.cid === undefined || !results[i].added
           ? results[i].id
-          : r.redis.hget(r.q.keys.base + 'ids', spec.cid),
+          : r.redis.hget(r.q.keys.key('callerIds'), spec.cid),
       ),
     );
     const dues = await Promise.all(

@@ -104,7 +104,7 @@ export class Death extends Checked {
     workerId: string,
   ): Promise<boolean> {
     const t1 = await redisTime(r);
-    const tokens = await r.redis.hgetall(r.q.keys.tokens);
+    const tokens = await r.redis.hgetall(r.q.keys.leaseHolders);
     const unknown = Object.entries(tokens)
       .filter(([seq, v]) => {
         const lease = m.jobs.get(seq)?.lease;

@@ -1,35 +1,36 @@
--- repair: check one suspect job against every invariant and fix what is broken.
--- The client finds suspects by walking the queue incrementally (SCAN-family commands);
--- this script re-checks atomically, so a job that moved meanwhile is left alone.
+-- repair_job: check one suspect job against every invariant and fix what is broken.
+-- The client finds suspects by walking the queue incrementally (SCAN-family commands, see
+-- repair() in lib/queue/repair.ts); this script re-checks atomically, so a job that moved
+-- meanwhile is left alone.
 -- Invariant: a job with a payload is in exactly one place (a pending list, the delayed set,
 -- the leased set with a lease token, or the dead set); nothing refers to a job without one.
---! keys: pending data meta ids delayed leased tokens dead wake prog
--- ARGV: id.
+--! keys: pending data meta callerIds delayed leased leaseHolders dead wake progress
+--! argv: seq
 -- Returns: '' when nothing was wrong, '~tombstone' when only entries of cancelled jobs were
 --   dropped from pending lists (normal), else a short description of the fix.
-local n = ARGV[1]
+local seq = ARGV[1]
 local fixes = {}
 local function fixed(what)
   fixes[#fixes + 1] = what
 end
-local has_data = data_has(n)
-local token = rcall('HGET', K_TOKENS, n)
-local leased = rcall('ZSCORE', K_LEASED, n)
+local has_data = data_has(seq)
+local token = rcall('HGET', K_LEASE_HOLDERS, seq)
+local leased = rcall('ZSCORE', K_LEASED, seq)
 if not has_data then
   if leased or token then
-    rcall('ZREM', K_LEASED, n)
-    rcall('HDEL', K_TOKENS, n)
+    rcall('ZREM', K_LEASED, seq)
+    rcall('HDEL', K_LEASE_HOLDERS, seq)
     fixed('lease without payload')
   end
-  if rcall('ZREM', K_DELAYED, n) + rcall('ZREM', K_DEAD, n) > 0 then
+  if rcall('ZREM', K_DELAYED, seq) + rcall('ZREM', K_DEAD, seq) > 0 then
     fixed('entry without payload')
   end
-  if rcall('HDEL', K_META, n) + rcall('HDEL', K_PROG, n) > 0 then
+  if rcall('HDEL', K_META, seq) + rcall('HDEL', K_PROGRESS, seq) > 0 then
     fixed('metadata without payload')
   end
   local removed = 0
   for p = 0, 9 do
-    removed = removed + rcall('LREM', pending_key(p), 0, n)
+    removed = removed + rcall('LREM', pending_key(p), 0, seq)
   end
   if removed > 0 and #fixes == 0 then
     -- Entries of cancelled jobs wait in their lists until a lease skips them: normal, not a fix.
@@ -37,22 +38,22 @@ if not has_data then
   end
   return table.concat(fixes, '; ')
 end
-local meta = decode_meta(rcall('HGET', K_META, n))
+local meta = decode_meta(rcall('HGET', K_META, seq))
 if leased and not token then
-  rcall('ZREM', K_LEASED, n)
+  rcall('ZREM', K_LEASED, seq)
   leased = false
   fixed('lease without token')
 elseif token and not leased then
-  rcall('HDEL', K_TOKENS, n)
+  rcall('HDEL', K_LEASE_HOLDERS, seq)
   token = false
   fixed('token without lease')
 end
-local delayed = rcall('ZSCORE', K_DELAYED, n)
-local dead = rcall('ZSCORE', K_DEAD, n)
+local delayed = rcall('ZSCORE', K_DELAYED, seq)
+local dead = rcall('ZSCORE', K_DEAD, seq)
 local in_lists = 0
 local where = {}
 for p = 0, 9 do
-  local c = #rcall('LPOS', pending_key(p), n, 'COUNT', 0)
+  local c = #rcall('LPOS', pending_key(p), seq, 'COUNT', 0)
   if c > 0 then
     where[#where + 1] = { p, c }
     in_lists = in_lists + c
@@ -66,7 +67,7 @@ local function unlist(keep_one)
     end
     if c > 0 then
       -- From the tail, so a kept entry keeps its place in line.
-      rcall('LREM', pending_key(w[1]), -c, n)
+      rcall('LREM', pending_key(w[1]), -c, seq)
     end
   end
 end
@@ -75,14 +76,14 @@ if leased then
   if delayed or dead or in_lists > 0 then
     fixed('leased job also queued elsewhere')
   end
-  rcall('ZREM', K_DELAYED, n)
-  rcall('ZREM', K_DEAD, n)
+  rcall('ZREM', K_DELAYED, seq)
+  rcall('ZREM', K_DEAD, seq)
   unlist(false)
 elseif dead then
   if delayed or in_lists > 0 then
     fixed('dead job also queued elsewhere')
   end
-  rcall('ZREM', K_DELAYED, n)
+  rcall('ZREM', K_DELAYED, seq)
   unlist(false)
 elseif delayed then
   if in_lists > 0 then
@@ -90,15 +91,15 @@ elseif delayed then
   end
   unlist(false)
 elseif in_lists == 0 then
-  requeue(n, meta, false)
+  requeue(seq, meta, false)
   wake()
   fixed('payload in no queue: requeued')
 elseif in_lists > 1 then
   unlist(true)
   fixed('job pending ' .. in_lists .. ' times')
 end
-if meta.i and rcall('HGET', K_IDS, meta.i) ~= n then
-  rcall('HSET', K_IDS, meta.i, n)
+if meta.i and rcall('HGET', K_CALLER_IDS, meta.i) ~= seq then
+  rcall('HSET', K_CALLER_IDS, meta.i, seq)
   fixed('caller id index restored')
 end
 return table.concat(fixes, '; ')

@@ -1,27 +1,27 @@
--- jobs: one page of the jobs in one state, in the order the queue takes them. O(page).
---! keys: pending data meta delayed leased dead prog
--- ARGV: state ('pending' | 'delayed' | 'leased' | 'dead'), offset, limit.
+-- list_jobs: one page of the jobs in one state, in the order the queue takes them. O(page).
+--! keys: pending data meta delayed leased dead progress
+--! argv: state:pending|delayed|leased|dead offset limit
 -- Pending: the lists p0..p9 one after the other (lease order); positions count stored entries,
 -- and the entry a cancelled job leaves until a lease drops it is skipped (the page is then
 -- shorter). Delayed by due time, leased by deadline, dead by time of death (oldest first).
--- Returns: flat, per job: id, payload, meta, score (due / deadline / died ms, '' for pending),
+-- Returns: flat, per job: seq, payload, meta, score (due / deadline / died ms, '' for pending),
 --   progress ('' = none).
 local state, offset, limit = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local ids, scores = {}, {}
+local seqs, scores = {}, {}
 if state == 'pending' then
   for p = 0, 9 do
-    if #ids >= limit then
+    if #seqs >= limit then
       break
     end
     local len = rcall('LLEN', pending_key(p))
     if offset >= len then
       offset = offset - len
     else
-      local got = rcall('LRANGE', pending_key(p), offset, offset + limit - #ids - 1)
+      local got = rcall('LRANGE', pending_key(p), offset, offset + limit - #seqs - 1)
       offset = 0
-      for _, n in ipairs(got) do
-        ids[#ids + 1] = n
-        scores[#ids] = ''
+      for _, seq in ipairs(got) do
+        seqs[#seqs + 1] = seq
+        scores[#seqs] = ''
       end
     end
   end
@@ -29,18 +29,18 @@ else
   local key = ({ delayed = K_DELAYED, leased = K_LEASED, dead = K_DEAD })[state]
   local got = rcall('ZRANGE', key, offset, offset + limit - 1, 'WITHSCORES')
   for i = 1, #got, 2 do
-    ids[#ids + 1] = got[i]
-    scores[#ids] = got[i + 1]
+    seqs[#seqs + 1] = got[i]
+    scores[#seqs] = got[i + 1]
   end
 end
 local out = {}
-if #ids == 0 then
+if #seqs == 0 then
   return out
 end
-local d, m, g = data_mget(ids), hmget(K_META, ids), hmget(K_PROG, ids)
-for i, n in ipairs(ids) do
+local d, m, g = data_mget(seqs), hmget(K_META, seqs), hmget(K_PROGRESS, seqs)
+for i, seq in ipairs(seqs) do
   if d[i] then
-    out[#out + 1] = n
+    out[#out + 1] = seq
     out[#out + 1] = d[i]
     out[#out + 1] = m[i] or ''
     out[#out + 1] = scores[i]

@@ -1,4 +1,4 @@
--- schedule_top: make the next ticks of a schedule, each a job with caller id
+-- schedule_make_ticks: make the next ticks of a schedule, each a job with caller id
 -- '<schedule>:<tick ms>' in the delayed set (due at its tick, promoted on Redis time like any
 -- delayed job). Run after an upsert and by clean() for schedules whose made ticks run low. The
 -- caller computed the ticks (cron, tz) from the record it read (version v): when the record
@@ -7,9 +7,10 @@
 -- tick + missed-after ms; with 'once' each but the latest gets max(tick + missed-after, next
 -- tick), so after an outage only the latest overdue tick fires. A tick due already fires at
 -- once (fire_tick).
---! keys: sched schedData schedDue id data dataBuckets meta ids delayed wake pending schedRun
--- ARGV: schedule id, record version read, ended after these (1|0), due again this many ms before
---   the last tick, missed policy ('once'|'skip'), missed-after ms, then the ticks (ascending ms).
+--! keys: schedules schedulePayloads schedulesDue seqCounter data dataBuckets meta callerIds delayed wake pending scheduleLatestJobs
+--! argv: schedule_id version ended due_ahead_ms missed:once|skip missed_after_ms ticks...
+-- version: of the record read; ended: 1 when the schedule ends after these ticks; due_ahead_ms:
+-- it is due again this many ms before its last tick; ticks: ascending ms.
 -- Returns: { 1 done | 0 stale, ticks added, Redis now }.
 local sid, version, ended, ahead = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', tonumber(ARGV[4])
 local skip, late = ARGV[5] == 'skip', tonumber(ARGV[6])
@@ -18,7 +19,7 @@ local now = now_ms()
 if not rec or rec.v ~= version or rec.e == 1 then
   return { 0, 0, now }
 end
-local payload = rcall('HGET', K_SCHED_DATA, sid) or ''
+local payload = rcall('HGET', K_SCHEDULE_PAYLOADS, sid) or ''
 prune_due(rec, now)
 local ticks = {}
 for i = 7, #ARGV do
@@ -29,18 +30,18 @@ for i = 7, #ARGV do
 end
 -- The latest tick made before is not the latest any more: it may be dropped when late.
 if not skip and rec.t and ticks[1] then
-  local n = rcall('HGET', K_IDS, sid .. ':' .. int(rec.t))
-  if n and rcall('ZSCORE', K_DELAYED, n) then
-    local meta = decode_meta(rcall('HGET', K_META, n))
+  local seq = rcall('HGET', K_CALLER_IDS, sid .. ':' .. int(rec.t))
+  if seq and rcall('ZSCORE', K_DELAYED, seq) then
+    local meta = decode_meta(rcall('HGET', K_META, seq))
     meta.z = math.max(rec.t + late, ticks[1])
-    save_meta(n, meta)
+    save_meta(seq, meta)
   end
 end
 local added, delayed, placed = 0, {}, false
 for i, tick in ipairs(ticks) do
   local cid = sid .. ':' .. int(tick)
-  if not rcall('HGET', K_IDS, cid) and not (skip and now > tick + late) then
-    local n = int(rcall('INCR', K_ID))
+  if not rcall('HGET', K_CALLER_IDS, cid) and not (skip and now > tick + late) then
+    local seq = int(rcall('INCR', K_SEQ_COUNTER))
     local ok, meta = pcall(cjson.decode, rec.j or '')
     if not ok or type(meta) ~= 'table' then
       meta = {}
@@ -53,16 +54,16 @@ for i, tick in ipairs(ticks) do
         meta.z = math.max(tick + late, ticks[i + 1])
       end
     end
-    rcall('HSET', K_IDS, cid, n)
-    data_set({ n, payload })
-    rcall('HSET', K_META, n, cjson.encode(meta))
+    rcall('HSET', K_CALLER_IDS, cid, seq)
+    data_set({ seq, payload })
+    rcall('HSET', K_META, seq, cjson.encode(meta))
     if tick > now then
       delayed[#delayed + 1] = tick
-      delayed[#delayed + 1] = n
+      delayed[#delayed + 1] = seq
       rec.m[#rec.m + 1] = tick
     else
-      if fire_tick(n, meta, now) then
-        requeue(n, meta, false)
+      if fire_tick(seq, meta, now) then
+        requeue(seq, meta, false)
         placed = true
       end
       if not rec.p or tick > rec.p then
@@ -83,9 +84,9 @@ end
 rec.v = version + 1
 if ended then
   rec.e = 1
-  rcall('ZREM', K_SCHED_DUE, sid)
+  rcall('ZREM', K_SCHEDULES_DUE, sid)
 elseif rec.t then
-  rcall('ZADD', K_SCHED_DUE, rec.t - ahead, sid)
+  rcall('ZADD', K_SCHEDULES_DUE, rec.t - ahead, sid)
 end
-rcall('HSET', K_SCHED, sid, cjson.encode(rec))
+rcall('HSET', K_SCHEDULES, sid, cjson.encode(rec))
 return { 1, added, now }

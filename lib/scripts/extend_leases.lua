@@ -1,6 +1,6 @@
--- extend: push the deadlines of leased jobs to now + ms; also the caller's heartbeat.
---! keys: leased tokens wleases
--- ARGV: worker id, ms, count, then per job: id, token.
+-- extend_leases: push the deadlines of leased jobs to now + lease_ms.
+--! keys: leased leaseHolders workerLeases
+--! argv: worker_id lease_ms count leases(seq token)*count
 -- Returns: { deadline, then per job 1 extended | 0 lease lost }.
 local wid = ARGV[1]
 local ms = tonumber(ARGV[2])
@@ -11,23 +11,23 @@ local out = { deadline }
 if count == 0 then
   return out
 end
-local ids = {}
+local seqs = {}
 for j = 1, count do
-  ids[j] = ARGV[2 + j * 2]
+  seqs[j] = ARGV[2 + j * 2]
 end
-local tokens = hmget(K_TOKENS, ids)
+local tokens = hmget(K_LEASE_HOLDERS, seqs)
 local z = {}
 local lost = {}
 for j = 1, count do
   if tokens[j] == ARGV[3 + j * 2] .. ':' .. wid then
     z[#z + 1] = deadline
-    z[#z + 1] = ids[j]
+    z[#z + 1] = seqs[j]
     out[j + 1] = 1
   else
     -- Lost. Forget it from our lease set, unless we hold the job under a newer lease (a stale
     -- or forged token must not hide a job we hold from reclaim_worker).
     if not held_by(tokens[j], wid) then
-      lost[#lost + 1] = ids[j]
+      lost[#lost + 1] = seqs[j]
     end
     out[j + 1] = 0
   end
@@ -38,6 +38,6 @@ if #z > 0 then
   end
 end
 if #lost > 0 and wid ~= '0' then
-  rcall_each('SREM', K_WLEASES, lost)
+  rcall_each('SREM', K_WORKER_LEASES, lost)
 end
 return out

@@ -1,0 +1,151 @@
+-- complete_and_lease: adopt hand-offs, complete a batch of jobs, then (optionally) lease more,
+-- in one call: the Worker's round trip (lease.lua serves only the manual lease()).
+--! keys: pending tokenCounter data dataBuckets meta callerIds delayed leased leaseHolders dead wake results resultExpiries progress noticeChannel parked keptCallerIds workerLeases workerHandoffs scheduleLatestJobs flowControl rateLog eventLog
+--! argv: worker_id result_ttl_ms dedupe_window_ms lease_count lease_ms park_ms sweep
+--! argv: adopt_count complete_count adopt_tokens*adopt_count completions results...
+-- result_ttl_ms: 0 = results off; lease_count: 0 = lease none; park_ms: 0 = do not mark the
+-- worker parked; sweep: 1 when the worker's idle wait moved entries into its hand-off list since
+-- its last sweep; adopt_tokens: the tokens of the hand-offs it takes over; completions: the
+-- completed jobs in ONE argument, 'seq token seq token ...' (far cheaper for the client to send
+-- than two arguments per job); results: only when results are on, per completed job its result.
+-- Adopting comes first (docs/internals/hand-off.md, step 4): the worker takes over the jobs
+-- handed off to it that it received, so a complete of such a job in the same call is its own.
+-- The sweep empties its hand-off list: plain wake-ups and hand-offs cancelled or taken back
+-- meanwhile are dropped; a live hand-off it did not name arrived after this call was sent and
+-- stays for the next one.
+-- A job completes when it still exists, whoever holds it now (a stale holder saves the work);
+-- the current holder, if another, is told on the notice channel. A completed job's caller id
+-- stays taken for the dedupe window.
+-- Under a global concurrency limit, completes that lease nothing in the same call wake an idle
+-- worker for the slots they freed.
+-- Returns: a lease reply (lease_reply in lib/scripts/lib/leasing.lua): { now, deadline, next
+--   due, drain, paused, then per adopted job 1|0 (0: cancelled or taken back meanwhile), then
+--   per completed job 1|0, then per leased job: seq, token, payload, meta }.
+local wid = ARGV[1]
+local ttl, window = tonumber(ARGV[2]), tonumber(ARGV[3])
+local lease_count, lease_ms, park_ms = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local sweep, adopt_count, count = ARGV[7] == '1', tonumber(ARGV[8]), tonumber(ARGV[9])
+local now = now_ms()
+ev_gather() -- this call's events: one entry, written before it returns
+local adopted = {}
+local adopted_seqs = {} -- for the event log
+local named = {}
+for j = 1, adopt_count do
+  adopted[j] = 0
+  named[ARGV[9 + j]] = j
+end
+if sweep or adopt_count > 0 then
+  local keep = {}
+  for _, e in ipairs(rcall('LRANGE', K_WORKER_HANDOFFS, 0, -1)) do
+    local h = parse_hand(e)
+    if h and hand_live(h) then
+      local j = named[h.token]
+      if j then
+        rcall('HSET', K_LEASE_HOLDERS, h.seq, h.token .. ':' .. wid)
+        rcall('ZADD', K_LEASED, now + lease_ms, h.seq)
+        rcall('SADD', K_WORKER_LEASES, h.seq)
+        adopted[j] = 1
+        adopted_seqs[#adopted_seqs + 1] = h.seq
+      else
+        keep[#keep + 1] = e
+      end
+    end
+  end
+  keep_handoffs(keep)
+  emit_jobs('active', adopted_seqs, nil, { 'w', wid })
+end
+local o = 9 + adopt_count
+local seqs, sent = {}, {}
+for seq, token in string.gmatch(ARGV[o + 1], '(%S+) (%S+)') do
+  seqs[#seqs + 1] = seq
+  sent[#sent + 1] = token
+end
+local tokens, metas = {}, {}
+if count > 0 then
+  tokens = hmget(K_LEASE_HOLDERS, seqs)
+  metas = hmget(K_META, seqs)
+end
+local mine = {}
+local results = {}
+local done = {}
+local done_seqs = {}
+local completed, completed_metas = {}, {} -- for the event log
+for j = 1, count do
+  local seq = seqs[j]
+  local token = sent[j]
+  local meta = nil
+  local ok = 0
+  if done_seqs[seq] then
+    -- Completed earlier in this batch (by another lease of the same job): once only.
+    ok = 0
+  elseif tokens[j] == token .. ':' .. wid then
+    mine[#mine + 1] = seq
+    ok = 1
+    if metas[j] then
+      meta = decode_meta(metas[j])
+      if meta.i then
+        keep_taken(meta.i, seq, now, window, meta.t == 1)
+      end
+    end
+  elseif data_has(seq) then
+    meta = decode_meta(metas[j])
+    local cid_held = meta.i and rcall('HGET', K_CALLER_IDS, meta.i) == seq
+    destroy(seq, meta)
+    if cid_held then
+      rcall('HSET', K_CALLER_IDS, meta.i, seq)
+      keep_taken(meta.i, seq, now, window, meta.t == 1)
+    end
+    ok = 1
+    if tokens[j] then
+      rcall('PUBLISH', K_NOTICE_CHANNEL, 'l:' .. seq)
+    end
+  end
+  if ok == 1 and ttl > 0 then
+    local pid = seq
+    if meta and meta.i then
+      pid = meta.i
+    end
+    results[#results + 1] = pid
+    results[#results + 1] = ARGV[o + 1 + j]
+  end
+  done[j] = ok
+  if ok == 1 then
+    done_seqs[seq] = true
+    completed[#completed + 1] = seq
+    completed_metas[#completed] = metas[j]
+  end
+end
+emit_jobs('completed', completed, completed_metas, ttl > 0 and { 'r', '1' } or nil)
+if #mine > 0 then
+  data_del(mine)
+  rcall_each('HDEL', K_META, mine)
+  rcall_each('HDEL', K_LEASE_HOLDERS, mine)
+  rcall_each('HDEL', K_PROGRESS, mine)
+  rcall_each('ZREM', K_LEASED, mine)
+end
+if wid ~= '0' and count > 0 then
+  rcall_each('SREM', K_WORKER_LEASES, seqs)
+end
+if #results > 0 then
+  rcall_each('HSET', K_RESULTS, results)
+  local z = {}
+  for r = 1, #results, 2 do
+    z[#z + 1] = now + ttl
+    z[#z + 1] = results[r]
+  end
+  rcall_each('ZADD', K_RESULT_EXPIRIES, z)
+end
+local out = lease_reply(now, lease_ms)
+for j = 1, adopt_count do
+  out[#out + 1] = adopted[j]
+end
+for j = 1, count do
+  out[#out + 1] = done[j]
+end
+if lease_count > 0 then
+  lease_into(out, lease_count, lease_ms, wid, now, park_ms)
+elseif #mine > 0 and rcall('HEXISTS', K_FLOW_CONTROL, 'c') == 1 then
+  wake()
+end
+ev_flush()
+return out

@@ -1,0 +1,35 @@
+-- worker_registry: register a worker, beat for it, unpark it or let it leave. Heartbeat times
+-- come from Redis.
+--! keys: pending meta leased leaseHolders workers wake workerIdCounter parked heartbeatRecord workerLeases workerHandoffs eventLog
+--! argv: action:register|beat|unpark|leave worker_id heartbeat_timeout_ms
+-- worker_id: ignored by register. unpark (pause) and leave take the worker out of the parked
+-- set; a hand-off left in the wake list with no parked worker to pop it goes back to its
+-- pending list.
+-- Returns: the worker id for register, 1 otherwise.
+local action, wid, hb_timeout = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local now = now_ms()
+if action == 'register' then
+  wid = int(rcall('INCR', K_WORKER_ID_COUNTER))
+  beat(wid, now, hb_timeout)
+  return wid
+elseif action == 'beat' then
+  beat(wid, now, hb_timeout)
+  return 1
+end
+rcall('ZREM', K_PARKED, wid)
+unhand_if_none_parked(now)
+if action == 'unpark' then
+  return 1
+end
+-- 'leave': the worker released or finished its jobs; hand-offs it never received (its wait was
+-- cut) go back first in line; forget it, its lease set and its hand-off list.
+local taken = worker_handoffs()
+for i = #taken, 1, -1 do
+  if hand_live(taken[i]) then
+    unhand(taken[i], false)
+  end
+end
+rcall('DEL', K_WORKER_HANDOFFS)
+rcall('ZREM', K_WORKERS, wid)
+rcall('DEL', K_WORKER_LEASES)
+return 1
