@@ -7,4 +7,5 @@ export { invalidOptions } from './errors.js';
 export { checkName, resolveQueueOptions } from './options.js';
 export { infos, summarize } from './redis/info.js';
 export { prepareSchedule } from './schedules/spec.js';
+export { sandboxOptionProblems } from './sandbox/options.js';
 export { within } from './util/timeout.js';

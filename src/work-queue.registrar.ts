@@ -15,6 +15,7 @@ import {
   type WorkQueue,
 } from '../lib/internal.js';
 import { within } from '../lib/internal.js';
+import { insideSandbox, processorSandbox } from './sandbox/sandbox-options.js';
 import { WORK_QUEUE_MODULE_DEFAULTS } from './work-queue.constants.js';
 import { WorkQueueContext } from './work-queue.context.js';
 import { WorkQueueEventsExplorer } from './work-queue-events.explorer.js';
@@ -53,6 +54,7 @@ export class WorkQueueRegistrar
   ) {}
 
   onModuleInit(): void {
+    if (insideSandbox()) return; // a processor's sandbox (src/sandbox/host.ts) runs no workers
     this.processors = this.explorer.explore();
     for (const [queueName, methods] of this.events.explore().workerEvents) {
       this.hooks.set(queueName, new WorkerEventHooks(queueName, methods, this.context.logger));
@@ -63,9 +65,19 @@ export class WorkQueueRegistrar
     if (this.processors.length === 0) return;
     this.warnIfNoShutdownHooks();
     for (const p of this.processors) {
-      const worker = new Worker(p.queue, this.router(p), {
+      const { sandbox, ...options } = p.options;
+      const hooks = this.hooks.get(p.queue.name);
+      const handler = sandbox
+        ? processorSandbox(
+            p.queue.name,
+            p.classNames[0]!,
+            sandbox,
+            hooks && ((j) => hooks.started(j)),
+          )
+        : this.router(p);
+      const worker = new Worker(p.queue, handler, {
         ...this.context.workerDefaults,
-        ...p.options,
+        ...options,
         autostart: false,
         closeTimeoutMs: this.context.shutdownTimeoutMs,
         cleanIntervalMs: 0, // WorkQueueCleaner cleans every registered queue
