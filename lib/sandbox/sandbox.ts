@@ -1,14 +1,12 @@
 // One sandbox: a worker thread or a forked process running child.ts, one job at a time. It
 // answers the calls its job makes to the worker's real job, forwards the job's abort, and turns
 // its death (exit, crash, out of memory, kill -9) into the failure of the job it was running.
-import { fork } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { Worker as Thread } from 'node:worker_threads';
 import { errorMessage, invalidOptions, WorkQueueError } from '../errors.js';
 import type { Job } from '../types/job.js';
 import { sandboxEntry, type SandboxSettings } from './options.js';
 import { fromThrown, toThrown, type FromSandbox, type ToSandbox } from './protocol.js';
 import { jobFields, jobMethods } from './job-fields.js';
+import { startProcess, startThread } from './spawn.js';
 
 /** The job a sandbox runs now. */
 interface Current {
@@ -56,10 +54,7 @@ export class Sandbox {
     const entry = sandboxEntry();
     const { execArgv, memoryLimitMb } = settings;
     if (settings.mode === 'thread') {
-      const thread = new Thread(entry, {
-        ...(execArgv ? { execArgv } : {}),
-        ...(memoryLimitMb ? { resourceLimits: { maxOldGenerationSizeMb: memoryLimitMb } } : {}),
-      });
+      const thread = startThread(entry, execArgv, memoryLimitMb);
       thread.unref();
       let error: unknown;
       thread.on('message', onMessage);
@@ -71,12 +66,7 @@ export class Sandbox {
       this.post = (m) => thread.postMessage(m);
       this.stop = () => void thread.terminate();
     } else {
-      const heap = memoryLimitMb ? [`--max-old-space-size=${memoryLimitMb}`] : [];
-      const child = fork(fileURLToPath(entry), [], {
-        execArgv: [...(execArgv ?? process.execArgv), ...heap],
-        serialization: 'advanced',
-        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      });
+      const child = startProcess(entry, execArgv, memoryLimitMb);
       child.unref();
       child.channel?.unref();
       child.on('message', onMessage);

@@ -30,7 +30,8 @@ export interface SandboxOptions {
   memoryLimitMb?: number;
   /**
    * Node options of each sandbox (e.g. a TypeScript loader, `--inspect=0`). Default: this
-   * process's own (`process.execArgv`), as Node passes them to threads and forked processes.
+   * process's own (`process.execArgv`), as Node passes them to threads and forked processes,
+   * less those that would run other code than the sandbox's (`-e`, `-p`, `--test`, `--watch`…).
    */
   execArgv?: readonly string[];
   /**
