@@ -114,7 +114,7 @@ export class SandboxPool<T, R> {
       () => this.release(box),
       (e: unknown) => {
         this.boxes.delete(box);
-        if (!probe) this.startFailed(e);
+        if (!probe && !this.closed) this.startFailed(e); // closing ends starting sandboxes too
       },
     );
     void box.exited.then(() => this.died(box));

@@ -54,7 +54,7 @@ describe.each(MODES)('a %s sandbox', (mode: SandboxMode) => {
     await waitFor(() => readFileSync(marker, 'utf8').length > 0, { what: 'the abort seen' });
     expect(readFileSync(marker, 'utf8')).toMatch(/^LEASE_LOST /);
     expect(same(await nextSandbox(q, w), at)).toBe(true);
-  });
+  }, 60_000);
 
   it("jobTimeoutMs aborts the sandboxed handler's signal; the job fails as timed out", async () => {
     const q = fx.queue<Data, unknown>({ maxAttempts: 1 });
@@ -69,23 +69,29 @@ describe.each(MODES)('a %s sandbox', (mode: SandboxMode) => {
     await waitFor(() => readFileSync(marker, 'utf8').length > 0, { what: 'the abort seen' });
     expect(readFileSync(marker, 'utf8')).toMatch(/timed out after 1500 ms/);
     expect(same(await nextSandbox(q, w), at)).toBe(true);
-  });
+  }, 60_000);
 
   it.each(['cancel', 'jobTimeoutMs'])(
     'a sandbox that ignores the abort (%s) is terminated after abortGraceMs and replaced',
     async (how) => {
-      const q = fx.queue<Data, unknown>({ maxAttempts: 1 });
+      // The next job may time out too while the replacement starts (jobTimeoutMs counts the
+      // wait for a sandbox): it has attempts to spare, the hanging one has none.
+      const q = fx.queue<Data, unknown>({
+        maxAttempts: 5,
+        backoff: { type: 'fixed', delayMs: 10 },
+      });
       const w = worker(
         q,
         handlerSandbox(mode, { poolSize: 1, abortGraceMs: 200 }),
         how === 'jobTimeoutMs' ? { jobTimeoutMs: 1_500 } : {},
       );
-      const { id } = await q.add({}, { name: 'hang' });
+      const { id } = await q.add({}, { name: 'hang', maxAttempts: 1 });
       const at = await runningIn(q, id);
       if (how === 'cancel') expect(await q.cancel(id)).toBe(true);
       const next = await nextSandbox(q, w);
       expect(same(next, at)).toBe(false);
       if (mode === 'process') expect(() => process.kill(at.pid, 0)).toThrow(/ESRCH/);
     },
+    60_000,
   );
 });

@@ -70,7 +70,7 @@ describe.each(MODES)('a %s sandbox that dies', (mode: SandboxMode) => {
     expect(info).toMatchObject({ state: 'dead', attemptsMade: 2 });
     expect(info?.deadReason).toMatch(/SANDBOX_DIED|died running it/);
     await recovers(q, w);
-  });
+  }, 60_000);
 
   it('out of memory (memoryLimitMb): that job fails, the others complete, the pool recovers', async () => {
     const { q, w, failed, completed } = await crashBeside(
@@ -109,5 +109,5 @@ describe('a process sandbox SIGKILLed while it runs a job', () => {
     const [job, result] = completed[0]!;
     expect(job.attempt).toBe(2);
     expect((result as Where).pid).not.toBe(at.pid);
-  });
+  }, 60_000);
 });
