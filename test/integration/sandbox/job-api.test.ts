@@ -89,6 +89,25 @@ describe.each(MODES)('a %s sandbox: outcomes', (mode) => {
     expect((e as Error).message).toMatch(/cannot cross the sandbox boundary/);
   });
 
+  it("a job method's arguments that cannot cross reject its call with ENCODE_FAILED", async () => {
+    const q = fx.queue<unknown, unknown>();
+    const w = worker(q, handlerSandbox(mode));
+    const completed = new Promise<unknown>((r) => w.on('completed', (_, result) => r(result)));
+    await q.add({}, { name: 'uncloneableArgs' });
+    expect(await completed).toMatch(
+      /^ENCODE_FAILED: job\.progress\(\): its arguments cannot cross/,
+    );
+  });
+
+  it('setupData that cannot cross fails start() with INVALID_OPTIONS', async () => {
+    const q = fx.queue<unknown, unknown>();
+    const w = worker(q, handlerSandbox(mode, { setupData: { f: () => 1 } }), { autostart: false });
+    await expect(w.start()).rejects.toMatchObject({
+      code: 'INVALID_OPTIONS',
+      problems: [expect.stringMatching(/setupData cannot cross to it \(structured clone\)/)],
+    });
+  });
+
   it.each(['rateLimited', 'rateLimitError'])(
     '%s: the job goes back without counting an attempt, as in-process',
     async (name) => {
