@@ -10,6 +10,9 @@ import { HealthController } from './health.controller.js';
 import { JobsController } from './jobs.controller.js';
 import { MetricsController } from './metrics.controller.js';
 import { QueuesController } from './queues.controller.js';
+import { ReportsModule } from './report.processor.js';
+import { REPORTS } from './reports.js';
+import { ReportsController } from './reports.controller.js';
 import { ResultsController } from './results.controller.js';
 import { SchedulesController } from './schedules.controller.js';
 
@@ -59,6 +62,9 @@ export class AppModule {
             { id: 'digest', every: 60_000, name: 'digest', data: { to: 'team@example.com' } },
           ],
         }),
+        // Reports are rendered in worker threads (sample/report.processor.ts).
+        WorkQueueModule.registerQueue({ name: REPORTS, storeResults: { ttlMs: 3_600_000 } }),
+        ReportsModule,
         TerminusModule,
         WorkQueueMetricsModule.forRoot(),
       ],
@@ -70,6 +76,7 @@ export class AppModule {
         // Queue administration, and waiting for a job's result.
         QueuesController,
         ResultsController,
+        ReportsController,
       ],
       providers: [EmailProcessor, WorkQueueHealthIndicator, EmailEventsListener],
     };

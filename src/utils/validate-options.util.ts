@@ -7,6 +7,7 @@ import {
 } from '../../lib/internal.js';
 import { checkName, resolveQueueOptions, type ResolvedQueueOptions } from '../../lib/internal.js';
 import type { ProcessorOptions } from '../interfaces/processor-options.interface.js';
+import { processorSandboxProblems } from '../sandbox/sandbox-options.js';
 import type {
   WorkQueueModuleOptions,
   WorkQueueQueueDefaults,
@@ -43,6 +44,7 @@ const WORKER_DEFAULT_KEYS: Record<keyof WorkQueueWorkerDefaults, true> = {
 const PROCESSOR_KEYS: Record<keyof ProcessorOptions, true> = {
   ...WORKER_DEFAULT_KEYS,
   leaseMs: true,
+  sandbox: true,
 };
 const MODULE_KEYS: Record<keyof WorkQueueModuleOptions, true> = {
   connection: true,
@@ -285,6 +287,8 @@ export function processorOptionProblems(options: unknown, at: string): string[] 
     closeTimeoutMs: msg.processorCloseTimeout(at),
   });
   problems.push(...workerOptionProblems(options, at));
+  if (options.sandbox !== undefined)
+    problems.push(...processorSandboxProblems(options.sandbox, at));
   return problems;
 }
 

@@ -22,6 +22,7 @@ import {
 import { measureAddConcurrent } from './rows/concurrent-add.js';
 import { measureFirstJob } from './rows/first-job.js';
 import { measureMemory } from './rows/memory.js';
+import { measureSandbox } from './rows/sandbox.js';
 import { measureScale } from './rows/scale.js';
 import { errorText, info, quantile, sleep } from './util.js';
 
@@ -158,6 +159,8 @@ async function main(): Promise<ChildResult> {
       return measureMemory(adapter, p);
     case 'scale':
       return measureScale(adapter, p);
+    case 'sandbox':
+      return measureSandbox(adapter, p);
   }
 }
 

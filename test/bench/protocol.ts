@@ -17,7 +17,9 @@ import type { LibName } from './libs/types.js';
  * - `memory`: RSS growth and start-up time of `workers` idle workers, each on its own queue
  *   (rows/memory.ts);
  * - `scale`: addBulk, then lease+complete (`drain`) of `n` jobs, and Redis bytes per waiting
- *   job (rows/scale.ts).
+ *   job (rows/scale.ts);
+ * - `sandbox`: tiny jobs/s in-process, in a pool of threads, in a pool of processes, and the
+ *   start-up of such pools (rows/sandbox.ts).
  */
 export type ChildKind =
   | 'add'
@@ -28,7 +30,8 @@ export type ChildKind =
   | 'addConcurrent'
   | 'firstJob'
   | 'memory'
-  | 'scale';
+  | 'scale'
+  | 'sandbox';
 export const CHILD_KINDS: readonly ChildKind[] = [
   'add',
   'addBulk',
@@ -39,6 +42,7 @@ export const CHILD_KINDS: readonly ChildKind[] = [
   'firstJob',
   'memory',
   'scale',
+  'sandbox',
 ];
 
 export interface ChildParams {
@@ -107,6 +111,14 @@ export interface ChildResult {
   addPerSec?: number;
   drainPerSec?: number;
   bytesPerJob?: number;
+  /** sandbox: jobs/s per handler placement, and ms to start a pool (rows/sandbox.ts). */
+  sandbox?: {
+    inProcessPerSec: number;
+    threadPerSec: number;
+    processPerSec: number;
+    threadStartMs: number;
+    processStartMs: number;
+  };
 }
 
 export interface ChildFailure {

@@ -40,6 +40,11 @@ const ROW_IDS = [
   'scaleTakeBig',
   'scaleBytesBase',
   'scaleBytesBig',
+  'sandboxInProcess',
+  'sandboxThread',
+  'sandboxProcess',
+  'sandboxThreadStartMs',
+  'sandboxProcessStartMs',
 ];
 const ARGS = [
   '--quick',
