@@ -141,7 +141,11 @@ function onMessage(m: ToSandbox): void {
       run(m);
       break;
     case 'abort':
-      runs.get(m.run)?.abort(fromThrown(m.reason));
+      // In a later turn: messages that arrive together are dispatched in one go, so a job-method
+      // reply just before this abort has resolved its promise but its awaiting handler has not
+      // resumed yet — aborting now would fire before that handler could listen to its signal
+      // (in-process, the two come in separate socket reads, and the handler listens first).
+      setImmediate(() => runs.get(m.run)?.abort(fromThrown(m.reason)));
       break;
     case 'reply': {
       const waiting = calls.get(m.call);
