@@ -8,6 +8,7 @@ import { invalid, redisError, scriptError, WorkQueueError } from '../errors.js';
 import { queueKeys, type QueueKeys } from '../keys.js';
 import { resolveQueueOptions, type ResolvedQueueOptions } from '../options.js';
 import { bounded } from '../redis/bounded.js';
+import { guardFailoverDetector } from '../redis/connection.js';
 import { checkRedis } from '../redis/info.js';
 import type { ScriptName } from '../scripts/assemble.js';
 import { defineScripts, ScriptKeys, type Arg, type ScriptClient } from '../scripts/define.js';
@@ -49,6 +50,7 @@ export class QueueContext {
     this.options = resolveQueueOptions(name, options);
     this.keys = queueKeys(this.options.prefix, name);
     this.scripts = defineScripts(client);
+    guardFailoverDetector(client); // a Sentinel client: see there
     this.scriptKeys = new ScriptKeys(this.keys, this.options.eventMaxLen);
   }
 
