@@ -51,7 +51,8 @@ function unwatchErrors(client: Client, w: ErrorWatch): void {
 /**
  * Run `send` against `client`, answered within `timeoutMs`: no reply by then (Redis down,
  * reconnecting, or not answering) → `REDIS_UNAVAILABLE` naming the client's last connection
- * error (for a Sentinel client: the master's name, the sentinels and what each said). The command is sent at once, so the client's own retry options (e.g. a small
+ * error (for a Sentinel client: the master's name, the sentinels and what each said). The
+ * command is sent at once, so the client's own retry options (e.g. a small
  * `maxRetriesPerRequest`) can fail it sooner; a command that timed out here may still run if
  * the client sends it once the connection is back — the message says so.
  */

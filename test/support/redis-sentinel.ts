@@ -72,8 +72,11 @@ export interface RedisSentinelHandle {
    * knows the others and those replicas. Resolves the master's port.
    */
   waitStable(timeoutMs?: number): Promise<number>;
-  /** `SENTINEL FAILOVER <name>` on the first sentinel (a manual failover, no agreement needed). */
-  failover(): Promise<void>;
+  /**
+   * `SENTINEL FAILOVER <name>` on a sentinel (default the first): a manual failover, no
+   * agreement needed.
+   */
+  failover(via?: number): Promise<void>;
   /** Every `+switch-master` any sentinel announces from now on (each switch once). */
   onSwitch(listener: (e: SwitchEvent) => void): Promise<() => void>;
   /** Run one command on one node or sentinel (a short-lived plain connection). */
@@ -85,6 +88,9 @@ export interface RedisSentinelHandle {
   /** Start a killed data node again (same port and dir, as a master of nothing until sentinels reconfigure it). */
   restart(port: number): Promise<void>;
   isRunning(port: number): boolean;
+  /** SIGSTOP / SIGCONT a data node or a sentinel (it stays connected but answers nothing). */
+  pause(port: number): void;
+  resume(port: number): void;
   /** Stop every process this handle started and remove the temp dir. */
   dispose(): Promise<void>;
 }
@@ -218,9 +224,8 @@ export async function startRedisSentinel(
         await delay(100);
       }
     },
-    async failover() {
-      const [first] = sentinels.keys();
-      await onPort(first!, (c) => c.call('SENTINEL', 'FAILOVER', name));
+    async failover(via = [...sentinels.keys()][0]!) {
+      await onPort(via, (c) => c.call('SENTINEL', 'FAILOVER', name));
     },
     async onSwitch(listener) {
       const subs: Redis[] = [];
@@ -261,6 +266,14 @@ export async function startRedisSentinel(
     },
     isRunning(port) {
       return isRunning(member(port).proc);
+    },
+    pause(port) {
+      const p = (servers.get(port) ?? sentinels.get(port))?.proc;
+      if (isRunning(p)) p.child.kill('SIGSTOP');
+    },
+    resume(port) {
+      const p = (servers.get(port) ?? sentinels.get(port))?.proc;
+      if (isRunning(p)) p.child.kill('SIGCONT');
     },
     async dispose() {
       const all = [...servers.values(), ...sentinels.values()];
