@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { SENTINEL_CLIENT_OPTIONS, WorkQueue } from '../../lib/index.js';
+import { QueueEvents, SENTINEL_CLIENT_OPTIONS, WorkQueue } from '../../lib/index.js';
 import { uniqueName } from '../support/keys.js';
 import {
   startRedisSentinel,
@@ -57,6 +57,12 @@ it('SENTINEL FAILOVER, then SIGKILL of the new master: 0 acknowledged jobs lost,
     replicaAckTimeoutMs: 500,
   });
   cleanups.push(() => q.close());
+  // A reader of the event log (a blocking XREAD on its own connection) in this process.
+  const events = new QueueEvents(client, name, { from: '$' });
+  cleanups.push(() => events.close());
+  await events.ready();
+  const heard = new Set<string>();
+  events.on('completed', (e) => heard.add(e.id));
   const doneLog = path.join(dir, 'done.log');
   const workers = await startSentinelWorkers(setup, { name, count: 2, dir, doneLog, queueOptions });
   for (const w of workers) cleanups.push(() => w.child.kill());
@@ -178,6 +184,8 @@ it('SENTINEL FAILOVER, then SIGKILL of the new master: 0 acknowledged jobs lost,
   const woken = Date.now();
   await q.add({ p: 'wake' }, { id: 'wake' });
   await waitFor(() => done().has('wake'), { timeoutMs: 10_000, what: 'a parked worker woken' });
+  // The event reader followed too.
+  await waitFor(() => heard.has('wake'), { timeoutMs: 10_000, what: 'the completion heard' });
 
   const all = resumes.flat().sort((a, b) => a - b);
   const runs = workers.flatMap((w) => w.starts());
