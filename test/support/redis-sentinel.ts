@@ -20,7 +20,6 @@ import {
   HOST,
   isRunning,
   redisServerArgs,
-  RedisUnavailableError,
   removeOnExit,
   spawnRedisServer,
   stopRedisProcess,
@@ -149,7 +148,7 @@ interface Member {
 
 /**
  * Start a master, its replicas and the sentinels watching them, and wait until the sentinels
- * know every member. Throws RedisUnavailableError when redis-server or redis-sentinel is missing.
+ * know every member. Throws one clear error when redis-server or redis-sentinel is missing.
  */
 export async function startRedisSentinel(
   opts: StartSentinelOptions = {},
@@ -157,10 +156,11 @@ export async function startRedisSentinel(
   const serverBin = findRedisServerBinary();
   const sentinelBin = findRedisSentinelBinary();
   if (!serverBin || !sentinelBin) {
-    throw new RedisUnavailableError(
+    // (Not RedisUnavailableError: a REDIS_URL or a container is no help here.)
+    throw new Error(
       `${!serverBin ? 'redis-server' : 'redis-sentinel'} not found (PATH, REDIS_SERVER_BIN or REDIS_SENTINEL_BIN): ` +
         'the Sentinel tests start a master, a replica and three sentinels from the redis-server and ' +
-        'redis-sentinel binaries (Debian: apt-get install redis-server redis-sentinel).',
+        'redis-sentinel binaries (Debian: apt-get install redis-server redis-sentinel; .ci/run does).',
     );
   }
   const name = opts.name ?? 'wqmaster';
