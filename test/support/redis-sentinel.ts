@@ -10,7 +10,6 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import {
   delay,
   findRedisServerBinary,
@@ -27,6 +26,15 @@ import {
   waitReady,
   type RedisProcess,
 } from '../../tools/redis-server.js';
+import {
+  infoField,
+  onPort,
+  onSwitch,
+  stability,
+  type SwitchEvent,
+} from './redis-sentinel-state.js';
+
+export type { SwitchEvent };
 
 export interface StartSentinelOptions {
   /** The master's name in the sentinels (default `wqmaster`). */
@@ -46,13 +54,6 @@ export interface StartSentinelOptions {
 export interface Address {
   host: string;
   port: number;
-}
-
-/** One `+switch-master` as a sentinel announced it, and when this process heard it first. */
-export interface SwitchEvent {
-  from: number;
-  to: number;
-  at: number;
 }
 
 export interface RedisSentinelHandle {
@@ -104,39 +105,6 @@ export function findRedisSentinelBinary(): string | undefined {
     candidates.push(path.join(d, 'redis-sentinel'));
   }
   return firstExecutable(candidates);
-}
-
-async function onPort<X>(port: number, fn: (r: Redis) => Promise<X>, timeoutMs = 2_000) {
-  const r = new Redis({
-    host: HOST,
-    port,
-    lazyConnect: true,
-    connectTimeout: timeoutMs,
-    commandTimeout: timeoutMs,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-    enableOfflineQueue: false,
-    enableReadyCheck: false,
-  });
-  r.on('error', () => {});
-  try {
-    await r.connect();
-    return await fn(r);
-  } finally {
-    r.disconnect();
-  }
-}
-
-/** `key:value` lines of an INFO section. */
-const infoField = (text: string, f: string) =>
-  new RegExp(`^${f}:(.*)$`, 'm').exec(text)?.[1]?.trim();
-
-/** A flat `[k, v, k, v…]` reply of SENTINEL as an object. */
-function pairs(reply: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
-  const a = reply as string[];
-  for (let i = 0; i + 1 < a.length; i += 2) out[a[i]!] = a[i + 1]!;
-  return out;
 }
 
 interface Member {
@@ -216,7 +184,10 @@ export async function startRedisSentinel(
     async waitStable(timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const r = await unstable().catch((e: unknown) => ({ why: String(e) }));
+        const up = [...servers.values()].filter((m) => isRunning(m.proc)).map((m) => m.port);
+        const r = await stability(name, [...sentinels.keys()], up).catch((e: unknown) => ({
+          why: String(e),
+        }));
         if ('port' in r) return r.port;
         if (Date.now() > deadline) {
           throw new Error(`sentinel setup not stable after ${timeoutMs} ms: ${r.why}`);
@@ -227,24 +198,8 @@ export async function startRedisSentinel(
     async failover(via = [...sentinels.keys()][0]!) {
       await onPort(via, (c) => c.call('SENTINEL', 'FAILOVER', name));
     },
-    async onSwitch(listener) {
-      const subs: Redis[] = [];
-      const seen = new Set<string>();
-      for (const port of sentinels.keys()) {
-        const sub = new Redis({ host: HOST, port, retryStrategy: () => 200, lazyConnect: true });
-        sub.on('error', () => {});
-        sub.on('message', (_channel: string, text: string) => {
-          // "<name> <old ip> <old port> <new ip> <new port>", once from every sentinel.
-          const [n, , from, , to] = text.split(' ');
-          const key = `${from}>${to}`;
-          if (n !== name || seen.has(key)) return;
-          seen.add(key);
-          listener({ from: Number(from), to: Number(to), at: Date.now() });
-        });
-        await sub.subscribe('+switch-master');
-        subs.push(sub);
-      }
-      return () => subs.forEach((s) => s.disconnect());
+    onSwitch(listener) {
+      return onSwitch(name, [...sentinels.keys()], listener);
     },
     command(port, ...args) {
       return onPort(port, (r) => r.call(String(args[0]), ...args.slice(1)));
@@ -288,41 +243,6 @@ export async function startRedisSentinel(
     const m = servers.get(port);
     if (!m) throw new Error(`port ${port} is not a data node of this setup`);
     return m;
-  }
-
-  /** The master's port once everything agrees, else why not. */
-  async function unstable(): Promise<{ port: number } | { why: string }> {
-    const up = [...servers.values()].filter((m) => isRunning(m.proc)).map((m) => m.port);
-    let master: number | undefined;
-    for (const s of sentinels.keys()) {
-      const addr = (await onPort(s, (c) =>
-        c.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name),
-      )) as [string, string];
-      const port = Number(addr[1]);
-      if (master !== undefined && port !== master) return { why: 'sentinels disagree' };
-      master = port;
-      const info = pairs(await onPort(s, (c) => c.call('SENTINEL', 'MASTER', name)));
-      if (info.flags !== 'master') return { why: `sentinel ${s}: master flags ${info.flags}` };
-      if (Number(info['num-other-sentinels']) !== sentinels.size - 1)
-        return { why: `sentinel ${s} knows ${info['num-other-sentinels']} other sentinels` };
-      // (Not the sentinel's master-link-status: it reads a replica's INFO every 10 s only while
-      // the master is up; the replicas' own INFO is checked below.)
-      const replicas = ((await onPort(s, (c) => c.call('SENTINEL', 'REPLICAS', name))) as unknown[])
-        .map(pairs)
-        .filter((r) => r.flags === 'slave' && up.includes(Number(r.port)));
-      if (replicas.length !== up.length - 1)
-        return { why: `sentinel ${s} sees ${replicas.length} live replicas` };
-    }
-    if (master === undefined || !up.includes(master))
-      return { why: `master ${master} not running` };
-    if ((await handle.role(master)) !== 'master') return { why: `${master} is not a master yet` };
-    for (const port of up.filter((p) => p !== master)) {
-      const text = String(await handle.command(port, 'INFO', 'replication'));
-      if (Number(infoField(text, 'master_port')) !== master)
-        return { why: `${port} not replicating` };
-      if (infoField(text, 'master_link_status') !== 'up') return { why: `${port}: link not up` };
-    }
-    return { port: master };
   }
 
   try {
