@@ -23,7 +23,8 @@ export const unknownConfigKey = (configKey: string, keys: readonly string[]) => 
 };
 
 export const unknownOption = (path: string, key: string) => `${path}${key} is not a known option`;
-const ONE_CONNECTION = 'give exactly one of { url }, { redis }, { client } or { cluster }';
+const ONE_CONNECTION =
+  'give exactly one of { url }, { redis }, { client }, { cluster } or { sentinels, name }';
 export const connectionRequired = (path: string) => `${path} is required: ${ONE_CONNECTION}`;
 export const connectionNotObject = (path: string, got: string) =>
   `${path} must be an object: ${ONE_CONNECTION}, got ${got}`;
@@ -41,6 +42,14 @@ export const badClusterNodes = (path: string, got: string) =>
   `${path}.cluster.nodes must be a non-empty array of nodes, got ${got}`;
 export const badClusterOptions = (path: string) =>
   `${path}.cluster.options must be an object of ioredis Cluster options`;
+export const badSentinels = (path: string, got: string) =>
+  `${path}.sentinels must be a non-empty array of the sentinels' addresses { host, port }, got ${got}`;
+export const badSentinel = (path: string, i: number, got: string) =>
+  `${path}.sentinels[${i}] must be { host?: string, port?: 1..65535 }, got ${got}`;
+export const badSentinelName = (path: string, got: string) =>
+  `${path}.name must be the master's name as the sentinels know it (sentinel monitor <name> …), got ${got}`;
+export const badSentinelRole = (path: string, got: string) =>
+  `${path}.role must be 'master' (queues write to the master), got ${got}`;
 export const badLogger = (path: string) =>
   `${path} must be false or a Nest LoggerService (log, warn, error)`;
 export const optionsNotObject = (got: string) =>

@@ -8,6 +8,7 @@ import { invalid, redisError, SCRIPT_CODES, scriptError, WorkQueueError } from '
 import { queueKeys, type QueueKeys } from '../keys.js';
 import { resolveQueueOptions, type ResolvedQueueOptions } from '../options.js';
 import { bounded } from '../redis/bounded.js';
+import { guardFailoverDetector } from '../redis/connection.js';
 import { checkRedis } from '../redis/info.js';
 import type { ScriptName } from '../scripts/assemble.js';
 import {
@@ -59,6 +60,7 @@ export class QueueContext {
     this.options = resolveQueueOptions(name, options);
     this.keys = queueKeys(this.options.prefix, name);
     this.scripts = defineScripts(client);
+    guardFailoverDetector(client); // a Sentinel client: see there
     this.scriptKeys = new ScriptKeys(this.keys, this.options.eventMaxLen);
   }
 

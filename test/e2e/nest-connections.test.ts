@@ -164,7 +164,7 @@ describe('several connections', () => {
     ).toEqual([
       'connections.bad.url must be a redis:// or rediss:// URL, got "http://z"',
       `connections: "no spaces" is not a valid configKey (1-100 letters, digits, '.', '_', '-' or ':')`,
-      'connections.no spaces is empty: give exactly one of { url }, { redis }, { client } or { cluster }',
+      'connections.no spaces is empty: give exactly one of { url }, { redis }, { client }, { cluster } or { sentinels, name }',
     ]);
     expect(moduleOptionProblems({ connection: { url: 'redis://x' }, connections: [] })).toEqual([
       'connections must be an object of named connections { [configKey]: connection }, got []',
