@@ -142,7 +142,12 @@ it('SENTINEL FAILOVER, then SIGKILL of the new master: 0 acknowledged jobs lost,
     // Both workers listen for cancels and pauses on the new master.
     await waitFor(
       async () => {
-        const [, n] = (await setup.command(first, 'PUBSUB', 'NUMSUB', q.keys.noticeChannel)) as unknown[];
+        const [, n] = (await setup.command(
+          first,
+          'PUBSUB',
+          'NUMSUB',
+          q.keys.noticeChannel,
+        )) as unknown[];
         return Number(n) === 2;
       },
       { timeoutMs: 10_000, what: 'both workers subscribed on the new master' },

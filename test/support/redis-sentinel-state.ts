@@ -5,34 +5,13 @@
  */
 import { Redis } from 'ioredis';
 import { HOST } from '../../tools/redis-server.js';
+import { onPort } from './redis-nodes.js';
 
 /** One `+switch-master` as a sentinel announced it, and when this process heard it first. */
 export interface SwitchEvent {
   from: number;
   to: number;
   at: number;
-}
-
-/** Run `fn` on a short-lived plain connection to one member (a data node or a sentinel). */
-export async function onPort<X>(port: number, fn: (r: Redis) => Promise<X>, timeoutMs = 2_000) {
-  const r = new Redis({
-    host: HOST,
-    port,
-    lazyConnect: true,
-    connectTimeout: timeoutMs,
-    commandTimeout: timeoutMs,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-    enableOfflineQueue: false,
-    enableReadyCheck: false,
-  });
-  r.on('error', () => {});
-  try {
-    await r.connect();
-    return await fn(r);
-  } finally {
-    r.disconnect();
-  }
 }
 
 /** A `key:value` field of an INFO section. */

@@ -13,7 +13,6 @@ import path from 'node:path';
 import {
   delay,
   findRedisServerBinary,
-  firstExecutable,
   forgetDir,
   getFreePort,
   HOST,
@@ -26,13 +25,8 @@ import {
   waitReady,
   type RedisProcess,
 } from '../../tools/redis-server.js';
-import {
-  infoField,
-  onPort,
-  onSwitch,
-  stability,
-  type SwitchEvent,
-} from './redis-sentinel-state.js';
+import { findCompanionBinary, onPort } from './redis-nodes.js';
+import { infoField, onSwitch, stability, type SwitchEvent } from './redis-sentinel-state.js';
 
 export type { SwitchEvent };
 
@@ -97,14 +91,7 @@ export interface RedisSentinelHandle {
 
 /** Path of redis-sentinel: REDIS_SENTINEL_BIN, next to redis-server, or on PATH. */
 export function findRedisSentinelBinary(): string | undefined {
-  const candidates: string[] = [];
-  if (process.env.REDIS_SENTINEL_BIN) candidates.push(process.env.REDIS_SENTINEL_BIN);
-  const server = findRedisServerBinary();
-  if (server) candidates.push(path.join(path.dirname(server), 'redis-sentinel'));
-  for (const d of (process.env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
-    candidates.push(path.join(d, 'redis-sentinel'));
-  }
-  return firstExecutable(candidates);
+  return findCompanionBinary('redis-sentinel', 'REDIS_SENTINEL_BIN');
 }
 
 interface Member {
