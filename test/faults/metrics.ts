@@ -184,3 +184,89 @@ export function dupAdds(logs: Logs): { adds: number; twoJobs: number } {
   }
   return { adds, twoJobs };
 }
+
+/** Resume samples (ms) per kind of fault: see `resume`. */
+export interface Resume {
+  /** Redis back (restarted on its address) → the first job started after it. */
+  afterRestart: number[];
+  /** `CLIENT KILL TYPE normal` → the first job started after it. */
+  afterKill: number[];
+}
+
+/**
+ * How soon work resumed after each Redis restart and each connection kill: from Redis being back
+ * (or the kill) to the first start, in any worker, of a job that was not held (leased or handed
+ * off) at the fault — a job held then may start from a worker's prefetch without Redis.
+ */
+export function resume(logs: Logs, faults: readonly Fault[]): Resume {
+  const r: Resume = { afterRestart: [], afterKill: [] };
+  for (const f of faults) {
+    if (f.kind !== 'redis-kill' && f.kind !== 'client-kill-normal') continue;
+    const from = f.kind === 'redis-kill' ? f.back! : f.at;
+    const first = logs.execs.find((e) => e.at > from && !f.held?.has(key(e.queue, e.id)));
+    if (!first) continue;
+    (f.kind === 'redis-kill' ? r.afterRestart : r.afterKill).push(first.at - from);
+  }
+  return r;
+}
+
+/** A handler that ended (returned or threw) whose job then ran again, same attempt and add try. */
+export interface RerunAfterEnd {
+  job: string;
+  attempt: number;
+  /** The process whose handler ended, and when. */
+  pid: number;
+  endedAt: number;
+  /** The run that followed. */
+  rerunPid: number;
+  rerunAt: number;
+}
+
+/**
+ * Runs of a job after a handler of the same attempt (and add try) had ended: its outcome was on
+ * its way to Redis, and the job was given back instead (guarantee 11). Except where the process
+ * whose handler ended was killed (SIGKILL, or a poison pill) after it ended: its complete may
+ * never have reached Redis. `handler ends` are the handler's `R` log lines (handler.ts).
+ */
+export function rerunsAfterEnd(logs: Logs, faults: readonly Fault[]): RerunAfterEnd[] {
+  const runKey = (queue: string, id: string, attempt: unknown, t: unknown) =>
+    `${key(queue, id)}\t${String(attempt)}\t${String(t)}`;
+  const runs = new Map<string, Exec[]>();
+  for (const e of logs.execs) {
+    const k = runKey(e.queue, e.id, e.attempt, e.t);
+    const list = runs.get(k) ?? [];
+    list.push(e);
+    runs.set(k, list);
+  }
+  // Each end belongs to its run: the last start of the job in that process before it.
+  const ends = new Map<Exec, number>();
+  for (const ev of logs.events) {
+    if (ev.kind !== 'R') continue;
+    const own = runs
+      .get(runKey(ev.queue, ev.id, ev.fields[0], ev.fields[1]))
+      ?.filter((e) => e.pid === ev.pid && e.at <= ev.at)
+      .at(-1);
+    if (own && !ends.has(own)) ends.set(own, ev.at);
+  }
+  const killedAfter = (pid: number, at: number) =>
+    faults.some((f) => DEATHS.has(f.kind) && f.pid === pid && f.at >= at);
+  const out: RerunAfterEnd[] = [];
+  for (const list of runs.values()) {
+    for (const e of list) {
+      const prev = list.find((p) => {
+        const endedAt = ends.get(p);
+        return p !== e && endedAt !== undefined && endedAt <= e.at && !killedAfter(p.pid, endedAt);
+      });
+      if (!prev) continue;
+      out.push({
+        job: key(e.queue, e.id),
+        attempt: e.attempt,
+        pid: prev.pid,
+        endedAt: ends.get(prev)!,
+        rerunPid: e.pid,
+        rerunAt: e.at,
+      });
+    }
+  }
+  return out;
+}

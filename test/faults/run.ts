@@ -15,10 +15,12 @@
  *   counters `id`, `tok`, `wseq`, the heartbeat record `hb` (+ the registry `w` while workers
  *   live, the dead-letter set with its jobs until purged, caller ids within their dedupe window
  *   and producers' add records, which expire).
- * Issue 12's scenarios (`defaults`, `poison`, `client-kill`) live in scenarios/issue12.ts; the
- * table also reports, for every scenario, recovery p50/p90/max, dead-lettered bystanders (where
- * measured), the slowest add→start, the drain after the last add and adds completed twice
- * (measure.ts, metrics.ts) — violations only behind the scenarios' `assert*` flags.
+ * Issue 12's scenarios (`defaults`, `poison`, `client-kill`) live in scenarios/issue12.ts, issue
+ * 24's (`client-kill-completing`, `redis-defaults`) in scenarios/issue24.ts; the table also
+ * reports, for every scenario, recovery p50/p90/max, dead-lettered bystanders (where measured),
+ * the slowest add→start, the drain after the last add, adds completed twice, jobs run again
+ * after a handler of that attempt ended, and resume p50/max after each Redis restart and each
+ * CLIENT KILL (measure.ts, metrics.ts) — violations only behind the scenarios' `assert*` flags.
  * Prints a table and exits non-zero when an invariant fails.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -141,7 +143,7 @@ async function runScenario(s: Scenario, seed: number): Promise<Row> {
       recoveryOf: s.recoveryOf,
       lenientCalls: ctx.faults.some((f) => !['kill9', 'crash', 'sigterm'].includes(f.kind)),
     });
-    if (s.id.startsWith('redis') || s.id === 'connections' || s.id === 'client-kill') {
+    if (s.id.startsWith('redis') || s.id === 'connections' || s.id.startsWith('client-kill')) {
       // Recovery: from each global fault to the next completion.
       // Replies already on their way when the fault hit do not count: from Redis being back
       // (restart done, pause over), or 20 ms after a connection kill.
@@ -338,6 +340,8 @@ function table(rows: Row[]): string {
     'add→start max',
     'drained after last add',
     'dup completions (2 jobs)',
+    're-runs after end',
+    'resume p50 / max: restart | kill',
     'time',
   ];
   const body = rows.map(({ s, a, m, seconds }) => [
@@ -354,11 +358,17 @@ function table(rows: Row[]): string {
     fmt(m.slowestAddToStart),
     fmt(m.drainedAfterLastAdd),
     `${m.dupAdds} (${m.dupAddsTwoJobs})`,
+    String(m.rerunsAfterEnd),
+    `${p50max(m.resume.afterRestart)} | ${p50max(m.resume.afterKill)}`,
     `${seconds.toFixed(0)} s`,
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ');
   return [line(head), widths.map((w) => '-'.repeat(w)).join('-|-'), ...body.map(line)].join('\n');
+}
+
+function p50max(xs: number[]): string {
+  return xs.length === 0 ? '–' : `${fmt(quantile(xs, 0.5))} / ${fmt(Math.max(...xs))}`;
 }
 
 async function main(): Promise<number> {
