@@ -8,9 +8,11 @@
  * - `exec-<pid>.log`: one line per handler execution (before any work),
  * - `done-<pid>.log`: one line per `completed` event (the job's complete returned true),
  * - `events-<pid>.log`: handler ends (`R`: returned or threw, with the attempt and add try),
- *   aborts, lease losses, failures, worker errors, busy blocks.
+ *   aborts, lease losses, failures, worker errors, busy blocks, the worker client's reconnects
+ *   (`K`: 'reconnecting' with ioredis' delay, 'ready').
  * Lines are tab-separated: kind, ms (Date.now()), pid, queue, job id, then kind-specific fields.
  */
+import type { EventEmitter } from 'node:events';
 import { appendFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -81,6 +83,14 @@ export function openLog(dir: string, pid = process.pid): FaultLog {
       );
     },
   };
+}
+
+/** Log the reconnects of a worker's client (`K` lines): where the time to resume goes. */
+export function logReconnects(log: FaultLog, queue: string, client: EventEmitter): void {
+  client.on('reconnecting', (ms: unknown) =>
+    log.event('K', queue, '-', 'reconnecting', String(ms)),
+  );
+  client.on('ready', () => log.event('K', queue, '-', 'ready'));
 }
 
 let lastBusy = 0;

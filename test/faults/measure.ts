@@ -68,10 +68,14 @@ export function measure(ctx: Ctx, a: Analysis): Measured {
   if (s.assertReconcile && !(rec.slowestAddToStart <= 5_000))
     ctx.violation(`slowest add→start ${fmt(rec.slowestAddToStart)} (${rec.slowestJob}): over 5 s`);
   const res = resume(logs, ctx.faults);
-  const samples = (xs: number[]) => xs.map((x) => fmt(x)).join(', ');
-  if (res.afterRestart.length)
-    ctx.note(`resume after each Redis restart: ${samples(res.afterRestart)}`);
-  if (res.afterKill.length) ctx.note(`resume after each CLIENT KILL: ${samples(res.afterKill)}`);
+  for (const kind of ['redis-kill', 'client-kill-normal'] as const) {
+    const each = res.faults.filter((f) => f.kind === kind);
+    if (each.length === 0) continue;
+    ctx.note(
+      `resume after each ${kind === 'redis-kill' ? 'Redis restart' : 'CLIENT KILL'} (first worker / slowest worker): ` +
+        each.map((f) => `${fmt(f.first)}/${fmt(f.slowest)}`).join(', '),
+    );
+  }
   const r50 = quantile(res.afterRestart, 0.5);
   const rMax = res.afterRestart.length ? Math.max(...res.afterRestart) : NaN;
   if (s.assertResume && !(r50 <= RESUME_P50_MS && rMax <= RESUME_MAX_MS))

@@ -187,25 +187,41 @@ export function dupAdds(logs: Logs): { adds: number; twoJobs: number } {
 
 /** Resume samples (ms) per kind of fault: see `resume`. */
 export interface Resume {
-  /** Redis back (restarted on its address) → the first job started after it. */
+  /** Redis back (restarted on its address) → each worker process's first job started after it. */
   afterRestart: number[];
-  /** `CLIENT KILL TYPE normal` → the first job started after it. */
+  /** `CLIENT KILL TYPE normal` → each worker process's first job started after it. */
   afterKill: number[];
+  /** Per fault, in order: its kind, the first start in any process, the slowest process. */
+  faults: Array<{ kind: Fault['kind']; first: number; slowest: number }>;
 }
 
 /**
  * How soon work resumed after each Redis restart and each connection kill: from Redis being back
- * (or the kill) to the first start, in any worker, of a job that was not held (leased or handed
- * off) at the fault — a job held then may start from a worker's prefetch without Redis.
+ * (or the kill) to the first start, in each worker process that ran jobs before the fault, of a
+ * job that was not held (leased or handed off) at the fault — a job held then may start from a
+ * worker's prefetch without Redis. Per process, so that one worker still waiting to reconnect
+ * shows even when the others took the work.
  */
 export function resume(logs: Logs, faults: readonly Fault[]): Resume {
-  const r: Resume = { afterRestart: [], afterKill: [] };
+  const r: Resume = { afterRestart: [], afterKill: [], faults: [] };
+  const byPid = new Map<number, Exec[]>();
+  for (const e of logs.execs) {
+    const list = byPid.get(e.pid) ?? [];
+    list.push(e);
+    byPid.set(e.pid, list);
+  }
   for (const f of faults) {
     if (f.kind !== 'redis-kill' && f.kind !== 'client-kill-normal') continue;
     const from = f.kind === 'redis-kill' ? f.back! : f.at;
-    const first = logs.execs.find((e) => e.at > from && !f.held?.has(key(e.queue, e.id)));
-    if (!first) continue;
-    (f.kind === 'redis-kill' ? r.afterRestart : r.afterKill).push(first.at - from);
+    const samples: number[] = [];
+    for (const execs of byPid.values()) {
+      if (!(execs[0]!.at < f.at)) continue; // started after the fault
+      const first = execs.find((e) => e.at > from && !f.held?.has(key(e.queue, e.id)));
+      if (first) samples.push(first.at - from);
+    }
+    if (samples.length === 0) continue;
+    (f.kind === 'redis-kill' ? r.afterRestart : r.afterKill).push(...samples);
+    r.faults.push({ kind: f.kind, first: Math.min(...samples), slowest: Math.max(...samples) });
   }
   return r;
 }
