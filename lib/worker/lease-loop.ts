@@ -85,15 +85,24 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
    */
   async flush(): Promise<void> {
     const { ctx } = this;
-    const { runs, handoffs, settings } = ctx;
     if (this.needReconcile && !ctx.closing) await this.reconcile();
     if (this.reconciling) return;
-    const items = this.completes;
     const want =
       ctx.closing || ctx.paused || ctx.queuePause.paused || this.retryTimer || this.holdingBack()
         ? 0
         : Math.min(MAX_LEASE_COUNT, Math.max(0, this.freeSlots()));
-    if (items.length === 0 && want === 0 && !handoffs.pending) return;
+    await this.call(want);
+  }
+
+  /**
+   * One call: the completes and adoptions waiting, and a lease of `want` jobs. False when it
+   * failed (the completes and adoptions wait for the next call, which is scheduled).
+   */
+  private async call(want: number): Promise<boolean> {
+    const { ctx } = this;
+    const { runs, handoffs, settings } = ctx;
+    const items = this.completes;
+    if (items.length === 0 && want === 0 && !handoffs.pending) return true;
     this.completes = [];
     const { adopt, sweep } = handoffs.take();
     this.requested += want;
@@ -120,7 +129,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       if (ctx.closing) {
         // Too late to start them: straight back to the front.
         runs.giveBack(r.jobs);
-        return;
+        return true;
       }
       runs.place(r.jobs);
       // The queue is paused: wait for 'resumed' (see QueuePause), not on the wake list.
@@ -136,6 +145,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
           this.schedule();
         }
       }
+      return true;
     } catch (e) {
       // Keep the completes (the work is done) and adoptions, and try again shortly. Unanswered,
       // the call may still have run: what it leased is ours without our knowing (reconcile).
@@ -147,6 +157,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       }
       ctx.report(e);
       this.retryLater();
+      return false;
     }
   }
 
@@ -166,6 +177,9 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
    * After a dropped connection or an unanswered call: give back at once what Redis says we hold
    * but we do not know of (a lease whose reply was lost, an entry our cut wait took), instead of
    * leaving it until its lease lapses. Runs with nothing else in flight that could lease.
+   * Finished runs come first (guarantee 11): their completes go out again — a complete whose
+   * reply was lost finds its job gone and answers false, harmlessly — and whatever is still
+   * unanswered (a fail on its way) counts as known: never given back as if it had not run.
    */
   private async reconcile(): Promise<void> {
     const { ctx } = this;
@@ -175,6 +189,10 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       await within(Promise.allSettled([...ctx.inflight]), ctx.queue.options.commandTimeoutMs);
       await ctx.idle.cut(); // ends the wait; its connection reconnects by itself
       this.needReconcile = false;
+      if (!(await this.call(0))) {
+        this.needReconcile = true; // after the retry (scheduled by the call)
+        return;
+      }
       const known = [...ctx.runs.tokens(), ...ctx.handoffs.tokens()];
       await ctx.track(ctx.queue.reconcile(ctx.id, known));
     } catch (e) {
