@@ -19,6 +19,7 @@ export {
   type ResolvedQueueOptions,
 } from './options.js';
 export { queueKeys, type QueueKeys } from './keys.js';
+export { RECONNECT_OPTIONS } from './redis/connection.js';
 export type * from './types/index.js';
 export {
   Worker,
