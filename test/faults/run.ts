@@ -28,7 +28,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { errorMessage, WorkQueue } from '../../lib/index.js';
+import { errorMessage, RECONNECT_OPTIONS, WorkQueue } from '../../lib/index.js';
 import { startRedis } from '../support/redis-server.js';
 import { analyze, quantile, readLogs, type Analysis, type Fault, type JobRec } from './analyze.js';
 import type { FaultJob } from './handler.js';
@@ -216,7 +216,9 @@ function startCleaner(ctx: Ctx): { stop(): Promise<void> } {
 async function produce(ctx: Ctx): Promise<void> {
   const s = ctx.s;
   const r = rng(SEED ^ 0x5eed);
-  const client = new Redis(ctx.redis.url);
+  // Beside Nest worker apps, the producer is such an app too: its client reconnects like the
+  // module's (RECONNECT_OPTIONS), so that resume measures the workers, not the producer.
+  const client = new Redis(ctx.redis.url, s.worker === 'nest' ? RECONNECT_OPTIONS : {});
   client.on('error', () => undefined);
   const queues = new Map(
     s.queues.map((name) => [name, new WorkQueue<FaultJob>(client, name, ctx.queueOpts())]),

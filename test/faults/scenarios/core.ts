@@ -11,9 +11,10 @@ import {
   RECONNECT_MS,
   scale,
 } from '../common.js';
-import { Ctx, type Scenario } from '../ctx.js';
+import type { Scenario } from '../ctx.js';
 import { issue12Scenarios } from './issue12.js';
 import { issue24Scenarios } from './issue24.js';
+import { restartRedisLoop } from './restarts.js';
 
 export function scenarios(): Scenario[] {
   const base = {
@@ -288,24 +289,4 @@ export function scenarios(): Scenario[] {
     ...issue12Scenarios(base),
     ...issue24Scenarios(base),
   ];
-}
-
-/** SIGKILL and restart redis-server `max` times (default: 1 with --quick, else 4) while producing. */
-export async function restartRedisLoop(ctx: Ctx, max = QUICK ? 1 : 4): Promise<void> {
-  let n = 0;
-  while (ctx.producing && n < max) {
-    await sleep(QUICK ? 800 : 2_000 + ctx.rand() * 1_500);
-    if (!ctx.producing) break;
-    n += 1;
-    // What was held just before the kill (see metrics.ts, resume).
-    const held = await ctx.held().catch(() => undefined);
-    const at = Date.now();
-    await ctx.redis.kill();
-    ctx.redisKills.push(at);
-    await sleep(ctx.rand() * 800);
-    await ctx.redis.restart();
-    const back = Date.now();
-    ctx.faults.push({ kind: 'redis-kill', at, back, end: back + RECONNECT_MS, held });
-    ctx.note(`redis kill #${n}: down ${Date.now() - at} ms`);
-  }
 }

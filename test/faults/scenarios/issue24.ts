@@ -10,7 +10,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CONCURRENCY, leaseExpiryExplained, quickWork, scale } from '../common.js';
 import type { Scenario } from '../ctx.js';
-import { restartRedisLoop } from './core.js';
+import { restartRedisLoop } from './restarts.js';
 
 type Base = Pick<
   Scenario,
