@@ -4,7 +4,7 @@
  * dead-lettered bystanders, add→start latency, drain time after the last add, adds completed
  * more than once.
  */
-import type { DeadEntry, Exec, Fault, JobRec, Logs } from './analyze.js';
+import type { DeadEntry, Exec, Fault, JobRec, LogEvent, Logs } from './analyze.js';
 
 const key = (queue: string, id: string) => `${queue}\t${id}`;
 
@@ -242,7 +242,9 @@ export interface RerunAfterEnd {
  * Runs of a job after a handler of the same attempt (and add try) had ended: its outcome was on
  * its way to Redis, and the job was given back instead (guarantee 11). Except where the process
  * whose handler ended was killed (SIGKILL, or a poison pill) after it ended: its complete may
- * never have reached Redis. `handler ends` are the handler's `R` log lines (handler.ts).
+ * never have reached Redis; and where the run's signal was aborted before its handler ended (its
+ * lease was lost, or close() gave up on it). Handler ends are the handler's `R` log lines, aborts
+ * its `A` lines (handler.ts).
  */
 export function rerunsAfterEnd(logs: Logs, faults: readonly Fault[]): RerunAfterEnd[] {
   const runKey = (queue: string, id: string, attempt: unknown, t: unknown) =>
@@ -254,15 +256,28 @@ export function rerunsAfterEnd(logs: Logs, faults: readonly Fault[]): RerunAfter
     list.push(e);
     runs.set(k, list);
   }
-  // Each end belongs to its run: the last start of the job in that process before it.
+  // Each end belongs to its run: the last start of the job in that process before it. A run
+  // whose signal was aborted first (lease lost, cancelled, abandoned by close()) did not finish
+  // as far as the worker knew: its job was rightly given up.
+  const execsOf = new Map<string, Exec[]>();
+  for (const e of logs.execs) {
+    const k = `${e.pid}\t${key(e.queue, e.id)}`;
+    const list = execsOf.get(k) ?? [];
+    list.push(e);
+    execsOf.set(k, list);
+  }
+  const runAt = (ev: LogEvent) =>
+    execsOf
+      .get(`${ev.pid}\t${key(ev.queue, ev.id)}`)
+      ?.filter((e) => e.at <= ev.at)
+      .at(-1);
+  const aborted = new Set<Exec | undefined>();
+  for (const ev of logs.events) if (ev.kind === 'A') aborted.add(runAt(ev));
   const ends = new Map<Exec, number>();
   for (const ev of logs.events) {
     if (ev.kind !== 'R') continue;
-    const own = runs
-      .get(runKey(ev.queue, ev.id, ev.fields[0], ev.fields[1]))
-      ?.filter((e) => e.pid === ev.pid && e.at <= ev.at)
-      .at(-1);
-    if (own && !ends.has(own)) ends.set(own, ev.at);
+    const own = runAt(ev);
+    if (own && !aborted.has(own) && !ends.has(own)) ends.set(own, ev.at);
   }
   const killedAfter = (pid: number, at: number) =>
     faults.some((f) => DEATHS.has(f.kind) && f.pid === pid && f.at >= at);

@@ -59,7 +59,7 @@ import {
   resultKeys,
 } from './checks.js';
 
-const GLOBAL_TIMEOUT_MS = QUICK ? 4 * 60_000 : 9 * 60_000;
+const GLOBAL_TIMEOUT_MS = QUICK ? 6 * 60_000 : 15 * 60_000;
 
 interface Row {
   s: Scenario;

@@ -80,6 +80,7 @@ export function scenarios(): Scenario[] {
       deadOk: leaseExpiryExplained(['redis-kill']),
       recovery: 'Redis SIGKILL → next completion',
       assertNoDupAdds: true,
+      assertNoRerunAfterEnd: true,
     },
     {
       ...base,

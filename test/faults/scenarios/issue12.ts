@@ -133,6 +133,7 @@ export function issue12Scenarios(base: Base): Scenario[] {
       recovery: 'kill → next completion',
       assertReconcile: true,
       assertNoDupAdds: true,
+      assertNoRerunAfterEnd: true,
     },
   ];
 }
