@@ -73,6 +73,11 @@ export interface Scenario {
    * that handler's process was SIGKILLed before its outcome could reach Redis (guarantee 11).
    */
   assertNoRerunAfterEnd?: boolean;
+  /**
+   * No worker process dies in this scenario: a job reclaimed from a worker judged dead (its
+   * heartbeat lapsed, e.g. beats that came back too late after a restart) is a violation.
+   */
+  assertLiveWorkers?: boolean;
 }
 
 // ------------------------------------------------------------------------------ the run

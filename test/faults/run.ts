@@ -55,6 +55,7 @@ import {
   drain,
   endChecks,
   purgeAndCheck,
+  reclaimedFromDead,
   reportEverysec,
   resultKeys,
 } from './checks.js';
@@ -156,6 +157,11 @@ async function runScenario(s: Scenario, seed: number): Promise<Row> {
     ctx.dead = dead;
     ctx.keepLogs ||= a.violations.length > 0;
     const m = measure(ctx, a);
+    if (s.assertLiveWorkers) {
+      const n = await reclaimedFromDead(ctx);
+      ctx.note(`jobs reclaimed from live workers judged dead: ${n}`);
+      if (n > 0) ctx.violation(`${n} job(s) reclaimed from live workers judged dead`);
+    }
     if (s.finalChecks) await s.finalChecks(ctx);
     await purgeAndCheck(ctx);
     if (s.reportOnly) reportEverysec(ctx, a);

@@ -134,6 +134,7 @@ export function issue12Scenarios(base: Base): Scenario[] {
       assertReconcile: true,
       assertNoDupAdds: true,
       assertNoRerunAfterEnd: true,
+      assertLiveWorkers: true,
     },
   ];
 }

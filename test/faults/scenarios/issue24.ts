@@ -9,8 +9,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CONCURRENCY, leaseExpiryExplained, quickWork, scale } from '../common.js';
-import { reclaimedFromDead } from '../checks.js';
-import type { Ctx, Scenario } from '../ctx.js';
+import type { Scenario } from '../ctx.js';
 import { restartRedisLoop } from './restarts.js';
 
 type Base = Pick<
@@ -27,12 +26,7 @@ const defaults = {
   shutdownTimeoutMs: 'default',
   cleaner: 'module',
   drainTimeoutMs: 90_000,
-  // No worker process dies here: a job reclaimed from a dead worker was a live one's.
-  async finalChecks(ctx: Ctx) {
-    const n = await reclaimedFromDead(ctx);
-    ctx.note(`jobs reclaimed from live workers judged dead: ${n}`);
-    if (n > 0) ctx.violation(`${n} job(s) reclaimed from live workers judged dead`);
-  },
+  assertLiveWorkers: true,
 } satisfies Partial<Scenario>;
 
 export function issue24Scenarios(base: Base): Scenario[] {
