@@ -132,6 +132,14 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
         return true;
       }
       runs.place(r.jobs);
+      if (r.drain && this.holdsNothing()) {
+        // A suspect waits for what Redis says we hold, and we hold nothing, nor is anything on
+        // its way: those leases are unknown to us (a reply we never got). Nothing we run would
+        // end and call again: reconcile (they go back), then lease.
+        this.draining = false;
+        this.needReconcile = true;
+        this.schedule();
+      }
       // The queue is paused: wait for 'resumed' (see QueuePause), not on the wake list.
       if (r.paused > 0) ctx.queuePause.fromReply(r.paused);
       else if (want > 0 && this.freeSlots() > 0 && !r.drain) {
@@ -159,6 +167,12 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       this.retryLater();
       return false;
     }
+  }
+
+  /** No job of ours anywhere: running, finishing, prefetched, handed off, or asked for. */
+  private holdsNothing(): boolean {
+    const { runs, handoffs } = this.ctx;
+    return this.requested === 0 && runs.tokens().length === 0 && handoffs.tokens().length === 0;
   }
 
   /**
