@@ -12,9 +12,10 @@ const RECONNECT_MAX_MS = 500;
  * failover, a dropped connection): reconnect attempts 50 ms apart, then 100, 150… up to 500 ms
  * (plus up to 50 ms of jitter), instead of ioredis 6's default backoff (doubling up to 5 s, plus
  * up to 200 ms); and a Redis still loading its data (AOF, RDB) is asked again every 100 ms, not
- * every second. The Nest module gives them to the connections it creates; spread them into your
- * own client's options (`new Redis(url, { ...RECONNECT_OPTIONS })`). The core's own connections
- * (a worker's blocking wait and subscription) copy the client's options.
+ * after its own estimate of the load (a second at least, up to 10 s by default). The Nest module
+ * gives them to the connections it creates; spread them into your own client's options
+ * (`new Redis(url, { ...RECONNECT_OPTIONS })`). The core's own connections (a worker's blocking
+ * wait and subscription) copy the client's options.
  */
 export const RECONNECT_OPTIONS = {
   retryStrategy: (attempt: number): number =>
