@@ -19,7 +19,7 @@ export {
   type ResolvedQueueOptions,
 } from './options.js';
 export { queueKeys, type QueueKeys } from './keys.js';
-export { SENTINEL_CLIENT_OPTIONS } from './redis/connection.js';
+export { RECONNECT_OPTIONS, SENTINEL_CLIENT_OPTIONS } from './redis/connection.js';
 export type * from './types/index.js';
 export {
   Worker,

@@ -85,15 +85,24 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
    */
   async flush(): Promise<void> {
     const { ctx } = this;
-    const { runs, handoffs, settings } = ctx;
     if (this.needReconcile && !ctx.closing) await this.reconcile();
     if (this.reconciling) return;
-    const items = this.completes;
     const want =
       ctx.closing || ctx.paused || ctx.queuePause.paused || this.retryTimer || this.holdingBack()
         ? 0
         : Math.min(MAX_LEASE_COUNT, Math.max(0, this.freeSlots()));
-    if (items.length === 0 && want === 0 && !handoffs.pending) return;
+    await this.call(want);
+  }
+
+  /**
+   * One call: the completes and adoptions waiting, and a lease of `want` jobs. False when it
+   * failed (the completes and adoptions wait for the next call, which is scheduled).
+   */
+  private async call(want: number): Promise<boolean> {
+    const { ctx } = this;
+    const { runs, handoffs, settings } = ctx;
+    const items = this.completes;
+    if (items.length === 0 && want === 0 && !handoffs.pending) return true;
     this.completes = [];
     const { adopt, sweep } = handoffs.take();
     this.requested += want;
@@ -122,9 +131,17 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       if (ctx.closing) {
         // Too late to start them: straight back to the front.
         runs.giveBack(r.jobs);
-        return;
+        return true;
       }
       runs.place(r.jobs);
+      if (r.drain && this.holdsNothing()) {
+        // A suspect waits for what Redis says we hold, and we hold nothing, nor is anything on
+        // its way: those leases are unknown to us (a reply we never got). Nothing we run would
+        // end and call again: reconcile (they go back), then lease.
+        this.draining = false;
+        this.needReconcile = true;
+        this.schedule();
+      }
       // The queue is paused: wait for 'resumed' (see QueuePause), not on the wake list.
       if (r.paused > 0) ctx.queuePause.fromReply(r.paused);
       else if (want > 0 && this.freeSlots() > 0 && !r.drain) {
@@ -138,6 +155,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
           this.schedule();
         }
       }
+      return true;
     } catch (e) {
       // Keep the completes (the work is done) and adoptions, and try again shortly. Unanswered,
       // the call may still have run: what it leased is ours without our knowing (reconcile).
@@ -149,7 +167,14 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       }
       ctx.report(e);
       this.retryLater();
+      return false;
     }
+  }
+
+  /** No job of ours anywhere: running, finishing, prefetched, handed off, or asked for. */
+  private holdsNothing(): boolean {
+    const { runs, handoffs } = this.ctx;
+    return this.requested === 0 && runs.tokens().length === 0 && handoffs.tokens().length === 0;
   }
 
   /**
@@ -168,6 +193,9 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
    * After a dropped connection or an unanswered call: give back at once what Redis says we hold
    * but we do not know of (a lease whose reply was lost, an entry our cut wait took), instead of
    * leaving it until its lease lapses. Runs with nothing else in flight that could lease.
+   * Finished runs come first (guarantee 11): their completes go out again — a complete whose
+   * reply was lost finds its job gone and answers false, harmlessly — and whatever is still
+   * unanswered (a fail on its way) counts as known: never given back as if it had not run.
    */
   private async reconcile(): Promise<void> {
     const { ctx } = this;
@@ -177,6 +205,10 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       await within(Promise.allSettled([...ctx.inflight]), ctx.queue.options.commandTimeoutMs);
       await ctx.idle.cut(); // ends the wait; its connection reconnects by itself
       this.needReconcile = false;
+      if (!(await this.call(0))) {
+        this.needReconcile = true; // after the retry (scheduled by the call)
+        return;
+      }
       const known = [...ctx.runs.tokens(), ...ctx.handoffs.tokens()];
       await ctx.track(ctx.queue.reconcile(ctx.id, known));
     } catch (e) {

@@ -44,6 +44,7 @@ export class Runner<T, R> implements RunnerPart<T, R> {
 
   /** The answer to a run's complete (sent by the lease loop). */
   afterComplete(run: Run<T>, result: R, ok: boolean): void {
+    this.ctx.runs.settled(run);
     if (ok) this.ctx.emit('completed', run.job, result);
     else
       this.ctx.emit('leaseLost', run.job, 'completed or cancelled elsewhere before this complete');
@@ -73,8 +74,18 @@ export class Runner<T, R> implements RunnerPart<T, R> {
   }
 
   private async failed(run: Run<T>, error: unknown, outcome: RunOutcome): Promise<void> {
+    if (!this.ctx.runs.end(run, outcome)) return;
+    try {
+      await this.tellFailed(run, error);
+    } finally {
+      // Told (or given up: its lease lapses and clean() puts the job back).
+      this.ctx.runs.settled(run);
+    }
+  }
+
+  /** Tell Redis that a run's handler failed (or hit a rate limit), then what came of it. */
+  private async tellFailed(run: Run<T>, error: unknown): Promise<void> {
     const ctx = this.ctx;
-    if (!ctx.runs.end(run, outcome)) return;
     let told: FailOutcome = 'lost';
     // A handed-off job's lease is ours only once adopted (the next flush, already scheduled).
     const owned = await ctx.handoffs.adopted(run.lease);

@@ -47,7 +47,9 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     this.ctx.loop.needReconcile = true;
   };
   private readonly onClientReady = () => {
-    if (this.ctx.loop.needReconcile) this.ctx.loop.schedule();
+    if (!this.ctx.loop.needReconcile) return;
+    this.heartbeat?.reconnected();
+    this.ctx.loop.schedule();
   };
 
   constructor(

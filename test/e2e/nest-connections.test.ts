@@ -10,6 +10,7 @@ import {
   InjectQueue,
   Process,
   Processor,
+  RECONNECT_OPTIONS,
   WorkQueue,
   WorkQueueContext,
   WorkQueueError,
@@ -122,6 +123,8 @@ describe('several connections', () => {
       );
       expect(new Set(clients).size).toBe(3);
       expect(clients[0]).toBe(context.client);
+      // Made by the module: each resumes soon after Redis is back (RECONNECT_OPTIONS).
+      for (const c of clients) expect(c.options).toMatchObject(RECONNECT_OPTIONS);
       await app.close();
       closed = true;
       // Every connection the module made is closed with the app.
