@@ -40,6 +40,7 @@ const LIBRARY_ORDER = [
   'meta',
   'events',
   'ids',
+  'groups',
   'placement',
   'schedules',
   'handoff',

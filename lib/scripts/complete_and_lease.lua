@@ -1,6 +1,7 @@
 -- complete_and_lease: adopt hand-offs, complete a batch of jobs, then (optionally) lease more,
 -- in one call: the Worker's round trip (lease.lua serves only the manual lease()).
 --! keys: pending tokenCounter data dataBuckets meta callerIds delayed leased leaseHolders dead wake results resultExpiries progress noticeChannel parked keptCallerIds workerLeases workerHandoffs scheduleLatestJobs flowControl rateLog eventLog
+--! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: worker_id result_ttl_ms dedupe_window_ms lease_count lease_ms park_ms sweep
 --! argv: adopt_count complete_count adopt_tokens*adopt_count completions results...
 -- result_ttl_ms: 0 = results off; lease_count: 0 = lease none; park_ms: 0 = do not mark the
@@ -66,6 +67,7 @@ if count > 0 then
   metas = hmget(K_META, seqs)
 end
 local mine = {}
+local ended = {} -- groups of the jobs completed by their holder
 local results = {}
 local done = {}
 local done_seqs = {}
@@ -85,6 +87,9 @@ for j = 1, count do
       meta = decode_meta(metas[j])
       if meta.i then
         keep_taken(meta.i, seq, now, window, meta.t == 1)
+      end
+      if meta.g then
+        ended[#ended + 1] = meta.g
       end
     end
   elseif data_has(seq) then
@@ -126,6 +131,7 @@ end
 if wid ~= '0' and count > 0 then
   rcall_each('SREM', K_WORKER_LEASES, seqs)
 end
+group_runs_ended(ended, now)
 if #results > 0 then
   rcall_each('HSET', K_RESULTS, results)
   local z = {}

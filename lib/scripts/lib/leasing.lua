@@ -15,6 +15,236 @@ local function holds_any(wid)
   return false
 end
 
+-- The grouped branch of lease_jobs (docs/groups.md; the state: lib/scripts/lib/groups.lua).
+-- Its state for one lease call at `now`, or nil when no group is ready nor held (then lease_jobs
+-- takes today's ungrouped path, at the cost of this one EXISTS). Groups whose hold ended are
+-- refreshed first. `on`: some group is ready, so jobs are taken round robin (group_pop); the
+-- ungrouped pending lists then take part as the ready member '' (from their highest priority).
+local function group_lease_start(now)
+  if rcall('EXISTS', K_GROUPS_READY, K_GROUPS_LIMITED) == 0 then
+    return nil
+  end
+  for _, g in ipairs(rcall('ZRANGEBYSCORE', K_GROUPS_LIMITED, '-inf', now, 'LIMIT', 0, 100)) do
+    rcall('ZREM', K_GROUPS_LIMITED, g)
+    group_refresh(g, now)
+  end
+  local gl = { now = now, on = false, st = {}, sel = {}, ug = 10 }
+  local n = rcall('ZCARD', K_GROUPS_READY)
+  local us = rcall('ZSCORE', K_GROUPS_READY, '')
+  if us then
+    n = n - 1
+  end
+  local lists = {}
+  for p = 0, 9 do
+    lists[p + 1] = pending_key(p)
+  end
+  if n > 0 and rcall('EXISTS', unpack(lists)) > 0 then
+    local p = 0
+    while p < 9 and rcall('LLEN', pending_key(p)) == 0 do
+      p = p + 1
+    end
+    gl.ug = p
+    if not us then
+      local turn = rcall('INCR', K_GROUP_TURN_COUNTER)
+      rcall('ZADD', K_GROUPS_READY, int(p * GROUP_SPAN + turn), '')
+    elseif math.floor(tonumber(us) / GROUP_SPAN) ~= p then
+      rcall('ZADD', K_GROUPS_READY, int(p * GROUP_SPAN + tonumber(us) % GROUP_SPAN), '')
+    end
+  elseif us then
+    rcall('ZREM', K_GROUPS_READY, '')
+  end
+  gl.on = n > 0
+  return gl
+end
+
+-- The limits, running count and room of the groups of a round not met before in this call.
+local function group_load(gl, round)
+  local new = {}
+  for _, g in ipairs(round) do
+    if not gl.st[g] then
+      if g == '' then
+        gl.st[g] = { room = 1e9, at = 0 }
+      else
+        new[#new + 1] = g
+      end
+    end
+  end
+  if #new == 0 then
+    return
+  end
+  local rules = group_rules(new)
+  local running = hmget(K_GROUP_RUNNING, new)
+  for i, g in ipairs(new) do
+    local rule, run = rules[g], tonumber(running[i]) or 0
+    local room, at = 1e9, 0
+    if rule.c or rule.m then
+      room, at = group_room(g, rule, run, gl.now)
+    end
+    gl.st[g] = { rule = rule, running = run, room = room, room0 = room, at = at }
+  end
+end
+
+-- One job of the ungrouped pending lists (the ready member ''), highest priority first: its seq,
+-- its priority and the priority of the next one (nil: none left), or nil.
+local function group_pop_ungrouped(gl)
+  for p = gl.ug, 9 do
+    local seq = rcall('LPOP', pending_key(p))
+    if seq then
+      for q = p, 9 do
+        if rcall('LLEN', pending_key(q)) > 0 then
+          gl.ug = q
+          return seq, p, q
+        end
+      end
+      gl.ug = 10
+      return seq, p, nil
+    end
+  end
+  gl.ug = 10
+  return nil
+end
+
+-- Pop up to `need` jobs round robin: the ready members of the lowest score's priority, one job
+-- each, in turn order; each served member gets a new turn (the back of the round) while it may
+-- start more. A hand-off first in line (see lease_jobs) comes first. Appends to popped/prios;
+-- notes each job's { group, priority, score } in gl.sel. Returns the need left and whether
+-- nothing is left.
+local function group_pop(gl, need, hand, popped, prios)
+  if hand and not hand.taken then
+    hand.taken = true
+    if hand_live(hand) then
+      popped[#popped + 1] = hand.seq
+      prios[#popped] = hand.p
+      need = need - 1
+    end
+  end
+  while need > 0 do
+    local head = rcall('ZRANGE', K_GROUPS_READY, 0, need - 1, 'WITHSCORES')
+    if #head == 0 then
+      return 0, true
+    end
+    local level = math.floor(tonumber(head[2]) / GROUP_SPAN)
+    local round, scores = {}, {}
+    for i = 1, #head, 2 do
+      if math.floor(tonumber(head[i + 1]) / GROUP_SPAN) > level then
+        break
+      end
+      round[#round + 1] = head[i]
+      scores[#round] = tonumber(head[i + 1])
+    end
+    group_load(gl, round)
+    local turn = rcall('INCRBY', K_GROUP_TURN_COUNTER, #round) - #round
+    local zadd, zrem = {}, {}
+    for i, g in ipairs(round) do
+      local st = gl.st[g]
+      local seq, p, nxt, keep = nil, nil, nil, nil
+      if st.room <= 0 then
+        if st.at > 0 then
+          rcall('ZADD', K_GROUPS_LIMITED, 'GT', st.at, g)
+        end
+      elseif g == '' then
+        seq, p, nxt = group_pop_ungrouped(gl)
+      else
+        local r = rcall('ZPOPMIN', group_key(g))
+        if not r[1] then
+          -- Empty (its last job went at an earlier turn): forgotten unless it ran one just now.
+          if st.room == st.room0 then
+            group_tidy(g)
+          end
+        elseif math.floor(tonumber(r[2]) / GROUP_SPAN) > level then
+          -- Its score was ahead of its head's priority: back, and the group at that priority.
+          rcall('ZADD', group_key(g), r[2], r[1])
+          keep = math.floor(tonumber(r[2]) / GROUP_SPAN) * GROUP_SPAN + scores[i] % GROUP_SPAN
+        else
+          seq, p = r[1], math.floor(tonumber(r[2]) / GROUP_SPAN)
+          gl.sel[seq] = { g, p, r[2] }
+          -- Its next job is taken to have this priority (corrected when met, above).
+          nxt = p
+        end
+      end
+      if seq then
+        popped[#popped + 1] = seq
+        prios[#popped] = p
+        st.room = st.room - 1
+        need = need - 1
+        if nxt and st.room > 0 then
+          keep = nxt * GROUP_SPAN + turn + i
+        elseif nxt and st.at > 0 then
+          rcall('ZADD', K_GROUPS_LIMITED, 'GT', st.at, g)
+        end
+      end
+      if keep then
+        zadd[#zadd + 1] = int(keep)
+        zadd[#zadd + 1] = g
+      else
+        zrem[#zrem + 1] = g
+      end
+    end
+    rcall_each('ZREM', K_GROUPS_READY, zrem)
+    rcall_each('ZADD', K_GROUPS_READY, zadd)
+  end
+  return 0, false
+end
+
+-- lease_jobs' batch stopped before job seq (popped at position i): if it came from a group, put
+-- it back first in line (its group first in the ready set); a grouped hand-off (`was_hand`, its
+-- stored meta `raw`) ends its run and goes back in front of its group. False for an ungrouped
+-- job: the caller puts it back in its list.
+local function group_put_back(gl, seq, raw, i, was_hand)
+  local s = gl and gl.sel[seq]
+  if s and s[1] ~= '' then
+    local g = s[1]
+    rcall('ZADD', group_key(g), s[3], seq)
+    gl.sel[seq] = nil
+    gl.st[g].room = gl.st[g].room + 1
+    if group_refresh(g, gl.now) then
+      rcall('ZADD', K_GROUPS_READY, int(s[2] * GROUP_SPAN + i), g)
+    end
+    return true
+  end
+  local meta = was_hand and raw and string.find(raw, '"g":', 1, true) and decode_meta(raw)
+  if meta and meta.g then
+    group_run_ended(meta.g, gl and gl.now)
+    group_requeue(seq, meta, true, gl and gl.now)
+    return true
+  end
+  return false
+end
+
+-- After a grouped lease: count the jobs taken from groups running (with their lease tokens in
+-- their groups' rate logs) and out of the grouped pending counts.
+local function group_commit(gl, seqs, tokens)
+  local per, names, prio_n = {}, {}, {}
+  for i, seq in ipairs(seqs) do
+    local s = gl.sel[seq]
+    if s and s[1] ~= '' then
+      local e = per[s[1]]
+      if not e then
+        e = { tokens = {} }
+        per[s[1]] = e
+        names[#names + 1] = s[1]
+      end
+      e.tokens[#e.tokens + 1] = tokens[i]
+      prio_n[s[2]] = (prio_n[s[2]] or 0) + 1
+    end
+  end
+  local set = {}
+  for _, g in ipairs(names) do
+    local st, taken = gl.st[g], per[g].tokens
+    set[#set + 1] = g
+    set[#set + 1] = st.running + #taken
+    if st.rule.m then
+      group_log(g, taken, gl.now, st.rule.d)
+    end
+  end
+  rcall_each('HSET', K_GROUP_RUNNING, set)
+  for p = 0, 9 do
+    if prio_n[p] then
+      group_count(p, -prio_n[p])
+    end
+  end
+end
+
 -- Take a lease on up to `count` pending jobs for worker `wid` ("0" = no worker).
 -- A job handed off to parked workers and still in the wake list is taken in its turn (first
 -- of its priority: its list was empty when it came). A worker left with free slots is marked
@@ -40,6 +270,7 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
   count = allowed
   local hand = parse_hand(rcall('LPOP', K_WAKE))
   promote(now, 1000)
+  local gl = group_lease_start(now)
   local seqs, datas, metas = {}, {}, {}
   local drained, stopped, drain, solo = false, false, false, false
   local last_p = 0
@@ -48,6 +279,9 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
   while #seqs < count and not drained and not stopped do
     local popped, prios = {}, {}
     local need = count - #seqs
+    if gl and gl.on then
+      need, drained = group_pop(gl, need, hand, popped, prios)
+    end
     for p = 0, 9 do
       if need <= 0 then
         break
@@ -107,14 +341,18 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
               rcall('ZREM', K_LEASED, seq)
               rcall('HDEL', K_LEASE_HOLDERS, seq)
             end
-            rcall('LPUSH', pending_key(prios[i]), seq)
+            if not group_put_back(gl, seq, m[i], i, hand and seq == hand.seq) then
+              rcall('LPUSH', pending_key(prios[i]), seq)
+            end
           end
         end
       end
     end
   end
   local more = stopped
-  if not drained and not stopped then
+  if gl and gl.on then
+    more = more or rcall('ZCARD', K_GROUPS_READY) > 0
+  elseif not drained and not stopped then
     -- Lists before the last one popped from were emptied on the way.
     for p = last_p, 9 do
       if rcall('LLEN', pending_key(p)) > 0 then
@@ -141,8 +379,9 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
   if park_ms > 0 and live < count and not drain and not solo then
     rcall('ZADD', K_PARKED, now + park_ms, wid)
   end
+  local group_due = gl and live < count and group_next_due()
   if live == 0 then
-    return 0, drain, 0, 0
+    return 0, drain, 0, 0, group_due
   end
   local base = rcall('INCRBY', K_TOKEN_COUNTER, live) - live
   local deadline = now + lease_ms
@@ -171,11 +410,14 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
   if rate_ms then
     log_lease_starts(now, started, rate_ms)
   end
+  if gl and gl.on then
+    group_commit(gl, seqs, started)
+  end
   emit_jobs('active', seqs, metas, { 'w', wid })
   if limited then
     return live, drain, limited_until, 0
   end
-  return live, drain, 0, 0
+  return live, drain, 0, 0, group_due
 end
 
 -- The head of a lease reply, { now, deadline, next due, drain, paused }, for a lease of
@@ -192,7 +434,8 @@ end
 -- Lease up to `count` jobs for worker `wid` into lease reply `out`: appends per job seq, token,
 -- payload, meta (lease_jobs) and fills in the head's next due, drain and paused.
 local function lease_into(out, count, lease_ms, wid, now, park_ms)
-  local live, drain, limited_until, paused = lease_jobs(count, lease_ms, wid, now, out, park_ms)
+  local live, drain, limited_until, paused, group_due =
+    lease_jobs(count, lease_ms, wid, now, out, park_ms)
   if drain then
     out[4] = 1
   end
@@ -202,5 +445,8 @@ local function lease_into(out, count, lease_ms, wid, now, park_ms)
   elseif live < count then
     -- The next due time matters only to a worker left with free slots.
     out[3] = next_due()
+    if group_due and (out[3] < 0 or group_due < out[3]) then
+      out[3] = group_due
+    end
   end
 end
