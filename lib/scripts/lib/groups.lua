@@ -2,19 +2,27 @@
 -- A grouped job (meta g) waits in its group's zset gp:<group> (K_GROUP_PENDING prefix), never in
 -- a pending list: member its seq, score prio·GROUP_SPAN + its place in line (its seq when new
 -- or put back in front, a fresh seq counter value when put at the back). A group is in the
--- ready set K_GROUPS_READY (score head prio·GROUP_SPAN + turn) when it has pending jobs, is not
--- paused and its limits let it start one more job now; leasing takes the lowest score, one job
--- per group per turn (group_pop, lib/scripts/lib/leasing.lua), so a group's backlog delays
--- another group by at most one turn. The ready score's priority may lag behind a group's head
--- (leasing assumes the next job has the priority of the one it took, and corrects itself when
--- it meets a lower one); a group left empty in the ready set goes at its next turn.
--- K_GROUPS_LIMITED holds the groups waiting for their rate limit (or a RateLimitError) until
--- then; K_GROUP_RUNNING counts each group's jobs in the leased set (hand-offs included);
--- K_GROUPS lists the groups with pending, running or paused state; K_GROUPED_PENDING counts
--- grouped pending jobs per priority (counts()); K_GROUP_LIMITS holds each group's own limits and,
--- under '', the queue's defaults (`groups` option).
+-- ready set K_GROUPS_READY when it has pending jobs, is not paused and its limits let it start
+-- one more job now; its score is its head's prio·GROUP_SPAN + GROUP_TURNS + its turn (from
+-- K_GROUP_TURN_COUNTER; a score below GROUP_TURNS puts a group first in line). Leasing takes
+-- the lowest score, one job per group per turn (group_pop, lib/scripts/lib/leasing.lua), so a
+-- group's backlog delays another group by at most one turn. The ready score's priority may lag
+-- behind a group's head (leasing assumes the next job has the priority of the one it took, and
+-- corrects itself when it meets a lower one); a group left empty in the ready set goes at its
+-- next turn. K_GROUPS_LIMITED holds the groups waiting for their rate limit (or a
+-- RateLimitError) until then; K_GROUP_RUNNING counts each group's jobs in the leased set
+-- (hand-offs included); K_GROUPS lists the groups with pending, running or paused state;
+-- K_GROUPED_PENDING counts grouped pending jobs per priority (counts()); K_GROUP_LIMITS holds
+-- each group's own limits and, under '', the queue's defaults (`groups` option).
 
 local GROUP_SPAN = 1e15
+
+local GROUP_TURNS = 1e5
+
+-- A ready score: priority `prio`, turn `turn`.
+local function group_score(prio, turn)
+  return int(prio * GROUP_SPAN + GROUP_TURNS + turn)
+end
 
 -- A group's pending zset.
 local function group_key(g)
@@ -154,7 +162,7 @@ local function group_refresh(g, now)
   local prio = math.floor(tonumber(head[2]) / GROUP_SPAN)
   if not score then
     local turn = rcall('INCR', K_GROUP_TURN_COUNTER)
-    rcall('ZADD', K_GROUPS_READY, int(prio * GROUP_SPAN + turn), g)
+    rcall('ZADD', K_GROUPS_READY, group_score(prio, turn), g)
   elseif math.floor(tonumber(score) / GROUP_SPAN) ~= prio then
     -- Its head's priority changed: same turn, at that priority.
     rcall('ZADD', K_GROUPS_READY, int(prio * GROUP_SPAN + tonumber(score) % GROUP_SPAN), g)

@@ -46,7 +46,7 @@ local function group_lease_start(now)
     gl.ug = p
     if not us then
       local turn = rcall('INCR', K_GROUP_TURN_COUNTER)
-      rcall('ZADD', K_GROUPS_READY, int(p * GROUP_SPAN + turn), '')
+      rcall('ZADD', K_GROUPS_READY, group_score(p, turn), '')
     elseif math.floor(tonumber(us) / GROUP_SPAN) ~= p then
       rcall('ZADD', K_GROUPS_READY, int(p * GROUP_SPAN + tonumber(us) % GROUP_SPAN), '')
     end
@@ -154,7 +154,7 @@ local function group_pop(gl, need, hand, popped, prios)
         elseif math.floor(tonumber(r[2]) / GROUP_SPAN) > level then
           -- Its score was ahead of its head's priority: back, and the group at that priority.
           rcall('ZADD', group_key(g), r[2], r[1])
-          keep = math.floor(tonumber(r[2]) / GROUP_SPAN) * GROUP_SPAN + scores[i] % GROUP_SPAN
+          keep = int(math.floor(tonumber(r[2]) / GROUP_SPAN) * GROUP_SPAN + scores[i] % GROUP_SPAN)
         else
           seq, p = r[1], math.floor(tonumber(r[2]) / GROUP_SPAN)
           gl.sel[seq] = { g, p, r[2] }
@@ -168,13 +168,13 @@ local function group_pop(gl, need, hand, popped, prios)
         st.room = st.room - 1
         need = need - 1
         if nxt and st.room > 0 then
-          keep = nxt * GROUP_SPAN + turn + i
+          keep = group_score(nxt, turn + i)
         elseif nxt and st.at > 0 then
           rcall('ZADD', K_GROUPS_LIMITED, 'GT', st.at, g)
         end
       end
       if keep then
-        zadd[#zadd + 1] = int(keep)
+        zadd[#zadd + 1] = keep
         zadd[#zadd + 1] = g
       else
         zrem[#zrem + 1] = g

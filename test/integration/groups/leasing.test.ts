@@ -16,7 +16,10 @@ const take = async (q: WorkQueue<Data>, count: number) =>
 const bulk = (group: string | undefined, n: number, from = 0, priority?: number) =>
   Array.from({ length: n }, (_, k) => ({
     data: { g: group, i: from + k },
-    opts: { ...(group === undefined ? {} : { group }), ...(priority === undefined ? {} : { priority }) },
+    opts: {
+      ...(group === undefined ? {} : { group }),
+      ...(priority === undefined ? {} : { priority }),
+    },
   }));
 
 describe('round robin across groups', () => {
