@@ -205,7 +205,7 @@ for j = 0, count - 1 do
       meta_args[#meta_args + 1] = seq
       meta_args[#meta_args + 1] = meta
     end
-    local g = group_of(meta)
+    local g = meta_group(meta)
     any_group = any_group or g ~= nil
     local due = nil
     local kind = string.sub(sched, 1, 1)

@@ -40,7 +40,7 @@ for j = 1, count do
   if meta ~= '' then
     meta_args[#meta_args + 1] = seq
     meta_args[#meta_args + 1] = meta
-    g = group_of(meta)
+    g = meta_group(meta)
   end
   if now and not hand and (not g or group_may_hand(g, gpend, now)) then
     hand = { seq, payload, meta, prio, g }

@@ -23,6 +23,7 @@ import { measureAddConcurrent } from './rows/concurrent-add.js';
 import { measureFirstJob } from './rows/first-job.js';
 import { measureMemory } from './rows/memory.js';
 import { measureScale } from './rows/scale.js';
+import { measureFairness, measureGroups } from './rows/groups.js';
 import { errorText, info, quantile, sleep } from './util.js';
 
 async function measureAdd(adapter: Adapter, p: ChildParams, bulk: boolean): Promise<ChildResult> {
@@ -158,6 +159,10 @@ async function main(): Promise<ChildResult> {
       return measureMemory(adapter, p);
     case 'scale':
       return measureScale(adapter, p);
+    case 'groups':
+      return measureGroups(adapter, p);
+    case 'fairness':
+      return measureFairness(adapter, p);
   }
 }
 

@@ -31,6 +31,8 @@ export const GROUPS = [
   'firstJob',
   'memory',
   'scale',
+  'groups',
+  'fairness',
 ] as const;
 export type Group = (typeof GROUPS)[number];
 

@@ -10,6 +10,7 @@ import { concurrentAddPlan } from './rows/concurrent-add.js';
 import { firstJobPlan } from './rows/first-job.js';
 import { memoryPlan } from './rows/memory.js';
 import { scalePlan } from './rows/scale.js';
+import { groupsPlan } from './rows/groups.js';
 import { baseParams, type Measurement, type RowSpec, type Target } from './row.js';
 
 /** Libraries that can take part in a failing-and-retrying workload (not the floors). */
@@ -22,6 +23,7 @@ export function plan(s: Settings): { measurements: Measurement[]; specs: RowSpec
     firstJobPlan(s),
     memoryPlan(s),
     scalePlan(s),
+    groupsPlan(s),
   ];
   const wanted = (g: Group) => s.only.includes(g);
   const specs = parts.flatMap((p) => p.rows).filter((r) => wanted(r.group));

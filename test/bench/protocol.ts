@@ -28,7 +28,9 @@ export type ChildKind =
   | 'addConcurrent'
   | 'firstJob'
   | 'memory'
-  | 'scale';
+  | 'scale'
+  | 'groups'
+  | 'fairness';
 export const CHILD_KINDS: readonly ChildKind[] = [
   'add',
   'addBulk',
@@ -39,6 +41,8 @@ export const CHILD_KINDS: readonly ChildKind[] = [
   'firstJob',
   'memory',
   'scale',
+  'groups',
+  'fairness',
 ];
 
 export interface ChildParams {
@@ -66,6 +70,8 @@ export interface ChildParams {
   callers?: number;
   /** memory: idle workers started (each on its own queue, at `concurrency`). */
   workers?: number;
+  /** groups: active groups the grouped run spreads its jobs over. */
+  groups?: number;
 }
 
 export interface ChildResult {
@@ -107,6 +113,14 @@ export interface ChildResult {
   addPerSec?: number;
   drainPerSec?: number;
   bytesPerJob?: number;
+  /** groups: c=50 jobs/s ungrouped and over `groups` active groups (same run), their ratio. */
+  ungroupedPerSec?: number;
+  groupedPerSec?: number;
+  groupedRatio?: number;
+  /** groups: the same, ungrouped jobs with a name each (metadata without a group). */
+  namedPerSec?: number;
+  /** groups: Redis used_memory per waiting grouped job. */
+  groupedBytesPerJob?: number;
 }
 
 export interface ChildFailure {

@@ -81,9 +81,11 @@ local function emit_jobs(kind, seqs, raws, head)
     local run = {}
     for j = i, math.min(i + 499, #seqs) do
       local id, raw, g = seqs[j], raws and raws[j], nil
-      if raw and (string.find(raw, '"i":', 1, true) or string.find(raw, '"g":', 1, true)) then
+      if raw and string.find(raw, '"i":', 1, true) then
         local meta = decode_meta(raw)
         id, g = meta.i or id, meta.g
+      elseif raw then
+        g = meta_group(raw)
       end
       if g or string.find(id, ' ', 1, true) then
         if #run > 0 then

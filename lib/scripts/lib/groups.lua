@@ -19,9 +19,10 @@ local GROUP_SPAN = 1e15
 
 local GROUP_TURNS = 1e5
 
--- A ready score: priority `prio`, turn `turn`.
+-- A ready score: priority `prio`, turn `turn` (a number: Redis formats it with %.17g, exact
+-- for these integers).
 local function group_score(prio, turn)
-  return int(prio * GROUP_SPAN + GROUP_TURNS + turn)
+  return prio * GROUP_SPAN + GROUP_TURNS + turn
 end
 
 -- A group's pending zset.
@@ -32,14 +33,6 @@ end
 -- A group's rate log.
 local function group_rate_key(g)
   return K_GROUP_RATE .. ':' .. g
-end
-
--- The group of a job from its stored meta JSON (a cheap test before decoding), or nil.
-local function group_of(raw)
-  if raw and string.find(raw, '"g":', 1, true) then
-    return decode_meta(raw).g
-  end
-  return nil
 end
 
 -- Add `n` to the grouped pending count of priority p (the field goes at 0).
@@ -278,17 +271,18 @@ local function group_runs_ended(gs, now)
     n[g] = n[g] + 1
   end
   local running = hmget(K_GROUP_RUNNING, names)
-  local set = {}
+  local set, idle = {}, {}
   for i, g in ipairs(names) do
     local left = (tonumber(running[i]) or 0) - n[g]
     if left > 0 then
       set[#set + 1] = g
       set[#set + 1] = left
     else
-      rcall('HDEL', K_GROUP_RUNNING, g)
+      idle[#idle + 1] = g
     end
   end
   rcall_each('HSET', K_GROUP_RUNNING, set)
+  rcall_each('HDEL', K_GROUP_RUNNING, idle)
   local became = false
   for i = 1, #names, CHUNK do
     local part = { unpack(names, i, math.min(i + CHUNK - 1, #names)) }

@@ -29,6 +29,7 @@ local function group_lease_start(now)
     group_refresh(g, now)
   end
   local gl = { now = now, on = false, st = {}, sel = {}, ug = 10 }
+  gl.limits = rcall('EXISTS', K_GROUP_LIMITS) == 1
   local n = rcall('ZCARD', K_GROUPS_READY)
   local us = rcall('ZSCORE', K_GROUPS_READY, '')
   if us then
@@ -72,10 +73,10 @@ local function group_load(gl, round)
   if #new == 0 then
     return
   end
-  local rules = group_rules(new)
+  local rules = gl.limits and group_rules(new) or {}
   local running = hmget(K_GROUP_RUNNING, new)
   for i, g in ipairs(new) do
-    local rule, run = rules[g], tonumber(running[i]) or 0
+    local rule, run = rules[g] or {}, tonumber(running[i]) or 0
     local room, at = 1e9, 0
     if rule.c or rule.m then
       room, at = group_room(g, rule, run, gl.now)
@@ -124,13 +125,15 @@ local function group_pop(gl, need, hand, popped, prios)
       return 0, true
     end
     local level = math.floor(tonumber(head[2]) / GROUP_SPAN)
+    local bound = (level + 1) * GROUP_SPAN
     local round, scores = {}, {}
     for i = 1, #head, 2 do
-      if math.floor(tonumber(head[i + 1]) / GROUP_SPAN) > level then
+      local score = tonumber(head[i + 1])
+      if score >= bound then
         break
       end
       round[#round + 1] = head[i]
-      scores[#round] = tonumber(head[i + 1])
+      scores[#round] = score
     end
     group_load(gl, round)
     local turn = rcall('INCRBY', K_GROUP_TURN_COUNTER, #round) - #round
@@ -192,7 +195,7 @@ end
 -- job: the caller puts it back in its list.
 local function group_put_back(gl, seq, raw, i, was_hand)
   local s = gl and gl.sel[seq]
-  if s and s[1] ~= '' then
+  if s then
     local g = s[1]
     rcall('ZADD', group_key(g), s[3], seq)
     gl.sel[seq] = nil
@@ -202,8 +205,8 @@ local function group_put_back(gl, seq, raw, i, was_hand)
     end
     return true
   end
-  local meta = was_hand and raw and string.find(raw, '"g":', 1, true) and decode_meta(raw)
-  if meta and meta.g then
+  local meta = was_hand and raw and meta_group(raw) and decode_meta(raw)
+  if meta then
     group_run_ended(meta.g, gl and gl.now)
     group_requeue(seq, meta, true, gl and gl.now)
     return true
@@ -214,28 +217,27 @@ end
 -- After a grouped lease: count the jobs taken from groups running (with their lease tokens in
 -- their groups' rate logs) and out of the grouped pending counts.
 local function group_commit(gl, seqs, tokens)
-  local per, names, prio_n = {}, {}, {}
+  local taken, names, prio_n = {}, {}, {}
   for i, seq in ipairs(seqs) do
     local s = gl.sel[seq]
-    if s and s[1] ~= '' then
-      local e = per[s[1]]
-      if not e then
-        e = { tokens = {} }
-        per[s[1]] = e
-        names[#names + 1] = s[1]
+    if s then
+      local g = s[1]
+      local n = taken[g]
+      if not n then
+        names[#names + 1] = g
+        n = 0
       end
-      e.tokens[#e.tokens + 1] = tokens[i]
+      taken[g] = n + 1
       prio_n[s[2]] = (prio_n[s[2]] or 0) + 1
+      if gl.st[g].rule.m then
+        group_log(g, { tokens[i] }, gl.now, gl.st[g].rule.d)
+      end
     end
   end
   local set = {}
   for _, g in ipairs(names) do
-    local st, taken = gl.st[g], per[g].tokens
     set[#set + 1] = g
-    set[#set + 1] = st.running + #taken
-    if st.rule.m then
-      group_log(g, taken, gl.now, st.rule.d)
-    end
+    set[#set + 1] = gl.st[g].running + taken[g]
   end
   rcall_each('HSET', K_GROUP_RUNNING, set)
   for p = 0, 9 do

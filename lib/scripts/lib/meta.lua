@@ -55,6 +55,19 @@ local function decode_meta(s)
   return meta
 end
 
+-- The group (meta g) in stored meta JSON `raw`, or nil; read without decoding when it is written
+-- plainly (no escapes in the name), as the queue writes it: the hot paths look at it per job.
+local function meta_group(raw)
+  if not string.find(raw, '"g":', 1, true) then
+    return nil
+  end
+  local g = string.match(raw, '"g":"([^"\\]*)"')
+  if g then
+    return g ~= '' and g or nil
+  end
+  return decode_meta(raw).g
+end
+
 local function save_meta(seq, meta)
   if next(meta) ~= nil then
     rcall('HSET', K_META, seq, cjson.encode(meta))

@@ -23,8 +23,15 @@ export function create(config: AdapterConfig): Adapter {
         add: async (data) => {
           await queue.add(data);
         },
-        addBulk: async (data) => {
-          await queue.addBulk(data.map((d) => ({ data: d })));
+        addBulk: async (data, groupOf, named) => {
+          await queue.addBulk(
+            groupOf
+              ? data.map((d) => ({
+                  data: d,
+                  opts: named ? { name: groupOf(d) } : { group: groupOf(d) },
+                }))
+              : data.map((d) => ({ data: d })),
+          );
         },
         close: async () => {
           await redis.quit();

@@ -48,8 +48,16 @@ export interface Producer {
   ready(): Promise<void>;
   /** Add one job (one `add` / `createJob().save()` call). */
   add(data: JobData): Promise<void>;
-  /** Add many jobs in one call (`addBulk` / `saveAll`). */
-  addBulk(data: readonly JobData[]): Promise<void>;
+  /**
+   * Add many jobs in one call (`addBulk` / `saveAll`). `groupOf`: each job's group, for the
+   * libraries that have groups (ours; the others add the jobs ungrouped: rows/groups.ts);
+   * `named`: ours gives each job a name instead (metadata without a group, the reference).
+   */
+  addBulk(
+    data: readonly JobData[],
+    groupOf?: (d: JobData) => string,
+    named?: boolean,
+  ): Promise<void>;
   close(): Promise<void>;
 }
 

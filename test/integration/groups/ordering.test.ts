@@ -32,7 +32,7 @@ describe('concurrency 1 per group: an ordering key', () => {
       events: { maxLen: 1_000_000 },
     };
     const q = fx.queue<{ g: number; i: number }>(options);
-    const jobs = [];
+    const jobs: Array<{ data: { g: number; i: number }; opts: { group: string } }> = [];
     // Interleaved adds: job i of every group, then job i + 1 of every group, ...
     for (let i = 0; i < PER_GROUP; i++)
       for (let g = 0; g < GROUPS; g++) jobs.push({ data: { g, i }, opts: { group: `g${g}` } });
