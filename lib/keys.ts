@@ -173,6 +173,8 @@ export interface QueueKeys {
   dataBucketNamed(b: string): string;
   /** The set of the payload buckets that exist (bucket numbers). */
   readonly dataBuckets: string;
+  /** A group's pending zset (docs/groups.md). */
+  groupPending(group: string): string;
   readonly workers: string;
   readonly leased: string;
   readonly delayed: string;
@@ -215,6 +217,7 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
     dataBucket: (seq) => `${key('data')}:${dataBucketOf(String(seq))}`,
     dataBucketNamed: (b) => `${key('data')}:${b}`,
     dataBuckets: key('dataBuckets'),
+    groupPending: (group) => `${key('groupPending')}:${group}`,
     workers: key('workers'),
     leased: key('leased'),
     delayed: key('delayed'),

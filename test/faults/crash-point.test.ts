@@ -289,7 +289,7 @@ const OPS: Op[] = [
   { name: 'worker: leave', run: (q, s) => q.deregisterWorker(s.worker) },
   // Groups (lib/scripts/lib/groups.lua): every script that changes a group's state.
   {
-    name: 'add (grouped: add_plain.lua)',
+    name: 'add (grouped: add.lua)',
     run: (q) => q.addBulk([{ data: 'g', opts: { group: 'C' } }, { data: 'h' }]),
   },
   {
