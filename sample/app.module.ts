@@ -12,6 +12,9 @@ import { MetricsController } from './metrics.controller.js';
 import { QueuesController } from './queues.controller.js';
 import { ResultsController } from './results.controller.js';
 import { SchedulesController } from './schedules.controller.js';
+import { TenantProcessor } from './tenant.processor.js';
+import { TENANT_GROUPS, TENANTS } from './tenants.js';
+import { TenantsController } from './tenants.controller.js';
 
 export interface SampleOptions {
   redisUrl: string;
@@ -59,11 +62,14 @@ export class AppModule {
             { id: 'digest', every: 60_000, name: 'digest', data: { to: 'team@example.com' } },
           ],
         }),
+        // Jobs of many customers: fair turns, one at a time and 20/s per customer (docs/groups.md).
+        WorkQueueModule.registerQueue({ name: TENANTS, groups: TENANT_GROUPS }),
         TerminusModule,
         WorkQueueMetricsModule.forRoot(),
       ],
       controllers: [
         JobsController,
+        TenantsController,
         SchedulesController,
         HealthController,
         MetricsController,
@@ -71,7 +77,7 @@ export class AppModule {
         QueuesController,
         ResultsController,
       ],
-      providers: [EmailProcessor, WorkQueueHealthIndicator, EmailEventsListener],
+      providers: [EmailProcessor, TenantProcessor, WorkQueueHealthIndicator, EmailEventsListener],
     };
   }
 }
