@@ -83,14 +83,16 @@ for j = 1, count do
   elseif tokens[j] == token .. ':' .. wid then
     mine[#mine + 1] = seq
     ok = 1
-    if metas[j] then
+    -- Meta decoded only for a caller id (the hot path); the group is read without decoding.
+    if metas[j] and string.find(metas[j], '"i":', 1, true) then
       meta = decode_meta(metas[j])
       if meta.i then
         keep_taken(meta.i, seq, now, window, meta.t == 1)
       end
-      if meta.g then
-        ended[#ended + 1] = meta.g
-      end
+    end
+    local g = metas[j] and meta_group(metas[j])
+    if g then
+      ended[#ended + 1] = g
     end
   elseif data_has(seq) then
     meta = decode_meta(metas[j])

@@ -44,7 +44,10 @@ export function create(config: AdapterConfig): Adapter {
       const worker = new Worker<JobData, void>(
         queue,
         (job) => opts.handler(job.data, job.attempt === 1),
-        { concurrency: opts.concurrency },
+        {
+          concurrency: opts.concurrency,
+          ...(opts.prefetch === undefined ? {} : { prefetch: opts.prefetch }),
+        },
       );
       worker.on('completed', () => opts.onCompleted());
       worker.on('failed', () => opts.onFailed?.());

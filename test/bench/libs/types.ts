@@ -63,6 +63,11 @@ export interface Producer {
 
 export interface ConsumeOptions {
   concurrency: number;
+  /**
+   * Jobs a worker may hold leased beyond its free slots (ours: the `prefetch` option; the others
+   * take a job only for a free slot). Default: each library's own.
+   */
+  prefetch?: number;
   /** The job handler; throwing fails the attempt. `firstAttempt` is false on a retry. */
   handler: (data: JobData, firstAttempt: boolean) => void | Promise<void>;
   /** Called once per job whose success the library has recorded in Redis. */

@@ -4,9 +4,10 @@
  *   `groups` (1 000) groups, then (the reference for what metadata alone costs) ungrouped with a
  *   name each, in the same child (same Redis, same JIT state): jobs/s of each, grouped over
  *   ungrouped, and Redis bytes per waiting grouped job (used_memory over the grouped fill).
- * - fairness: group A has 20 000 waiting jobs and one worker at c=5 runs them; once 200 have
- *   started, group B adds 10. The figure: how many of A's jobs started after B's add and before
- *   B's last job started (BullMQ has no groups: B waits behind A's backlog).
+ * - fairness: group A has 20 000 waiting jobs and one worker at c=5 (ours: prefetch 0, so a
+ *   handler's start is its lease) runs them; once 200 have started, group B adds 10. The figure:
+ *   how many of A's jobs started after B's add and before B's last job started (BullMQ has no
+ *   groups: B waits behind A's backlog).
  */
 import { Redis } from 'ioredis';
 import { addInChunks, completionCounter, onError, payloads, QUEUE } from '../jobs.js';
@@ -112,8 +113,10 @@ export async function measureFairness(adapter: Adapter, p: ChildParams): Promise
   const lateDone = new Promise<void>((r) => (allLate = r));
   let warmed!: () => void;
   const warm = new Promise<void>((r) => (warmed = r));
+  // Prefetch 0: a handler's start is its lease (the others take a job only for a free slot).
   const consumer = await adapter.consumer(QUEUE, {
     concurrency: 5,
+    prefetch: 0,
     handler: (d) => {
       started.push(d.i);
       if (started.length === 200) warmed();
@@ -219,7 +222,7 @@ export function groupsPlan(s: Settings): RowPlan {
       },
       {
         id: 'fairness',
-        figure: `fairness: A's jobs started before B's ${FAIR_LATE} (added behind A's ${FAIR_BACKLOG.toLocaleString('en-US')}; c=5)`,
+        figure: `fairness: A's jobs started before B's ${FAIR_LATE} (added behind A's ${FAIR_BACKLOG.toLocaleString('en-US')}; c=5, no prefetch)`,
         group: 'fairness',
         unit: 'jobs',
         better: 'lower',

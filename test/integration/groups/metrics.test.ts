@@ -17,7 +17,7 @@ const worker = workersClosedAfterEach();
 
 describe('metrics by group', () => {
   it.each([true, false])('groupLabel %s', async (groupLabel) => {
-    const q = fx.queue<string>();
+    const q = fx.queue();
     const registry = new Registry();
     const w = worker(q, async () => undefined, { concurrency: 4 });
     const metrics = registerQueueMetrics(registry, { workers: [w], groupLabel });
