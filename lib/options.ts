@@ -105,7 +105,9 @@ export const MAX_GROUP_BYTES = 256;
 export function checkGroupName(what: string, v: unknown, problems: string[]): void {
   if (typeof v !== 'string' || v.length === 0 || Buffer.byteLength(v) > MAX_GROUP_BYTES) {
     const got = typeof v === 'string' ? `${Buffer.byteLength(v)} bytes` : JSON.stringify(v);
-    problems.push(`${what} must be a non-empty string of at most ${MAX_GROUP_BYTES} bytes, got ${got}`);
+    problems.push(
+      `${what} must be a non-empty string of at most ${MAX_GROUP_BYTES} bytes, got ${got}`,
+    );
   }
 }
 
@@ -131,7 +133,8 @@ export function checkGroupOptions(what: string, g: unknown, problems: string[]):
   for (const k of Object.keys(rest)) {
     problems.push(`${what}: unknown option ${JSON.stringify(k)}; known: concurrency, limiter`);
   }
-  if (concurrency !== undefined) checkGroupConcurrency(`${what}.concurrency`, concurrency, problems);
+  if (concurrency !== undefined)
+    checkGroupConcurrency(`${what}.concurrency`, concurrency, problems);
   if (limiter !== undefined) checkRateLimit(`${what}.limiter`, limiter, problems);
 }
 

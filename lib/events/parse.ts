@@ -35,11 +35,7 @@ export function parseEntry(eventId: string, fields: readonly string[]): QueueEve
   return out;
 }
 
-function toEvent(
-  kind: string,
-  f: Record<string, string>,
-  base: EventBase,
-): QueueEvent | undefined {
+function toEvent(kind: string, f: Record<string, string>, base: EventBase): QueueEvent | undefined {
   switch (kind) {
     case 'added':
     case 'delayed':

@@ -10,7 +10,7 @@
  *   groups: B waits behind A's backlog).
  */
 import { Redis } from 'ioredis';
-import { addInChunks, completionCounter, onError, payloads, QUEUE } from '../jobs.js';
+import { completionCounter, onError, payloads, QUEUE } from '../jobs.js';
 import type { Adapter, JobData } from '../libs/types.js';
 import type { ChildParams, ChildResult } from '../protocol.js';
 import type { Settings } from '../options.js';
