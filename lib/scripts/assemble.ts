@@ -47,6 +47,8 @@ const LIBRARY_ORDER = [
   'reclaim',
   'flow_control',
   'adding',
+  'group_adding',
+  'group_leasing',
   'leasing',
 ];
 

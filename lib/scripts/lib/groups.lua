@@ -5,8 +5,8 @@
 -- ready set K_GROUPS_READY when it has pending jobs, is not paused and its limits let it start
 -- one more job now; its score is its head's prio·GROUP_SPAN + GROUP_TURNS + its turn (from
 -- K_GROUP_TURN_COUNTER; a score below GROUP_TURNS puts a group first in line). Leasing takes
--- the lowest score, one job per group per turn (group_pop, lib/scripts/lib/leasing.lua), so a
--- group's backlog delays another group by at most one turn. The ready score's priority may lag
+-- the lowest score, one job per group per turn (group_pop in lib/scripts/lib/group_leasing.lua),
+-- so a group's backlog delays another group by at most one turn. The ready score's priority may lag
 -- behind a group's head (leasing assumes the next job has the priority of the one it took, and
 -- corrects itself when it meets a lower one); a group left empty in the ready set goes at its
 -- next turn. K_GROUPS_LIMITED holds the groups waiting for their rate limit (or a
@@ -202,59 +202,6 @@ local function group_requeue(seq, meta, front, now)
   return group_place(meta.g, { int(prio_of(meta) * GROUP_SPAN + place), seq }, now)
 end
 
--- Note grouped job seq (priority prio) for group_push, in order.
-local function group_pend(gpend, g, prio, seq)
-  local z = gpend[g]
-  if not z then
-    z = {}
-    gpend[g] = z
-    gpend[#gpend + 1] = g
-  end
-  z[#z + 1] = int(tonumber(prio) * GROUP_SPAN + tonumber(seq))
-  z[#z + 1] = seq
-end
-
--- Place the noted grouped jobs in their groups; true when one of those groups is ready.
-local function group_push(gpend, now)
-  local ready = false
-  for _, g in ipairs(gpend) do
-    if group_place(g, gpend[g], now) then
-      ready = true
-    end
-  end
-  return ready
-end
-
--- Whether a new job of group g may be handed off to a parked worker at `now`: nothing of the
--- group waits before it (`gpend`: the grouped jobs its add call placed before it), the group is
--- not paused nor held, and its limits allow one more start.
-local function group_may_hand(g, gpend, now)
-  if gpend[g] or rcall('EXISTS', group_key(g)) == 1 then
-    return false
-  end
-  if rcall('SISMEMBER', K_GROUPS_PAUSED, g) == 1 then
-    return false
-  end
-  if (tonumber(rcall('ZSCORE', K_GROUPS_LIMITED, g)) or 0) > now then
-    return false
-  end
-  local rule = group_rules({ g })[g]
-  if not (rule.c or rule.m) then
-    return true
-  end
-  return group_room(g, rule, tonumber(rcall('HGET', K_GROUP_RUNNING, g)) or 0, now) > 0
-end
-
--- A job of group g was leased to be handed off (lease token `token`): it runs in its group.
-local function group_handed(g, token, now)
-  rcall('HINCRBY', K_GROUP_RUNNING, g, 1)
-  rcall('ZADD', K_GROUPS, 0, g)
-  local rule = group_rules({ g })[g]
-  if rule.m then
-    group_log(g, { token }, now, rule.d)
-  end
-end
-
 -- Jobs of groups `gs` (a name per job) left the leased set: their runs ended. A group that was
 -- not ready may be now (room freed: a worker is woken); one with nothing left is forgotten.
 -- Returns true when one of them became ready.
@@ -337,9 +284,4 @@ local function group_rate_limited(seq, meta, hold_ms)
   group_run_ended(meta.g, now)
   group_requeue(seq, meta, true, now)
   return tonumber(rcall('ZSCORE', K_GROUPS_LIMITED, meta.g))
-end
-
--- The earliest time a group held by its rate limit may start a job again (nil: none is held).
-local function group_next_due()
-  return tonumber(rcall('ZRANGE', K_GROUPS_LIMITED, 0, 0, 'WITHSCORES')[2])
 end

@@ -3,7 +3,6 @@ import fc from 'fast-check';
 import {
   Add,
   Cancel,
-  GroupAdmin,
   Complete,
   CompleteBatch,
   Extend,
@@ -15,6 +14,7 @@ import {
   type Step,
 } from './commands.js';
 import { Death } from './death.js';
+import { GroupAdmin } from './group-steps.js';
 import { Advance, Clean, Repair } from './maintenance.js';
 import type { AddSpec } from './model.js';
 

@@ -2,7 +2,7 @@
  * The groups of the reference model (test/support/model/model.ts): each group's pending jobs in
  * order, the round robin of ready groups with its turns, running counts, per-group concurrency,
  * pause, the listing — kept as lib/scripts/lib/groups.lua and the grouped branch of lease_jobs
- * (lib/scripts/lib/leasing.lua) keep them, step for step, so the keys can be compared entry for
+ * (lib/scripts/lib/group_leasing.lua) keep them, step for step, so the keys can be compared entry for
  * entry. Rate limits are not modelled (they depend on Redis time: see the integration tests).
  */
 

@@ -2,7 +2,8 @@
 import { expect } from '@jest/globals';
 import { waitFor } from '../wait.js';
 import { redisTime, type Real } from './check.js';
-import { Checked, GroupAdmin, LeaseStep } from './commands.js';
+import { Checked, LeaseStep } from './commands.js';
+import { GroupAdmin } from './group-steps.js';
 import type { CleanCounts, Model } from './model.js';
 
 /**

@@ -10,6 +10,7 @@ import type { Lease } from '../../../lib/index.js';
 import type { AddSpec, CleanCounts, Leased, ModelJob, Payload, State } from './types.js';
 import { MODEL_QUEUE } from './types.js';
 import { Groups } from './groups.js';
+import { leaseFromGroups } from './group-lease.js';
 
 export * from './types.js';
 
@@ -200,7 +201,13 @@ export class Model {
   lease(count: number, now: number, holds = false): string[] {
     this.promote(now);
     const gl = this.groups.leaseStart(this.lists);
-    if (gl?.on) return this.leaseGrouped(gl, count, holds);
+    if (gl?.on) {
+      const taken = leaseFromGroups(this.groups, gl, count, holds, this.lists, (s) =>
+        this.jobs.get(s),
+      );
+      for (const seq of taken) this.setState(this.jobs.get(seq)!, 'leased');
+      return taken;
+    }
     const out: string[] = [];
     let stopped = false;
     for (const list of this.lists) {
@@ -216,50 +223,6 @@ export class Model {
       }
     }
     for (const seq of out) this.setState(this.jobs.get(seq)!, 'leased');
-    return out;
-  }
-
-  /**
-   * lease() while a group is ready: the grouped branch of lease_jobs, batch by batch (group_pop),
-   * each batch checked for tombstones and suspects as lease_jobs does.
-   */
-  private leaseGrouped(
-    gl: NonNullable<ReturnType<Groups['leaseStart']>>,
-    count: number,
-    holds: boolean,
-  ): string[] {
-    const out: string[] = [];
-    let stopped = false;
-    let drained = false;
-    while (out.length < count && !drained && !stopped) {
-      const popped: Array<[string, number]> = [];
-      this.groups.pop(gl, count - out.length, this.lists, popped);
-      if (popped.length < count - out.length) drained = popped.length === 0;
-      const left: Array<[string, number] | null> = [...popped];
-      popped.forEach(([seq], i) => {
-        const job = this.jobs.get(seq);
-        if (stopped) return;
-        if (job?.suspect) {
-          if (out.length === 0 && !holds) {
-            out.push(seq);
-            left[i] = null;
-          }
-          stopped = true;
-        } else {
-          if (job) out.push(seq); // else a tombstone: dropped
-          left[i] = null;
-        }
-      });
-      if (stopped) {
-        for (let i = left.length - 1; i >= 0; i--) {
-          const e = left[i];
-          if (e && !this.groups.putBack(gl, e[0], i + 1)) this.lists[e[1]]!.unshift(e[0]);
-        }
-      }
-      if (popped.length === 0) break;
-    }
-    for (const seq of out) this.setState(this.jobs.get(seq)!, 'leased');
-    this.groups.commit(gl, out);
     return out;
   }
 
