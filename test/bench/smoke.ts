@@ -40,6 +40,12 @@ const ROW_IDS = [
   'scaleTakeBig',
   'scaleBytesBase',
   'scaleBytesBig',
+  'groupsUngrouped',
+  'groupsGrouped',
+  'groupsNamed',
+  'groupsRatio',
+  'groupsBytes',
+  'fairness',
 ];
 const ARGS = [
   '--quick',

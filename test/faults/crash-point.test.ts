@@ -186,8 +186,12 @@ async function snapshot(q: WorkQueue<unknown>): Promise<Record<string, unknown>>
     } else if (type === 'zset') {
       const flat = await admin.zrange(key, '0', '-1', 'WITHSCORES');
       const pairs: string[] = [];
+      // Scores that are not times (groups: places in line, turns; the list of groups) as stored.
+      const untimed = part.startsWith('gp:') || part === 'gq' || part === 'ga';
       for (let i = 0; i < flat.length; i += 2)
-        pairs.push(`${flat[i]}@${Math.round((Number(flat[i + 1]) - now) / 10_000)}`);
+        pairs.push(
+          `${flat[i]}@${untimed ? flat[i + 1] : Math.round((Number(flat[i + 1]) - now) / 10_000)}`,
+        );
       out[part] = pairs.sort();
     } else out[part] = type;
   }
