@@ -74,6 +74,39 @@ export const KEY_TABLE = {
     part: 'rl',
     doc: 'rate log zset (lease token -> leased at ms, the last window only)',
   },
+  // Groups (docs/groups.md; lib/scripts/lib/groups.lua). Per-group keys are named in Lua from a
+  // prefix passed in KEYS (gp:<group>, gr:<group>): they share the queue's hash tag, so its slot.
+  groupPending: {
+    part: 'gp',
+    doc: "group pending zsets gp:<group> (seq -> prio·1e15 + place in line; the group's waiting jobs)",
+  },
+  groupsReady: {
+    part: 'gq',
+    doc: "ready groups zset (group -> head prio·1e15 + turn; '' = the ungrouped lists)",
+  },
+  groupTurnCounter: { part: 'gt', doc: 'group turn counter (the last turn given)' },
+  groupRunning: { part: 'gn', doc: 'group running hash (group -> jobs leased)' },
+  groupLimits: {
+    part: 'gl',
+    doc: "group limits hash (group -> JSON c concurrency, m/d rate max per d ms; '' = the queue's defaults)",
+  },
+  groupsLimited: {
+    part: 'gw',
+    doc: 'rate-limited groups zset (group -> no leases until ms)',
+  },
+  groupRate: {
+    part: 'gr',
+    doc: 'group rate logs gr:<group> (zsets lease token -> leased at ms, the last window only)',
+  },
+  groupsPaused: { part: 'gz', doc: 'paused groups set' },
+  groups: {
+    part: 'ga',
+    doc: 'groups zset (groups with pending, running or paused state, all scores 0: listed by name)',
+  },
+  groupedPending: {
+    part: 'gc',
+    doc: 'grouped pending counts hash (priority -> grouped jobs pending)',
+  },
   workerLeases: { part: 'wl:', doc: "the calling worker's lease set (seqs)", per: 'worker' },
   workerHandoffs: { part: 'hx:', doc: "the calling worker's hand-off list", per: 'worker' },
   addCallRecords: {
@@ -140,6 +173,8 @@ export interface QueueKeys {
   dataBucketNamed(b: string): string;
   /** The set of the payload buckets that exist (bucket numbers). */
   readonly dataBuckets: string;
+  /** A group's pending zset (docs/groups.md). */
+  groupPending(group: string): string;
   readonly workers: string;
   readonly leased: string;
   readonly delayed: string;
@@ -182,6 +217,7 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
     dataBucket: (seq) => `${key('data')}:${dataBucketOf(String(seq))}`,
     dataBucketNamed: (b) => `${key('data')}:${b}`,
     dataBuckets: key('dataBuckets'),
+    groupPending: (group) => `${key('groupPending')}:${group}`,
     workers: key('workers'),
     leased: key('leased'),
     delayed: key('delayed'),

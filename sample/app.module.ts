@@ -15,6 +15,9 @@ import { REPORTS } from './reports.js';
 import { ReportsController } from './reports.controller.js';
 import { ResultsController } from './results.controller.js';
 import { SchedulesController } from './schedules.controller.js';
+import { TenantProcessor } from './tenant.processor.js';
+import { TENANT_GROUPS, TENANTS } from './tenants.js';
+import { TenantsController } from './tenants.controller.js';
 
 export interface SampleOptions {
   redisUrl: string;
@@ -65,11 +68,14 @@ export class AppModule {
         // Reports are rendered in worker threads (sample/report.processor.ts).
         WorkQueueModule.registerQueue({ name: REPORTS, storeResults: { ttlMs: 3_600_000 } }),
         ReportsModule,
+        // Jobs of many customers: fair turns, one at a time and 20/s per customer (docs/groups.md).
+        WorkQueueModule.registerQueue({ name: TENANTS, groups: TENANT_GROUPS }),
         TerminusModule,
         WorkQueueMetricsModule.forRoot(),
       ],
       controllers: [
         JobsController,
+        TenantsController,
         SchedulesController,
         HealthController,
         MetricsController,
@@ -78,7 +84,7 @@ export class AppModule {
         ResultsController,
         ReportsController,
       ],
-      providers: [EmailProcessor, WorkQueueHealthIndicator, EmailEventsListener],
+      providers: [EmailProcessor, TenantProcessor, WorkQueueHealthIndicator, EmailEventsListener],
     };
   }
 }

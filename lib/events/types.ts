@@ -9,6 +9,11 @@ export interface EventBase {
   eventId: string;
   /** When it happened: Redis time, ms. */
   at: number;
+  /**
+   * The job's group (docs/groups.md), on the events of its state changes (not on `progress`);
+   * absent for an ungrouped job.
+   */
+  group?: string;
 }
 
 /** One change of one job. */

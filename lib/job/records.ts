@@ -34,6 +34,8 @@ export interface Meta {
   t?: number;
   /** The trace context an add hook stored (lib/hooks.ts). */
   c?: string;
+  /** The job's group (docs/groups.md). */
+  g?: string;
 }
 
 export const str = (v: Raw | number | undefined): string =>
@@ -66,6 +68,7 @@ function saneMeta(o: Record<string, unknown>): Meta {
   const meta: Meta = {};
   const count = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
   for (const k of ['i', 'n', 'e', 'r', 'c'] as const) if (typeof o[k] === 'string') meta[k] = o[k];
+  if (typeof o.g === 'string' && o.g !== '') meta.g = o.g;
   if (count(o.p) && o.p <= 9) meta.p = o.p;
   for (const k of ['a', 'm', 'x'] as const) if (count(o[k])) meta[k] = o[k];
   if (o.b !== undefined) {
@@ -130,6 +133,7 @@ export function leasedJob<T>(
     leaseExpiries: meta.x ?? 0,
     backoff: meta.b ?? ctx.options.backoff,
     traceContext: meta.c,
+    group: meta.g,
   };
   ctx.issued.add(job);
   return job;
@@ -230,6 +234,7 @@ export function jobView<T, R>(
     attemptsMade: meta.a ?? 0,
     leaseExpiries: meta.x ?? 0,
   };
+  if (meta.g !== undefined) info.group = meta.g;
   if (meta.e !== undefined) info.lastError = meta.e;
   if (meta.r !== undefined) info.deadReason = meta.r;
   if (str(score) !== '') info.at = num(score);

@@ -69,9 +69,16 @@ export class QueueContext {
     const o = this.options;
     this.checked ??= checkRedis(this.client, `queue ${this.name}`, o.commandTimeoutMs, o.logger)
       .then(async () => {
-        // The limiter option is written once per queue object (docs/flow-control.md).
+        // The limiter option is written once per queue object (docs/flow-control.md), and so
+        // are the groups' default limits (docs/groups.md; group '' names the defaults).
         const l = o.limiter;
         if (l) await this.script('flow_control', ['rate', l.max, l.durationMs]);
+        const g = o.groups;
+        if (g) {
+          await this.script('group_admin', ['conc', '', g.concurrency ?? 0]);
+          const gl = g.limiter;
+          await this.script('group_admin', ['rate', '', gl?.max ?? 0, gl?.durationMs ?? 0]);
+        }
       })
       .then(
         () => {

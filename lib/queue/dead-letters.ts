@@ -31,6 +31,7 @@ export class DeadLetters<T> {
         attemptsMade: meta.a ?? 0,
         diedAt: num(r[i + 3]),
       };
+      if (meta.g !== undefined) job.group = meta.g;
       try {
         job.data = decode<T>(this.ctx.options, r[i + 1] as Raw);
       } catch (e) {

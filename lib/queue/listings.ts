@@ -6,9 +6,10 @@ import type { Cluster, Redis } from 'ioredis';
 import { invalid, redisError, WorkQueueError } from '../errors.js';
 import type { JobInfo, ListState, PageOptions } from '../types/index.js';
 import { isPosInt } from '../util/checks.js';
-import { type QueueContext } from './context.js';
+import { checkGroupName } from '../options.js';
+import { type QueueContext, type ScriptArgs } from './context.js';
 import { bounded } from '../redis/bounded.js';
-import { jobView, parseMeta, str, type Raw, type Reply } from '../job/records.js';
+import { jobView, num, parseMeta, str, type Raw, type Reply } from '../job/records.js';
 
 /** Most entries one script call touches (drain, obliterate, retry all); getJobs' largest page. */
 export const PAGE = 1000;
@@ -28,9 +29,15 @@ export class Listings<T, R> {
       problems.push(`offset must be an integer >= 0, got ${JSON.stringify(offset)}`);
     if (!isPosInt(limit) || limit > PAGE)
       problems.push(`limit must be an integer 1..${PAGE}, got ${JSON.stringify(limit)}`);
+    if (o.group !== undefined) {
+      checkGroupName('group', o.group, problems);
+      if (state !== 'pending') problems.push(`group lists pending jobs only, not ${state}`);
+    }
     if (problems.length) throw invalid(problems, `${this.ctx.name}: getJobs refused`);
     // flat: id, payload, meta, score, progress
-    const r = (await this.ctx.run('list_jobs', [state, offset, limit], { buffers: true })) as Reply;
+    const args: ScriptArgs['list_jobs'] = [state, offset, limit];
+    if (o.group !== undefined) args.push(o.group);
+    const r = (await this.ctx.run('list_jobs', args, { buffers: true })) as Reply;
     const out: JobInfo<T, R>[] = [];
     for (let i = 0; i + 4 < r.length; i += 5) {
       const meta = str(r[i + 2]);
@@ -66,11 +73,13 @@ export class Listings<T, R> {
 
   async drain(delayed: boolean): Promise<number> {
     let total = 0;
+    let after = '';
     for (;;) {
-      // { removed, entries looked at }
-      const [removed, seen] = (await this.ctx.run('drain', [PAGE, delayed ? 1 : 0])) as number[];
-      total += removed!;
-      if (seen! < PAGE) return total;
+      // { removed, entries looked at, where to go on in the groups ('' = start again) }
+      const r = (await this.ctx.run('drain', [PAGE, delayed ? 1 : 0, after])) as Reply;
+      total += num(r[0]);
+      after = str(r[2]);
+      if (num(r[1]) < PAGE && after === '') return total;
     }
   }
 

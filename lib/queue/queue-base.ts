@@ -13,6 +13,7 @@ import { CancelAcks } from './cancel-acks.js';
 import { QueueContext } from './context.js';
 import { DeadLetters } from './dead-letters.js';
 import { Flow } from './flow-control.js';
+import { Groups } from './groups.js';
 import { Leases } from './leases.js';
 import { Listings } from './listings.js';
 import { Producer } from './producer.js';
@@ -31,6 +32,7 @@ export class QueueBase<T = unknown, R = unknown> {
   protected readonly workers: WorkerProtocol<T>;
   protected readonly schedules: Schedules<T>;
   protected readonly flow: Flow;
+  protected readonly groups: Groups;
   protected readonly listings: Listings<T, R>;
   protected readonly results: ResultWaiter<T, R>;
 
@@ -50,6 +52,7 @@ export class QueueBase<T = unknown, R = unknown> {
     this.dead = new DeadLetters(this.ctx);
     this.workers = new WorkerProtocol(this.ctx);
     this.flow = new Flow(this.ctx);
+    this.groups = new Groups(this.ctx);
     this.listings = new Listings(this.ctx);
     this.results = new ResultWaiter(this.ctx, (id) => this.admin.getJob(id));
   }

@@ -43,7 +43,19 @@ export async function repair(ctx: QueueContext): Promise<RepairReport> {
   const places = new Map<string, number>();
   const mark = (id: string) => places.set(id, (places.get(id) ?? 0) + 1);
   const suspects = new Set<string>();
-  for (let p = 0; p <= 9; p++) await pages((a, b) => lrange(k.pending(p), a, b), mark);
+  const listed: string[] = [];
+  for (let p = 0; p <= 9; p++)
+    await pages(
+      (a, b) => lrange(k.pending(p), a, b),
+      (id) => (mark(id), listed.push(id)),
+    );
+  // Grouped pending jobs, the groups listed one by one (docs/groups.md).
+  const groups: string[] = [];
+  await pages(
+    (a, b) => zrange(k.key('groups'), a, b),
+    (g) => groups.push(g),
+  );
+  for (const g of groups) await pages((a, b) => zrange(k.groupPending(g), a, b), mark);
   for (const key of [k.delayed, k.leased, k.dead]) await pages((a, b) => zrange(key, a, b), mark);
   const withData = new Set<string>();
   const buckets: string[] = [];
@@ -83,6 +95,14 @@ export async function repair(ctx: QueueContext): Promise<RepairReport> {
     // '~<until>': a completed job's caller id kept for its dedupe window (clean() drops it).
     if (!id.startsWith('~') && !withData.has(id)) aliases.push([cid, id]);
   });
+  // A grouped job waits in its group, never in a pending list (its meta names its group).
+  for (let i = 0; i < listed.length; i += PAGE) {
+    const ids = listed.slice(i, i + PAGE);
+    const metas = await bounded(raw, t, at, () => raw.hmget(k.key('meta'), ...ids));
+    metas.forEach((m, j) => {
+      if (m?.includes('"g":')) suspects.add(ids[j]!);
+    });
+  }
   const fixes: string[] = [];
   let tombstones = 0;
   for (const id of suspects) {

@@ -40,12 +40,15 @@ const LIBRARY_ORDER = [
   'meta',
   'events',
   'ids',
+  'groups',
   'placement',
   'schedules',
   'handoff',
   'reclaim',
   'flow_control',
   'adding',
+  'group_adding',
+  'group_leasing',
   'leasing',
 ];
 

@@ -1,6 +1,7 @@
 -- complete_and_lease: adopt hand-offs, complete a batch of jobs, then (optionally) lease more,
 -- in one call: the Worker's round trip (lease.lua serves only the manual lease()).
 --! keys: pending tokenCounter data dataBuckets meta callerIds delayed leased leaseHolders dead wake results resultExpiries progress noticeChannel parked keptCallerIds workerLeases workerHandoffs scheduleLatestJobs flowControl rateLog eventLog
+--! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: worker_id result_ttl_ms dedupe_window_ms lease_count lease_ms park_ms sweep
 --! argv: adopt_count complete_count adopt_tokens*adopt_count completions results...
 -- result_ttl_ms: 0 = results off; lease_count: 0 = lease none; park_ms: 0 = do not mark the
@@ -66,6 +67,7 @@ if count > 0 then
   metas = hmget(K_META, seqs)
 end
 local mine = {}
+local ended = {} -- groups of the jobs completed by their holder
 local results = {}
 local done = {}
 local done_seqs = {}
@@ -81,11 +83,16 @@ for j = 1, count do
   elseif tokens[j] == token .. ':' .. wid then
     mine[#mine + 1] = seq
     ok = 1
-    if metas[j] then
+    -- Meta decoded only for a caller id (the hot path); the group is read without decoding.
+    if metas[j] and string.find(metas[j], '"i":', 1, true) then
       meta = decode_meta(metas[j])
       if meta.i then
         keep_taken(meta.i, seq, now, window, meta.t == 1)
       end
+    end
+    local g = metas[j] and meta_group(metas[j])
+    if g then
+      ended[#ended + 1] = g
     end
   elseif data_has(seq) then
     meta = decode_meta(metas[j])
@@ -126,6 +133,7 @@ end
 if wid ~= '0' and count > 0 then
   rcall_each('SREM', K_WORKER_LEASES, seqs)
 end
+group_runs_ended(ended, now)
 if #results > 0 then
   rcall_each('HSET', K_RESULTS, results)
   local z = {}

@@ -1,14 +1,31 @@
 -- list_jobs: one page of the jobs in one state, in the order the queue takes them. O(page).
---! keys: pending data meta delayed leased dead progress
---! argv: state:pending|delayed|leased|dead offset limit
--- Pending: the lists p0..p9 one after the other (lease order); positions count stored entries,
--- and the entry a cancelled job leaves until a lease drops it is skipped (the page is then
--- shorter). Delayed by due time, leased by deadline, dead by time of death (oldest first).
+--! keys: pending data meta delayed leased dead progress groupPending groups
+--! argv: state:pending|delayed|leased|dead offset limit [group]
+-- Pending: the lists p0..p9 one after the other (lease order), then each group's pending jobs
+-- (in its order), the groups by name (skipping groups before the page costs a ZCARD each);
+-- positions count stored entries, and the entry a cancelled job leaves in a list until a lease
+-- drops it is skipped (the page is then shorter). With `group`: only that group's pending jobs,
+-- O(log + page). Delayed by due time, leased by deadline, dead by time of death (oldest first).
 -- Returns: flat, per job: seq, payload, meta, score (due / deadline / died ms, '' for pending),
 --   progress ('' = none).
-local state, offset, limit = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local state, offset, limit, group = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 local seqs, scores = {}, {}
-if state == 'pending' then
+-- Append the entries of group g from position `offset` (of those not yet skipped) to the page.
+local function from_group(g)
+  local len = rcall('ZCARD', group_key(g))
+  if offset >= len then
+    offset = offset - len
+    return
+  end
+  for _, seq in ipairs(rcall('ZRANGE', group_key(g), offset, offset + limit - #seqs - 1)) do
+    seqs[#seqs + 1] = seq
+    scores[#seqs] = ''
+  end
+  offset = 0
+end
+if state == 'pending' and group then
+  from_group(group)
+elseif state == 'pending' then
   for p = 0, 9 do
     if #seqs >= limit then
       break
@@ -24,6 +41,20 @@ if state == 'pending' then
         scores[#seqs] = ''
       end
     end
+  end
+  local after = '-'
+  while #seqs < limit do
+    local groups = rcall('ZRANGE', K_GROUPS, after, '+', 'BYLEX', 'LIMIT', 0, 1000)
+    for _, g in ipairs(groups) do
+      if #seqs >= limit then
+        break
+      end
+      from_group(g)
+    end
+    if #groups < 1000 then
+      break
+    end
+    after = '(' .. groups[#groups]
   end
 else
   local key = ({ delayed = K_DELAYED, leased = K_LEASED, dead = K_DEAD })[state]

@@ -2,9 +2,12 @@
 -- The client finds suspects by walking the queue incrementally (SCAN-family commands, see
 -- repair() in lib/queue/repair.ts); this script re-checks atomically, so a job that moved
 -- meanwhile is left alone.
--- Invariant: a job with a payload is in exactly one place (a pending list, the delayed set,
--- the leased set with a lease token, or the dead set); nothing refers to a job without one.
+-- Invariant: a job with a payload is in exactly one place (a pending list — for a grouped job
+-- its group's pending zset —, the delayed set, the leased set with a lease token, or the dead
+-- set); nothing refers to a job without one. A grouped job's lease counts in its group's
+-- running jobs: a lease taken away here ends its run there.
 --! keys: pending data meta callerIds delayed leased leaseHolders dead wake progress
+--! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: seq
 -- Returns: '' when nothing was wrong, '~tombstone' when only entries of cancelled jobs were
 --   dropped from pending lists (normal), else a short description of the fix.
@@ -17,10 +20,18 @@ local has_data = data_has(seq)
 local token = rcall('HGET', K_LEASE_HOLDERS, seq)
 local leased = rcall('ZSCORE', K_LEASED, seq)
 if not has_data then
+  local gmeta = decode_meta(rcall('HGET', K_META, seq))
   if leased or token then
     rcall('ZREM', K_LEASED, seq)
     rcall('HDEL', K_LEASE_HOLDERS, seq)
+    if leased and gmeta.g then
+      group_run_ended(gmeta.g, nil)
+    end
     fixed('lease without payload')
+  end
+  if gmeta.g and group_take(seq, gmeta) then
+    group_tidy(gmeta.g)
+    fixed('group entry without payload')
   end
   if rcall('ZREM', K_DELAYED, seq) + rcall('ZREM', K_DEAD, seq) > 0 then
     fixed('entry without payload')
@@ -42,6 +53,9 @@ local meta = decode_meta(rcall('HGET', K_META, seq))
 if leased and not token then
   rcall('ZREM', K_LEASED, seq)
   leased = false
+  if meta.g then
+    group_run_ended(meta.g, nil)
+  end
   fixed('lease without token')
 elseif token and not leased then
   rcall('HDEL', K_LEASE_HOLDERS, seq)
@@ -50,6 +64,7 @@ elseif token and not leased then
 end
 local delayed = rcall('ZSCORE', K_DELAYED, seq)
 local dead = rcall('ZSCORE', K_DEAD, seq)
+local in_group = meta.g ~= nil and rcall('ZSCORE', group_key(meta.g), seq) ~= false
 local in_lists = 0
 local where = {}
 for p = 0, 9 do
@@ -72,6 +87,11 @@ local function unlist(keep_one)
   end
 end
 -- Keep the most advanced place; drop the others.
+if (leased or dead or delayed) and in_group then
+  group_take(seq, meta)
+  group_refresh(meta.g, nil)
+  in_lists = in_lists + 1
+end
 if leased then
   if delayed or dead or in_lists > 0 then
     fixed('leased job also queued elsewhere')
@@ -90,6 +110,17 @@ elseif delayed then
     fixed('delayed job also pending')
   end
   unlist(false)
+elseif meta.g then
+  -- A grouped job waits in its group, never in a pending list.
+  if in_lists > 0 then
+    unlist(false)
+    fixed('grouped job in a pending list')
+  end
+  if not in_group then
+    requeue(seq, meta, false)
+    wake()
+    fixed('grouped job in no queue: requeued')
+  end
 elseif in_lists == 0 then
   requeue(seq, meta, false)
   wake()

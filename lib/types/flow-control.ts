@@ -26,4 +26,6 @@ export interface PageOptions {
   offset?: number;
   /** Jobs per page, 1..1000. Default 100. */
   limit?: number;
+  /** `getJobs('pending')` only: the pending jobs of this group (docs/groups.md). */
+  group?: string;
 }

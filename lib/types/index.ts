@@ -6,3 +6,4 @@ export type * from './schedules.js';
 export type * from './flow-control.js';
 export type * from './worker.js';
 export type * from './sandbox.js';
+export type * from './groups.js';

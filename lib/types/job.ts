@@ -25,6 +25,12 @@ export interface AddOptions {
   backoff?: BackoffOptions;
   /** Caller-id window (needs `id`): see {@link DedupeOptions}. */
   dedupe?: DedupeOptions;
+  /**
+   * The job's group (a tenant, an account: a string of 1-256 bytes). Workers take jobs round
+   * robin across the groups that have pending jobs, and the queue's `groups` limits hold per
+   * group (docs/groups.md). Without it the job is ungrouped, as jobs have always been.
+   */
+  group?: string;
 }
 
 /**
@@ -75,6 +81,8 @@ export interface LeasedJob<T = unknown> extends Lease {
   readonly backoff: BackoffOptions;
   /** The trace context an add hook gave the job (see `AddHook`); undefined when none. */
   readonly traceContext?: string | undefined;
+  /** The job's group (`AddOptions.group`); undefined when ungrouped. */
+  readonly group?: string | undefined;
 }
 
 export interface LeaseOptions {
@@ -96,6 +104,8 @@ export interface JobInfo<T = unknown, R = unknown> {
   data?: T;
   name?: string;
   priority?: number;
+  /** The job's group (`AddOptions.group`), when it has one. */
+  group?: string;
   /** Failed attempts so far. */
   attemptsMade?: number;
   leaseExpiries?: number;
@@ -115,6 +125,8 @@ export interface DeadJob<T = unknown> {
   id: string;
   data?: T;
   name?: string;
+  /** The job's group, when it has one. */
+  group?: string;
   reason: string;
   lastError?: string;
   attemptsMade: number;
@@ -134,6 +146,8 @@ export interface Job<T = unknown> {
   readonly queueName: string;
   /** The trace context the job was added with (see `AddHook`); undefined when none. */
   readonly traceContext?: string | undefined;
+  /** The job's group (`AddOptions.group`); undefined when ungrouped. */
+  readonly group?: string | undefined;
   /** Aborts when the lease is lost, the job is cancelled, times out, or the worker closes. */
   readonly signal: AbortSignal;
   /** Record and publish progress; false when the lease is lost. */
@@ -143,7 +157,8 @@ export interface Job<T = unknown> {
   /**
    * "The remote API told me to wait": throws a `RateLimitError(ms)` — the job goes back to the
    * front without counting an attempt and the queue leases nothing for `ms` (a positive number,
-   * as for RateLimitError; anything else throws INVALID_ARGUMENT, which fails the attempt).
+   * as for RateLimitError; anything else throws INVALID_ARGUMENT, which fails the attempt). For a
+   * grouped job only its group waits: the front of its group, and other groups go on.
    */
   rateLimited(ms: number): never;
 }

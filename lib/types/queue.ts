@@ -1,5 +1,6 @@
 /** Types of a queue: its options, counts and the reports of clean() and repair(). */
 import type { RateLimit } from './flow-control.js';
+import type { GroupOptions } from './groups.js';
 import type { BackoffOptions } from './job.js';
 
 /** How payloads are stored: JSON (default), strings as given, or raw bytes. */
@@ -73,6 +74,11 @@ export interface WorkQueueOptions {
    * first talks to Redis, replacing what was set there (`setRateLimit` changes it at run time).
    */
   limiter?: RateLimit;
+  /**
+   * Per-group limits of grouped jobs (`add(data, { group })`): see {@link GroupOptions} and
+   * docs/groups.md. Jobs may have groups without it (fair round robin, no limits).
+   */
+  groups?: GroupOptions;
   // ---------------------------------------------------------------- events (lib/events/)
   /**
    * The queue's event log (a Redis stream read by `QueueEvents` and `waitForResult`), written
@@ -90,7 +96,10 @@ export interface QueueLogger {
 }
 
 export interface QueueCounts {
-  /** Pending jobs per priority 0..9 (cancelled jobs count until a lease skips them). */
+  /**
+   * Pending jobs per priority 0..9, grouped ones included (cancelled ungrouped jobs count until a
+   * lease skips them).
+   */
   pendingByPriority: number[];
   pending: number;
   delayed: number;

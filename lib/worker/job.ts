@@ -20,6 +20,7 @@ class RunJob<T, R> implements Job<T> {
   readonly maxAttempts: number;
   readonly queueName: string;
   readonly traceContext: string | undefined;
+  readonly group: string | undefined;
   readonly #ctx: WorkerContext<T, R>;
   readonly #run: Run<T>;
 
@@ -33,6 +34,7 @@ class RunJob<T, R> implements Job<T> {
     this.maxAttempts = lease.maxAttempts;
     this.queueName = ctx.queue.name;
     this.traceContext = lease.traceContext;
+    this.group = lease.group;
     this.#ctx = ctx;
     this.#run = run;
   }

@@ -32,6 +32,7 @@ const QUEUE_DEFAULT_KEYS: Record<keyof WorkQueueQueueDefaults, true> = {
   commandTimeoutMs: true,
   dedupeWindowMs: true,
   limiter: true,
+  groups: true,
   events: true,
 };
 const WORKER_DEFAULT_KEYS: Record<keyof WorkQueueWorkerDefaults, true> = {

@@ -24,6 +24,7 @@ import { measureFirstJob } from './rows/first-job.js';
 import { measureMemory } from './rows/memory.js';
 import { measureSandbox } from './rows/sandbox.js';
 import { measureScale } from './rows/scale.js';
+import { measureFairness, measureGroups } from './rows/groups.js';
 import { errorText, info, quantile, sleep } from './util.js';
 
 async function measureAdd(adapter: Adapter, p: ChildParams, bulk: boolean): Promise<ChildResult> {
@@ -161,6 +162,10 @@ async function main(): Promise<ChildResult> {
       return measureScale(adapter, p);
     case 'sandbox':
       return measureSandbox(adapter, p);
+    case 'groups':
+      return measureGroups(adapter, p);
+    case 'fairness':
+      return measureFairness(adapter, p);
   }
 }
 

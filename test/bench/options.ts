@@ -32,6 +32,8 @@ export const GROUPS = [
   'memory',
   'scale',
   'sandbox',
+  'groups',
+  'fairness',
 ] as const;
 export type Group = (typeof GROUPS)[number];
 

@@ -31,7 +31,9 @@ export type ChildKind =
   | 'firstJob'
   | 'memory'
   | 'scale'
-  | 'sandbox';
+  | 'sandbox'
+  | 'groups'
+  | 'fairness';
 export const CHILD_KINDS: readonly ChildKind[] = [
   'add',
   'addBulk',
@@ -43,6 +45,8 @@ export const CHILD_KINDS: readonly ChildKind[] = [
   'memory',
   'scale',
   'sandbox',
+  'groups',
+  'fairness',
 ];
 
 export interface ChildParams {
@@ -70,6 +74,8 @@ export interface ChildParams {
   callers?: number;
   /** memory: idle workers started (each on its own queue, at `concurrency`). */
   workers?: number;
+  /** groups: active groups the grouped run spreads its jobs over. */
+  groups?: number;
 }
 
 export interface ChildResult {
@@ -119,6 +125,14 @@ export interface ChildResult {
     threadStartMs: number;
     processStartMs: number;
   };
+  /** groups: c=50 jobs/s ungrouped and over `groups` active groups (same run), their ratio. */
+  ungroupedPerSec?: number;
+  groupedPerSec?: number;
+  groupedRatio?: number;
+  /** groups: the same, ungrouped jobs with a name each (metadata without a group). */
+  namedPerSec?: number;
+  /** groups: Redis used_memory per waiting grouped job. */
+  groupedBytesPerJob?: number;
 }
 
 export interface ChildFailure {

@@ -45,6 +45,12 @@ const ROW_IDS = [
   'sandboxProcess',
   'sandboxThreadStartMs',
   'sandboxProcessStartMs',
+  'groupsUngrouped',
+  'groupsGrouped',
+  'groupsNamed',
+  'groupsRatio',
+  'groupsBytes',
+  'fairness',
 ];
 const ARGS = [
   '--quick',

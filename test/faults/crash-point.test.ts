@@ -192,8 +192,12 @@ async function snapshot(q: WorkQueue<unknown>): Promise<Record<string, unknown>>
     } else if (type === 'zset') {
       const flat = await admin.zrange(key, '0', '-1', 'WITHSCORES');
       const pairs: string[] = [];
+      // Scores that are not times (groups: places in line, turns; the list of groups) as stored.
+      const untimed = part.startsWith('gp:') || part === 'gq' || part === 'ga';
       for (let i = 0; i < flat.length; i += 2)
-        pairs.push(`${flat[i]}@${Math.round((Number(flat[i + 1]) - now) / 10_000)}`);
+        pairs.push(
+          `${flat[i]}@${untimed ? flat[i + 1] : Math.round((Number(flat[i + 1]) - now) / 10_000)}`,
+        );
       out[part] = pairs.sort();
     } else out[part] = type;
   }
@@ -208,8 +212,10 @@ interface Setup {
 
 /**
  * The same state in every queue it is run on: a live and a dead registered worker, pending jobs
- * of several priorities (caller ids too), a delayed job, a due delayed job, three leases of the
- * worker, one of the dead worker, an expired lease, a dead-lettered job.
+ * of several priorities (caller ids too), grouped jobs (group A with its own concurrency 2, B
+ * with its own rate limit), a delayed job, a due delayed job, three leases of the worker (A0,
+ * B0, A1: A is at its concurrency), one of the dead worker (B1), an expired lease, a
+ * dead-lettered job.
  */
 async function setup(q: WorkQueue<unknown>): Promise<Setup> {
   const worker = await q.registerWorker();
@@ -227,7 +233,18 @@ async function setup(q: WorkQueue<unknown>): Promise<Setup> {
   ]);
   const [doomed] = await q.lease({ count: 1, leaseMs: 60_000, workerId: worker });
   await q.fail(doomed!, new NonRetryableError('setup: dead job'));
+  await q.setGroupConcurrency('A', 2);
+  await q.setGroupRateLimit('B', { max: 10, durationMs: 60_000 });
+  await q.addBulk([
+    { data: { g: 'A0' }, opts: { group: 'A', priority: 0 } },
+    { data: { g: 'A1' }, opts: { group: 'A', priority: 0 } },
+    { data: { g: 'A2' }, opts: { group: 'A', priority: 0, id: 'cid-a2' } },
+    { data: { g: 'B0' }, opts: { group: 'B', priority: 0 } },
+    { data: { g: 'B1' }, opts: { group: 'B', priority: 0 } },
+    { data: { g: 'B2' }, opts: { group: 'B' } },
+  ]);
   const held = await q.lease({ count: 3, leaseMs: 60_000, workerId: worker });
+  if (held.map((j) => j.group).join() !== 'A,B,A') throw new Error('setup: A0, B0, A1 leased');
   await q.lease({ count: 1, leaseMs: 60_000, workerId: gone });
   await q.lease({ count: 1, leaseMs: 1 });
   await q.add({ n: 10 }, { delayMs: 1 });
@@ -282,6 +299,32 @@ const OPS: Op[] = [
   { name: 'dead: purge all', run: (q) => q.purgeDead() },
   { name: 'worker: register', run: (q) => q.registerWorker() },
   { name: 'worker: leave', run: (q, s) => q.deregisterWorker(s.worker) },
+  // Groups (lib/scripts/lib/groups.lua): every script that changes a group's state.
+  {
+    name: 'add (grouped: add.lua)',
+    run: (q) => q.addBulk([{ data: 'g', opts: { group: 'C' } }, { data: 'h' }]),
+  },
+  {
+    name: 'addBulk (grouped, delayed, caller id)',
+    run: (q) =>
+      q.addBulk([
+        { data: 'a', opts: { group: 'A', id: 'cid-ga' } },
+        { data: 'b', opts: { group: 'D', delayMs: 60_000 } },
+      ]),
+  },
+  { name: 'rate limited (grouped job)', run: (q, s) => q.rateLimited(s.held[1]!, 30_000) },
+  { name: 'group: pause', run: (q) => q.pauseGroup('A') },
+  { name: 'group: resume', run: (q) => q.pauseGroup('B').then(() => q.resumeGroup('B')) },
+  { name: 'group: concurrency', run: (q) => q.setGroupConcurrency('A', 3) },
+  {
+    name: 'group: rate limit',
+    run: (q) => q.setGroupRateLimit('A', { max: 1, durationMs: 60_000 }),
+  },
+  { name: 'group: drain', run: (q) => q.drainGroup('B') },
+  { name: 'group: list', run: (q) => q.getGroups() },
+  { name: 'change priority (grouped)', run: (q) => q.changePriority('cid-a2', 1) },
+  { name: 'drain (ungrouped and grouped)', run: (q) => q.drain() },
+  { name: 'counts', run: (q) => q.counts() },
 ];
 
 const VARIANTS: Variant[] = ['before send', 'sent, dropped unrun', 'ran, reply lost'];

@@ -184,6 +184,32 @@ describe('module options', () => {
     ]);
   });
 
+  it('registerQueue({ groups }): the per-group limits reach the queue; bad ones fail the bootstrap, every problem listed', async () => {
+    const ref = await compile([
+      WorkQueueModule.forRoot({ connection: { url }, logger: false }),
+      WorkQueueModule.registerQueue({
+        name: 'tenants',
+        groups: { concurrency: 1, limiter: { max: 10, durationMs: 1_000 } },
+      }),
+    ]);
+    expect(ref.get<WorkQueue>(getQueueToken('tenants')).options.groups).toEqual({
+      concurrency: 1,
+      limiter: { max: 10, durationMs: 1_000 },
+    });
+    const err = await compileError([
+      WorkQueueModule.forRoot({ connection: { url }, logger: false }),
+      WorkQueueModule.registerQueue({
+        name: 'tenants',
+        groups: { concurrency: 1.5, limiter: { max: 0, durationMs: -1 } },
+      }),
+    ]);
+    expect(err.problems).toEqual([
+      'groups.concurrency must be an integer 1..1000000, got 1.5',
+      'groups.limiter.max must be an integer 1..1000000, got 0',
+      'groups.limiter.durationMs must be an integer 1..86400000, got -1',
+    ]);
+  });
+
   it('registerQueueAsync: the factory resolves the overrides', async () => {
     const ref = await compile([
       WorkQueueModule.forRoot({ connection: { url }, logger: false }),

@@ -36,7 +36,7 @@ local function hand_off_allowed(wake_len, now)
 end
 
 -- Hand job `seq` off: lease it to holder 'h' until now + hand_ms and push it whole to the wake list
--- (a hand-off counts as a lease for a rate limit of window rate_ms).
+-- (a hand-off counts as a lease for a rate limit of window rate_ms). Returns its lease token.
 local function hand_off(seq, payload, meta, prio, now, hand_ms, rate_ms)
   local token = int(rcall('INCR', K_TOKEN_COUNTER))
   local deadline = now + hand_ms
@@ -46,6 +46,7 @@ local function hand_off(seq, payload, meta, prio, now, hand_ms, rate_ms)
     log_lease_starts(now, { token }, rate_ms)
   end
   rcall('RPUSH', K_WAKE, 'h' .. seq .. ':' .. token .. ':' .. deadline .. ':' .. prio .. ':' .. #meta .. '\n' .. meta .. payload)
+  return token
 end
 
 -- Note job `seq` for the pending list of priority prio (a digit); pending: priority -> seqs.

@@ -14,6 +14,7 @@ import {
   type Step,
 } from './commands.js';
 import { Death } from './death.js';
+import { GroupAdmin } from './group-steps.js';
 import { Advance, Clean, Repair } from './maintenance.js';
 import type { AddSpec } from './model.js';
 
@@ -39,7 +40,20 @@ const spec: fc.Arbitrary<AddSpec> = fc.record({
   ),
   maxAttempts: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
   retryMs: fc.oneof({ weight: 2, arbitrary: fc.constant(0) }, shortMs),
+  // Half the jobs grouped, in three groups (docs/groups.md).
+  group: fc.oneof(
+    { weight: 3, arbitrary: fc.constant(undefined) },
+    { weight: 3, arbitrary: fc.constantFrom('ga', 'gb', 'gc') },
+  ),
 });
+
+const groupAdmin = fc.oneof(
+  fc
+    .tuple(fc.constantFrom('ga', 'gb', 'gc'), fc.option(fc.integer({ min: 1, max: 2 })))
+    .map(([g, n]) => new GroupAdmin(g, 'conc', n)),
+  fc.constantFrom('ga', 'gb').map((g) => new GroupAdmin(g, 'pause', null)),
+  fc.constantFrom('ga', 'gb').map((g) => new GroupAdmin(g, 'resume', null)),
+);
 
 /** Mostly small; sometimes larger; rarely over 2 000 (two scripts, pipelined). */
 const bulk = fc.oneof(
@@ -84,6 +98,7 @@ export const steps: Array<fc.Arbitrary<Step>> = [
   fc
     .tuple(fc.constantFrom('live', 'gone', 'number', 'never' as const), fc.nat(1000))
     .map(([target, pick]) => new Cancel(target, pick)),
+  groupAdmin,
   fc.constant(new Clean()),
   fc.constant(new Clean()),
   fc.constant(new Repair()),

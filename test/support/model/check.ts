@@ -8,6 +8,7 @@ import { expect } from '@jest/globals';
 import type { Redis } from 'ioredis';
 import type { WorkQueue } from '../../../lib/index.js';
 import type { Model, Payload } from './model.js';
+import { SPAN } from './groups.js';
 
 export interface Real {
   q: WorkQueue<Payload>;
@@ -30,6 +31,65 @@ export interface Snapshot {
   meta: string[];
   progress: Record<string, string>;
   ids: Record<string, string>;
+  groups: GroupKeys;
+}
+
+/** The groups' keys (lib/scripts/lib/groups.lua): scores and counts as numbers. */
+export interface GroupKeys {
+  /** group -> { seq: score } of its pending zset */
+  pending: Record<string, Record<string, number>>;
+  ready: Record<string, number>;
+  running: Record<string, number>;
+  listed: string[];
+  paused: string[];
+  counts: Record<string, number>;
+}
+
+/** Every group's pending zset (of the groups listed, ready or running) and the group keys. */
+const GROUP_KEYS = `local names, seen = {}, {}
+local function add(g) if not seen[g] then seen[g] = true names[#names + 1] = g end end
+for _, g in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do add(g) end
+local ready = redis.call('ZRANGE', KEYS[3], 0, -1, 'WITHSCORES')
+for i = 1, #ready, 2 do if ready[i] ~= '' then add(ready[i]) end end
+local running = redis.call('HGETALL', KEYS[4])
+for i = 1, #running, 2 do add(running[i]) end
+local pending = {}
+for _, g in ipairs(names) do
+  local z = redis.call('ZRANGE', KEYS[1] .. ':' .. g, 0, -1, 'WITHSCORES')
+  if #z > 0 then pending[g] = z end
+end
+return cjson.encode({ pending = pending, ready = ready, running = running,
+  listed = redis.call('ZRANGE', KEYS[2], 0, -1), paused = redis.call('SMEMBERS', KEYS[5]),
+  counts = redis.call('HGETALL', KEYS[6]) })`;
+
+function groupKeys(json: string): GroupKeys {
+  const raw = JSON.parse(json) as {
+    pending: Record<string, string[]> | unknown[];
+    ready: string[];
+    running: string[];
+    listed: string[] | Record<string, never>;
+    paused: string[] | Record<string, never>;
+    counts: string[];
+  };
+  // (cjson encodes an empty table as {}: read every list through this)
+  const list = (v: unknown): string[] => (Array.isArray(v) ? (v as string[]) : []);
+  const pairs = (v: unknown): Record<string, number> => {
+    const a = list(v);
+    const out: Record<string, number> = {};
+    for (let i = 0; i < a.length; i += 2) out[a[i]!] = Number(a[i + 1]);
+    return out;
+  };
+  const pending: Record<string, Record<string, number>> = {};
+  if (!Array.isArray(raw.pending))
+    for (const [g, z] of Object.entries(raw.pending)) pending[g] = pairs(z);
+  return {
+    pending,
+    ready: pairs(raw.ready),
+    running: pairs(raw.running),
+    listed: list(raw.listed).sort(),
+    paused: list(raw.paused).sort(),
+    counts: pairs(raw.counts),
+  };
 }
 
 const PAYLOAD_IDS = `local out = {}
@@ -51,7 +111,17 @@ export async function snapshot(r: Real): Promise<Snapshot> {
     .zrange(k.dead, '0', '-1')
     .hkeys(k.key('meta'))
     .hgetall(k.key('progress'))
-    .hgetall(k.key('callerIds'));
+    .hgetall(k.key('callerIds'))
+    .eval(
+      GROUP_KEYS,
+      6,
+      k.key('groupPending'),
+      k.key('groups'),
+      k.key('groupsReady'),
+      k.key('groupRunning'),
+      k.key('groupsPaused'),
+      k.key('groupedPending'),
+    );
   const replies = (await m.exec())!.map(([err, v]) => {
     if (err) throw err;
     return v;
@@ -72,6 +142,7 @@ export async function snapshot(r: Real): Promise<Snapshot> {
     meta: replies[15] as string[],
     progress: replies[16] as Record<string, string>,
     ids: replies[17] as Record<string, string>,
+    groups: groupKeys(replies[18] as string),
   };
 }
 
@@ -87,6 +158,8 @@ export function invariantViolations(s: Snapshot): string[] {
   const places = new Map<string, string[]>();
   const at = (id: string, where: string) => places.set(id, [...(places.get(id) ?? []), where]);
   s.lists.forEach((list, p) => list.forEach((id) => at(id, `p${p}`)));
+  for (const [g, z] of Object.entries(s.groups.pending))
+    for (const id of Object.keys(z)) at(id, `gp:${g}`);
   for (const id of Object.keys(s.delayed)) at(id, 'dl');
   for (const id of Object.keys(s.leased)) at(id, 'ls');
   for (const id of s.dead) at(id, 'dead');
@@ -120,6 +193,7 @@ function expectedKeys(m: Model): Omit<Snapshot, 'meta'> {
     dead: [],
     progress: {},
     ids: Object.fromEntries(m.cids),
+    groups: expectedGroups(m),
   };
   for (const j of m.jobs.values()) {
     if (j.state === 'delayed') e.delayed[j.seq] = j.due!;
@@ -132,6 +206,21 @@ function expectedKeys(m: Model): Omit<Snapshot, 'meta'> {
   }
   e.dead.sort();
   return e;
+}
+
+function expectedGroups(m: Model): GroupKeys {
+  const g = m.groups;
+  const pending: Record<string, Record<string, number>> = {};
+  for (const [name, ws] of g.pending)
+    pending[name] = Object.fromEntries(ws.map((w) => [w.seq, w.prio * SPAN + w.place]));
+  return {
+    pending,
+    ready: Object.fromEntries(g.ready),
+    running: Object.fromEntries(g.running),
+    listed: [...g.listed].sort(),
+    paused: [...g.paused].sort(),
+    counts: Object.fromEntries([...g.counts].map(([p, n]) => [String(p), n])),
+  };
 }
 
 /** JSON with object keys sorted (undefined values dropped, as toEqual ignores them). */
@@ -160,7 +249,10 @@ export async function checkAll(m: Model, r: Real): Promise<void> {
 
   // (a) getJob of every id ever added, but for jobs far back in a long pending list (their
   // place is checked above, entry for entry): a bulk of 2 000 jobs would cost seconds a step.
-  const front = new Set(m.lists.flatMap((l) => l.slice(0, 30)));
+  const front = new Set([
+    ...m.lists.flatMap((l) => l.slice(0, 30)),
+    ...[...m.groups.pending.values()].flatMap((ws) => ws.slice(0, 30).map((w) => w.seq)),
+  ]);
   const ids = [...m.publicIds].filter((id) => {
     const job = m.byPublicId(id);
     return !job || job.state !== 'pending' || front.has(job.seq);
@@ -181,6 +273,7 @@ export async function checkAll(m: Model, r: Real): Promise<void> {
       attemptsMade: job.attempts,
       progress: job.progress,
     };
+    if (job.group !== undefined) want.group = job.group;
     if (job.state === 'leased') want.at = job.deadline;
     if (job.state === 'delayed') want.at = job.due;
     const got: Record<string, unknown> = { ...info };
@@ -194,7 +287,7 @@ export async function checkAll(m: Model, r: Real): Promise<void> {
 
   // (e) counts() agrees (pending counts include tombstones, as documented).
   const c = await r.q.counts();
-  const byPrio = m.lists.map((l) => l.length);
+  const byPrio = m.lists.map((l, p) => l.length + (m.groups.counts.get(p) ?? 0));
   const count = (state: string) => [...m.jobs.values()].filter((j) => j.state === state).length;
   expect({ ...c, workers: 0 }).toEqual({
     pendingByPriority: byPrio,

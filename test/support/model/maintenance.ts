@@ -3,6 +3,7 @@ import { expect } from '@jest/globals';
 import { waitFor } from '../wait.js';
 import { redisTime, type Real } from './check.js';
 import { Checked, LeaseStep } from './commands.js';
+import { GroupAdmin } from './group-steps.js';
 import type { CleanCounts, Model } from './model.js';
 
 /**
@@ -78,6 +79,9 @@ export class Advance extends Checked {
  * as a zombie would).
  */
 export async function drain(m: Model, r: Real): Promise<void> {
+  // Groups' limits and pauses would hold jobs back from the leases below.
+  for (const g of [...m.groups.conc.keys()]) await new GroupAdmin(g, 'conc', null).run(m, r);
+  for (const g of [...m.groups.paused]) await new GroupAdmin(g, 'resume', null).run(m, r);
   await new Advance(true).run(m, r);
   await new Clean().run(m, r);
   while ([...m.jobs.values()].some((j) => j.state === 'pending'))

@@ -9,6 +9,8 @@
 import type { Lease } from '../../../lib/index.js';
 import type { AddSpec, CleanCounts, Leased, ModelJob, Payload, State } from './types.js';
 import { MODEL_QUEUE } from './types.js';
+import { Groups } from './groups.js';
+import { leaseFromGroups } from './group-lease.js';
 
 export * from './types.js';
 
@@ -30,6 +32,7 @@ export function callerIdFreeAfterComplete(): boolean {
  */
 function onLeaseLapsed(m: Model, job: ModelJob): void {
   if (!job.lease?.token.startsWith('s')) job.suspect = true;
+  if (job.group !== undefined) m.groups.runsEnded([job.group]);
   m.toList(job, 'front');
 }
 
@@ -55,7 +58,12 @@ export class Model {
   readonly leases: Leased[] = [];
   /** complete() calls that returned true, per incarnation (rule: at most 1 each). */
   readonly completedTrue = new Map<string, number>();
+  /** Groups: pending jobs per group, the round robin, running counts, limits (groups.ts). */
+  groups = new Groups();
+  /** The seq counter: the last seq given (adds, and grouped jobs put at the back). */
   private lastSeq = 0;
+  /** Where an add script's INCRBY left the counter (see addCall). */
+  private counterAfterAdd = 0;
   private nextData = 0;
 
   /** A copy whose jobs and lists can change without touching this one (to try a lease). */
@@ -63,6 +71,8 @@ export class Model {
     const c = new Model();
     for (const [seq, j] of this.jobs) c.jobs.set(seq, { ...j });
     this.lists.forEach((l, p) => c.lists[p].push(...l));
+    c.groups = this.groups.clone();
+    c.lastSeq = this.lastSeq;
     return c;
   }
 
@@ -80,9 +90,13 @@ export class Model {
 
   // ---- state moves (one place each)
 
+  /** To the front or back of its list; a grouped job into its group (front: at its seq). */
   toList(job: ModelJob, end: 'front' | 'back'): void {
     const list = this.lists[job.priority];
-    if (end === 'front') list.unshift(job.seq);
+    if (job.group !== undefined) {
+      const place = end === 'front' ? Number(job.seq) : ++this.lastSeq;
+      this.groups.place(job.group, { seq: job.seq, prio: job.priority, place });
+    } else if (end === 'front') list.unshift(job.seq);
     else list.push(job.seq);
     this.setState(job, 'pending');
   }
@@ -96,12 +110,33 @@ export class Model {
     if (state !== 'delayed') delete job.due;
   }
 
-  private destroy(job: ModelJob): void {
+  /** It stops existing; `groupToo`: out of its group (pending) or its run ends (leased). */
+  private destroy(job: ModelJob, groupToo = true): void {
+    const g = job.group;
+    if (groupToo && g !== undefined) {
+      if (this.groups.take(g, job.seq)) this.groups.tidy(g);
+      else if (job.state === 'leased') this.groups.runsEnded([g]);
+    }
     this.jobs.delete(job.seq);
     if (job.cid !== undefined) this.cids.delete(job.cid);
   }
 
   // ---- operations
+
+  /**
+   * One add script call of these jobs (a chunk of up to 2 000) is about to be recorded: it took
+   * a seq for every job whose caller id was free when it began (add.lua's INCRBY; a caller id
+   * twice in one call counts twice, the second is refused). Call before its `added`s.
+   */
+  addCall(specs: AddSpec[]): void {
+    const fresh = specs.filter((s) => s.cid === undefined || !this.cids.has(s.cid)).length;
+    this.counterAfterAdd = this.lastSeq + fresh;
+  }
+
+  /** After an add call's `added`s: the counter where its INCRBY left it. */
+  addCallDone(): void {
+    this.lastSeq = Math.max(this.lastSeq, this.counterAfterAdd);
+  }
 
   /** The `added` flag add() must report for `spec`. */
   expectAdded(spec: AddSpec): boolean {
@@ -115,7 +150,7 @@ export class Model {
    * before), `due` its observed due time when delayed.
    */
   added(spec: AddSpec, data: Payload, seq: string, due: number | undefined): ModelJob {
-    if (!/^\d+$/.test(seq) || Number(seq) <= this.lastSeq)
+    if (!/^\d+$/.test(seq) || Number(seq) <= this.lastSeq || Number(seq) > this.counterAfterAdd)
       throw new Error(`add gave seq ${seq}, not a fresh number after ${this.lastSeq}`);
     this.lastSeq = Number(seq);
     const job: ModelJob = {
@@ -128,6 +163,7 @@ export class Model {
       maxAttempts: spec.maxAttempts ?? MODEL_QUEUE.maxAttempts,
       retryMs: spec.retryMs,
     };
+    if (spec.group !== undefined) job.group = spec.group;
     if (spec.cid !== undefined) {
       job.cid = spec.cid;
       this.cids.set(spec.cid, seq);
@@ -136,7 +172,10 @@ export class Model {
     this.jobs.set(seq, job);
     this.publicIds.add(job.id);
     if (spec.delayMs) this.toDelayed(job, due);
-    else this.toList(job, 'back');
+    else if (job.group !== undefined) {
+      // A new grouped job's place in line is its seq.
+      this.groups.place(job.group, { seq, prio: job.priority, place: Number(seq) });
+    } else this.toList(job, 'back');
     return job;
   }
 
@@ -161,6 +200,14 @@ export class Model {
    */
   lease(count: number, now: number, holds = false): string[] {
     this.promote(now);
+    const gl = this.groups.leaseStart(this.lists);
+    if (gl?.on) {
+      const taken = leaseFromGroups(this.groups, gl, count, holds, this.lists, (s) =>
+        this.jobs.get(s),
+      );
+      for (const seq of taken) this.setState(this.jobs.get(seq)!, 'leased');
+      return taken;
+    }
     const out: string[] = [];
     let stopped = false;
     for (const list of this.lists) {
@@ -189,12 +236,30 @@ export class Model {
 
   /** complete(): true iff this incarnation still exists, whoever holds it. */
   complete(lease: Lease): boolean {
-    const job = this.jobs.get(lease.seq);
-    if (!job) return false;
-    this.destroy(job);
-    this.completedTrue.set(job.seq, (this.completedTrue.get(job.seq) ?? 0) + 1);
-    if (job.cid !== undefined) this.completedCids.add(job.cid);
-    return true;
+    return this.completeBatch([lease])[0]!;
+  }
+
+  /**
+   * completeAndLease's completes, in order (complete_and_lease.lua): a job completes once; a
+   * lease that was current when the call came ends its group's run after the batch, a stale
+   * one that still finds its job destroys it (and its group state) at once.
+   */
+  completeBatch(leases: Lease[]): boolean[] {
+    const current = leases.map((l) => this.isCurrent(l));
+    const done = new Set<string>();
+    const ended: string[] = [];
+    const out = leases.map((lease, i) => {
+      const job = this.jobs.get(lease.seq);
+      if (!job || done.has(lease.seq)) return false;
+      done.add(lease.seq);
+      if (current[i] && job.group !== undefined) ended.push(job.group);
+      this.destroy(job, !current[i]);
+      this.completedTrue.set(job.seq, (this.completedTrue.get(job.seq) ?? 0) + 1);
+      if (job.cid !== undefined) this.completedCids.add(job.cid);
+      return true;
+    });
+    this.groups.runsEnded(ended);
+    return out;
   }
 
   /**
@@ -207,6 +272,7 @@ export class Model {
     const job = this.jobs.get(lease.seq)!;
     job.attempts += 1;
     job.suspect = false; // it failed without killing its worker
+    if (job.group !== undefined) this.groups.runsEnded([job.group]);
     if (!retryable || job.attempts >= job.maxAttempts) {
       this.setState(job, 'dead');
       delete job.progress;
@@ -227,7 +293,9 @@ export class Model {
   /** release(): current ⇒ to the FRONT, no attempt counted. */
   release(lease: Lease): boolean {
     if (!this.isCurrent(lease)) return false;
-    this.toList(this.jobs.get(lease.seq)!, 'front');
+    const job = this.jobs.get(lease.seq)!;
+    if (job.group !== undefined) this.groups.runsEnded([job.group]);
+    this.toList(job, 'front');
     return true;
   }
 

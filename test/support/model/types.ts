@@ -28,6 +28,8 @@ export interface ModelJob {
   progress?: unknown;
   /** Its lease lapsed while it ran beside others: it runs alone next (see lease_jobs). */
   suspect?: boolean;
+  /** Its group (test/support/model/groups.ts). */
+  group?: string;
 }
 
 /** What one add entry asks for. */
@@ -37,6 +39,7 @@ export interface AddSpec {
   delayMs?: number;
   maxAttempts?: number;
   retryMs: number;
+  group?: string;
 }
 
 /** Queue options the model assumes (model.test.ts builds the queue with them). */
