@@ -19,6 +19,7 @@ export {
   type ResolvedQueueOptions,
 } from './options.js';
 export { queueKeys, type QueueKeys } from './keys.js';
+export { FlowProducer } from './queue/flows/producer.js';
 export type * from './types/index.js';
 export {
   Worker,

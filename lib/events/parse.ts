@@ -42,6 +42,7 @@ function toEvent(
     case 'added':
     case 'delayed':
     case 'promoted':
+    case 'waiting-children':
     case 'cancelled':
     case 'released':
       return { ...base, kind };

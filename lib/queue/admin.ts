@@ -10,6 +10,9 @@ import type { CleanReport, JobInfo, QueueCounts, RepairReport } from '../types/i
 import type { CancelAcks } from './cancel-acks.js';
 import type { QueueContext } from './context.js';
 import { repair } from './repair.js';
+import type { FlowDelivery } from './flows/delivery.js';
+import { flushQuietly } from './flows/delivery.js';
+import { readChildCounts } from './flows/children.js';
 import { jobView, num, str, type Raw, type Reply } from '../job/records.js';
 
 const CLEAN_LIMIT = 1000;
@@ -23,6 +26,7 @@ export class Admin<T, R> {
   constructor(
     private readonly ctx: QueueContext,
     private readonly cancelAcks: CancelAcks,
+    private readonly flows: FlowDelivery,
     private readonly schedules?: ScheduleHook,
   ) {}
 
@@ -32,6 +36,8 @@ export class Admin<T, R> {
     // 0 no such job, 1 cancelled, 2 cancelled and a live holder was told (wait for its ack)
     const r = await this.ctx.run('cancel', [id, ack, this.ctx.options.heartbeatTimeoutMs]);
     if (r === 2) await this.cancelAcks.wait(ack);
+    // A flow job: its parent learns, a parent's children are cancelled (docs/flows.md).
+    if (r === 1 || r === 2) await flushQuietly(this.flows, this.ctx, 'now');
     return r === 1 || r === 2;
   }
 
@@ -51,7 +57,10 @@ export class Admin<T, R> {
       }
       return info;
     }
-    return jobView<T, R>(this.ctx, id, state, r[2] as Raw, str(r[3]), r[4]!, r[5]!);
+    const info = jobView<T, R>(this.ctx, id, state, r[2] as Raw, str(r[3]), r[4]!, r[5]!);
+    if (str(r[3]).includes('"W":'))
+      info.children = await readChildCounts(this.flows.runner, this.ctx.name, str(r[1]));
+    return info;
   }
 
   async counts(): Promise<QueueCounts> {
@@ -65,6 +74,7 @@ export class Admin<T, R> {
       leased: r[11]!,
       dead: r[12]!,
       workers: r[13]!,
+      waitingChildren: r[15]!,
     };
   }
 
@@ -115,14 +125,18 @@ export class Admin<T, R> {
         report.reclaimedFromWorkers += x[0]!;
         report.deadLettered += x[1]!;
       }
-      if (Math.max(promoted, reclaimed + dead, expired, freed) < CLEAN_LIMIT) return report;
+      if (Math.max(promoted, reclaimed + dead, expired, freed) < CLEAN_LIMIT) break;
     }
+    // Flow work that crashes left over (docs/internals/flows.md).
+    const flows = await this.flows.flush(this.ctx.name, 'due');
+    if (flows.notices + flows.cancelled + flows.reservationsDropped > 0) report.flows = flows;
+    return report;
   }
 
   async repair(): Promise<RepairReport> {
     await this.ctx.ready();
     try {
-      return await repair(this.ctx);
+      return await repair(this.ctx, this.flows);
     } catch (e) {
       throw redisError(`queue ${this.ctx.name}: repair`, e);
     }

@@ -9,13 +9,19 @@ import { isPosInt } from '../util/checks.js';
 import { type QueueContext } from './context.js';
 import { bounded } from '../redis/bounded.js';
 import { jobView, parseMeta, str, type Raw, type Reply } from '../job/records.js';
+import { readManyChildCounts } from './flows/children.js';
+import { flushQuietly, type FlowDelivery } from './flows/delivery.js';
+import { detachFlows } from './flows/obliterate.js';
 
 /** Most entries one script call touches (drain, obliterate, retry all); getJobs' largest page. */
 export const PAGE = 1000;
-const STATES: readonly ListState[] = ['pending', 'delayed', 'leased', 'dead'];
+const STATES: readonly ListState[] = ['pending', 'delayed', 'leased', 'dead', 'waiting-children'];
 
 export class Listings<T, R> {
-  constructor(private readonly ctx: QueueContext) {}
+  constructor(
+    private readonly ctx: QueueContext,
+    private readonly flows: FlowDelivery,
+  ) {}
 
   async getJobs(state: ListState, opts: PageOptions = {}): Promise<JobInfo<T, R>[]> {
     const o: PageOptions = typeof opts === 'object' && opts !== null ? opts : {};
@@ -32,11 +38,17 @@ export class Listings<T, R> {
     // flat: id, payload, meta, score, progress
     const r = (await this.ctx.run('list_jobs', [state, offset, limit], { buffers: true })) as Reply;
     const out: JobInfo<T, R>[] = [];
+    const parents: Array<[JobInfo<T, R>, string]> = [];
     for (let i = 0; i + 4 < r.length; i += 5) {
       const meta = str(r[i + 2]);
       const id = parseMeta(meta).i ?? str(r[i]);
       out.push(jobView<T, R>(this.ctx, id, state, r[i + 1] as Raw, meta, r[i + 3]!, r[i + 4]!));
+      if (meta.includes('"W":')) parents.push([out.at(-1)!, str(r[i])]);
     }
+    // Flow parents: how far their children are.
+    const seqs = parents.map(([, seq]) => seq);
+    const counts = await readManyChildCounts(this.flows.runner, this.ctx.name, seqs);
+    parents.forEach(([info], j) => (info.children = counts[j]));
     return out;
   }
 
@@ -70,12 +82,18 @@ export class Listings<T, R> {
       // { removed, entries looked at }
       const [removed, seen] = (await this.ctx.run('drain', [PAGE, delayed ? 1 : 0])) as number[];
       total += removed!;
+      // Drained flow children: their parents learn it (docs/flows.md).
+      if (removed! > 0) await flushQuietly(this.flows, this.ctx, 'now');
       if (seen! < PAGE) return total;
     }
   }
 
   async obliterate(force: boolean): Promise<void> {
     const o = this.ctx.options;
+    // Flow jobs end first, as if cancelled (docs/flows.md): only once obliterate may go on.
+    const live = ((await this.ctx.run('counts', [o.heartbeatTimeoutMs])) as number[])[13]!;
+    if (!force && live > 0) throw this.refused(live);
+    await detachFlows(this.flows, this.ctx.name);
     for (;;) {
       // { -1, live workers } refused, or { 0, elements removed }
       const [code, n] = (await this.ctx.run('obliterate', [
@@ -83,12 +101,7 @@ export class Listings<T, R> {
         o.heartbeatTimeoutMs,
         PAGE,
       ])) as number[];
-      if (code === -1) {
-        throw new WorkQueueError(
-          'BAD_STATE',
-          `queue ${this.ctx.name}: obliterate refused: ${n} live worker(s) (close them, or pass { force: true })`,
-        );
-      }
+      if (code === -1) throw this.refused(n!);
       if (n! < PAGE) break;
       force = true; // checked once, before anything was removed
     }
@@ -102,6 +115,13 @@ export class Listings<T, R> {
     } catch (e) {
       throw redisError(context, e);
     }
+  }
+
+  private refused(live: number): WorkQueueError {
+    return new WorkQueueError(
+      'BAD_STATE',
+      `queue ${this.ctx.name}: obliterate refused: ${live} live worker(s) (close them, or pass { force: true })`,
+    );
   }
 
   /** Delete the queue's keys left on one node, a SCAN page (of up to PAGE keys) per step. */

@@ -2,7 +2,7 @@
 -- ('c:<seq>:<token>:<holder>:<ack_id>'), and acknowledges (lib/worker) once it will never start
 -- the job; the canceller waits for that acknowledgement so that no handler starts after cancel
 -- resolved.
---! keys: data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake progress noticeChannel heartbeatRecord eventLog
+--! keys: data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake progress noticeChannel heartbeatRecord eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels
 --! argv: id ack_id heartbeat_timeout_ms
 -- id: the job's public id; ack_id: names the holder's acknowledgement (lib/queue/cancel-acks.ts).
 -- Returns: 0 no such job, 1 cancelled, 2 cancelled and a live holder was told (wait for its
@@ -29,7 +29,9 @@ if lease then
   end
   rcall('PUBLISH', K_NOTICE_CHANNEL, 'c:' .. seq .. ':' .. (token or '') .. ':' .. (holder or '') .. ':' .. ARGV[2])
 end
-destroy(seq, decode_meta(rcall('HGET', K_META, seq)))
+local meta = decode_meta(rcall('HGET', K_META, seq))
+flow_job_ended(seq, meta, 'x', 'cancelled', nil)
+destroy(seq, meta)
 emit('cancelled', ARGV[1])
 if wait then
   return 2

@@ -3,7 +3,7 @@
 -- heartbeat lapsed (reclaimed one by one with reclaim_worker) and schedules due for their next
 -- ticks (made one by one with schedule_make_ticks: cron times come from the client).
 -- Cost is proportional to the work found: every step reads only due/expired entries.
---! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake results resultExpiries progress heartbeatRecord keptCallerIds schedulesDue scheduleLatestJobs eventLog
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake results resultExpiries progress heartbeatRecord keptCallerIds schedulesDue scheduleLatestJobs eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels
 --! argv: limit max_lease_expiries max_dead heartbeat_timeout_ms
 -- limit: the most entries each step takes.
 -- Returns: { promoted, reclaimed, dead-lettered, results dropped, caller ids freed, Redis now,

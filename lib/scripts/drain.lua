@@ -1,6 +1,6 @@
 -- drain: remove up to `limit` waiting jobs (pending, then delayed when asked); leased jobs stay.
 -- One page per call: the caller calls again until a call finds fewer than `limit` entries.
---! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead progress
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead progress waitingChildren flowParent flowOutbox flowOutboxAt flowCancels
 --! argv: limit with_delayed
 -- with_delayed: 1 = delayed jobs too.
 -- Returns: { jobs removed, entries looked at (pending entries incl. cancelled ones, delayed) }.
@@ -11,6 +11,7 @@ local function remove(seqs)
   local datas = data_mget(seqs)
   for i, seq in ipairs(seqs) do
     if datas[i] then
+      flow_job_ended(seq, decode_meta(metas[i]), 'x', 'cancelled (queue drained)', nil)
       destroy(seq, decode_meta(metas[i]))
       removed = removed + 1
     end

@@ -1,5 +1,5 @@
 -- fail: count a failed attempt of a leased job; retry it after a delay or dead-letter it.
---! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress workerLeases eventLog
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress workerLeases eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels
 --! argv: seq token worker_id error mode:retry|dead retry_delay_ms default_max_attempts max_dead
 --! argv: reason
 -- error: the error message; reason: the dead-letter reason when mode is dead ('' = the error).

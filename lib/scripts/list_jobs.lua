@@ -1,9 +1,10 @@
 -- list_jobs: one page of the jobs in one state, in the order the queue takes them. O(page).
---! keys: pending data meta delayed leased dead progress
---! argv: state:pending|delayed|leased|dead offset limit
+--! keys: pending data meta delayed leased dead progress waitingChildren
+--! argv: state:pending|delayed|leased|dead|waiting-children offset limit
 -- Pending: the lists p0..p9 one after the other (lease order); positions count stored entries,
 -- and the entry a cancelled job leaves until a lease drops it is skipped (the page is then
--- shorter). Delayed by due time, leased by deadline, dead by time of death (oldest first).
+-- shorter). Delayed by due time, leased by deadline, dead by time of death (oldest first),
+-- flow parents waiting for children by the time they were added.
 -- Returns: flat, per job: seq, payload, meta, score (due / deadline / died ms, '' for pending),
 --   progress ('' = none).
 local state, offset, limit = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -26,7 +27,7 @@ if state == 'pending' then
     end
   end
 else
-  local key = ({ delayed = K_DELAYED, leased = K_LEASED, dead = K_DEAD })[state]
+  local key = ({ delayed = K_DELAYED, leased = K_LEASED, dead = K_DEAD, ['waiting-children'] = K_WAITING_CHILDREN })[state]
   local got = rcall('ZRANGE', key, offset, offset + limit - 1, 'WITHSCORES')
   for i = 1, #got, 2 do
     seqs[#seqs + 1] = got[i]

@@ -3,8 +3,9 @@
 -- repair() in lib/queue/repair.ts); this script re-checks atomically, so a job that moved
 -- meanwhile is left alone.
 -- Invariant: a job with a payload is in exactly one place (a pending list, the delayed set,
--- the leased set with a lease token, or the dead set); nothing refers to a job without one.
---! keys: pending data meta callerIds delayed leased leaseHolders dead wake progress
+-- the leased set with a lease token, the dead set, or waiting for its flow children); nothing
+-- refers to a job without one.
+--! keys: pending data meta callerIds delayed leased leaseHolders dead wake progress waitingChildren flowParent
 --! argv: seq
 -- Returns: '' when nothing was wrong, '~tombstone' when only entries of cancelled jobs were
 --   dropped from pending lists (normal), else a short description of the fix.
@@ -22,7 +23,7 @@ if not has_data then
     rcall('HDEL', K_LEASE_HOLDERS, seq)
     fixed('lease without payload')
   end
-  if rcall('ZREM', K_DELAYED, seq) + rcall('ZREM', K_DEAD, seq) > 0 then
+  if rcall('ZREM', K_DELAYED, seq) + rcall('ZREM', K_DEAD, seq) + rcall('ZREM', K_WAITING_CHILDREN, seq) > 0 then
     fixed('entry without payload')
   end
   if rcall('HDEL', K_META, seq) + rcall('HDEL', K_PROGRESS, seq) > 0 then
@@ -70,6 +71,10 @@ local function unlist(keep_one)
       rcall('LREM', pending_key(w[1]), -c, seq)
     end
   end
+end
+-- A flow parent waiting for its children: in no other place, and awaiting some.
+if flow_repair_waiting(seq, meta, leased or dead or delayed or in_lists > 0, fixed) then
+  return table.concat(fixes, '; ')
 end
 -- Keep the most advanced place; drop the others.
 if leased then

@@ -15,6 +15,7 @@ export const BOARD_STATE: Readonly<Record<JobState, BoardJobState>> = {
   leased: 'active',
   dead: 'failed',
   completed: 'completed',
+  'waiting-children': 'waiting-children',
   unknown: 'unknown',
 };
 

@@ -7,7 +7,8 @@
 -- when it skips while an earlier tick's job exists (skipIfRunning; cleared when it fires), t 1
 -- when its caller id has a dedupe window from its add (`dedupe.ttlMs`: the taken zset holds its
 -- end), c trace context (opaque to Lua: an add hook's string, e.g. a W3C traceparent; kept
--- across retries).
+-- across retries), P its flow parent ('<queue>\t<seq>\t<caller id>', see flows.lua), W on a flow
+-- parent its delay once its children ended (ms; present for its whole life).
 --
 -- Lease tokens: '<n>' (a value of the token counter) for a regular lease, 's<n>' for a solo run
 -- of a suspect job (its death counts). The lease hash (K_LEASE_HOLDERS) holds '<token>:<holder>':
@@ -22,9 +23,9 @@
 -- that touches the job fail (one such job would stall a worker's batch or a whole clean()).
 -- Unusable fields are dropped (defaults apply); the client dead-letters a job whose metadata
 -- is not a JSON object when it is leased ('undecodable metadata').
-local META_NUMBERS = { 'p', 'a', 'm', 'x', 's', 'z', 't' }
+local META_NUMBERS = { 'p', 'a', 'm', 'x', 's', 'z', 't', 'W' }
 
-local META_STRINGS = { 'i', 'n', 'e', 'r', 'w', 'c' }
+local META_STRINGS = { 'i', 'n', 'e', 'r', 'w', 'c', 'P' }
 
 local function decode_meta(s)
   if not s or s == '' then
