@@ -76,7 +76,8 @@ export function parseMeta(s: string): Meta {
 function saneMeta(o: Record<string, unknown>): Meta {
   const meta: Meta = {};
   const count = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
-  for (const k of ['i', 'n', 'e', 'r', 'c', 'P'] as const) if (typeof o[k] === 'string') meta[k] = o[k];
+  for (const k of ['i', 'n', 'e', 'r', 'c', 'P'] as const)
+    if (typeof o[k] === 'string') meta[k] = o[k];
   if (count(o.p) && o.p <= 9) meta.p = o.p;
   for (const k of ['a', 'm', 'x', 'W'] as const) if (count(o[k])) meta[k] = o[k];
   if (o.b !== undefined) {

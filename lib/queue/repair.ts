@@ -47,7 +47,8 @@ export async function repair(ctx: QueueContext, flows: FlowDelivery): Promise<Re
   const suspects = new Set<string>();
   for (let p = 0; p <= 9; p++) await pages((a, b) => lrange(k.pending(p), a, b), mark);
   const waiting = k.key('waitingChildren');
-  for (const key of [k.delayed, k.leased, k.dead, waiting]) await pages((a, b) => zrange(key, a, b), mark);
+  for (const key of [k.delayed, k.leased, k.dead, waiting])
+    await pages((a, b) => zrange(key, a, b), mark);
   const withData = new Set<string>();
   const buckets: string[] = [];
   let cursor = '0';

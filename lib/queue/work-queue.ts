@@ -113,7 +113,11 @@ export class WorkQueue<T = unknown, R = unknown> extends QueueAdmin<T, R> {
    * `NonRetryableError`) or `{ retryable: false }` dead-letters at once.
    * Resolves 'lost' when the caller no longer holds the lease (nothing changed).
    */
-  async fail(lease: Lease, error: unknown, opts: { retryable?: boolean } = {}): Promise<FailOutcome> {
+  async fail(
+    lease: Lease,
+    error: unknown,
+    opts: { retryable?: boolean } = {},
+  ): Promise<FailOutcome> {
     return this.ended(lease, await this.leases.fail(lease, error, opts));
   }
 

@@ -206,7 +206,8 @@ function prelude(
   let i = 1;
   // Per-queue scripts: (re)bind queue q's keys with use_queue(q).
   const rebind: string[] = [];
-  if (perQueue) doc.push('--   (once per queue the call names, in order; use_queue(q) binds queue q)');
+  if (perQueue)
+    doc.push('--   (once per queue the call names, in order; use_queue(q) binds queue q)');
   for (const k of keys) {
     if (k === 'pending' && perQueue) {
       doc.push(`--   [${i}..${i + 9}] ${KEY_TABLE.pending.doc}`);

@@ -92,13 +92,7 @@ export type FailOutcome = 'retried' | 'dead' | 'lost';
 
 /** `waiting-children`: a flow parent waiting for its children to end (docs/flows.md). */
 export type JobState =
-  | 'pending'
-  | 'delayed'
-  | 'leased'
-  | 'dead'
-  | 'completed'
-  | 'waiting-children'
-  | 'unknown';
+  'pending' | 'delayed' | 'leased' | 'dead' | 'completed' | 'waiting-children' | 'unknown';
 
 /** How far a batch (or any flow parent) is: counts of its children. */
 export interface ChildCounts {

@@ -54,6 +54,7 @@ export class FlowFixture {
 
   async cleanup(): Promise<void> {
     await this.closeWorkers();
+    await Promise.all([...this.queues.values()].map((q) => q.close()));
     await this.fx.cleanup();
   }
 }

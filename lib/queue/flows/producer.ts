@@ -51,7 +51,8 @@ export class FlowProducer {
     >;
     if (o !== options) problems.push('options must be an object');
     for (const k of Object.keys(o)) {
-      if (!OPTION_KEYS.has(k)) problems.push(`unknown option ${JSON.stringify(k)}; known: ${[...OPTION_KEYS].join(', ')}`);
+      if (!OPTION_KEYS.has(k))
+        problems.push(`unknown option ${JSON.stringify(k)}; known: ${[...OPTION_KEYS].join(', ')}`);
     }
     const { queues, ...rest } = o as FlowProducerOptions;
     problems.push(...queueOptionProblems(rest));

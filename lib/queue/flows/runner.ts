@@ -63,7 +63,11 @@ export class FlowRunner {
   }
 
   /** Run script `name` on queue `queue` (a script of one queue's keys). */
-  run<N extends ScriptName>(queue: string, name: N, args: Readonly<ScriptArgs[N]>): Promise<unknown> {
+  run<N extends ScriptName>(
+    queue: string,
+    name: N,
+    args: Readonly<ScriptArgs[N]>,
+  ): Promise<unknown> {
     return this.call(queue, name, this.entry(queue).script.of(name), args);
   }
 

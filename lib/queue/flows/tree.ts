@@ -124,7 +124,6 @@ export function planFlows(
         `${at(path, key)}: unknown field${hint ? ` (${hint})` : ''}; known: ${[...NODE_KEYS].join(', ')}`,
       );
     }
-    const before = problems.length;
     const queue = n.queue;
     const qProblems: string[] = [];
     checkName(at(path, 'queue'), queue, qProblems);
@@ -156,7 +155,8 @@ export function planFlows(
     if (kids !== undefined && !Array.isArray(kids)) {
       problems.push(`${at(path, 'children')}: must be an array of nodes`);
     }
-    if (problems.length > before) continue;
+    // A node with problems is planned anyway (the add is refused at the end): its children are
+    // checked too.
     const index = nodes.length;
     nodes.push({
       path,
@@ -174,15 +174,22 @@ export function planFlows(
     });
     if (parent < 0) roots.push(index);
     else nodes[parent]!.children.push(index);
-    const list = (kids ?? []) as readonly unknown[];
+    const list = Array.isArray(kids) ? (kids as readonly unknown[]) : [];
     up.add(node);
     stack.push({ node, path, depth, parent, exit: true });
     for (let c = list.length - 1; c >= 0; c--) {
-      stack.push({ node: list[c], path: at(path, `children[${c}]`), depth: depth + 1, parent: index });
+      stack.push({
+        node: list[c],
+        path: at(path, `children[${c}]`),
+        depth: depth + 1,
+        parent: index,
+      });
     }
   }
   if (bytes > MAX_FLOW_BYTES) {
-    problems.push(`payloads of ${bytes} bytes in all, over the most one add writes: ${MAX_FLOW_BYTES}`);
+    problems.push(
+      `payloads of ${bytes} bytes in all, over the most one add writes: ${MAX_FLOW_BYTES}`,
+    );
   }
   if (problems.length > 0) {
     const title = bulk ? 'flows refused' : 'flow refused';
@@ -192,7 +199,11 @@ export function planFlows(
   return { nodes, roots };
 }
 
-function throwWith(code: 'ENCODE_FAILED' | 'PAYLOAD_TOO_LARGE', title: string, list: string[]): never {
+function throwWith(
+  code: 'ENCODE_FAILED' | 'PAYLOAD_TOO_LARGE',
+  title: string,
+  list: string[],
+): never {
   throw new WorkQueueError(code, `${title}: ${list.join('; ')}`, list);
 }
 
@@ -223,7 +234,8 @@ function checkOptions(
     else if (priority !== 5) meta.p = priority as number;
   }
   if (maxAttempts !== undefined) {
-    if (!isPosInt(maxAttempts)) problems.push(`${at(path, 'maxAttempts')}: must be a positive integer`);
+    if (!isPosInt(maxAttempts))
+      problems.push(`${at(path, 'maxAttempts')}: must be a positive integer`);
     else meta.m = maxAttempts;
   }
   if (backoff !== undefined) {
@@ -237,7 +249,9 @@ function checkOptions(
   }
   if (onFailure !== undefined) {
     if (root)
-      problems.push(`${at(path, 'onFailure')}: only a child has one (what its failure does to its parent)`);
+      problems.push(
+        `${at(path, 'onFailure')}: only a child has one (what its failure does to its parent)`,
+      );
     else if (typeof onFailure !== 'string' || !(onFailure in POLICY))
       problems.push(`${at(path, 'onFailure')}: must be 'fail-parent', 'ignore' or 'remove'`);
   }

@@ -87,13 +87,16 @@ export class FlowWriter {
     for (const { qs, reply } of replies) {
       if (Number(reply[0]) === 1) {
         let i = 1;
-        for (const q of qs) for (const b of blocks) if (b.queue === q) b.reservation = String(reply[i++]);
+        for (const q of qs)
+          for (const b of blocks) if (b.queue === q) b.reservation = String(reply[i++]);
         continue;
       }
       for (let i = 1; i + 1 < reply.length; i += 2) {
         const q = qs[Number(reply[i]) - 1]!;
         const node = plan.nodes.find((n) => n.queue === q && n.cid === String(reply[i + 1]))!;
-        taken.push(`${pathOf(node, 'id')}: job ${JSON.stringify(node.cid)} already exists in queue ${JSON.stringify(q)}`);
+        taken.push(
+          `${pathOf(node, 'id')}: job ${JSON.stringify(node.cid)} already exists in queue ${JSON.stringify(q)} (or completed within its dedupe window)`,
+        );
       }
     }
     if (taken.length > 0) throw invalid(taken, 'flow refused');
@@ -115,27 +118,15 @@ export class FlowWriter {
       args.push(queues.indexOf(b.queue) + 1, b.reservation, b.nodes.length);
       for (const i of b.nodes) pushNode(args, plan, plan.nodes[i]!);
     }
-    let reply: Array<string | number> = [];
-    for (let attempt = 1; ; attempt++) {
-      // A reservation older than half the orphan age might be dropped while this writes.
-      if (performance.now() - started > ORPHAN_MS / 2) {
-        throw new WorkQueueError('TIMEOUT', 'flow add: took too long to write, nothing more written');
-      }
-      try {
-        reply = (await this.runner.runOn(queues, 'flow_add', args)) as Array<string | number>;
-        break;
-      } catch (e) {
-        const lost = e instanceof WorkQueueError && e.code === 'REDIS_UNAVAILABLE';
-        if (!lost || attempt >= WRITE_TRIES) throw e;
-        await delay(100 * 2 ** attempt);
-      }
-    }
+    const reply = await this.sendWrite(queues, args, started);
     if (Number(reply[0]) === 0) {
       const taken: string[] = [];
       for (let i = 1; i + 1 < reply.length; i += 2) {
         const b = blocks[Number(reply[i]) - 1]!;
         const node = plan.nodes[b.nodes[Number(reply[i + 1]) - 1]!]!;
-        taken.push(`${pathOf(node, 'id')}: job ${JSON.stringify(node.cid)} was added meanwhile to queue ${JSON.stringify(node.queue)}`);
+        taken.push(
+          `${pathOf(node, 'id')}: job ${JSON.stringify(node.cid)} was added meanwhile to queue ${JSON.stringify(node.queue)}`,
+        );
       }
       throw invalid(taken, 'flow refused');
     }
@@ -145,13 +136,37 @@ export class FlowWriter {
     }
   }
 
+  /** One flow_add call, sent again while its reply does not come (idempotent). */
+  private async sendWrite(
+    queues: string[],
+    args: ScriptArgs['flow_add'],
+    started: number,
+  ): Promise<Array<string | number>> {
+    for (let attempt = 1; ; attempt++) {
+      // A reservation older than half the orphan age might be dropped while this writes.
+      if (performance.now() - started > ORPHAN_MS / 2) {
+        throw new WorkQueueError(
+          'TIMEOUT',
+          'flow add: took too long to write, nothing more written',
+        );
+      }
+      try {
+        return (await this.runner.runOn(queues, 'flow_add', args)) as Array<string | number>;
+      } catch (e) {
+        const lost = e instanceof WorkQueueError && e.code === 'REDIS_UNAVAILABLE';
+        if (!lost || attempt >= WRITE_TRIES) throw e;
+        await delay(100 * 2 ** attempt);
+      }
+    }
+  }
+
   /** A Cluster write failed half-way: cancel what was written (best effort; else it just runs). */
   private async undo(plan: FlowPlan, written: Block[]): Promise<void> {
     for (const b of written) {
       const seqs = b.nodes.map((i) => plan.nodes[i]!.seq);
-      await this.runner.run(b.queue, 'flow_cancel', ['cancel', '', seqs.length, ...seqs]).catch(
-        () => undefined,
-      );
+      await this.runner
+        .run(b.queue, 'flow_cancel', ['cancel', '', seqs.length, ...seqs])
+        .catch(() => undefined);
     }
   }
 }
