@@ -89,10 +89,11 @@ export class Admin<T, R> {
       resultsExpired: 0,
       callerIdsFreed: 0,
     };
+    let flowWork = false;
     const hb = o.heartbeatTimeoutMs;
     for (;;) {
-      // { promoted, reclaimed, dead-lettered, results dropped, caller ids freed, Redis now,
-      //   s, s schedules due, dead worker ids… }
+      // { promoted, reclaimed, dead-lettered, results dropped, caller ids freed, flow work left,
+      //   Redis now, s, s schedules due, dead worker ids… }
       const r = (await this.ctx.run('clean', [
         CLEAN_LIMIT,
         o.maxLeaseExpiries,
@@ -107,13 +108,14 @@ export class Admin<T, R> {
       report.deadLettered += dead;
       report.resultsExpired += expired;
       report.callerIdsFreed += freed;
-      const s = num(r[6]);
-      const due = r.slice(7, 7 + s).map(str);
+      if (num(r[5]) === 1) flowWork = true;
+      const s = num(r[7]);
+      const due = r.slice(8, 8 + s).map(str);
       if (due.length > 0 && this.schedules) {
         const made = await this.schedules.topUpDue(due);
         if (made > 0) report.ticksMade = (report.ticksMade ?? 0) + made;
       }
-      for (const workerId of r.slice(7 + s).map(str)) {
+      for (const workerId of r.slice(8 + s).map(str)) {
         // { reclaimed, dead-lettered }, or { -1 } when the worker is alive after all
         const x = (await this.ctx.run(
           'reclaim_worker',
@@ -128,6 +130,7 @@ export class Admin<T, R> {
       if (Math.max(promoted, reclaimed + dead, expired, freed) < CLEAN_LIMIT) break;
     }
     // Flow work that crashes left over (docs/internals/flows.md).
+    if (!flowWork) return report;
     const flows = await this.flows.flush(this.ctx.name, 'due');
     if (flows.notices + flows.cancelled + flows.reservationsDropped > 0) report.flows = flows;
     return report;

@@ -76,6 +76,16 @@ local function flow_held(seq)
   return string.find(rcall('HGET', K_META, seq) or '', '"[PW]":') ~= nil
 end
 
+-- 1 when this queue has flow work left for flow_due.lua (notices, cancels, reservations), else 0.
+local function flow_work_left()
+  for _, k in ipairs({ K_FLOW_OUTBOX_AT, K_FLOW_RECHECKS, K_FLOW_CANCELS, K_FLOW_RESERVED }) do
+    if rcall('EXISTS', k) == 1 then
+      return 1
+    end
+  end
+  return 0
+end
+
 -- Job `seq` stops existing: a parent's own keys go.
 local function flow_forget(seq, meta)
   if meta.W then
