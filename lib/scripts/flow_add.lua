@@ -8,7 +8,7 @@
 --! keys: per-queue pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress waitingChildren flowParent flowOutbox flowOutboxAt flowCancels flowReserved eventLog
 --! argv: block_count blocks...
 -- blocks: per block its queue (1-based, in the order of the keys), its reservation
--- ('<first>:<last>:<ms>'), node_count, then per node: seq, caller_id ('' = none), payload,
+-- ('<first>:<last>', as flow_reserve replied), node_count, then per node: seq, caller_id ('' = none), payload,
 -- meta (JSON, '' = none), priority, delay_ms (a leaf's; '' = none), child_count, then per child
 -- its key '<queue>:<seq>' and its entry (policy f|i|r then its public id).
 -- Returns: { 1, then the tail of flow_out_reply } written; { 2 } every block was written before;
@@ -30,7 +30,8 @@ end
 local taken, live = {}, 0
 for b, blk in ipairs(blocks) do
   use_queue(blk.q)
-  if rcall('ZSCORE', K_FLOW_RESERVED, blk.res) then
+  blk.res = flow_reservation(blk.res)
+  if blk.res then
     blk.live = true
     live = live + 1
     for k, at in ipairs(blk.nodes) do

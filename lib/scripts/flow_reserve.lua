@@ -7,8 +7,9 @@
 --! argv: queue_count per_queue...
 -- per_queue: for each queue, in the order of its keys: id_count, its caller ids, range_count,
 -- the size of each range.
--- Returns: { 1, then per range (queue by queue, in order) '<first>:<last>:<reserved ms>' } when
---   reserved; { 0, then queue (1-based) and caller id of each taken id } when nothing was.
+-- Returns: { 1, then per range (queue by queue, in order) '<first>:<last>' } when reserved
+--   (K_FLOW_RESERVED holds '<first>:<last>:<reserved ms>'); { 0, then queue (1-based) and caller
+--   id of each taken id } when nothing was.
 local queues = tonumber(ARGV[1])
 local now = now_ms()
 local taken = {}
@@ -38,9 +39,9 @@ for q = 1, queues do
   for r = at + 1, at + tonumber(ARGV[at]) do
     local size = tonumber(ARGV[r])
     local last = rcall('INCRBY', K_SEQ_COUNTER, size)
-    local member = int(last - size + 1) .. ':' .. int(last) .. ':' .. int(now)
-    rcall('ZADD', K_FLOW_RESERVED, last - size + 1, member)
-    out[#out + 1] = member
+    local range = int(last - size + 1) .. ':' .. int(last)
+    rcall('ZADD', K_FLOW_RESERVED, last - size + 1, range .. ':' .. int(now))
+    out[#out + 1] = range
   end
 end
 return out

@@ -16,7 +16,7 @@ import type { FlowRunner } from './runner.js';
 /** clean() delivers notices older than this; the worker that ended the job delivers the younger. */
 export const NOTICE_GRACE_MS = 2_000;
 /** A notice is delivered again this long after its first delivery, then dropped. */
-export const RECHECK_MS = 5_000;
+export const RECHECK_MS = 3_000;
 /** A flow add's reservation not written after this long is dropped (its producer died). */
 export const ORPHAN_MS = 10 * 60_000;
 /** Most notices or cancels one call takes. */

@@ -22,6 +22,18 @@ local function flow_id_taken(cid, now)
   return v and (until_ms == nil or until_ms > now)
 end
 
+-- The member of K_FLOW_RESERVED ('<first>:<last>:<ms>') of reservation `range` ('<first>:<last>'),
+-- or nil when it is gone (written, or dropped as an orphan).
+local function flow_reservation(range)
+  local first = string.match(range, '^(%d+):')
+  for _, m in ipairs(rcall('ZRANGEBYSCORE', K_FLOW_RESERVED, first or 0, first or 0)) do
+    if string.sub(m, 1, #range + 1) == range .. ':' then
+      return m
+    end
+  end
+  return nil
+end
+
 -- Key `kind` (d r f x e) of parent `seq`.
 local function flow_pkey(kind, seq)
   return K_FLOW_PARENT .. kind .. ':' .. seq
