@@ -80,10 +80,14 @@ export class Listings<T, R> {
     let total = 0;
     for (;;) {
       // { removed, entries looked at }
-      const [removed, seen] = (await this.ctx.run('drain', [PAGE, delayed ? 1 : 0])) as number[];
+      // { removed, entries looked at, 10 when flow jobs were removed }
+      const [removed, seen, flows] = (await this.ctx.run('drain', [
+        PAGE,
+        delayed ? 1 : 0,
+      ])) as number[];
       total += removed!;
       // Drained flow children: their parents learn it (docs/flows.md).
-      if (removed! > 0) await flushQuietly(this.flows, this.ctx, 'now');
+      if (flows! > 0) await flushQuietly(this.flows, this.ctx, 'now');
       if (seen! < PAGE) return total;
     }
   }

@@ -6,7 +6,8 @@
 --! argv: id ack_id heartbeat_timeout_ms
 -- id: the job's public id; ack_id: names the holder's acknowledgement (lib/queue/cancel-acks.ts).
 -- Returns: 0 no such job, 1 cancelled, 2 cancelled and a live holder was told (wait for its
---   acknowledgement).
+--   acknowledgement); plus 10 when it was a flow job (its notice or its children's cancels
+--   wait for delivery: lib/scripts/lib/flows.lua).
 local seq = resolve(ARGV[1])
 if not seq then
   return 0
@@ -34,6 +35,6 @@ flow_job_ended(seq, meta, 'x', 'cancelled', nil)
 destroy(seq, meta)
 emit('cancelled', ARGV[1])
 if wait then
-  return 2
+  return 2 + flow_wrote()
 end
-return 1
+return 1 + flow_wrote()

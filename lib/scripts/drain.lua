@@ -3,7 +3,8 @@
 --! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead progress waitingChildren flowParent flowOutbox flowOutboxAt flowCancels
 --! argv: limit with_delayed
 -- with_delayed: 1 = delayed jobs too.
--- Returns: { jobs removed, entries looked at (pending entries incl. cancelled ones, delayed) }.
+-- Returns: { jobs removed, entries looked at (pending entries incl. cancelled ones, delayed), 10
+--   when flow jobs were among them (their notices wait for delivery), else 0 }.
 local limit, with_delayed = tonumber(ARGV[1]), ARGV[2] == '1'
 local removed, seen = 0, 0
 local function remove(seqs)
@@ -33,4 +34,4 @@ if with_delayed and seen < limit then
     remove(got)
   end
 end
-return { removed, seen }
+return { removed, seen, flow_wrote() }

@@ -83,6 +83,11 @@ local function flow_job_ended(seq, meta, outcome, reason, now)
   end
 end
 
+-- 10 when this call wrote flow work to deliver (flow_out), else 0 (a reply flag of cancel.lua).
+local function flow_wrote()
+  return (#flow_out.notices > 0 or flow_out.cancels) and 10 or 0
+end
+
 -- Whether job `seq` is part of a flow (a child or a parent): an add that replaces leaves it alone.
 local function flow_held(seq)
   return string.find(rcall('HGET', K_META, seq) or '', '"[PW]":') ~= nil

@@ -7,8 +7,17 @@
  * `callerIdFreeAfterComplete` and `onLeaseLapsed`.
  */
 import type { Lease } from '../../../lib/index.js';
-import type { AddSpec, CleanCounts, Leased, ModelJob, Payload, State } from './types.js';
+import type {
+  AddSpec,
+  CleanCounts,
+  FlowCleanCounts,
+  Leased,
+  ModelJob,
+  Payload,
+  State,
+} from './types.js';
 import { MODEL_QUEUE } from './types.js';
+import { FlowModel } from './flows.js';
 
 export * from './types.js';
 
@@ -55,6 +64,8 @@ export class Model {
   readonly leases: Leased[] = [];
   /** complete() calls that returned true, per incarnation (rule: at most 1 each). */
   readonly completedTrue = new Map<string, number>();
+  /** Flows (parents and children in this queue) and their notices (flows.ts). */
+  flows = new FlowModel();
   private lastSeq = 0;
   private nextData = 0;
 
@@ -87,7 +98,7 @@ export class Model {
     this.setState(job, 'pending');
   }
 
-  private setState(job: ModelJob, state: State): void {
+  setState(job: ModelJob, state: State): void {
     job.state = state;
     if (state !== 'leased') {
       delete job.lease;
@@ -96,9 +107,16 @@ export class Model {
     if (state !== 'delayed') delete job.due;
   }
 
-  private destroy(job: ModelJob): void {
+  /** The job stops existing (a pending one leaves its tombstone in its list). */
+  remove(job: ModelJob): void {
     this.jobs.delete(job.seq);
     if (job.cid !== undefined) this.cids.delete(job.cid);
+  }
+
+  /** A parent dead-lettered because a child failed it. */
+  dieOf(job: ModelJob): void {
+    this.setState(job, 'dead');
+    delete job.progress;
   }
 
   // ---- operations
@@ -114,7 +132,13 @@ export class Model {
    * Record an added job: its payload, `seq` as observed in Redis (must be new and larger than every seq
    * before), `due` its observed due time when delayed.
    */
-  added(spec: AddSpec, data: Payload, seq: string, due: number | undefined): ModelJob {
+  added(
+    spec: AddSpec,
+    data: Payload,
+    seq: string,
+    due: number | undefined,
+    state: 'waiting-children' | undefined = undefined,
+  ): ModelJob {
     if (!/^\d+$/.test(seq) || Number(seq) <= this.lastSeq)
       throw new Error(`add gave seq ${seq}, not a fresh number after ${this.lastSeq}`);
     this.lastSeq = Number(seq);
@@ -135,7 +159,8 @@ export class Model {
     }
     this.jobs.set(seq, job);
     this.publicIds.add(job.id);
-    if (spec.delayMs) this.toDelayed(job, due);
+    if (state) this.setState(job, state);
+    else if (spec.delayMs) this.toDelayed(job, due);
     else this.toList(job, 'back');
     return job;
   }
@@ -191,9 +216,10 @@ export class Model {
   complete(lease: Lease): boolean {
     const job = this.jobs.get(lease.seq);
     if (!job) return false;
-    this.destroy(job);
+    this.remove(job);
     this.completedTrue.set(job.seq, (this.completedTrue.get(job.seq) ?? 0) + 1);
     if (job.cid !== undefined) this.completedCids.add(job.cid);
+    this.flows.ended(this, job, 'c');
     return true;
   }
 
@@ -208,8 +234,10 @@ export class Model {
     job.attempts += 1;
     job.suspect = false; // it failed without killing its worker
     if (!retryable || job.attempts >= job.maxAttempts) {
-      this.setState(job, 'dead');
-      delete job.progress;
+      this.dieOf(job);
+      this.flows.ended(this, job, 'f');
+      // fail() delivers a dead child's notice before it resolves.
+      if (this.flows.parentOf.has(job.seq)) this.flows.deliver(this, [job.seq]);
       return 'dead';
     }
     if (job.retryMs > 0) this.setState(job, 'delayed');
@@ -244,11 +272,23 @@ export class Model {
     return true;
   }
 
+  /** cancel(): the job stops existing; a flow job's parent learns it, or its children. */
   cancel(id: string): boolean {
     const job = this.byPublicId(id);
     if (!job) return false;
-    this.destroy(job);
+    this.remove(job);
+    if (this.flows.ended(this, job, 'x')) this.flows.flushNow(this);
     return true;
+  }
+
+  /**
+   * What clean() does to flows at Redis time `now` (its last step, after the rest at a time no
+   * later), without changing anything.
+   */
+  flowCleanReportAt(now: number): FlowCleanCounts {
+    const c = this.clone();
+    c.flows = this.flows.clone();
+    return c.flows.due(c, now);
   }
 
   /** What clean() at Redis time `now` reports, without changing anything. */
@@ -310,7 +350,10 @@ export class Model {
       .map(([wid]) => wid);
   }
 
-  /** repair(): drops every tombstone; how many distinct cancelled jobs had some. */
+  /**
+   * repair(): drops every tombstone (returns how many distinct cancelled jobs had some), then
+   * delivers every flow notice and cancel at once.
+   */
   repair(): number {
     const dropped = new Set<string>();
     for (const list of this.lists) {
@@ -318,6 +361,7 @@ export class Model {
       const live = list.filter((seq) => this.jobs.has(seq));
       list.splice(0, list.length, ...live);
     }
+    this.flows.all(this);
     return dropped.size;
   }
 
@@ -329,6 +373,7 @@ export class Model {
       if (j.state === 'leased') t.push(j.deadline!);
     }
     for (const beat of this.workers.values()) t.push(beat + MODEL_QUEUE.heartbeatTimeoutMs + 1);
+    t.push(...this.flows.timeEvents());
     if (this.judgedSince > 0) t.push(this.judgedSince + MODEL_QUEUE.heartbeatTimeoutMs + 1);
     return t;
   }
