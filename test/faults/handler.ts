@@ -36,6 +36,8 @@ export interface FaultJob {
   t: number;
   b?: Behavior;
   ms?: number;
+  /** A flow parent (scenarios/flows.ts): its children's count; it logs how many results it saw. */
+  kids?: number;
 }
 
 export const BUSY_GAP_MS = 4_000;
@@ -80,6 +82,10 @@ let lastBusy = 0;
 export function faultHandler(queue: string, log: FaultLog) {
   return async (job: Job<FaultJob>): Promise<{ pid: number }> => {
     log.exec(queue, job);
+    if (job.data.kids !== undefined) {
+      const seen = Object.keys(await job.getChildrenResults()).length;
+      log.event('K', queue, job.id, String(seen), String(job.data.kids));
+    }
     job.signal.addEventListener('abort', () => {
       const reason = job.signal.reason as { message?: unknown } | undefined;
       log.event('A', queue, job.id, String(reason?.message ?? reason));

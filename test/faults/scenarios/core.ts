@@ -13,6 +13,7 @@ import {
 } from '../common.js';
 import { Ctx, type Scenario } from '../ctx.js';
 import { issue12Scenarios } from './issue12.js';
+import { flowScenarios } from './flows.js';
 
 export function scenarios(): Scenario[] {
   const base = {
@@ -287,6 +288,7 @@ export function scenarios(): Scenario[] {
       },
     },
     ...issue12Scenarios(base),
+    ...flowScenarios(base),
   ];
 }
 
