@@ -153,7 +153,7 @@ describe('flows on a Redis Cluster, parent and children on different masters', (
     expect(ignoring.children).toHaveLength(1);
   });
 
-  it('five levels over three masters, and 1 000 children on one parent', async () => {
+  it('five levels across masters, and 1 000 children on one parent', async () => {
     const [a, b, c] = await apart(uniqueName('n'), ['a', 'b', 'c']);
     const chain = (level: number): FlowNode => ({
       queue: [a!, b!, c!][level % 3]!,
