@@ -20,6 +20,7 @@ import {
   type ChildResult,
 } from './protocol.js';
 import { measureAddConcurrent } from './rows/concurrent-add.js';
+import { measureFlows } from './rows/flows.js';
 import { measureFirstJob } from './rows/first-job.js';
 import { measureMemory } from './rows/memory.js';
 import { measureScale } from './rows/scale.js';
@@ -158,6 +159,8 @@ async function main(): Promise<ChildResult> {
       return measureMemory(adapter, p);
     case 'scale':
       return measureScale(adapter, p);
+    case 'flows':
+      return measureFlows(adapter, p);
   }
 }
 

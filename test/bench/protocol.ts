@@ -17,7 +17,8 @@ import type { LibName } from './libs/types.js';
  * - `memory`: RSS growth and start-up time of `workers` idle workers, each on its own queue
  *   (rows/memory.ts);
  * - `scale`: addBulk, then lease+complete (`drain`) of `n` jobs, and Redis bytes per waiting
- *   job (rows/scale.ts).
+ *   job (rows/scale.ts);
+ * - `flows`: flows of 1 parent + 10 children per second, end to end (rows/flows.ts).
  */
 export type ChildKind =
   | 'add'
@@ -28,7 +29,8 @@ export type ChildKind =
   | 'addConcurrent'
   | 'firstJob'
   | 'memory'
-  | 'scale';
+  | 'scale'
+  | 'flows';
 export const CHILD_KINDS: readonly ChildKind[] = [
   'add',
   'addBulk',
@@ -39,6 +41,7 @@ export const CHILD_KINDS: readonly ChildKind[] = [
   'firstJob',
   'memory',
   'scale',
+  'flows',
 ];
 
 export interface ChildParams {

@@ -40,6 +40,7 @@ const ROW_IDS = [
   'scaleTakeBig',
   'scaleBytesBase',
   'scaleBytesBig',
+  'flows',
 ];
 const ARGS = [
   '--quick',
