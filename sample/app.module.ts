@@ -9,6 +9,9 @@ import { EMAILS } from './emails.js';
 import { HealthController } from './health.controller.js';
 import { JobsController } from './jobs.controller.js';
 import { MetricsController } from './metrics.controller.js';
+import { OrderProcessor, PaymentProcessor, StockProcessor } from './order.processors.js';
+import { ORDERS, PAYMENTS, STOCK } from './orders.js';
+import { OrdersController } from './orders.controller.js';
 import { QueuesController } from './queues.controller.js';
 import { ResultsController } from './results.controller.js';
 import { SchedulesController } from './schedules.controller.js';
@@ -59,6 +62,13 @@ export class AppModule {
             { id: 'digest', every: 60_000, name: 'digest', data: { to: 'team@example.com' } },
           ],
         }),
+        // An order flow: the order waits for its payment and stock (POST /orders, GET /orders/:id).
+        WorkQueueModule.registerQueue(
+          { name: ORDERS, storeResults: { ttlMs: 3_600_000 } },
+          { name: PAYMENTS, maxAttempts: 3 },
+          { name: STOCK },
+        ),
+        WorkQueueModule.registerFlowProducer({ queues: [ORDERS, PAYMENTS, STOCK] }),
         TerminusModule,
         WorkQueueMetricsModule.forRoot(),
       ],
@@ -70,8 +80,16 @@ export class AppModule {
         // Queue administration, and waiting for a job's result.
         QueuesController,
         ResultsController,
+        OrdersController,
       ],
-      providers: [EmailProcessor, WorkQueueHealthIndicator, EmailEventsListener],
+      providers: [
+        EmailProcessor,
+        WorkQueueHealthIndicator,
+        EmailEventsListener,
+        OrderProcessor,
+        PaymentProcessor,
+        StockProcessor,
+      ],
     };
   }
 }
