@@ -5,7 +5,15 @@
  * delivery is due), which children of ended parents wait to be cancelled — with the Redis times
  * the queue gave them (read back from Redis: `undefined` until then).
  */
-import type { Model, ModelJob } from './model.js';
+import type { ModelJob } from './types.js';
+
+/** What flows need of the model (model.ts; not imported: it imports this file). */
+interface Model {
+  readonly jobs: Map<string, ModelJob>;
+  toList(job: ModelJob, end: 'front' | 'back'): void;
+  dieOf(job: ModelJob): void;
+  remove(job: ModelJob): void;
+}
 
 /** clean() delivers notices and cancels older than this (lib/queue/flows/delivery.ts). */
 export const GRACE_MS = 2_000;
