@@ -107,6 +107,33 @@ export const KEY_TABLE = {
     part: 'gc',
     doc: 'grouped pending counts hash (priority -> grouped jobs pending)',
   },
+  // Flows (docs/internals/flows.md; lib/scripts/lib/flows.lua). Per-parent keys are named in Lua
+  // from their passed prefix (`<prefix>:<parent seq>`): they share the queue's hash tag.
+  waitingChildren: {
+    part: 'wc',
+    doc: 'parents waiting for their children (zset seq -> created ms)',
+  },
+  flowParent: {
+    part: 'f',
+    doc: "a parent's own keys, <key><k>:<seq> with k: d the children it still awaits (hash '<queue>:<seq>' -> policy f|i|r then the child's public id), r their results and f the errors of failed ones (hashes '<queue>:<public id>' -> value), x what it awaited when it failed (as d), e notices that came before it was written; a prefix: they share the queue's hash tag",
+  },
+  flowOutbox: {
+    part: 'fo',
+    doc: "notices of this queue's ended children (child seq -> '<outcome c|f|x>\\t<parent queue>\\t<parent seq>\\t<payload>')",
+  },
+  flowOutboxAt: { part: 'fo:t', doc: 'notices not delivered yet (zset child seq -> written ms)' },
+  flowRechecks: {
+    part: 'fo:r',
+    doc: 'notices delivered once, delivered again then dropped (zset child seq -> due ms)',
+  },
+  flowCancels: {
+    part: 'fc',
+    doc: "children to cancel, of this queue's parents that failed or were cancelled (zset '<queue>:<seq>' -> since ms)",
+  },
+  flowReserved: {
+    part: 'fv',
+    doc: "seqs reserved by a flow add not written yet (zset '<first>:<last>:<reserved ms>' -> first)",
+  },
   workerLeases: { part: 'wl:', doc: "the calling worker's lease set (seqs)", per: 'worker' },
   workerHandoffs: { part: 'hx:', doc: "the calling worker's hand-off list", per: 'worker' },
   addCallRecords: {
@@ -196,7 +223,21 @@ export interface QueueKeys {
   readonly eventLog: string;
   /** Guard of the periodic clean: whoever sets it cleans this round (see `cleanIfDue`). */
   readonly cleanGuard: string;
+  /** A flow parent's own key (its children, their results, ...; see `flowParent`). */
+  parentKey(kind: ParentKeyKind, seq: string): string;
 }
+
+/**
+ * The keys of a flow parent (`flowParent` then the kind's letter): the children it awaits, their
+ * results, the errors of failed ones, the children cancelled when it failed.
+ */
+export type ParentKeyKind = 'awaited' | 'results' | 'failures' | 'cancelled';
+const PARENT_KEY_LETTER: Record<ParentKeyKind, string> = {
+  awaited: 'd',
+  results: 'r',
+  failures: 'f',
+  cancelled: 'x',
+};
 
 const OWNER_OF = { worker: 'workerId', session: 'session', ack: 'ackId' } as const;
 
@@ -232,5 +273,6 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
     cancelAckChannel: key('cancelAckChannel'),
     cleanGuard: key('cleanGuard'),
     eventLog: key('eventLog'),
+    parentKey: (kind, seq) => `${key('flowParent')}${PARENT_KEY_LETTER[kind]}:${seq}`,
   };
 }

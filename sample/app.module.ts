@@ -9,6 +9,9 @@ import { EMAILS } from './emails.js';
 import { HealthController } from './health.controller.js';
 import { JobsController } from './jobs.controller.js';
 import { MetricsController } from './metrics.controller.js';
+import { OrderProcessor, PaymentProcessor, StockProcessor } from './order.processors.js';
+import { ORDERS, PAYMENTS, STOCK } from './orders.js';
+import { OrdersController } from './orders.controller.js';
 import { QueuesController } from './queues.controller.js';
 import { ReportsModule } from './report.processor.js';
 import { REPORTS } from './reports.js';
@@ -70,6 +73,13 @@ export class AppModule {
         ReportsModule,
         // Jobs of many customers: fair turns, one at a time and 20/s per customer (docs/groups.md).
         WorkQueueModule.registerQueue({ name: TENANTS, groups: TENANT_GROUPS }),
+        // An order flow: the order waits for its payment and stock (POST /orders, GET /orders/:id).
+        WorkQueueModule.registerQueue(
+          { name: ORDERS, storeResults: { ttlMs: 3_600_000 } },
+          { name: PAYMENTS, maxAttempts: 3 },
+          { name: STOCK },
+        ),
+        WorkQueueModule.registerFlowProducer({ queues: [ORDERS, PAYMENTS, STOCK] }),
         TerminusModule,
         WorkQueueMetricsModule.forRoot(),
       ],
@@ -83,8 +93,17 @@ export class AppModule {
         QueuesController,
         ResultsController,
         ReportsController,
+        OrdersController,
       ],
-      providers: [EmailProcessor, TenantProcessor, WorkQueueHealthIndicator, EmailEventsListener],
+      providers: [
+        EmailProcessor,
+        TenantProcessor,
+        WorkQueueHealthIndicator,
+        EmailEventsListener,
+        OrderProcessor,
+        PaymentProcessor,
+        StockProcessor,
+      ],
     };
   }
 }

@@ -40,6 +40,7 @@ function toEvent(kind: string, f: Record<string, string>, base: EventBase): Queu
     case 'added':
     case 'delayed':
     case 'promoted':
+    case 'waiting-children':
     case 'cancelled':
     case 'released':
       return { ...base, kind };

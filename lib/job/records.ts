@@ -5,7 +5,7 @@
 import { checkBackoff } from '../options.js';
 import { errorMessage } from '../errors.js';
 import type { ResolvedQueueOptions } from '../options.js';
-import type { BackoffOptions, JobInfo, Lease, LeasedJob } from '../types/job.js';
+import type { BackoffOptions, JobInfo, Lease, LeasedJob, ParentRef } from '../types/job.js';
 import { decode, type Raw } from './codec.js';
 
 /** What turning replies into jobs needs of a queue (its QueueContext has it). */
@@ -36,6 +36,17 @@ export interface Meta {
   c?: string;
   /** The job's group (docs/groups.md). */
   g?: string;
+  /** A flow child's parent: '<queue>\t<seq>\t<caller id or empty>' (lib/scripts/lib/flows.lua). */
+  P?: string;
+  /** A flow parent: its delay once its children ended (ms). */
+  W?: number;
+}
+
+/** A flow child's parent (meta P) as queue and public id, or undefined. */
+export function parentOf(meta: Meta): ParentRef | undefined {
+  if (meta.P === undefined) return undefined;
+  const [queue = '', seq = '', cid = ''] = meta.P.split('\t');
+  return queue && seq ? { queue, id: cid || seq } : undefined;
 }
 
 export const str = (v: Raw | number | undefined): string =>
@@ -67,10 +78,11 @@ export function parseMeta(s: string): Meta {
 function saneMeta(o: Record<string, unknown>): Meta {
   const meta: Meta = {};
   const count = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
-  for (const k of ['i', 'n', 'e', 'r', 'c'] as const) if (typeof o[k] === 'string') meta[k] = o[k];
+  for (const k of ['i', 'n', 'e', 'r', 'c', 'P'] as const)
+    if (typeof o[k] === 'string') meta[k] = o[k];
   if (typeof o.g === 'string' && o.g !== '') meta.g = o.g;
   if (count(o.p) && o.p <= 9) meta.p = o.p;
-  for (const k of ['a', 'm', 'x'] as const) if (count(o[k])) meta[k] = o[k];
+  for (const k of ['a', 'm', 'x', 'W'] as const) if (count(o[k])) meta[k] = o[k];
   if (o.b !== undefined) {
     const problems: string[] = [];
     checkBackoff('b', o.b, problems);
@@ -134,6 +146,7 @@ export function leasedJob<T>(
     backoff: meta.b ?? ctx.options.backoff,
     traceContext: meta.c,
     group: meta.g,
+    parent: meta.P === undefined ? undefined : parentOf(meta),
   };
   ctx.issued.add(job);
   return job;
@@ -237,6 +250,8 @@ export function jobView<T, R>(
   if (meta.g !== undefined) info.group = meta.g;
   if (meta.e !== undefined) info.lastError = meta.e;
   if (meta.r !== undefined) info.deadReason = meta.r;
+  const parent = parentOf(meta);
+  if (parent) info.parent = parent;
   if (str(score) !== '') info.at = num(score);
   if (str(prog) !== '') {
     try {

@@ -10,6 +10,9 @@ import type { CleanReport, JobInfo, QueueCounts, RepairReport } from '../types/i
 import type { CancelAcks } from './cancel-acks.js';
 import type { QueueContext } from './context.js';
 import { repair } from './repair.js';
+import type { FlowDelivery } from './flows/delivery.js';
+import { flushQuietly } from './flows/delivery.js';
+import { readChildCounts } from './flows/children.js';
 import { jobView, num, str, type Raw, type Reply } from '../job/records.js';
 
 const CLEAN_LIMIT = 1000;
@@ -23,16 +26,21 @@ export class Admin<T, R> {
   constructor(
     private readonly ctx: QueueContext,
     private readonly cancelAcks: CancelAcks,
+    private readonly flows: FlowDelivery,
     private readonly schedules?: ScheduleHook,
   ) {}
 
   async cancel(id: string): Promise<boolean> {
     this.ctx.checkId(id);
+    const o = this.ctx.options;
     const ack = randomBytes(8).toString('base64url');
-    // 0 no such job, 1 cancelled, 2 cancelled and a live holder was told (wait for its ack)
-    const r = await this.ctx.run('cancel', [id, ack, this.ctx.options.heartbeatTimeoutMs]);
-    if (r === 2) await this.cancelAcks.wait(ack);
-    return r === 1 || r === 2;
+    // 0 no such job, 1 cancelled, 2 cancelled and a live holder was told (wait for its ack);
+    // + 10 for a flow job
+    const r = (await this.ctx.run('cancel', [id, ack, o.heartbeatTimeoutMs])) as number;
+    if (r % 10 === 2) await this.cancelAcks.wait(ack);
+    // A flow job: its parent learns, a parent's children are cancelled (docs/flows.md).
+    if (r >= 10) await flushQuietly(this.flows, this.ctx, 'now');
+    return r > 0;
   }
 
   async getJob(id: string): Promise<JobInfo<T, R> | null> {
@@ -51,7 +59,10 @@ export class Admin<T, R> {
       }
       return info;
     }
-    return jobView<T, R>(this.ctx, id, state, r[2] as Raw, str(r[3]), r[4]!, r[5]!);
+    const info = jobView<T, R>(this.ctx, id, state, r[2] as Raw, str(r[3]), r[4]!, r[5]!);
+    if (str(r[3]).includes('"W":'))
+      info.children = await readChildCounts(this.flows.runner, this.ctx.name, str(r[1]));
+    return info;
   }
 
   async counts(): Promise<QueueCounts> {
@@ -65,6 +76,7 @@ export class Admin<T, R> {
       leased: r[11]!,
       dead: r[12]!,
       workers: r[13]!,
+      waitingChildren: r[15]!,
     };
   }
 
@@ -79,10 +91,11 @@ export class Admin<T, R> {
       resultsExpired: 0,
       callerIdsFreed: 0,
     };
+    let flowWork = false;
     const hb = o.heartbeatTimeoutMs;
     for (;;) {
-      // { promoted, reclaimed, dead-lettered, results dropped, caller ids freed, Redis now,
-      //   s, s schedules due, dead worker ids… }
+      // { promoted, reclaimed, dead-lettered, results dropped, caller ids freed, flow work left,
+      //   Redis now, s, s schedules due, dead worker ids… }
       const r = (await this.ctx.run('clean', [
         CLEAN_LIMIT,
         o.maxLeaseExpiries,
@@ -97,13 +110,14 @@ export class Admin<T, R> {
       report.deadLettered += dead;
       report.resultsExpired += expired;
       report.callerIdsFreed += freed;
-      const s = num(r[6]);
-      const due = r.slice(7, 7 + s).map(str);
+      if (num(r[5]) === 1) flowWork = true;
+      const s = num(r[7]);
+      const due = r.slice(8, 8 + s).map(str);
       if (due.length > 0 && this.schedules) {
         const made = await this.schedules.topUpDue(due);
         if (made > 0) report.ticksMade = (report.ticksMade ?? 0) + made;
       }
-      for (const workerId of r.slice(7 + s).map(str)) {
+      for (const workerId of r.slice(8 + s).map(str)) {
         // { reclaimed, dead-lettered }, or { -1 } when the worker is alive after all
         const x = (await this.ctx.run(
           'reclaim_worker',
@@ -115,14 +129,19 @@ export class Admin<T, R> {
         report.reclaimedFromWorkers += x[0]!;
         report.deadLettered += x[1]!;
       }
-      if (Math.max(promoted, reclaimed + dead, expired, freed) < CLEAN_LIMIT) return report;
+      if (Math.max(promoted, reclaimed + dead, expired, freed) < CLEAN_LIMIT) break;
     }
+    // Flow work that crashes left over (docs/internals/flows.md).
+    if (!flowWork) return report;
+    const flows = await this.flows.flush(this.ctx.name, 'due');
+    if (flows.notices + flows.cancelled + flows.reservationsDropped > 0) report.flows = flows;
+    return report;
   }
 
   async repair(): Promise<RepairReport> {
     await this.ctx.ready();
     try {
-      return await repair(this.ctx);
+      return await repair(this.ctx, this.flows);
     } catch (e) {
       throw redisError(`queue ${this.ctx.name}: repair`, e);
     }

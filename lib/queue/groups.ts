@@ -8,10 +8,14 @@ import type { GroupInfo, RateLimit } from '../types/index.js';
 import { isPosInt } from '../util/checks.js';
 import { num, str, type Reply } from '../job/records.js';
 import { type QueueContext } from './context.js';
+import { flushQuietly, type FlowDelivery } from './flows/delivery.js';
 import { PAGE } from './listings.js';
 
 export class Groups {
-  constructor(private readonly ctx: QueueContext) {}
+  constructor(
+    private readonly ctx: QueueContext,
+    private readonly flows: FlowDelivery,
+  ) {}
 
   /** Refuse a bad group name (and what else `more` finds), every problem listed. */
   private check(op: string, group: unknown, more?: (problems: string[]) => void): void {
@@ -74,13 +78,15 @@ export class Groups {
     this.check('drainGroup', group);
     let total = 0;
     for (;;) {
-      // { removed, entries looked at }
-      const [removed, seen] = (await this.ctx.run('group_admin', [
+      // { removed, entries looked at, 10 when flow jobs were removed }
+      const [removed, seen, flow] = (await this.ctx.run('group_admin', [
         'drain',
         group,
         PAGE,
       ])) as number[];
       total += removed!;
+      // Drained flow children: their parents learn it (docs/flows.md).
+      if (flow! > 0) await flushQuietly(this.flows, this.ctx, 'now');
       if (seen! < PAGE) return total;
     }
   }

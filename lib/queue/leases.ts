@@ -81,6 +81,8 @@ export class Leases<T, R> {
       ? this.leaseArgs({ ...next, workerId })
       : { count: 0, leaseMs: worker?.leaseMs ?? o.leaseMs };
     const ttl = o.resultTtlMs;
+    // Results go when the queue keeps them, or for a flow child's parent (docs/flows.md).
+    const withResults = ttl > 0 || items.some((it) => (it?.lease as LeasedJob)?.parent);
     const args: ScriptArgs['complete_and_lease'] = [
       workerId,
       ttl,
@@ -106,7 +108,7 @@ export class Leases<T, R> {
       this.ctx.checkLease(lease);
       if (lease.workerId !== workerId) throw oneWorker();
       done.push(lease.seq, lease.token);
-      if (ttl > 0) results.push(encoded ?? encodeResult(result));
+      if (withResults) results.push(encoded ?? encodeResult(result));
     }
     args.push(done.join(' '), ...results);
     const reply = (await this.ctx.run('complete_and_lease', args, {

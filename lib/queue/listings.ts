@@ -10,13 +10,19 @@ import { checkGroupName } from '../options.js';
 import { type QueueContext, type ScriptArgs } from './context.js';
 import { bounded } from '../redis/bounded.js';
 import { jobView, num, parseMeta, str, type Raw, type Reply } from '../job/records.js';
+import { readManyChildCounts } from './flows/children.js';
+import { flushQuietly, type FlowDelivery } from './flows/delivery.js';
+import { detachFlows } from './flows/obliterate.js';
 
 /** Most entries one script call touches (drain, obliterate, retry all); getJobs' largest page. */
 export const PAGE = 1000;
-const STATES: readonly ListState[] = ['pending', 'delayed', 'leased', 'dead'];
+const STATES: readonly ListState[] = ['pending', 'delayed', 'leased', 'dead', 'waiting-children'];
 
 export class Listings<T, R> {
-  constructor(private readonly ctx: QueueContext) {}
+  constructor(
+    private readonly ctx: QueueContext,
+    private readonly flows: FlowDelivery,
+  ) {}
 
   async getJobs(state: ListState, opts: PageOptions = {}): Promise<JobInfo<T, R>[]> {
     const o: PageOptions = typeof opts === 'object' && opts !== null ? opts : {};
@@ -39,11 +45,17 @@ export class Listings<T, R> {
     if (o.group !== undefined) args.push(o.group);
     const r = (await this.ctx.run('list_jobs', args, { buffers: true })) as Reply;
     const out: JobInfo<T, R>[] = [];
+    const parents: Array<[JobInfo<T, R>, string]> = [];
     for (let i = 0; i + 4 < r.length; i += 5) {
       const meta = str(r[i + 2]);
       const id = parseMeta(meta).i ?? str(r[i]);
       out.push(jobView<T, R>(this.ctx, id, state, r[i + 1] as Raw, meta, r[i + 3]!, r[i + 4]!));
+      if (meta.includes('"W":')) parents.push([out.at(-1)!, str(r[i])]);
     }
+    // Flow parents: how far their children are.
+    const seqs = parents.map(([, seq]) => seq);
+    const counts = await readManyChildCounts(this.flows.runner, this.ctx.name, seqs);
+    parents.forEach(([info], j) => (info.children = counts[j]));
     return out;
   }
 
@@ -75,16 +87,23 @@ export class Listings<T, R> {
     let total = 0;
     let after = '';
     for (;;) {
-      // { removed, entries looked at, where to go on in the groups ('' = start again) }
+      // { removed, entries looked at, where to go on in the groups ('' = start again),
+      //   1 when flow jobs were removed }
       const r = (await this.ctx.run('drain', [PAGE, delayed ? 1 : 0, after])) as Reply;
       total += num(r[0]);
       after = str(r[2]);
+      // Drained flow children: their parents learn it (docs/flows.md).
+      if (num(r[3]) > 0) await flushQuietly(this.flows, this.ctx, 'now');
       if (num(r[1]) < PAGE && after === '') return total;
     }
   }
 
   async obliterate(force: boolean): Promise<void> {
     const o = this.ctx.options;
+    // Flow jobs end first, as if cancelled (docs/flows.md): only once obliterate may go on.
+    const live = ((await this.ctx.run('counts', [o.heartbeatTimeoutMs])) as number[])[13]!;
+    if (!force && live > 0) throw this.refused(live);
+    await detachFlows(this.flows, this.ctx.name);
     for (;;) {
       // { -1, live workers } refused, or { 0, elements removed }
       const [code, n] = (await this.ctx.run('obliterate', [
@@ -92,12 +111,7 @@ export class Listings<T, R> {
         o.heartbeatTimeoutMs,
         PAGE,
       ])) as number[];
-      if (code === -1) {
-        throw new WorkQueueError(
-          'BAD_STATE',
-          `queue ${this.ctx.name}: obliterate refused: ${n} live worker(s) (close them, or pass { force: true })`,
-        );
-      }
+      if (code === -1) throw this.refused(n!);
       if (n! < PAGE) break;
       force = true; // checked once, before anything was removed
     }
@@ -111,6 +125,13 @@ export class Listings<T, R> {
     } catch (e) {
       throw redisError(context, e);
     }
+  }
+
+  private refused(live: number): WorkQueueError {
+    return new WorkQueueError(
+      'BAD_STATE',
+      `queue ${this.ctx.name}: obliterate refused: ${live} live worker(s) (close them, or pass { force: true })`,
+    );
   }
 
   /** Delete the queue's keys left on one node, a SCAN page (of up to PAGE keys) per step. */

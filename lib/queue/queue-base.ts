@@ -19,6 +19,8 @@ import { Listings } from './listings.js';
 import { Producer } from './producer.js';
 import { WorkerProtocol } from './worker-protocol.js';
 import { ResultWaiter } from './results.js';
+import { FlowDelivery } from './flows/delivery.js';
+import { FlowRunner } from './flows/runner.js';
 
 export class QueueBase<T = unknown, R = unknown> {
   readonly options: ResolvedQueueOptions;
@@ -35,6 +37,9 @@ export class QueueBase<T = unknown, R = unknown> {
   protected readonly groups: Groups;
   protected readonly listings: Listings<T, R>;
   protected readonly results: ResultWaiter<T, R>;
+  /** Flow notices and cancels of this queue's jobs, delivered to other queues (docs/flows.md). */
+  protected readonly flows: FlowDelivery;
+  protected readonly flowRunner: FlowRunner;
 
   constructor(
     readonly client: Redis | Cluster,
@@ -45,15 +50,17 @@ export class QueueBase<T = unknown, R = unknown> {
     this.options = this.ctx.options;
     this.keys = this.ctx.keys;
     this.cancelAcks = new CancelAcks(client, this.keys, this.options.commandTimeoutMs);
+    this.flowRunner = new FlowRunner(client, this.options, () => this.ctx.ready());
+    this.flows = new FlowDelivery(this.flowRunner);
     this.producer = new Producer(this.ctx);
     this.leases = new Leases(this.ctx);
     this.schedules = new Schedules<T>(this.ctx);
-    this.admin = new Admin(this.ctx, this.cancelAcks, this.schedules);
+    this.admin = new Admin(this.ctx, this.cancelAcks, this.flows, this.schedules);
     this.dead = new DeadLetters(this.ctx);
     this.workers = new WorkerProtocol(this.ctx);
     this.flow = new Flow(this.ctx);
-    this.groups = new Groups(this.ctx);
-    this.listings = new Listings(this.ctx);
+    this.groups = new Groups(this.ctx, this.flows);
+    this.listings = new Listings(this.ctx, this.flows);
     this.results = new ResultWaiter(this.ctx, (id) => this.admin.getJob(id));
   }
 

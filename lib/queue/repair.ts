@@ -8,10 +8,12 @@ import type { RepairReport } from '../types/index.js';
 import { bounded } from '../redis/bounded.js';
 import type { QueueContext } from './context.js';
 import { str, type Raw } from '../job/records.js';
+import type { FlowDelivery } from './flows/delivery.js';
+import { repairFlows } from './flows/repair.js';
 
 const PAGE = 1000;
 
-export async function repair(ctx: QueueContext): Promise<RepairReport> {
+export async function repair(ctx: QueueContext, flows: FlowDelivery): Promise<RepairReport> {
   const raw = ctx.client;
   const t = ctx.options.commandTimeoutMs;
   const at = `queue ${ctx.name}: repair`;
@@ -56,7 +58,9 @@ export async function repair(ctx: QueueContext): Promise<RepairReport> {
     (g) => groups.push(g),
   );
   for (const g of groups) await pages((a, b) => zrange(k.groupPending(g), a, b), mark);
-  for (const key of [k.delayed, k.leased, k.dead]) await pages((a, b) => zrange(key, a, b), mark);
+  const waiting = k.key('waitingChildren');
+  for (const key of [k.delayed, k.leased, k.dead, waiting])
+    await pages((a, b) => zrange(key, a, b), mark);
   const withData = new Set<string>();
   const buckets: string[] = [];
   let cursor = '0';
@@ -115,5 +119,6 @@ export async function repair(ctx: QueueContext): Promise<RepairReport> {
     if ((await ctx.run('drop_caller_id', [cid, id])) === 1)
       fixes.push(`${cid}: caller id of a missing job`);
   }
+  fixes.push(...(await repairFlows(flows, ctx.name)));
   return { checked: suspects.size + aliases.length, fixes, tombstones };
 }

@@ -3,12 +3,13 @@
 -- heartbeat lapsed (reclaimed one by one with reclaim_worker) and schedules due for their next
 -- ticks (made one by one with schedule_make_ticks: cron times come from the client).
 -- Cost is proportional to the work found: every step reads only due/expired entries.
---! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake results resultExpiries progress heartbeatRecord keptCallerIds schedulesDue scheduleLatestJobs eventLog
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake results resultExpiries progress heartbeatRecord keptCallerIds schedulesDue scheduleLatestJobs eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels flowRechecks flowReserved
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: limit max_lease_expiries max_dead heartbeat_timeout_ms
 -- limit: the most entries each step takes.
--- Returns: { promoted, reclaimed, dead-lettered, results dropped, caller ids freed, Redis now,
---   count s of schedules due, s schedule ids, then dead worker ids }.
+-- Returns: { promoted, reclaimed, dead-lettered, results dropped, caller ids freed, 1 when flow
+--   work is left (flow_due.lua then takes it), Redis now, count s of schedules due, s schedule
+--   ids, then dead worker ids }.
 local limit, max_exp, max_dead, hb_timeout =
   tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local now = now_ms()
@@ -55,7 +56,7 @@ for _, cid in ipairs(freed) do
 end
 rcall_each('ZREM', K_KEPT_CALLER_IDS, freed)
 local due = rcall('ZRANGEBYSCORE', K_SCHEDULES_DUE, '-inf', now, 'LIMIT', 0, 100)
-local out = { promoted, reclaimed, dead, #old, freed_ids, now, #due }
+local out = { promoted, reclaimed, dead, #old, freed_ids, flow_work_left(), now, #due }
 for _, sid in ipairs(due) do
   out[#out + 1] = sid
 end

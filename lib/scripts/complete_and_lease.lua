@@ -1,6 +1,6 @@
 -- complete_and_lease: adopt hand-offs, complete a batch of jobs, then (optionally) lease more,
 -- in one call: the Worker's round trip (lease.lua serves only the manual lease()).
---! keys: pending tokenCounter data dataBuckets meta callerIds delayed leased leaseHolders dead wake results resultExpiries progress noticeChannel parked keptCallerIds workerLeases workerHandoffs scheduleLatestJobs flowControl rateLog eventLog
+--! keys: pending tokenCounter data dataBuckets meta callerIds delayed leased leaseHolders dead wake results resultExpiries progress noticeChannel parked keptCallerIds workerLeases workerHandoffs scheduleLatestJobs flowControl rateLog eventLog waitingChildren flowParent flowOutbox flowOutboxAt
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: worker_id result_ttl_ms dedupe_window_ms lease_count lease_ms park_ms sweep
 --! argv: adopt_count complete_count adopt_tokens*adopt_count completions results...
@@ -8,7 +8,8 @@
 -- worker parked; sweep: 1 when the worker's idle wait moved entries into its hand-off list since
 -- its last sweep; adopt_tokens: the tokens of the hand-offs it takes over; completions: the
 -- completed jobs in ONE argument, 'seq token seq token ...' (far cheaper for the client to send
--- than two arguments per job); results: only when results are on, per completed job its result.
+-- than two arguments per job); results: per completed job its result, when results are on or
+-- some job of the batch is a flow child (its result goes to its parent: lib/scripts/lib/flows.lua).
 -- Adopting comes first (docs/internals/hand-off.md, step 4): the worker takes over the jobs
 -- handed off to it that it received, so a complete of such a job in the same call is its own.
 -- The sweep empties its hand-off list: plain wake-ups and hand-offs cancelled or taken back
@@ -116,6 +117,7 @@ for j = 1, count do
     results[#results + 1] = ARGV[o + 1 + j]
   end
   done[j] = ok
+  if ok == 1 and metas[j] and string.find(metas[j], '"[PW]":') then flow_completed(seq, metas[j], ARGV[o + 1 + j], now) end
   if ok == 1 then
     done_seqs[seq] = true
     completed[#completed + 1] = seq

@@ -1,14 +1,14 @@
 -- drain: remove up to `limit` waiting jobs (pending: the ungrouped lists, then the groups by name;
 -- then delayed when asked); leased jobs stay. One page per call: the caller calls again, from the
 -- group it returns, until a call finds fewer than `limit` entries and no group is left.
---! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead progress
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead progress waitingChildren flowParent flowOutbox flowOutboxAt flowCancels
 --! keys: wake groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: limit with_delayed after
 -- with_delayed: 1 = delayed jobs too; after: '' to start (the ungrouped lists, then the groups),
 -- else where the previous call said to go on in the groups.
 -- Returns: { jobs removed, entries looked at (pending entries incl. cancelled ones, delayed),
 --   where to go on in the groups ('' = start again: done when fewer than `limit` were looked
---   at) }.
+--   at), 10 when flow jobs were among them (their notices wait for delivery), else 0 }.
 local limit, with_delayed, after = tonumber(ARGV[1]), ARGV[2] == '1', ARGV[3]
 local removed, seen = 0, 0
 -- (`g`: the group the seqs wait in; an entry destroy() did not take out, e.g. without data, goes.)
@@ -17,6 +17,7 @@ local function remove(seqs, g)
   local datas = data_mget(seqs)
   for i, seq in ipairs(seqs) do
     if datas[i] then
+      flow_job_ended(seq, decode_meta(metas[i]), 'x', 'cancelled (queue drained)', nil)
       destroy(seq, decode_meta(metas[i]))
       removed = removed + 1
     end
@@ -67,4 +68,4 @@ if with_delayed and seen < limit and left == '' then
     remove(got)
   end
 end
-return { removed, seen, left }
+return { removed, seen, left, flow_wrote() }

@@ -1,8 +1,9 @@
 -- get_job: the state of one job, by public id.
---! keys: data meta callerIds delayed leased dead results progress
+--! keys: data meta callerIds delayed leased dead results progress waitingChildren
 --! argv: id
 -- Returns: { state, seq, payload, meta, score (due / deadline / died ms, or ''), progress }
---   with state one of pending | delayed | leased | dead | completed | unknown;
+--   with state one of pending | delayed | leased | dead | waiting-children (a flow parent; score:
+--   since when) | completed | unknown;
 --   for completed, payload is the stored result ('' when none is stored: a caller id within
 --   its dedupe window) and score is 1 when a result is stored.
 local id = ARGV[1]
@@ -32,5 +33,9 @@ end
 s = rcall('ZSCORE', K_DEAD, seq)
 if s then
   return { 'dead', seq, data, meta, s, prog }
+end
+s = rcall('ZSCORE', K_WAITING_CHILDREN, seq)
+if s then
+  return { 'waiting-children', seq, data, meta, s, prog }
 end
 return { 'pending', seq, data, meta, '', prog }

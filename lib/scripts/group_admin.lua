@@ -1,7 +1,7 @@
 -- group_admin: pause, resume and limit one group, list the groups, drain a group's pending jobs
 -- (docs/groups.md; the state: lib/scripts/lib/groups.lua). Group '' stands for the queue's
 -- defaults in `conc` and `rate` (the `groups` queue option).
---! keys: data dataBuckets meta callerIds delayed leased leaseHolders dead progress wake
+--! keys: data dataBuckets meta callerIds delayed leased leaseHolders dead progress wake waitingChildren flowParent flowOutbox flowOutboxAt flowCancels
 --! keys: groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: action:pause group | action:resume group | action:conc group concurrency
 --! argv: | action:rate group max duration_ms | action:list offset limit
@@ -12,7 +12,8 @@
 -- rate   -> 1 (max 0 removes the group's own rate limit; for '' the default)
 -- list   -> flat, per group (by name): group, pending, running, paused 1|0, held by its rate limit
 --           (or a RateLimitError) until ms (0: not held)
--- drain  -> { jobs removed, entries looked at } (call until fewer than `limit` were looked at)
+-- drain  -> { jobs removed, entries looked at (call until fewer than `limit` were looked at), 10
+--           when flow jobs were among them (their notices wait for delivery), else 0 }
 local action = ARGV[1]
 if action == 'list' then
   local offset, limit = tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -35,6 +36,7 @@ if action == 'drain' then
   local removed = 0
   for i, seq in ipairs(seqs) do
     if data_has(seq) then
+      flow_job_ended(seq, decode_meta(metas[i]), 'x', 'cancelled (group drained)', nil)
       destroy(seq, decode_meta(metas[i]))
       removed = removed + 1
     end
@@ -42,7 +44,7 @@ if action == 'drain' then
     rcall('ZREM', group_key(g), seq)
   end
   group_tidy(g)
-  return { removed, #seqs }
+  return { removed, #seqs, flow_wrote() }
 elseif action == 'pause' then
   rcall('SADD', K_GROUPS_PAUSED, g)
   rcall('ZREM', K_GROUPS_READY, g)

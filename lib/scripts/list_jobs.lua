@@ -1,11 +1,12 @@
 -- list_jobs: one page of the jobs in one state, in the order the queue takes them. O(page).
---! keys: pending data meta delayed leased dead progress groupPending groups
---! argv: state:pending|delayed|leased|dead offset limit [group]
+--! keys: pending data meta delayed leased dead progress waitingChildren groupPending groups
+--! argv: state:pending|delayed|leased|dead|waiting-children offset limit [group]
 -- Pending: the lists p0..p9 one after the other (lease order), then each group's pending jobs
 -- (in its order), the groups by name (skipping groups before the page costs a ZCARD each);
 -- positions count stored entries, and the entry a cancelled job leaves in a list until a lease
 -- drops it is skipped (the page is then shorter). With `group`: only that group's pending jobs,
--- O(log + page). Delayed by due time, leased by deadline, dead by time of death (oldest first).
+-- O(log + page). Delayed by due time, leased by deadline, dead by time of death (oldest first),
+-- flow parents waiting for children by the time they were added.
 -- Returns: flat, per job: seq, payload, meta, score (due / deadline / died ms, '' for pending),
 --   progress ('' = none).
 local state, offset, limit, group = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
@@ -57,7 +58,7 @@ elseif state == 'pending' then
     after = '(' .. groups[#groups]
   end
 else
-  local key = ({ delayed = K_DELAYED, leased = K_LEASED, dead = K_DEAD })[state]
+  local key = ({ delayed = K_DELAYED, leased = K_LEASED, dead = K_DEAD, ['waiting-children'] = K_WAITING_CHILDREN })[state]
   local got = rcall('ZRANGE', key, offset, offset + limit - 1, 'WITHSCORES')
   for i = 1, #got, 2 do
     seqs[#seqs + 1] = got[i]

@@ -3,10 +3,10 @@
 -- repair() in lib/queue/repair.ts); this script re-checks atomically, so a job that moved
 -- meanwhile is left alone.
 -- Invariant: a job with a payload is in exactly one place (a pending list — for a grouped job
--- its group's pending zset —, the delayed set, the leased set with a lease token, or the dead
--- set); nothing refers to a job without one. A grouped job's lease counts in its group's
--- running jobs: a lease taken away here ends its run there.
---! keys: pending data meta callerIds delayed leased leaseHolders dead wake progress
+-- its group's pending zset —, the delayed set, the leased set with a lease token, the dead set,
+-- or waiting for its flow children); nothing refers to a job without one. A grouped job's lease
+-- counts in its group's running jobs: a lease taken away here ends its run there.
+--! keys: pending data meta callerIds delayed leased leaseHolders dead wake progress waitingChildren flowParent
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: seq
 -- Returns: '' when nothing was wrong, '~tombstone' when only entries of cancelled jobs were
@@ -33,7 +33,7 @@ if not has_data then
     group_tidy(gmeta.g)
     fixed('group entry without payload')
   end
-  if rcall('ZREM', K_DELAYED, seq) + rcall('ZREM', K_DEAD, seq) > 0 then
+  if rcall('ZREM', K_DELAYED, seq) + rcall('ZREM', K_DEAD, seq) + rcall('ZREM', K_WAITING_CHILDREN, seq) > 0 then
     fixed('entry without payload')
   end
   if rcall('HDEL', K_META, seq) + rcall('HDEL', K_PROGRESS, seq) > 0 then
@@ -85,6 +85,10 @@ local function unlist(keep_one)
       rcall('LREM', pending_key(w[1]), -c, seq)
     end
   end
+end
+-- A flow parent waiting for its children: in no other place, and awaiting some.
+if flow_repair_waiting(seq, meta, leased or dead or delayed or in_lists > 0, fixed) then
+  return table.concat(fixes, '; ')
 end
 -- Keep the most advanced place; drop the others.
 if (leased or dead or delayed) and in_group then

@@ -19,7 +19,7 @@ export interface FlowState {
 // ---------------------------------------------------------------- listings
 
 /** The states `getJobs` lists. */
-export type ListState = 'pending' | 'delayed' | 'leased' | 'dead';
+export type ListState = 'pending' | 'delayed' | 'leased' | 'dead' | 'waiting-children';
 
 export interface PageOptions {
   /** Position of the first job of the page (0-based). Default 0. */

@@ -7,3 +7,4 @@ export type * from './flow-control.js';
 export type * from './worker.js';
 export type * from './sandbox.js';
 export type * from './groups.js';
+export type * from './flows.js';

@@ -83,6 +83,8 @@ export interface LeasedJob<T = unknown> extends Lease {
   readonly traceContext?: string | undefined;
   /** The job's group (`AddOptions.group`); undefined when ungrouped. */
   readonly group?: string | undefined;
+  /** A flow child: its parent (its result goes there when it completes). */
+  readonly parent?: ParentRef | undefined;
 }
 
 export interface LeaseOptions {
@@ -96,7 +98,26 @@ export interface LeaseOptions {
 
 export type FailOutcome = 'retried' | 'dead' | 'lost';
 
-export type JobState = 'pending' | 'delayed' | 'leased' | 'dead' | 'completed' | 'unknown';
+/** `waiting-children`: a flow parent waiting for its children to end (docs/flows.md). */
+export type JobState =
+  'pending' | 'delayed' | 'leased' | 'dead' | 'completed' | 'waiting-children' | 'unknown';
+
+/** How far a batch (or any flow parent) is: counts of its children. */
+export interface ChildCounts {
+  /** Not ended yet. */
+  pending: number;
+  completed: number;
+  /** Dead-lettered or cancelled (with `onFailure` 'ignore', or the one that failed the parent). */
+  failed: number;
+  /** Cancelled because the parent failed first. */
+  cancelled: number;
+}
+
+/** A flow child's parent: its queue and public id. */
+export interface ParentRef {
+  queue: string;
+  id: string;
+}
 
 export interface JobInfo<T = unknown, R = unknown> {
   id: string;
@@ -119,6 +140,10 @@ export interface JobInfo<T = unknown, R = unknown> {
   result?: R;
   /** When the stored payload cannot be decoded. */
   decodeError?: string;
+  /** A flow child: its parent. */
+  parent?: ParentRef;
+  /** A flow parent: how far its children are (see docs/flows.md). */
+  children?: ChildCounts;
 }
 
 export interface DeadJob<T = unknown> {
@@ -150,6 +175,18 @@ export interface Job<T = unknown> {
   readonly group?: string | undefined;
   /** Aborts when the lease is lost, the job is cancelled, times out, or the worker closes. */
   readonly signal: AbortSignal;
+  /** A flow child: its parent; undefined otherwise. */
+  readonly parent?: ParentRef | undefined;
+  /**
+   * A flow parent: the results of its completed children, by child key `<queue>:<id>` (JSON
+   * values, as each child's handler returned them); `{}` for a job without children.
+   */
+  getChildrenResults<R = unknown>(): Promise<Record<string, R>>;
+  /**
+   * A flow parent: the errors of its children that failed and did not fail it (`onFailure:
+   * 'ignore'`), by child key `<queue>:<id>`.
+   */
+  getChildrenFailures(): Promise<Record<string, string>>;
   /** Record and publish progress; false when the lease is lost. */
   progress(value: unknown): Promise<boolean>;
   /** Push the lease deadline to now + ms; false when the lease is lost. */

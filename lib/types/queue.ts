@@ -107,6 +107,8 @@ export interface QueueCounts {
   dead: number;
   /** Workers whose heartbeat is fresh. */
   workers: number;
+  /** Flow parents waiting for their children. */
+  waitingChildren: number;
 }
 
 export interface CleanReport {
@@ -124,6 +126,21 @@ export interface CleanReport {
   callerIdsFreed: number;
   /** Schedule ticks made (as delayed jobs) by this clean; present only when some were. */
   ticksMade?: number;
+  /**
+   * Flow work left over by crashes and delivered by this clean (docs/internals/flows.md):
+   * notices delivered to parents, children cancelled; present only when there was some.
+   */
+  flows?: FlowCleanReport;
+}
+
+/** What clean() or repair() did for flows. */
+export interface FlowCleanReport {
+  /** Children's notices delivered to their parents (first and second deliveries). */
+  notices: number;
+  /** Children of failed or cancelled parents cancelled. */
+  cancelled: number;
+  /** Reservations of flow adds that never wrote (their producer died) dropped. */
+  reservationsDropped: number;
 }
 
 export interface RepairReport {

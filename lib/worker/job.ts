@@ -1,7 +1,7 @@
 // The job handle a handler receives (`Job`, declared in lib/types/job.ts): its data, signal,
-// progress, extend and rateLimited.
+// progress, extend and rateLimited, and a flow job's parent and children.
 import { RateLimitError, WorkQueueError } from '../errors.js';
-import type { Job } from '../types/job.js';
+import type { Job, ParentRef } from '../types/job.js';
 import type { WorkerContext } from './context.js';
 import type { Run } from './parts.js';
 
@@ -21,6 +21,7 @@ class RunJob<T, R> implements Job<T> {
   readonly queueName: string;
   readonly traceContext: string | undefined;
   readonly group: string | undefined;
+  readonly parent: ParentRef | undefined;
   readonly #ctx: WorkerContext<T, R>;
   readonly #run: Run<T>;
 
@@ -35,6 +36,7 @@ class RunJob<T, R> implements Job<T> {
     this.queueName = ctx.queue.name;
     this.traceContext = lease.traceContext;
     this.group = lease.group;
+    this.parent = lease.parent;
     this.#ctx = ctx;
     this.#run = run;
   }
@@ -64,6 +66,12 @@ class RunJob<T, R> implements Job<T> {
     }
     throw new RateLimitError(ms);
   };
+
+  readonly getChildrenResults = async <C = unknown>(): Promise<Record<string, C>> =>
+    (await this.#ctx.queue.childrenOf(this.#run.lease.seq, 'results')) as Record<string, C>;
+
+  readonly getChildrenFailures = async (): Promise<Record<string, string>> =>
+    (await this.#ctx.queue.childrenOf(this.#run.lease.seq, 'failures')) as Record<string, string>;
 
   #lost(ok: boolean): boolean {
     if (!ok) this.#ctx.runs.end(this.#run, { kind: 'lost', reason: 'lease lost' });

@@ -5,6 +5,7 @@ import type { CompleteItem } from '../queue/index.js';
 import { within } from '../util/timeout.js';
 import type { WorkerContext } from './context.js';
 import type { LeaseLoopPart, Run } from './parts.js';
+import { deliverFlowNotices } from './flow-notices.js';
 
 /** Most jobs one lease call may ask for (`lease({ count })`'s maximum). */
 const MAX_LEASE_COUNT = 10_000;
@@ -128,6 +129,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       if (r.drain) this.draining = true;
       r.adopted.forEach((ok, i) => handoffs.afterAdopt(adopt[i]!, ok));
       items.forEach((it, i) => ctx.runner.afterComplete(it.run, it.result as R, r.completed[i]!));
+      deliverFlowNotices(ctx, items, r.completed);
       if (ctx.closing) {
         // Too late to start them: straight back to the front.
         runs.giveBack(r.jobs);

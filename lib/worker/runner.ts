@@ -53,8 +53,8 @@ export class Runner<T, R> implements RunnerPart<T, R> {
   private succeeded(run: Run<T>, result: R): void {
     if (run.ended) return;
     let encoded: string | undefined;
-    if (this.ctx.queue.options.resultTtlMs > 0) {
-      // Encoded once, here: the complete sends this string.
+    if (this.ctx.queue.options.resultTtlMs > 0 || run.lease.parent) {
+      // Encoded once, here: the complete sends this string (a flow child's goes to its parent).
       try {
         encoded = encodeResult(result);
       } catch (e) {

@@ -32,7 +32,15 @@ export interface QueueMetrics {
   close(): void;
 }
 
-const STATES = ['pending', 'delayed', 'leased', 'dead'] as const;
+const STATES = ['pending', 'delayed', 'leased', 'dead', 'waitingChildren'] as const;
+/** The state label of each (flow parents waiting for their children: `waiting-children`). */
+const LABEL: Record<(typeof STATES)[number], string> = {
+  pending: 'pending',
+  delayed: 'delayed',
+  leased: 'leased',
+  dead: 'dead',
+  waitingChildren: 'waiting-children',
+};
 const NAMES = [
   'jobs',
   'workers',
@@ -104,7 +112,8 @@ export function registerQueueMetrics(
       jobs.reset();
       for (const { queue, counts } of snaps)
         if (counts)
-          for (const state of STATES) jobs.set({ queue: queue.name, state }, counts[state]);
+          for (const state of STATES)
+            jobs.set({ queue: queue.name, state: LABEL[state] }, counts[state]);
     },
   });
   const workers = new Gauge({

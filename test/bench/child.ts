@@ -20,6 +20,7 @@ import {
   type ChildResult,
 } from './protocol.js';
 import { measureAddConcurrent } from './rows/concurrent-add.js';
+import { measureFlows } from './rows/flows.js';
 import { measureFirstJob } from './rows/first-job.js';
 import { measureMemory } from './rows/memory.js';
 import { measureSandbox } from './rows/sandbox.js';
@@ -166,6 +167,8 @@ async function main(): Promise<ChildResult> {
       return measureGroups(adapter, p);
     case 'fairness':
       return measureFairness(adapter, p);
+    case 'flows':
+      return measureFlows(adapter, p);
   }
 }
 

@@ -34,6 +34,7 @@ export const GROUPS = [
   'sandbox',
   'groups',
   'fairness',
+  'flows',
 ] as const;
 export type Group = (typeof GROUPS)[number];
 

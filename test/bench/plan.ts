@@ -8,6 +8,7 @@ import type { Group, Settings } from './options.js';
 import type { ChildResult } from './protocol.js';
 import { concurrentAddPlan } from './rows/concurrent-add.js';
 import { firstJobPlan } from './rows/first-job.js';
+import { flowsPlan } from './rows/flows.js';
 import { memoryPlan } from './rows/memory.js';
 import { sandboxPlan } from './rows/sandbox.js';
 import { scalePlan } from './rows/scale.js';
@@ -26,6 +27,7 @@ export function plan(s: Settings): { measurements: Measurement[]; specs: RowSpec
     scalePlan(s),
     sandboxPlan(s),
     groupsPlan(s),
+    flowsPlan(s),
   ];
   const wanted = (g: Group) => s.only.includes(g);
   const specs = parts.flatMap((p) => p.rows).filter((r) => wanted(r.group));

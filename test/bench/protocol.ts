@@ -20,6 +20,7 @@ import type { LibName } from './libs/types.js';
  *   job (rows/scale.ts);
  * - `sandbox`: tiny jobs/s in-process, in a pool of threads, in a pool of processes, and the
  *   start-up of such pools (rows/sandbox.ts).
+ * - `flows`: flows of 1 parent + 10 children per second, end to end (rows/flows.ts).
  */
 export type ChildKind =
   | 'add'
@@ -33,7 +34,8 @@ export type ChildKind =
   | 'scale'
   | 'sandbox'
   | 'groups'
-  | 'fairness';
+  | 'fairness'
+  | 'flows';
 export const CHILD_KINDS: readonly ChildKind[] = [
   'add',
   'addBulk',
@@ -47,6 +49,7 @@ export const CHILD_KINDS: readonly ChildKind[] = [
   'sandbox',
   'groups',
   'fairness',
+  'flows',
 ];
 
 export interface ChildParams {

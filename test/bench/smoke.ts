@@ -51,6 +51,7 @@ const ROW_IDS = [
   'groupsRatio',
   'groupsBytes',
   'fairness',
+  'flows',
 ];
 const ARGS = [
   '--quick',

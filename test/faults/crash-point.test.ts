@@ -23,6 +23,7 @@ import { keysMatching } from '../support/keys.js';
 import { payloadCount } from '../support/payloads.js';
 import { startRedis, type RedisHandle } from '../support/redis-server.js';
 import { waitFor } from '../support/wait.js';
+import { FLOW_OPS } from './crash-point-flows.js';
 
 type Arg = string | Buffer | number;
 interface Recorded {
@@ -161,9 +162,12 @@ async function crash(cmd: Recorded, variant: Variant): Promise<'before' | 'after
   return 'after';
 }
 
-/** Every key of a queue, relative to its base, with contents; scores in 10 s buckets of now. */
+/**
+ * Every key of the queue's prefix (the queue, and the other queues of its flows), relative to the
+ * prefix, with contents; scores in 10 s buckets of now.
+ */
 async function snapshot(q: WorkQueue<unknown>): Promise<Record<string, unknown>> {
-  const base = q.keys.base;
+  const base = `${q.options.prefix}:`;
   const [s, us] = await admin.time();
   const now = Number(s) * 1000 + Math.floor(Number(us) / 1000);
   const out: Record<string, unknown> = {};
@@ -171,12 +175,12 @@ async function snapshot(q: WorkQueue<unknown>): Promise<Record<string, unknown>>
     const part = key.slice(base.length);
     // A producer's record of its own add calls (idempotent re-sends) counts its calls, which
     // differ between the two producers compared: not part of the queue's state.
-    if (part.startsWith('ik:')) continue;
+    if (part.includes('}:ik:')) continue;
     const type = await admin.type(key);
     if (type === 'string') out[part] = await admin.get(key);
     else if (type === 'list') out[part] = await admin.lrange(key, 0, -1);
     else if (type === 'set') out[part] = (await admin.smembers(key)).sort();
-    else if (part === 'hb') {
+    else if (part.endsWith('}:hb')) {
       // Heartbeat times: in 10 s buckets of now, like scores.
       out[part] = Object.entries(await admin.hgetall(key))
         .map(([f, v]) => `${f}@${Math.round((Number(v) - now) / 10_000)}`)
@@ -193,10 +197,16 @@ async function snapshot(q: WorkQueue<unknown>): Promise<Record<string, unknown>>
       const flat = await admin.zrange(key, '0', '-1', 'WITHSCORES');
       const pairs: string[] = [];
       // Scores that are not times (groups: places in line, turns; the list of groups) as stored.
-      const untimed = part.startsWith('gp:') || part === 'gq' || part === 'ga';
+      const own = part.slice(part.indexOf('}:') + 2); // the key's part within its queue
+      const untimed = own.startsWith('gp:') || own === 'gq' || own === 'ga';
+      // A flow reservation's member ends with its time: in 10 s buckets too.
+      const member = (m: string) =>
+        part.endsWith('}:fv')
+          ? m.replace(/\d+$/, (t) => `@${Math.round((Number(t) - now) / 10_000)}`)
+          : m;
       for (let i = 0; i < flat.length; i += 2)
         pairs.push(
-          `${flat[i]}@${untimed ? flat[i + 1] : Math.round((Number(flat[i + 1]) - now) / 10_000)}`,
+          `${member(flat[i]!)}@${untimed ? flat[i + 1] : Math.round((Number(flat[i + 1]) - now) / 10_000)}`,
         );
       out[part] = pairs.sort();
     } else out[part] = type;
@@ -325,6 +335,7 @@ const OPS: Op[] = [
   { name: 'change priority (grouped)', run: (q) => q.changePriority('cid-a2', 1) },
   { name: 'drain (ungrouped and grouped)', run: (q) => q.drain() },
   { name: 'counts', run: (q) => q.counts() },
+  ...FLOW_OPS,
 ];
 
 const VARIANTS: Variant[] = ['before send', 'sent, dropped unrun', 'ran, reply lost'];
@@ -366,8 +377,10 @@ describe('a script runs whole or not at all, wherever the client dies', () => {
         for (const variant of VARIANTS) {
           const { a, b, c, steps } = await prepare(op);
           expect(steps.map((r) => r.name)).toEqual(first.steps.map((r) => r.name));
-          const toA = (r: Recorded) => retarget(r, c.keys.base, a.keys.base);
-          const toB = (r: Recorded) => retarget(r, c.keys.base, b.keys.base);
+          // Every queue of the prefix (a flow's other queues too).
+          const prefixOf = (q: WorkQueue<unknown>) => `${q.options.prefix}:`;
+          const toA = (r: Recorded) => retarget(r, prefixOf(c), prefixOf(a));
+          const toB = (r: Recorded) => retarget(r, prefixOf(c), prefixOf(b));
           for (const done of steps.slice(0, k)) {
             await admin.call(done.name, ...toA(done).args);
             await admin.call(done.name, ...toB(done).args);

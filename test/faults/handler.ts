@@ -39,6 +39,8 @@ export interface FaultJob {
   t: number;
   b?: Behavior;
   ms?: number;
+  /** A flow parent (scenarios/flows.ts): its children's count; it logs how many results it saw. */
+  kids?: number;
 }
 
 export const BUSY_GAP_MS = 4_000;
@@ -111,6 +113,10 @@ export function faultHandler(queue: string, log: FaultLog) {
   };
 
   async function run(job: Job<FaultJob>): Promise<{ pid: number }> {
+    if (job.data.kids !== undefined) {
+      const seen = Object.keys(await job.getChildrenResults()).length;
+      log.event('W', queue, job.id, String(seen), String(job.data.kids));
+    }
     job.signal.addEventListener('abort', () => {
       const reason = job.signal.reason as { message?: unknown } | undefined;
       log.event('A', queue, job.id, String(reason?.message ?? reason));

@@ -76,16 +76,21 @@ export async function onSwitch(
   listener: (e: SwitchEvent) => void,
 ): Promise<() => void> {
   const subs: Redis[] = [];
-  const seen = new Set<string>();
+  // Every sentinel announces every switch once: the n-th announcement of any sentinel is switch
+  // n (a switch back to an earlier master, A>B>A>B, is a new switch, not a repeat).
+  const heard = new Map<number, number>();
+  let emitted = 0;
   for (const port of sentinels) {
     const sub = new Redis({ host: HOST, port, retryStrategy: () => 200, lazyConnect: true });
     sub.on('error', () => {});
     sub.on('message', (_channel: string, text: string) => {
-      // "<name> <old ip> <old port> <new ip> <new port>", once from every sentinel.
+      // "<name> <old ip> <old port> <new ip> <new port>"
       const [n, , from, , to] = text.split(' ');
-      const key = `${from}>${to}`;
-      if (n !== name || seen.has(key)) return;
-      seen.add(key);
+      if (n !== name) return;
+      const nth = (heard.get(port) ?? 0) + 1;
+      heard.set(port, nth);
+      if (nth <= emitted) return;
+      emitted = nth;
       listener({ from: Number(from), to: Number(to), at: Date.now() });
     });
     await sub.subscribe('+switch-master');

@@ -44,6 +44,7 @@ describe('Lua scripts', () => {
       'dead',
       'workers',
       'groupedPending',
+      'waitingChildren',
     ]);
     expect(script('add').keys.at(-1)).toBe('pending*');
     const lease = script('lease');

@@ -29,6 +29,7 @@ local function destroy(seq, meta)
   if meta.i and rcall('HGET', K_CALLER_IDS, meta.i) == seq then
     rcall('HDEL', K_CALLER_IDS, meta.i)
   end
+  flow_forget(seq, meta)
 end
 
 local function trim_dead(max_dead)
@@ -48,6 +49,7 @@ local function to_dead(seq, meta, reason, now, max_dead)
   rcall('HDEL', K_PROGRESS, seq)
   rcall('ZADD', K_DEAD, now, seq)
   emit('dead', meta.i or seq, 'why', string.sub(reason, 1, 500), ev_group(meta))
+  flow_job_ended(seq, meta, 'f', reason, now)
   trim_dead(max_dead)
 end
 

@@ -15,6 +15,7 @@ import type { Scenario } from '../ctx.js';
 import { issue12Scenarios } from './issue12.js';
 import { issue24Scenarios } from './issue24.js';
 import { restartRedisLoop } from './restarts.js';
+import { flowScenarios } from './flows.js';
 
 export function scenarios(): Scenario[] {
   const base = {
@@ -292,5 +293,6 @@ export function scenarios(): Scenario[] {
     },
     ...issue12Scenarios(base),
     ...issue24Scenarios(base),
+    ...flowScenarios(base),
   ];
 }

@@ -16,6 +16,7 @@ import {
 import { Death } from './death.js';
 import { GroupAdmin } from './group-steps.js';
 import { Advance, Clean, Repair } from './maintenance.js';
+import { AddFlow, type FlowSpec } from './flow-steps.js';
 import type { AddSpec } from './model.js';
 
 /** Short times expire within the run (30-80 ms); long ones never do. */
@@ -62,6 +63,18 @@ const bulk = fc.oneof(
   { weight: 1, arbitrary: fc.array(spec, { minLength: 2001, maxLength: 2100 }) },
 );
 
+/** A parent and one to three children in the model's queue (no caller ids: see cid). */
+const flow: fc.Arbitrary<FlowSpec> = fc.record({
+  parent: spec.map((s) => ({ ...s, cid: undefined })),
+  children: fc.array(
+    fc.record({
+      spec: spec.map((s) => ({ ...s, cid: undefined })),
+      policy: fc.constantFrom('f', 'i', 'r' as const),
+    }),
+    { minLength: 1, maxLength: 3 },
+  ),
+});
+
 const leasePick: fc.Arbitrary<LeasePick> = fc.record({
   stale: fc.boolean(),
   pick: fc.nat(1000),
@@ -76,6 +89,8 @@ export const steps: Array<fc.Arbitrary<Step>> = [
   spec.map((s) => new Add([s])),
   spec.map((s) => new Add([s])),
   bulk.map((specs) => new Add(specs)),
+  flow.map((f) => new AddFlow(f)),
+  flow.map((f) => new AddFlow(f)),
   lease,
   lease,
   lease,

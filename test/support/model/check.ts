@@ -32,6 +32,16 @@ export interface Snapshot {
   progress: Record<string, string>;
   ids: Record<string, string>;
   groups: GroupKeys;
+  /** Flow parents waiting for their children. */
+  waiting: string[];
+}
+
+/** The flow notice keys (docs/internals/flows.md), scores as numbers. */
+interface FlowKeys {
+  undelivered: Record<string, number>;
+  rechecks: Record<string, number>;
+  cancels: Record<string, number>;
+  outbox: string[];
 }
 
 /** The groups' keys (lib/scripts/lib/groups.lua): scores and counts as numbers. */
@@ -100,7 +110,7 @@ for _, b in ipairs(redis.call('SMEMBERS', KEYS[1])) do
 end
 return out`;
 
-export async function snapshot(r: Real): Promise<Snapshot> {
+export async function snapshot(r: Real): Promise<Snapshot & { flows: FlowKeys }> {
   const k = r.q.keys;
   // Payload ids of every bucket of the set (lib/scripts/lib/data.lua), read in the same MULTI.
   const m = r.redis.multi().eval(PAYLOAD_IDS, 2, k.dataBuckets, k.key('data'));
@@ -121,7 +131,12 @@ export async function snapshot(r: Real): Promise<Snapshot> {
       k.key('groupRunning'),
       k.key('groupsPaused'),
       k.key('groupedPending'),
-    );
+    )
+    .zrange(k.key('waitingChildren'), '0', '-1')
+    .zrange(k.key('flowOutboxAt'), '0', '-1', 'WITHSCORES')
+    .zrange(k.key('flowRechecks'), '0', '-1', 'WITHSCORES')
+    .zrange(k.key('flowCancels'), '0', '-1', 'WITHSCORES')
+    .hkeys(k.key('flowOutbox'));
   const replies = (await m.exec())!.map(([err, v]) => {
     if (err) throw err;
     return v;
@@ -143,6 +158,13 @@ export async function snapshot(r: Real): Promise<Snapshot> {
     progress: replies[16] as Record<string, string>,
     ids: replies[17] as Record<string, string>,
     groups: groupKeys(replies[18] as string),
+    waiting: (replies[19] as string[]).sort(),
+    flows: {
+      undelivered: scores(replies[20]),
+      rechecks: scores(replies[21]),
+      cancels: scores(replies[22]),
+      outbox: (replies[23] as string[]).sort(),
+    },
   };
 }
 
@@ -163,6 +185,7 @@ export function invariantViolations(s: Snapshot): string[] {
   for (const id of Object.keys(s.delayed)) at(id, 'dl');
   for (const id of Object.keys(s.leased)) at(id, 'ls');
   for (const id of s.dead) at(id, 'dead');
+  for (const id of s.waiting) at(id, 'wc');
   for (const id of data) {
     const where = places.get(id) ?? [];
     if (where.length !== 1) bad.push(`job ${id} is in ${where.length} places: ${where.join(',')}`);
@@ -173,6 +196,7 @@ export function invariantViolations(s: Snapshot): string[] {
     ['ls', Object.keys(s.leased)],
     ['lt', Object.keys(s.tokens)],
     ['dead', s.dead],
+    ['wc', s.waiting],
     ['m', s.meta],
     ['pg', Object.keys(s.progress)],
     ['ids (value)', Object.values(s.ids)],
@@ -185,6 +209,10 @@ export function invariantViolations(s: Snapshot): string[] {
 /** What the keys must hold according to the model (exact, tombstones and order included). */
 function expectedKeys(m: Model): Omit<Snapshot, 'meta'> {
   const e: Omit<Snapshot, 'meta'> = {
+    waiting: [...m.jobs.values()]
+      .filter((j) => j.state === 'waiting-children')
+      .map((j) => j.seq)
+      .sort(),
     data: [...m.jobs.keys()].sort(),
     lists: m.lists.map((l) => [...l]),
     delayed: {},
@@ -237,11 +265,44 @@ function sameAs(got: unknown, want: unknown): void {
   if (canonical(got) !== canonical(want)) expect(got).toEqual(want);
 }
 
+/**
+ * The flow notice keys hold what the model says: the same entries; their times, read back into
+ * the model where it did not know them (the queue's Redis time), else equal.
+ */
+function checkFlowKeys(m: Model, r: Real, k: FlowKeys): void {
+  const f = m.flows;
+  const queue = r.q.name;
+  const adopt = <V>(
+    what: string,
+    got: Record<string, number>,
+    want: Map<string, V>,
+    field: keyof V,
+  ) => {
+    sameAs({ what, entries: Object.keys(got).sort() }, { what, entries: [...want.keys()].sort() });
+    for (const [seq, v] of want) {
+      const t = got[seq]!;
+      if (v[field] === undefined) (v as Record<keyof V, unknown>)[field] = t;
+      else expect({ what, seq, t }).toEqual({ what, seq, t: v[field] });
+    }
+  };
+  adopt('notices not delivered', k.undelivered, f.undelivered, 'at');
+  adopt('notices to deliver again', k.rechecks, f.rechecks, 'due');
+  const cancels: Record<string, number> = {};
+  for (const [member, t] of Object.entries(k.cancels)) {
+    expect(member.startsWith(`${queue}:`)).toBe(true);
+    cancels[member.slice(queue.length + 1)] = t;
+  }
+  adopt('children to cancel', cancels, f.cancels, 'at');
+  const outbox = [...f.undelivered.keys(), ...f.rechecks.keys()].sort();
+  sameAs({ outbox: k.outbox }, { outbox });
+}
+
 /** Every check, after every step. */
 export async function checkAll(m: Model, r: Real): Promise<void> {
-  const s = await snapshot(r);
+  const { flows, ...s } = await snapshot(r);
   expect(invariantViolations(s)).toEqual([]);
   sameAs({ ...s, meta: undefined }, { ...expectedKeys(m), meta: undefined });
+  checkFlowKeys(m, r, flows);
 
   // (c) complete returned true at most once per incarnation.
   for (const [seq, n] of m.completedTrue)
@@ -276,8 +337,12 @@ export async function checkAll(m: Model, r: Real): Promise<void> {
     if (job.group !== undefined) want.group = job.group;
     if (job.state === 'leased') want.at = job.deadline;
     if (job.state === 'delayed') want.at = job.due;
+    const child = m.flows.parentOf.get(job.seq);
+    if (child) want.parent = { queue: r.q.name, id: child.parent };
+    const counts = m.flows.parents.get(job.seq)?.counts;
+    if (counts) want.children = counts;
     const got: Record<string, unknown> = { ...info };
-    if (job.state === 'pending' || job.state === 'dead') delete got.at;
+    if (['pending', 'dead', 'waiting-children'].includes(job.state)) delete got.at;
     delete got.leaseExpiries; // not modelled: its rules are changing
     delete got.lastError;
     delete got.deadReason;
@@ -296,6 +361,7 @@ export async function checkAll(m: Model, r: Real): Promise<void> {
     leased: count('leased'),
     dead: count('dead'),
     workers: 0,
+    waitingChildren: count('waiting-children'),
   });
 }
 

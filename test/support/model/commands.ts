@@ -180,6 +180,8 @@ export class Complete extends Checked {
     const was = kind(m, lease);
     const got = await r.q.complete(lease);
     expect({ complete: lease.seq, got }).toEqual({ complete: lease.seq, got: m.complete(lease) });
+    // complete() delivers a flow child's notice before it resolves.
+    if (got && m.flows.parentOf.has(lease.seq)) m.flows.deliver(m, [lease.seq]);
     r.note(`complete: ${was} -> ${got}`);
   }
   toString(): string {
@@ -223,6 +225,12 @@ export class CompleteBatch extends Checked {
     r.note(`completeAndLease: ${new Set(seqs).size < seqs.length ? 'one job twice' : kinds}`);
     if (next > 0) tookAsModelSays(m, got.jobs, next, got.now);
     else expect(got.jobs).toEqual([]);
+    // Then (after its lease), as the Worker does, the notices of the flow children it completed.
+    const children = seqs.filter((s, i) => got.completed[i] && m.flows.parentOf.has(s));
+    if (children.length > 0) {
+      await r.q.deliverFlowNotices(children);
+      m.flows.deliver(m, children);
+    }
   }
   toString(): string {
     const how = this.sameJob ? 'every lease of one job' : this.picks.map(show).join(' ');

@@ -7,10 +7,19 @@
  * `callerIdFreeAfterComplete` and `onLeaseLapsed`.
  */
 import type { Lease } from '../../../lib/index.js';
-import type { AddSpec, CleanCounts, Leased, ModelJob, Payload, State } from './types.js';
+import type {
+  AddSpec,
+  CleanCounts,
+  FlowCleanCounts,
+  Leased,
+  ModelJob,
+  Payload,
+  State,
+} from './types.js';
 import { MODEL_QUEUE } from './types.js';
 import { Groups } from './groups.js';
 import { leaseFromGroups } from './group-lease.js';
+import { FlowModel } from './flows.js';
 
 export * from './types.js';
 
@@ -61,6 +70,8 @@ export class Model {
   /** Groups: pending jobs per group, the round robin, running counts, limits (groups.ts). */
   groups = new Groups();
   /** The seq counter: the last seq given (adds, and grouped jobs put at the back). */
+  /** Flows (parents and children in this queue) and their notices (flows.ts). */
+  flows = new FlowModel();
   private lastSeq = 0;
   /** Where an add script's INCRBY left the counter (see addCall). */
   private counterAfterAdd = 0;
@@ -101,7 +112,7 @@ export class Model {
     this.setState(job, 'pending');
   }
 
-  private setState(job: ModelJob, state: State): void {
+  setState(job: ModelJob, state: State): void {
     job.state = state;
     if (state !== 'leased') {
       delete job.lease;
@@ -111,7 +122,7 @@ export class Model {
   }
 
   /** It stops existing; `groupToo`: out of its group (pending) or its run ends (leased). */
-  private destroy(job: ModelJob, groupToo = true): void {
+  destroy(job: ModelJob, groupToo = true): void {
     const g = job.group;
     if (groupToo && g !== undefined) {
       if (this.groups.take(g, job.seq)) this.groups.tidy(g);
@@ -119,6 +130,17 @@ export class Model {
     }
     this.jobs.delete(job.seq);
     if (job.cid !== undefined) this.cids.delete(job.cid);
+  }
+
+  /** The job stops existing (a pending one leaves its tombstone in its list). */
+  remove(job: ModelJob): void {
+    this.destroy(job);
+  }
+
+  /** A parent dead-lettered because a child failed it. */
+  dieOf(job: ModelJob): void {
+    this.setState(job, 'dead');
+    delete job.progress;
   }
 
   // ---- operations
@@ -149,7 +171,13 @@ export class Model {
    * Record an added job: its payload, `seq` as observed in Redis (must be new and larger than every seq
    * before), `due` its observed due time when delayed.
    */
-  added(spec: AddSpec, data: Payload, seq: string, due: number | undefined): ModelJob {
+  added(
+    spec: AddSpec,
+    data: Payload,
+    seq: string,
+    due: number | undefined,
+    state: 'waiting-children' | undefined = undefined,
+  ): ModelJob {
     if (!/^\d+$/.test(seq) || Number(seq) <= this.lastSeq || Number(seq) > this.counterAfterAdd)
       throw new Error(`add gave seq ${seq}, not a fresh number after ${this.lastSeq}`);
     this.lastSeq = Number(seq);
@@ -171,7 +199,8 @@ export class Model {
     }
     this.jobs.set(seq, job);
     this.publicIds.add(job.id);
-    if (spec.delayMs) this.toDelayed(job, due);
+    if (state) this.setState(job, state);
+    else if (spec.delayMs) this.toDelayed(job, due);
     else if (job.group !== undefined) {
       // A new grouped job's place in line is its seq.
       this.groups.place(job.group, { seq, prio: job.priority, place: Number(seq) });
@@ -254,6 +283,7 @@ export class Model {
       done.add(lease.seq);
       if (current[i] && job.group !== undefined) ended.push(job.group);
       this.destroy(job, !current[i]);
+      this.flows.ended(this, job, 'c');
       this.completedTrue.set(job.seq, (this.completedTrue.get(job.seq) ?? 0) + 1);
       if (job.cid !== undefined) this.completedCids.add(job.cid);
       return true;
@@ -274,8 +304,10 @@ export class Model {
     job.suspect = false; // it failed without killing its worker
     if (job.group !== undefined) this.groups.runsEnded([job.group]);
     if (!retryable || job.attempts >= job.maxAttempts) {
-      this.setState(job, 'dead');
-      delete job.progress;
+      this.dieOf(job);
+      this.flows.ended(this, job, 'f');
+      // fail() delivers a dead child's notice before it resolves.
+      if (this.flows.parentOf.has(job.seq)) this.flows.deliver(this, [job.seq]);
       return 'dead';
     }
     if (job.retryMs > 0) this.setState(job, 'delayed');
@@ -312,11 +344,23 @@ export class Model {
     return true;
   }
 
+  /** cancel(): the job stops existing; a flow job's parent learns it, or its children. */
   cancel(id: string): boolean {
     const job = this.byPublicId(id);
     if (!job) return false;
-    this.destroy(job);
+    this.remove(job);
+    if (this.flows.ended(this, job, 'x')) this.flows.flushNow(this);
     return true;
+  }
+
+  /**
+   * What clean() does to flows at Redis time `now` (its last step, after the rest at a time no
+   * later), without changing anything.
+   */
+  flowCleanReportAt(now: number): FlowCleanCounts {
+    const c = this.clone();
+    c.flows = this.flows.clone();
+    return c.flows.due(c, now);
   }
 
   /** What clean() at Redis time `now` reports, without changing anything. */
@@ -378,7 +422,10 @@ export class Model {
       .map(([wid]) => wid);
   }
 
-  /** repair(): drops every tombstone; how many distinct cancelled jobs had some. */
+  /**
+   * repair(): drops every tombstone (returns how many distinct cancelled jobs had some), then
+   * delivers every flow notice and cancel at once.
+   */
   repair(): number {
     const dropped = new Set<string>();
     for (const list of this.lists) {
@@ -386,6 +433,7 @@ export class Model {
       const live = list.filter((seq) => this.jobs.has(seq));
       list.splice(0, list.length, ...live);
     }
+    this.flows.all(this);
     return dropped.size;
   }
 
@@ -397,6 +445,7 @@ export class Model {
       if (j.state === 'leased') t.push(j.deadline!);
     }
     for (const beat of this.workers.values()) t.push(beat + MODEL_QUEUE.heartbeatTimeoutMs + 1);
+    t.push(...this.flows.timeEvents());
     if (this.judgedSince > 0) t.push(this.judgedSince + MODEL_QUEUE.heartbeatTimeoutMs + 1);
     return t;
   }

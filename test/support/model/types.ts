@@ -5,7 +5,7 @@ export interface Payload {
   n: number;
 }
 export type Leased = LeasedJob<Payload>;
-export type State = 'pending' | 'delayed' | 'leased' | 'dead';
+export type State = 'pending' | 'delayed' | 'leased' | 'dead' | 'waiting-children';
 
 export interface ModelJob {
   /** Internal number: the incarnation. */
@@ -58,4 +58,10 @@ export interface CleanCounts {
   reclaimed: number;
   deadWorkers: number;
   reclaimedFromWorkers: number;
+}
+
+/** What clean() reports of flows (its `flows`, zeros when absent). */
+export interface FlowCleanCounts {
+  notices: number;
+  cancelled: number;
 }
