@@ -196,9 +196,10 @@ async function snapshot(q: WorkQueue<unknown>): Promise<Record<string, unknown>>
     } else if (type === 'zset') {
       const flat = await admin.zrange(key, '0', '-1', 'WITHSCORES');
       const pairs: string[] = [];
-      // Scores that are not times (groups: places in line, turns; the list of groups) as stored.
+      // Scores that are not times (groups: places in line, turns; the list of groups; a flow
+      // reservation's first seq) as stored.
       const own = part.slice(part.indexOf('}:') + 2); // the key's part within its queue
-      const untimed = own.startsWith('gp:') || own === 'gq' || own === 'ga';
+      const untimed = own.startsWith('gp:') || own === 'gq' || own === 'ga' || own === 'fv';
       // A flow reservation's member ends with its time: in 10 s buckets too.
       const member = (m: string) =>
         part.endsWith('}:fv')

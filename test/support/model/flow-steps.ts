@@ -19,6 +19,7 @@ const POLICY = { f: 'fail-parent', i: 'ignore', r: 'remove' } as const;
 function node(queue: string, s: AddSpec, data: unknown): FlowNode {
   const n: FlowNode = { queue, data, priority: s.priority };
   if (s.delayMs !== undefined) n.delayMs = s.delayMs;
+  if (s.group !== undefined) n.group = s.group;
   if (s.maxAttempts !== undefined) n.maxAttempts = s.maxAttempts;
   if (s.retryMs > 0) n.backoff = { type: 'fixed', delayMs: s.retryMs };
   return n;
@@ -46,10 +47,13 @@ export class AddFlow extends Checked {
         c.spec.delayMs ? (await r.q.getJob(seqs[i]!))?.at : undefined,
       ),
     );
-    // Children first: their seqs come before their parent's.
-    this.flow.children.forEach((c, i) => m.added(c.spec, datas[i]!, seqs[i]!, dues[i]));
+    // Children first: their seqs come before their parent's; every node takes a fresh seq (no
+    // caller ids here).
     const p = { ...this.flow.parent, delayMs: undefined };
+    m.addCall([...this.flow.children.map((c) => c.spec), p].map((s) => ({ ...s, cid: undefined })));
+    this.flow.children.forEach((c, i) => m.added(c.spec, datas[i]!, seqs[i]!, dues[i]));
     m.added(p, pData, added.job.id, undefined, 'waiting-children');
+    m.addCallDone();
     m.flows.added(
       added.job.id,
       this.flow.children.map((c, i) => ({ seq: seqs[i]!, policy: c.policy })),
