@@ -138,12 +138,10 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     const { ctx, queue: q } = this;
     if (ctx.closing) throw new WorkQueueError('CLOSED', 'worker is closed');
     // Join the process's heartbeat thread (it starts, if none runs, with our first lease call:
-    // see heartbeat.ts). Our event subscription connects while we check Redis and register, and
-    // is not waited for before the first lease (nor is the blocking one, opened at the first wait).
+    // see heartbeat.ts). Our event subscription connects once the first lease call is answered
+    // (nor is the blocking connection waited for: it opens at the first wait).
     const heartbeat = joinHeartbeat(q, ctx.settings.heartbeatIntervalMs, (e) => this.report(e));
     this.heartbeat = heartbeat;
-    const subscribed = this.events.open();
-    subscribed.catch(() => undefined); // a start that fails closes it
     try {
       // A sandboxed handler's module is loaded meanwhile: one that cannot run fails the start.
       await Promise.all([q.ready(), this.sandbox?.start()]);
@@ -152,34 +150,41 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       await this.releaseConnections();
       throw e;
     }
-    // From now on the thread beats (the main thread too until then, covering its start-up).
-    const covered = heartbeat.begin(ctx.id);
+    // close() may have run meanwhile (it waits for start only so long): undo what we opened.
+    if (ctx.closing) {
+      await this.releaseConnections();
+      return;
+    }
+    // From now on the thread beats (the main thread too until then, covering its start-up). The
+    // first bridge beat goes out now, on the connection the first lease call takes right after
+    // it: Redis runs it first, so its grace holds before any job can reach a handler, without a
+    // round trip of its own (heartbeat.ts).
+    void heartbeat.begin(ctx.id);
     // One pair of listeners per worker on a client that many workers may share.
     q.client.setMaxListeners(q.client.getMaxListeners() + 1);
     q.client.on('close', this.onClientClose);
     q.client.on('ready', this.onClientReady);
-    // Lease once the first bridge beat landed (it went out right after registering), not after
-    // the thread's first beat: heartbeat.ts says why that is safe.
-    await within(covered, q.options.heartbeatTimeoutMs);
     ctx.renewer.start();
     const cleanIntervalMs = ctx.settings.cleanIntervalMs;
     if (cleanIntervalMs > 0) {
       this.cleanTimer = setInterval(() => void this.cleanRound(), cleanIntervalMs);
       this.cleanTimer.unref();
     }
-    // close() may have run meanwhile (it waits for start only so long): undo what we opened.
-    if (ctx.closing) {
-      await this.releaseConnections();
-      return;
-    }
     ctx.loop.schedule();
-    // The thread boots (CPU-heavy: it loads ioredis) once the first lease call is on its way:
-    // in the same turn of the event loop, before any reply can start a handler.
-    setImmediate(() => heartbeat.boot());
-    void subscribed.then(
-      () => this.events.catchUp(),
-      () => undefined, // closed meanwhile
-    );
+    // The thread boots (CPU-heavy) once the first lease call is on its way: in the same turn of
+    // the event loop, before any reply can start a handler. The subscription's connection is
+    // set up once that call is answered, not while its reply waits for this thread: catchUp()
+    // covers what the channel said before we listened.
+    setImmediate(() => {
+      heartbeat.boot();
+      void within(Promise.allSettled([...ctx.inflight]), CALL_TIMEOUT_MS).then(() => {
+        if (ctx.closing) return;
+        this.events.open().then(
+          () => this.events.catchUp(),
+          () => undefined, // closed meanwhile
+        );
+      });
+    });
   }
 
   /** Stop timers, the heartbeat, our own connections and sandboxes. Idempotent. */
