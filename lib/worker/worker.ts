@@ -138,10 +138,12 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     const { ctx, queue: q } = this;
     if (ctx.closing) throw new WorkQueueError('CLOSED', 'worker is closed');
     // Join the process's heartbeat thread (it starts, if none runs, with our first lease call:
-    // see heartbeat.ts). Our event subscription connects once the first lease call is answered
-    // (nor is the blocking connection waited for: it opens at the first wait).
+    // see heartbeat.ts). Our event subscription connects while we check Redis and register, and
+    // is not waited for before the first lease (nor is the blocking one, opened at the first wait).
     const heartbeat = joinHeartbeat(q, ctx.settings.heartbeatIntervalMs, (e) => this.report(e));
     this.heartbeat = heartbeat;
+    const subscribed = this.events.open();
+    subscribed.catch(() => undefined); // a start that fails closes it
     try {
       // A sandboxed handler's module is loaded meanwhile: one that cannot run fails the start.
       await Promise.all([q.ready(), this.sandbox?.start()]);
@@ -171,20 +173,13 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       this.cleanTimer.unref();
     }
     ctx.loop.schedule();
-    // The thread boots (CPU-heavy) once the first lease call is on its way: in the same turn of
-    // the event loop, before any reply can start a handler. The subscription's connection is
-    // set up once that call is answered, not while its reply waits for this thread: catchUp()
-    // covers what the channel said before we listened.
-    setImmediate(() => {
-      heartbeat.boot();
-      void within(Promise.allSettled([...ctx.inflight]), CALL_TIMEOUT_MS).then(() => {
-        if (ctx.closing) return;
-        this.events.open().then(
-          () => this.events.catchUp(),
-          () => undefined, // closed meanwhile
-        );
-      });
-    });
+    // The thread boots (CPU-heavy: a V8 isolate) once the first lease call is on its way: in the
+    // same turn of the event loop, before any reply can start a handler.
+    setImmediate(() => heartbeat.boot());
+    void subscribed.then(
+      () => this.events.catchUp(),
+      () => undefined, // closed meanwhile
+    );
   }
 
   /** Stop timers, the heartbeat, our own connections and sandboxes. Idempotent. */

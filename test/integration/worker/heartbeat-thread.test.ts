@@ -109,6 +109,40 @@ describe('the shared heartbeat thread', () => {
     await waitFor(() => heartbeatThreadStats().threads === 0, { what: 'the thread ended' });
   });
 
+  it("its plain connection reconnects by itself: the thread's beats come back after it is killed", async () => {
+    const name = `hb-${process.pid}-${Date.now()}`;
+    const client = new Redis(testRedisUrl(), { connectionName: name });
+    const q = fx.queue<string>({ heartbeatTimeoutMs: HEARTBEAT_TIMEOUT_MS }, client);
+    const worker = new Worker(q, () => 'ok');
+    await worker.start();
+    await (worker as unknown as { heartbeat: { firstBeat: Promise<void> } }).heartbeat.firstBeat;
+    // The thread's connection: named like the client (CLIENT SETNAME), not the client itself,
+    // not a subscription nor the idle wait.
+    const own = Number(await client.client('ID'));
+    const threadConns = async () =>
+      String(await fx.client().call('CLIENT', 'LIST', 'TYPE', 'normal'))
+        .split('\n')
+        .filter((l) => l.includes(` name=${name} `) && !l.includes('cmd=blmove'))
+        .map((l) => Number(/\bid=(\d+)/.exec(l)![1]))
+        .filter((id) => id !== own);
+    await waitFor(async () => (await threadConns()).length === 1, {
+      what: 'the thread connection',
+    });
+    const [first] = await threadConns();
+    await fx.client().client('KILL', 'ID', String(first));
+    const killedAt = Number((await fx.client().time())[0]) * 1000;
+    // Only the thread beats now (the client was not dropped: no main-thread bridge).
+    await waitFor(async () => (await beatOf(q, worker.workerId))! > killedAt + 1_000, {
+      what: 'beats after the kill',
+    });
+    const now = await threadConns();
+    expect(now).toHaveLength(1);
+    expect(now[0]).not.toBe(first);
+    expect(worker.liveness.heartbeat).toBe('thread');
+    await worker.close();
+    await client.quit();
+  });
+
   it('no ioredis on disk: a plain connection still beats from the thread; one that needs ioredis there beats from the main thread and says so once', async () => {
     // A connection ioredis must make inside the thread (as a Sentinel or Cluster one would):
     // a natMap, which changes nothing for a standalone Redis.
