@@ -36,9 +36,8 @@ import { heartbeatThread, type ConnectionSpec, type ThreadMember } from './heart
  * the main event loop cannot delay it (the registration message is queued on the thread's port
  * synchronously). Until the thread's first beat for a worker lands, the main thread
  * beats for it too (the bridge), and each bridge beat counts `STARTUP_GRACE × heartbeatTimeoutMs`
- * into the future (heartbeat.lua; never lowering the score). The first bridge beat is sent right
- * after registering, on the worker's client, just before its first lease call on that same
- * connection (pipelined, no round trip of its own): Redis runs it first, so when a first handler
+ * into the future (heartbeat.lua; never lowering the score). The worker awaits its first bridge
+ * beat (sent right after registering) before it leases, so when a first handler
  * blocks the event loop the worker stays alive for (1 + STARTUP_GRACE) × heartbeatTimeoutMs
  * without any further beat: that is the time the thread has to boot, connect and land its first
  * beat — more than the old start ("wait for the first beat, at most heartbeatTimeoutMs") gave
@@ -67,9 +66,8 @@ export interface Heartbeat {
   /** Resolves once the thread's first beat for this worker landed (at once for the fallback). */
   readonly firstBeat: Promise<void>;
   /**
-   * Start beating for the registered worker `workerId`: the first bridge beat (covering the
-   * thread's start-up) is sent at once, on the queue's client, before this returns; resolves
-   * once it has landed or failed. Send the first lease call after it on the same client.
+   * Start beating for the registered worker `workerId`; resolves once the first bridge beat
+   * (covering the thread's start-up) has landed or failed. Lease only after it.
    */
   begin(workerId: string): Promise<void>;
   /**

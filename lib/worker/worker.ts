@@ -152,25 +152,25 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       await this.releaseConnections();
       throw e;
     }
-    // close() may have run meanwhile (it waits for start only so long): undo what we opened.
-    if (ctx.closing) {
-      await this.releaseConnections();
-      return;
-    }
-    // From now on the thread beats (the main thread too until then, covering its start-up). The
-    // first bridge beat goes out now, on the connection the first lease call takes right after
-    // it: Redis runs it first, so its grace holds before any job can reach a handler, without a
-    // round trip of its own (heartbeat.ts).
-    void heartbeat.begin(ctx.id);
+    // From now on the thread beats (the main thread too until then, covering its start-up).
+    const covered = heartbeat.begin(ctx.id);
     // One pair of listeners per worker on a client that many workers may share.
     q.client.setMaxListeners(q.client.getMaxListeners() + 1);
     q.client.on('close', this.onClientClose);
     q.client.on('ready', this.onClientReady);
+    // Lease once the first bridge beat landed (it went out right after registering), not after
+    // the thread's first beat: heartbeat.ts says why that is safe.
+    await within(covered, q.options.heartbeatTimeoutMs);
     ctx.renewer.start();
     const cleanIntervalMs = ctx.settings.cleanIntervalMs;
     if (cleanIntervalMs > 0) {
       this.cleanTimer = setInterval(() => void this.cleanRound(), cleanIntervalMs);
       this.cleanTimer.unref();
+    }
+    // close() may have run meanwhile (it waits for start only so long): undo what we opened.
+    if (ctx.closing) {
+      await this.releaseConnections();
+      return;
     }
     ctx.loop.schedule();
     // The thread boots (CPU-heavy: a V8 isolate) once the first lease call is on its way: in the
