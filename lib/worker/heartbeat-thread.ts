@@ -1,15 +1,19 @@
 // The process's one heartbeat thread (node:worker_threads), shared by every Worker of every queue:
 // one Redis connection inside it per distinct connection configuration, one timer per worker.
+// What runs inside it: heartbeat-thread-code.ts.
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Worker as Thread } from 'node:worker_threads';
+import { THREAD_CODE } from './heartbeat-thread-code.js';
 
 /**
- * How the thread finds ioredis. lib/ never asks for its own module URL (the CommonJS build has no such thing), so it
+ * How the thread finds ioredis, which it loads only for a Cluster or Sentinel connection (or
+ * options its plain client does not know, see `plainOptions`). lib/ never asks for its own module URL (the CommonJS build has no such thing), so it
  * cannot resolve from its own location; it resolves 'ioredis' the way the application does: from
  * the application's entry script (`process.argv[1]`), else from the working directory. An app
- * whose ioredis is nowhere on disk (a single-file bundle) gets no thread: its Workers beat from
- * the main thread, and say so once each through their 'error' outlet.
+ * whose ioredis is nowhere on disk (a single-file bundle) and that needs it gets no thread: its
+ * Workers beat from the main thread, and say so once each through their 'error' outlet.
  */
 function ioredisPath(): string {
   const bases = [process.argv[1], join(process.cwd(), 'noop.js')].filter(
@@ -26,90 +30,49 @@ function ioredisPath(): string {
   throw new Error(`heartbeat thread: cannot resolve ioredis (${problems.join('; ')})`);
 }
 
-// Runs in the thread (CommonJS, evaluated from this string so it works from source and dist alike).
-// Messages in: conn (open a connection), add (beat a worker), remove, drop (close a connection),
-// stop. Out: beat (a worker's first beat landed), removed (no beat of it can land any more).
-const THREAD_CODE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const ioredis = require(workerData.ioredisPath);
-const conns = new Map();
-const beats = new Map();
-const removing = new Set();
-const bounded = (p, ms) => Promise.race([p, new Promise((r) => setTimeout(r, ms).unref())]);
-const quit = (c) =>
-  bounded(c.quit(), 1000).catch(() => {}).finally(() => c.disconnect());
-// The client's functions do not cross into the thread: ours reconnect within a second (a beat
-// must land on a restarted or newly promoted master before the heartbeat timeout), and a beat
-// refused by a node that is a replica now reconnects (asking the sentinels for the master again).
-const fallbacks = {
-  retryStrategy: (times) => Math.min(50 * times, 1000),
-  reconnectOnError: (e) => /^READONLY\\b/.test(e.message),
-};
-const handlers = {
-  conn(m) {
-    const c = m.cluster
-      ? new ioredis.Cluster(m.nodes, { ...m.options, lazyConnect: false })
-      : new ioredis.Redis({ ...fallbacks, ...m.options, lazyConnect: false, maxRetriesPerRequest: 1 });
-    c.on('error', () => {});
-    // A Sentinel client's failover detector closes with each connection (lib/redis/connection.ts).
-    if (!m.cluster) c.on('close', () => {
-      const k = c.connector;
-      const d = k && k.failoverDetector;
-      if (!d) return;
-      k.failoverDetector = null;
-      if (!d.isDisconnected) d.cleanup();
-    });
-    c.defineCommand('wqHeartbeat', { lua: workerData.lua });
-    conns.set(m.conn, c);
-  },
-  add(m) {
-    const c = conns.get(m.conn);
-    const b = { stopped: false, first: true, inflight: undefined, timer: undefined };
-    const beat = () => {
-      // One beat at a time: a slow or unreachable Redis gets no pile of them.
-      if (b.stopped || b.inflight) return;
-      b.inflight = c.wqHeartbeat(m.keys.length, ...m.keys, ...m.args).then(
-        () => {
-          if (b.first && !b.stopped) parentPort.postMessage({ t: 'beat', id: m.id });
-          b.first = false;
-        },
-        () => {},
-      ).finally(() => { b.inflight = undefined; });
-    };
-    b.timer = setInterval(beat, m.intervalMs);
-    beats.set(m.id, b);
-    beat();
-  },
-  remove(m) {
-    const b = beats.get(m.id);
-    beats.delete(m.id);
-    if (b) { b.stopped = true; clearInterval(b.timer); }
-    const p = bounded(b && b.inflight, 1000).then(() => {
-      removing.delete(p);
-      parentPort.postMessage({ t: 'removed', id: m.id });
-    });
-    removing.add(p);
-  },
-  drop(m) {
-    const c = conns.get(m.conn);
-    conns.delete(m.conn);
-    if (c) void quit(c);
-  },
-  stop() {
-    Promise.all([...removing])
-      .then(() => Promise.all([...conns.values()].map(quit)))
-      .finally(() => parentPort.close());
-  },
-};
-parentPort.on('message', (m) => handlers[m.t](m));
-`;
-
 /** A connection configuration, as the thread receives it; `key` tells configurations apart. */
 export interface ConnectionSpec {
   readonly key: string;
   readonly cluster: boolean;
   readonly nodes: unknown;
   readonly options: unknown;
+}
+
+/** ioredis options the thread's plain client applies itself. */
+const APPLIED = ['host', 'port', 'path', 'family', 'tls', 'username', 'password', 'db'];
+/**
+ * ioredis options that change nothing a heartbeat sends or needs (client-side behaviour the
+ * thread has its own version of: reconnects, timeouts, queues, reply shapes), or that matter
+ * only with sentinels (which rule the plain client out).
+ */
+const IGNORED = [
+  ...['connectionName', 'connectTimeout', 'commandTimeout', 'socketTimeout', 'keepAlive'],
+  ...['noDelay', 'lazyConnect', 'enableReadyCheck', 'maxRetriesPerRequest', 'role'],
+  ...['maxLoadingRetryTime', 'enableOfflineQueue', 'autoResubscribe', 'disconnectTimeout'],
+  ...['autoResendUnfulfilledCommands', 'enableAutoPipelining', 'autoPipeliningIgnoredCommands'],
+  ...['showFriendlyErrorStack', 'stringNumbers', 'protocol', 'replyMapping', 'clientInfoTag'],
+  ...['disableClientInfo', 'blockingTimeoutGrace', 'himportFieldsets', 'retryStrategy'],
+  ...['reconnectOnError', 'sentinelRetryStrategy', 'sentinelReconnectStrategy'],
+  ...['sentinelMaxConnections', 'enableTLSForSentinelMode', 'updateSentinels'],
+  ...['failoverDetector', 'preferredSlaves', 'sentinelCommandTimeout', 'sentinelTLS'],
+  ...['sentinelUsername', 'sentinelPassword'],
+];
+const KNOWN = new Set([...APPLIED, ...IGNORED]);
+
+/**
+ * Whether the thread beats over this configuration with its plain client (no ioredis): a
+ * standalone Redis (no Cluster, no sentinels) whose options set nothing outside KNOWN
+ * (a keyPrefix, a natMap, a custom Connector, readOnly… bring ioredis in, as before).
+ */
+/** Whether the thread can beat over this configuration with its plain client (no ioredis). */
+export function plainOptions(spec: Pick<ConnectionSpec, 'cluster' | 'options'>): boolean {
+  if (spec.cluster || spec.options === null || typeof spec.options !== 'object') return false;
+  const o = spec.options as Record<string, unknown>;
+  for (const [k, v] of Object.entries(o)) {
+    const unset = v === undefined || v === null || v === false || v === '';
+    if (!unset && !KNOWN.has(k)) return false;
+  }
+  return o.tls === undefined || o.tls === null || typeof o.tls === 'object';
 }
 
 export interface ThreadMember {
@@ -147,14 +110,17 @@ class HeartbeatThread {
   private readonly conns = new Map<string, number>();
   private nextId = 1;
   private broken: unknown;
-  private ioredisPath: string | undefined;
   private held: Promise<void> | undefined;
   /** A spawn waits for `held`. */
   private starting = false;
   /** Threads started and not yet exited (a stopping one included). */
   alive = 0;
 
-  constructor(private readonly lua: string) {}
+  private readonly sha: string;
+
+  constructor(private readonly lua: string) {
+    this.sha = createHash('sha1').update(lua).digest('hex');
+  }
 
   /**
    * A new member. The thread starts now if none runs, unless `deferStart`: then at the member's
@@ -162,20 +128,24 @@ class HeartbeatThread {
    */
   join(spec: ConnectionSpec, onFailure: (e: unknown) => void, deferStart = false): ThreadMember {
     if (this.broken !== undefined) throw this.broken;
-    // Where a thread to start finds ioredis: resolved now (the thread may start later), from
-    // the app's entry as it is now.
-    try {
-      if (!this.thread) this.ioredisPath = ioredisPath();
-    } catch (e) {
-      this.broken = e;
-      throw e;
-    }
+    // Where the thread finds ioredis, for a connection its plain client cannot make: resolved
+    // now, from the app's entry as it is now (the connection may open later).
+    const plain = plainOptions(spec);
+    const ioredis = plain ? undefined : ioredisPath();
     const id = this.nextId++;
     const member: Member = { conn: spec.key, onFailure };
     this.members.set(id, member);
     const users = this.conns.get(spec.key) ?? 0;
     this.conns.set(spec.key, users + 1);
-    if (users === 0) this.send({ t: 'conn', conn: spec.key, ...spec, key: undefined });
+    if (users === 0)
+      this.send({
+        t: 'conn',
+        conn: spec.key,
+        ...spec,
+        key: undefined,
+        plain,
+        ioredisPath: ioredis,
+      });
     if (!deferStart) {
       this.boot();
       // The thread could not start (spawn failed at once): the caller beats from the main thread.
@@ -243,7 +213,10 @@ class HeartbeatThread {
           // Not the app's --require/--import preloads (TS loaders, tracers): the thread needs
           // none, and they would slow its start.
           execArgv: [],
-          workerData: { ioredisPath: this.ioredisPath, lua: this.lua },
+          workerData: { lua: this.lua, sha: this.sha },
+          // A small young generation: the thread allocates little, and each semi-space page
+          // it never touches is memory the process does not hold.
+          resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
         });
       } catch (e) {
         this.fail(e);
@@ -317,6 +290,9 @@ class HeartbeatThread {
     });
   }
 }
+
+/** The thread's young generation (V8 semi-spaces), in MB: its beats allocate next to nothing. */
+const YOUNG_GENERATION_MB = 1;
 
 let shared: HeartbeatThread | undefined;
 

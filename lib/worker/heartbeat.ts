@@ -14,9 +14,11 @@ import { heartbeatThread, type ConnectionSpec, type ThreadMember } from './heart
  * connection configuration), and one such thread serves every Worker of every queue in the
  * process: each Worker registers with it by message, keeps its own interval and its own "first
  * beat landed" promise, and unregisters on close; the thread ends when the last Worker leaves
- * and never keeps the process alive. If the thread cannot start (ioredis not found on disk, see
- * heartbeat-thread.ts), Workers beat from the main thread for good and report it through their
- * 'error' outlet. If it dies, each Worker reports it, beats from the main thread and starts a
+ * and never keeps the process alive. Its connection to a standalone Redis is a plain socket
+ * (RESP over net/tls, heartbeat-thread-code.ts); a Cluster or Sentinel connection is ioredis,
+ * loaded in the thread. If a Worker cannot join (the thread cannot start, or its connection
+ * needs ioredis and none is on disk: see heartbeat-thread.ts), it beats from the main thread
+ * for good and reports it through its 'error' outlet. If it dies, each Worker reports it, beats from the main thread and starts a
  * new thread (after REPLACE_FIRST_MS, doubling up to REPLACE_MAX_MS while replacements fail);
  * `lostMs` says how long it has gone without a thread's beat since (a liveness probe reads it:
  * a thread that cannot be replaced is a reason to restart the process).
@@ -28,7 +30,7 @@ import { heartbeatThread, type ConnectionSpec, type ThreadMember } from './heart
  *
  * Start-up, and why a Worker leases at once (no wait for the thread's first beat): the Worker
  * joins the thread when it starts, and starts it (`boot()`, if none runs) in the same turn of
- * the event loop as its first lease call, so that the thread's boot (CPU-heavy: it loads ioredis)
+ * the event loop as its first lease call, so that the thread's boot (CPU-heavy: a V8 isolate)
  * does not compete with the ready check and registration — but before any reply can start a
  * handler. Once started it boots, connects and beats on its own OS thread: a handler blocking
  * the main event loop cannot delay it (the registration message is queued on the thread's port

@@ -173,8 +173,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       return;
     }
     ctx.loop.schedule();
-    // The thread boots (CPU-heavy: it loads ioredis) once the first lease call is on its way:
-    // in the same turn of the event loop, before any reply can start a handler.
+    // The thread boots (CPU-heavy: a V8 isolate) once the first lease call is on its way: in the
+    // same turn of the event loop, before any reply can start a handler.
     setImmediate(() => heartbeat.boot());
     void subscribed.then(
       () => this.events.catchUp(),

@@ -7,8 +7,10 @@
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
 import { Worker, type WorkQueue } from '../../../lib/index.js';
 import { heartbeatThreadStats, holdHeartbeatThread } from '../../../lib/worker/heartbeat.js';
+import { testRedisUrl } from '../../support/keys.js';
 import { QueueFixture } from '../../support/queue.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -107,29 +109,76 @@ describe('the shared heartbeat thread', () => {
     await waitFor(() => heartbeatThreadStats().threads === 0, { what: 'the thread ended' });
   });
 
-  // Last: after a failed start the process's workers beat from the main thread for good.
-  it('no ioredis to load for the thread: the worker beats from the main thread and says so once', async () => {
-    const q = fx.queue<string>({ heartbeatTimeoutMs: HEARTBEAT_TIMEOUT_MS });
+  it("its plain connection reconnects by itself: the thread's beats come back after it is killed", async () => {
+    const name = `hb-${process.pid}-${Date.now()}`;
+    const client = new Redis(testRedisUrl(), { connectionName: name });
+    const q = fx.queue<string>({ heartbeatTimeoutMs: HEARTBEAT_TIMEOUT_MS }, client);
+    const worker = new Worker(q, () => 'ok');
+    await worker.start();
+    await (worker as unknown as { heartbeat: { firstBeat: Promise<void> } }).heartbeat.firstBeat;
+    // The thread's connection: named like the client (CLIENT SETNAME), not the client itself,
+    // not a subscription nor the idle wait.
+    const own = Number(await client.client('ID'));
+    const threadConns = async () =>
+      String(await fx.client().call('CLIENT', 'LIST', 'TYPE', 'normal'))
+        .split('\n')
+        .filter((l) => l.includes(` name=${name} `) && !l.includes('cmd=blmove'))
+        .map((l) => Number(/\bid=(\d+)/.exec(l)![1]))
+        .filter((id) => id !== own);
+    await waitFor(async () => (await threadConns()).length === 1, {
+      what: 'the thread connection',
+    });
+    const [first] = await threadConns();
+    await fx.client().client('KILL', 'ID', String(first));
+    const killedAt = Number((await fx.client().time())[0]) * 1000;
+    // Only the thread beats now (the client was not dropped: no main-thread bridge).
+    await waitFor(async () => (await beatOf(q, worker.workerId))! > killedAt + 1_000, {
+      what: 'beats after the kill',
+    });
+    const now = await threadConns();
+    expect(now).toHaveLength(1);
+    expect(now[0]).not.toBe(first);
+    expect(worker.liveness.heartbeat).toBe('thread');
+    await worker.close();
+    await client.quit();
+  });
+
+  it('no ioredis on disk: a plain connection still beats from the thread; one that needs ioredis there beats from the main thread and says so once', async () => {
+    // A connection ioredis must make inside the thread (as a Sentinel or Cluster one would):
+    // a natMap, which changes nothing for a standalone Redis.
+    const needsIoredis = new Redis(testRedisUrl(), { natMap: {} });
+    const q = fx.queue<string>({ heartbeatTimeoutMs: HEARTBEAT_TIMEOUT_MS }, needsIoredis);
+    const plainQueue = fx.queue<string>({ heartbeatTimeoutMs: HEARTBEAT_TIMEOUT_MS });
     const [argv1, cwd] = [process.argv[1], process.cwd()];
     const errors: unknown[] = [];
+    const plainErrors: unknown[] = [];
     let worker: Worker<string>;
+    let plain: Worker<string>;
     process.argv[1] = path.join(os.tmpdir(), 'no-app', 'main.js');
     process.chdir(os.tmpdir());
     try {
+      plain = new Worker(plainQueue, () => 'ok', { autostart: false });
+      plain.on('error', (e) => plainErrors.push(e));
       worker = new Worker(q, () => 'ok', { autostart: false });
       worker.on('error', (e) => errors.push(e));
-      await worker.start();
+      await Promise.all([plain.start(), worker.start()]);
     } finally {
       process.argv[1] = argv1!;
       process.chdir(cwd);
     }
+    const heartbeatOf = (w: Worker<string>) =>
+      (w as unknown as { heartbeat: { threaded: boolean; firstBeat: Promise<void> } }).heartbeat;
+    // The plain connection needs no ioredis in the thread: the thread's own beat lands.
+    expect(heartbeatOf(plain).threaded).toBe(true);
+    await heartbeatOf(plain).firstBeat;
+    expect(plain.liveness.heartbeat).toBe('thread');
+    await plain.close();
+    expect(plainErrors).toEqual([]);
     expect(errors).toEqual([
       expect.objectContaining({ message: expect.stringMatching(/cannot resolve ioredis/) }),
     ]);
-    expect((worker as unknown as { heartbeat: { threaded: boolean } }).heartbeat.threaded).toBe(
-      false,
-    );
-    expect(heartbeatThreadStats().threads).toBe(0);
+    expect(heartbeatOf(worker).threaded).toBe(false);
+    await waitFor(() => heartbeatThreadStats().threads === 0, { what: 'the thread ended' });
     const registered = (await beatOf(q, worker.workerId))!;
     await waitFor(async () => (await beatOf(q, worker.workerId))! > registered + 250, {
       what: 'main-thread beats',
@@ -139,5 +188,6 @@ describe('the shared heartbeat thread', () => {
     await worker.close();
     expect(errors).toHaveLength(1);
     expect(await beatOf(q, worker.workerId)).toBeNull();
+    await needsIoredis.quit();
   });
 });
