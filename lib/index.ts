@@ -9,6 +9,7 @@ export {
   JobOutcomeError,
   NonRetryableError,
   RateLimitError,
+  DelayedError,
   errorMessage,
   type WorkQueueErrorCode,
 } from './errors.js';
@@ -23,6 +24,7 @@ export type * from './types/index.js';
 export {
   Worker,
   workerOptionProblems,
+  type BackoffStrategy,
   type Job,
   type Handler,
   type WorkerOptions,
@@ -33,6 +35,7 @@ export type { AddHook, RunHook } from './types/hooks.js';
 export { QueueEvents } from './events/queue-events.js';
 export type { WaitForResultOptions } from './queue/results.js';
 export type {
+  EventTimes,
   QueueEvent,
   QueueEventKind,
   QueueEventOf,

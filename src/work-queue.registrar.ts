@@ -78,6 +78,8 @@ export class WorkQueueRegistrar
     this.warnIfNoShutdownHooks();
     for (const p of processors) {
       const worker = new Worker(p.queue, this.router(p), {
+        // getWorkers() shows the processor classes (unless @Processor() names the worker).
+        name: p.classNames.join(',').slice(0, 100) || undefined,
         ...this.context.workerDefaults,
         ...p.options,
         autostart: false,

@@ -8,11 +8,12 @@ import type { JobInfo, ListState, PageOptions } from '../types/index.js';
 import { isPosInt } from '../util/checks.js';
 import { type QueueContext } from './context.js';
 import { bounded } from '../redis/bounded.js';
-import { jobView, parseMeta, str, type Raw, type Reply } from '../job/records.js';
+import { parseMeta, str, type Raw, type Reply } from '../job/records.js';
+import { jobView } from '../job/views.js';
 
 /** Most entries one script call touches (drain, obliterate, retry all); getJobs' largest page. */
 export const PAGE = 1000;
-const STATES: readonly ListState[] = ['pending', 'delayed', 'leased', 'dead'];
+const STATES: readonly ListState[] = ['pending', 'delayed', 'leased', 'dead', 'completed'];
 
 export class Listings<T, R> {
   constructor(private readonly ctx: QueueContext) {}
@@ -29,13 +30,24 @@ export class Listings<T, R> {
     if (!isPosInt(limit) || limit > PAGE)
       problems.push(`limit must be an integer 1..${PAGE}, got ${JSON.stringify(limit)}`);
     if (problems.length) throw invalid(problems, `${this.ctx.name}: getJobs refused`);
-    // flat: id, payload, meta, score, progress
+    // flat: seq, payload, meta, score, progress, added, started, holder
     const r = (await this.ctx.run('list_jobs', [state, offset, limit], { buffers: true })) as Reply;
     const out: JobInfo<T, R>[] = [];
-    for (let i = 0; i + 4 < r.length; i += 5) {
-      const meta = str(r[i + 2]);
-      const id = parseMeta(meta).i ?? str(r[i]);
-      out.push(jobView<T, R>(this.ctx, id, state, r[i + 1] as Raw, meta, r[i + 3]!, r[i + 4]!));
+    for (let i = 0; i + 7 < r.length; i += 8) {
+      const rawMeta = str(r[i + 2]);
+      out.push(
+        jobView<T, R>(this.ctx, {
+          id: parseMeta(rawMeta).i ?? str(r[i]),
+          state,
+          raw: r[i + 1] as Raw,
+          rawMeta,
+          score: r[i + 3]!,
+          prog: r[i + 4]!,
+          added: r[i + 5]!,
+          started: r[i + 6]!,
+          holder: r[i + 7]!,
+        }),
+      );
     }
     return out;
   }

@@ -13,6 +13,7 @@ import { CancelAcks } from './cancel-acks.js';
 import { QueueContext } from './context.js';
 import { DeadLetters } from './dead-letters.js';
 import { Flow } from './flow-control.js';
+import { History } from './history.js';
 import { Leases } from './leases.js';
 import { Listings } from './listings.js';
 import { Producer } from './producer.js';
@@ -33,6 +34,7 @@ export class QueueBase<T = unknown, R = unknown> {
   protected readonly flow: Flow;
   protected readonly listings: Listings<T, R>;
   protected readonly results: ResultWaiter<T, R>;
+  protected readonly history: History<T>;
 
   constructor(
     readonly client: Redis | Cluster,
@@ -52,6 +54,7 @@ export class QueueBase<T = unknown, R = unknown> {
     this.flow = new Flow(this.ctx);
     this.listings = new Listings(this.ctx);
     this.results = new ResultWaiter(this.ctx, (id) => this.admin.getJob(id));
+    this.history = new History<T>(this.ctx);
   }
 
   /**
@@ -79,11 +82,12 @@ export class QueueBase<T = unknown, R = unknown> {
   // ---------------------------------------------------------------- the Worker's protocol
 
   /**
-   * Register a worker (its heartbeat starts now, from Redis time). Resolves its id.
+   * Register a worker (its heartbeat starts now, from Redis time). Resolves its id. `info`: what
+   * `getWorkers()` shows of it besides its host and process.
    * @internal The Worker's private protocol (not in the published typings).
    */
-  registerWorker(): Promise<string> {
-    return this.workers.register();
+  registerWorker(info?: { name?: string; concurrency?: number }): Promise<string> {
+    return this.workers.register(History.registration(info));
   }
 
   /** @internal The Worker's private protocol (not in the published typings). */

@@ -44,7 +44,8 @@ export async function repair(ctx: QueueContext): Promise<RepairReport> {
   const mark = (id: string) => places.set(id, (places.get(id) ?? 0) + 1);
   const suspects = new Set<string>();
   for (let p = 0; p <= 9; p++) await pages((a, b) => lrange(k.pending(p), a, b), mark);
-  for (const key of [k.delayed, k.leased, k.dead]) await pages((a, b) => zrange(key, a, b), mark);
+  for (const key of [k.delayed, k.leased, k.dead, k.key('completedJobs')])
+    await pages((a, b) => zrange(key, a, b), mark);
   const withData = new Set<string>();
   const buckets: string[] = [];
   let cursor = '0';
@@ -73,14 +74,15 @@ export async function repair(ctx: QueueContext): Promise<RepairReport> {
     if (!withData.has(id) || !leased.has(id)) suspects.add(id);
   });
   for (const id of leased) if (!tokens.has(id)) suspects.add(id);
-  for (const name of ['meta', 'progress'] as const) {
+  for (const name of ['meta', 'progress', 'completedInfo'] as const) {
     await hscanAll(k.key(name), (id) => {
       if (!withData.has(id)) suspects.add(id);
     });
   }
   const aliases: Array<[string, string]> = [];
   await hscanAll(k.key('callerIds'), (cid, id) => {
-    // '~<until>': a completed job's caller id kept for its dedupe window (clean() drops it).
+    // '~<until>[:<seq>]': a completed job's caller id kept for its dedupe window (clean() drops
+    // it), or naming the kept completed job (trimmed with it).
     if (!id.startsWith('~') && !withData.has(id)) aliases.push([cid, id]);
   });
   const fixes: string[] = [];

@@ -1,6 +1,6 @@
 -- add: store and enqueue a batch of jobs (add_plain.lua: the same for jobs without caller ids
 -- or schedules).
---! keys: seqCounter tokenCounter data dataBuckets meta callerIds delayed leased leaseHolders dead progress keptCallerIds wake parked addCallRecords flowControl rateLog eventLog pending*
+--! keys: seqCounter tokenCounter data dataBuckets meta callerIds delayed leased leaseHolders dead progress keptCallerIds wake parked addCallRecords flowControl rateLog eventLog addedTimes jobLogs pending*
 --! argv: priorities handoff_lease_ms count call record_ttl_ms ack_count acked_calls*ack_count
 --! argv: jobs(caller_id payload meta priority schedule)*count
 -- priorities: the priorities used (digits: the pending lists passed, in that order);
@@ -92,6 +92,7 @@ end
 local base = 0
 if fresh > 0 then
   base = rcall('INCRBY', K_SEQ_COUNTER, fresh) - fresh
+  now = now or now_ms() -- the added time of the new jobs
 end
 -- Whether the next job to run now may be handed off (decided once, used once).
 local can_hand = nil
@@ -124,6 +125,7 @@ local any = false
 local function flush()
   if #data_args > 0 then
     data_set(data_args)
+    times_added_pairs(data_args, now)
     data_args = {}
   end
   if #meta_args > 0 then

@@ -39,6 +39,7 @@ const LIBRARY_ORDER = [
   'data',
   'meta',
   'events',
+  'history',
   'ids',
   'placement',
   'schedules',
@@ -47,6 +48,7 @@ const LIBRARY_ORDER = [
   'flow_control',
   'adding',
   'leasing',
+  'completed',
 ];
 
 interface Chunk {
@@ -185,7 +187,8 @@ function prelude(
     );
     bind.push('local EV_CAP = tonumber(table.remove(ARGV, 1))');
   }
-  if (keys.includes('data')) bind.push(`local DATA_SPAN = ${DATA_SPAN}`);
+  if (keys.includes('data') || keys.includes('addedTimes'))
+    bind.push(`local DATA_SPAN = ${DATA_SPAN}`);
   for (const c of codes) bind.push(`local ${c} = ${ERROR_CODES.get(c)}`);
   let i = 1;
   for (const k of keys) {

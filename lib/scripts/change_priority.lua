@@ -1,6 +1,6 @@
 -- change_priority: change the priority of a pending or delayed job. A pending job moves to the
 -- back of its new list (LREM: O(length of its old list)); a delayed one keeps its due time.
---! keys: pending meta callerIds data delayed leased dead wake
+--! keys: pending meta callerIds data delayed leased dead wake completedJobs
 --! argv: id priority
 -- id: the job's public id; priority: 0..9.
 -- Returns: 1 changed, 0 not pending nor delayed (or no such job).

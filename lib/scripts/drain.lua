@@ -1,6 +1,6 @@
 -- drain: remove up to `limit` waiting jobs (pending, then delayed when asked); leased jobs stay.
 -- One page per call: the caller calls again until a call finds fewer than `limit` entries.
---! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead progress
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead progress addedTimes jobLogs
 --! argv: limit with_delayed
 -- with_delayed: 1 = delayed jobs too.
 -- Returns: { jobs removed, entries looked at (pending entries incl. cancelled ones, delayed) }.

@@ -1,11 +1,13 @@
 -- list_jobs: one page of the jobs in one state, in the order the queue takes them. O(page).
---! keys: pending data meta delayed leased dead progress
---! argv: state:pending|delayed|leased|dead offset limit
+--! keys: pending data meta delayed leased leaseHolders dead progress completedJobs completedInfo addedTimes
+--! argv: state:pending|delayed|leased|dead|completed offset limit
 -- Pending: the lists p0..p9 one after the other (lease order); positions count stored entries,
 -- and the entry a cancelled job leaves until a lease drops it is skipped (the page is then
--- shorter). Delayed by due time, leased by deadline, dead by time of death (oldest first).
--- Returns: flat, per job: seq, payload, meta, score (due / deadline / died ms, '' for pending),
---   progress ('' = none).
+-- shorter). Delayed by due time, leased by deadline, dead by time of death (oldest first),
+-- completed (the kept ones, keepCompleted) by time of completion, newest first.
+-- Returns: flat, per job: seq, payload, meta, score (due / deadline / died / finished ms, ''
+--   for pending), progress ('' = none), added ms, started ms (0: not known), holder (leased:
+--   '<token>:<worker id>'; completed: its info '<worker id>:<attempts made>[:<result>]'; else '').
 local state, offset, limit = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local seqs, scores = {}, {}
 if state == 'pending' then
@@ -26,8 +28,13 @@ if state == 'pending' then
     end
   end
 else
-  local key = ({ delayed = K_DELAYED, leased = K_LEASED, dead = K_DEAD })[state]
-  local got = rcall('ZRANGE', key, offset, offset + limit - 1, 'WITHSCORES')
+  local key = ({ delayed = K_DELAYED, leased = K_LEASED, dead = K_DEAD, completed = K_COMPLETED_JOBS })[state]
+  local got
+  if state == 'completed' then
+    got = rcall('ZREVRANGE', key, offset, offset + limit - 1, 'WITHSCORES')
+  else
+    got = rcall('ZRANGE', key, offset, offset + limit - 1, 'WITHSCORES')
+  end
   for i = 1, #got, 2 do
     seqs[#seqs + 1] = got[i]
     scores[#seqs] = got[i + 1]
@@ -38,6 +45,13 @@ if #seqs == 0 then
   return out
 end
 local d, m, g = data_mget(seqs), hmget(K_META, seqs), hmget(K_PROGRESS, seqs)
+local added, started = times_get(seqs)
+local holders = {}
+if state == 'leased' then
+  holders = hmget(K_LEASE_HOLDERS, seqs)
+elseif state == 'completed' then
+  holders = hmget(K_COMPLETED_INFO, seqs)
+end
 for i, seq in ipairs(seqs) do
   if d[i] then
     out[#out + 1] = seq
@@ -45,6 +59,9 @@ for i, seq in ipairs(seqs) do
     out[#out + 1] = m[i] or ''
     out[#out + 1] = scores[i]
     out[#out + 1] = g[i] or ''
+    out[#out + 1] = added[i]
+    out[#out + 1] = started[i]
+    out[#out + 1] = holders[i] or ''
   end
 end
 return out

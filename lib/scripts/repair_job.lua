@@ -3,8 +3,9 @@
 -- repair() in lib/queue/repair.ts); this script re-checks atomically, so a job that moved
 -- meanwhile is left alone.
 -- Invariant: a job with a payload is in exactly one place (a pending list, the delayed set,
--- the leased set with a lease token, or the dead set); nothing refers to a job without one.
---! keys: pending data meta callerIds delayed leased leaseHolders dead wake progress
+-- the leased set with a lease token, the dead set, or the kept completed jobs with their info);
+-- nothing refers to a job without one.
+--! keys: pending data meta callerIds delayed leased leaseHolders dead wake progress completedJobs completedInfo jobLogs
 --! argv: seq
 -- Returns: '' when nothing was wrong, '~tombstone' when only entries of cancelled jobs were
 --   dropped from pending lists (normal), else a short description of the fix.
@@ -22,8 +23,15 @@ if not has_data then
     rcall('HDEL', K_LEASE_HOLDERS, seq)
     fixed('lease without payload')
   end
-  if rcall('ZREM', K_DELAYED, seq) + rcall('ZREM', K_DEAD, seq) > 0 then
+  if rcall('ZREM', K_DELAYED, seq) + rcall('ZREM', K_DEAD, seq) + rcall('ZREM', K_COMPLETED_JOBS, seq) > 0 then
     fixed('entry without payload')
+  end
+  if rcall('HDEL', K_COMPLETED_INFO, seq) > 0 then
+    fixed('completed info without payload')
+  end
+  if rcall('EXISTS', logs_key(seq), logs_key(seq) .. ':d') > 0 then
+    logs_forget(seq)
+    fixed('log without payload')
   end
   if rcall('HDEL', K_META, seq) + rcall('HDEL', K_PROGRESS, seq) > 0 then
     fixed('metadata without payload')
@@ -50,6 +58,8 @@ elseif token and not leased then
 end
 local delayed = rcall('ZSCORE', K_DELAYED, seq)
 local dead = rcall('ZSCORE', K_DEAD, seq)
+local kept = rcall('ZSCORE', K_COMPLETED_JOBS, seq)
+local info = rcall('HEXISTS', K_COMPLETED_INFO, seq) == 1
 local in_lists = 0
 local where = {}
 for p = 0, 9 do
@@ -72,6 +82,25 @@ local function unlist(keep_one)
   end
 end
 -- Keep the most advanced place; drop the others.
+if kept then
+  if leased or delayed or dead or in_lists > 0 then
+    fixed('completed job also queued elsewhere')
+  end
+  rcall('ZREM', K_LEASED, seq)
+  rcall('HDEL', K_LEASE_HOLDERS, seq)
+  rcall('ZREM', K_DELAYED, seq)
+  rcall('ZREM', K_DEAD, seq)
+  unlist(false)
+  if not info then
+    rcall('HSET', K_COMPLETED_INFO, seq, '0:' .. ((meta.a or 0) + 1))
+    fixed('completed job without its info')
+  end
+  return table.concat(fixes, '; ')
+end
+if info then
+  rcall('HDEL', K_COMPLETED_INFO, seq)
+  fixed('completed info of a job not kept')
+end
 if leased then
   if delayed or dead or in_lists > 0 then
     fixed('leased job also queued elsewhere')

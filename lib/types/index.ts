@@ -5,3 +5,4 @@ export type * from './hooks.js';
 export type * from './schedules.js';
 export type * from './flow-control.js';
 export type * from './worker.js';
+export type * from './history.js';

@@ -22,7 +22,7 @@ import { Runner } from './runner.js';
 
 export type { Handler, WorkerEvents } from '../types/worker.js';
 export type { Job } from '../types/job.js';
-export { workerOptionProblems, type WorkerOptions } from './options.js';
+export { workerOptionProblems, type BackoffStrategy, type WorkerOptions } from './options.js';
 
 /**
  * Consumes one queue: keeps up to `concurrency` jobs in flight, leasing in batches and fusing
@@ -137,7 +137,10 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     subscribed.catch(() => undefined); // a start that fails closes it
     try {
       await q.ready();
-      ctx.id = await q.registerWorker();
+      ctx.id = await q.registerWorker({
+        concurrency: ctx.settings.concurrency,
+        ...(ctx.settings.name === undefined ? {} : { name: ctx.settings.name }),
+      });
     } catch (e) {
       await this.releaseConnections();
       throw e;

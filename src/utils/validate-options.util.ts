@@ -32,6 +32,8 @@ const QUEUE_DEFAULT_KEYS: Record<keyof WorkQueueQueueDefaults, true> = {
   dedupeWindowMs: true,
   limiter: true,
   events: true,
+  keepCompleted: true,
+  maxLogLines: true,
 };
 const WORKER_DEFAULT_KEYS: Record<keyof WorkQueueWorkerDefaults, true> = {
   concurrency: true,
@@ -43,6 +45,8 @@ const WORKER_DEFAULT_KEYS: Record<keyof WorkQueueWorkerDefaults, true> = {
 const PROCESSOR_KEYS: Record<keyof ProcessorOptions, true> = {
   ...WORKER_DEFAULT_KEYS,
   leaseMs: true,
+  backoffStrategy: true,
+  name: true,
 };
 const MODULE_KEYS: Record<keyof WorkQueueModuleOptions, true> = {
   connection: true,

@@ -22,9 +22,9 @@
 -- that touches the job fail (one such job would stall a worker's batch or a whole clean()).
 -- Unusable fields are dropped (defaults apply); the client dead-letters a job whose metadata
 -- is not a JSON object when it is leased ('undecodable metadata').
-local META_NUMBERS = { 'p', 'a', 'm', 'x', 's', 'z', 't' }
+local META_NUMBERS = { 'p', 'a', 'm', 'x', 's', 'z', 't', 'l' }
 
-local META_STRINGS = { 'i', 'n', 'e', 'r', 'w', 'c' }
+local META_STRINGS = { 'i', 'n', 'e', 'r', 'w', 'c', 'k' }
 
 local function decode_meta(s)
   if not s or s == '' then

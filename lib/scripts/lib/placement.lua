@@ -33,6 +33,7 @@ local function destroy(seq, meta)
   if meta.i and rcall('HGET', K_CALLER_IDS, meta.i) == seq then
     rcall('HDEL', K_CALLER_IDS, meta.i)
   end
+  logs_forget(seq)
 end
 
 local function trim_dead(max_dead)
@@ -51,7 +52,8 @@ local function to_dead(seq, meta, reason, now, max_dead)
   save_meta(seq, meta)
   rcall('HDEL', K_PROGRESS, seq)
   rcall('ZADD', K_DEAD, now, seq)
-  emit('dead', meta.i or seq, 'why', string.sub(reason, 1, 500))
+  emit('dead', meta.i or seq, 'why', string.sub(reason, 1, 500), dead_fields(seq, meta))
+  metric_add('dead', 1)
   trim_dead(max_dead)
 end
 

@@ -148,6 +148,8 @@ export class Death extends Checked {
         priority: job.priority,
         attempt: job.attempts + 1,
         maxAttempts: job.maxAttempts,
+        addedAt: job.addedAt ?? 0,
+        startedAt: deadline - leaseMs,
         leaseExpiries: 0,
         backoff: { type: 'fixed', delayMs: job.retryMs },
       });

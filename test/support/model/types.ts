@@ -28,6 +28,9 @@ export interface ModelJob {
   progress?: unknown;
   /** Its lease lapsed while it ran beside others: it runs alone next (see lease_jobs). */
   suspect?: boolean;
+  /** Redis ms, as read back from the queue: when added, when its last lease started. */
+  addedAt?: number;
+  startedAt?: number;
 }
 
 /** What one add entry asks for. */

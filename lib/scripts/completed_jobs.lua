@@ -1,0 +1,50 @@
+-- completed_jobs: the kept completed jobs (keepCompleted, lib/scripts/lib/completed.lua): purge
+-- one or a page, or run one again.
+--! keys: pending seqCounter data dataBuckets meta callerIds completedJobs completedInfo progress addedTimes jobLogs wake eventLog
+--! argv: action:purge id | action:purgeall limit | action:rerun id
+-- purge    -> 1 purged, 0 not a kept completed job (id: public id)
+-- purgeall -> number purged, oldest first (call until fewer than limit)
+-- rerun    -> the public id of a new incarnation of the kept job: its payload, name, priority,
+--             max attempts, backoff and trace context, added now, pending at the back of its
+--             list (the kept job stays kept); 0 not a kept completed job; E_BAD_STATE when its
+--             caller id names a live job (a newer incarnation runs or waits).
+--             A caller id goes to the new job even within its dedupe window.
+local action = ARGV[1]
+local now = now_ms()
+if action == 'purgeall' then
+  local seqs = rcall('ZRANGE', K_COMPLETED_JOBS, 0, tonumber(ARGV[2]) - 1)
+  if #seqs > 0 then
+    forget_completed(seqs, hmget(K_META, seqs), now)
+    rcall('ZREMRANGEBYRANK', K_COMPLETED_JOBS, 0, #seqs - 1)
+  end
+  return #seqs
+end
+local seq = kept_job(ARGV[2])
+if not seq then
+  return 0
+end
+local raw = rcall('HGET', K_META, seq)
+if action == 'purge' then
+  forget_completed({ seq }, { raw }, now)
+  rcall('ZREM', K_COMPLETED_JOBS, seq)
+  return 1
+end
+local meta = decode_meta(raw)
+if meta.i and rcall('HGET', K_CALLER_IDS, meta.i) and not taken_until(rcall('HGET', K_CALLER_IDS, meta.i)) then
+  return E_BAD_STATE
+end
+local fresh = {}
+for _, f in ipairs({ 'i', 'n', 'p', 'm', 'b', 'c' }) do
+  fresh[f] = meta[f]
+end
+local new = int(rcall('INCR', K_SEQ_COUNTER))
+data_set({ new, data_get(seq) })
+times_set_added({ new }, now)
+save_meta(new, fresh)
+if fresh.i then
+  rcall('HSET', K_CALLER_IDS, fresh.i, new)
+end
+requeue(new, fresh, false)
+wake()
+emit('added', fresh.i or new)
+return fresh.i or new
