@@ -151,7 +151,8 @@ if wid ~= '0' and count > 0 then
   rcall_each('SREM', K_WORKER_LEASES, seqs)
 end
 if keeping then
-  trim_completed(now, keep_count, keep_age, TRIM_LIMIT)
+  -- At least what this call pushed over the bound, and some of what aged.
+  trim_completed(now, keep_count, keep_age, TRIM_LIMIT + #completed)
 end
 if #results > 0 then
   rcall_each('HSET', K_RESULTS, results)

@@ -6,22 +6,18 @@
 -- purgeall -> number purged, oldest first (call until fewer than limit)
 -- rerun    -> the public id of a new incarnation of the kept job: its payload, name, priority,
 --             max attempts, backoff and trace context, added now, pending at the back of its
---             list (the kept job stays kept); 0 not a kept completed job; E_BAD_STATE when its
---             caller id names a live job (a newer incarnation runs or waits).
+--             list (the kept job stays kept); 0 not a kept completed job; E_BAD_STATE when the id
+--             or its caller id names a live job (a newer incarnation runs or waits).
 --             A caller id goes to the new job even within its dedupe window.
 local action = ARGV[1]
 local now = now_ms()
 if action == 'purgeall' then
-  local seqs = rcall('ZRANGE', K_COMPLETED_JOBS, 0, tonumber(ARGV[2]) - 1)
-  if #seqs > 0 then
-    forget_completed(seqs, hmget(K_META, seqs), now)
-    rcall('ZREMRANGEBYRANK', K_COMPLETED_JOBS, 0, #seqs - 1)
-  end
-  return #seqs
+  return trim_completed(now, 0, 0, tonumber(ARGV[2]))
 end
 local seq = kept_job(ARGV[2])
 if not seq then
-  return 0
+  -- A live job has this id (e.g. a rerun of it waits or runs): nothing to purge or run again.
+  return resolve(ARGV[2]) and action == 'rerun' and E_BAD_STATE or 0
 end
 local raw = rcall('HGET', K_META, seq)
 if action == 'purge' then

@@ -4,7 +4,7 @@
 -- Pending: the lists p0..p9 one after the other (lease order); positions count stored entries,
 -- and the entry a cancelled job leaves until a lease drops it is skipped (the page is then
 -- shorter). Delayed by due time, leased by deadline, dead by time of death (oldest first),
--- completed (the kept ones, keepCompleted) by time of completion, newest first.
+-- completed (the kept ones, keepCompleted) newest first (completed_page).
 -- Returns: flat, per job: seq, payload, meta, score (due / deadline / died / finished ms, ''
 --   for pending), progress ('' = none), added ms, started ms (0: not known), holder (leased:
 --   '<token>:<worker id>'; completed: its info '<worker id>:<attempts made>[:<result>]'; else '').
@@ -27,14 +27,11 @@ if state == 'pending' then
       end
     end
   end
+elseif state == 'completed' then
+  seqs, scores = completed_page(offset, limit)
 else
-  local key = ({ delayed = K_DELAYED, leased = K_LEASED, dead = K_DEAD, completed = K_COMPLETED_JOBS })[state]
-  local got
-  if state == 'completed' then
-    got = rcall('ZREVRANGE', key, offset, offset + limit - 1, 'WITHSCORES')
-  else
-    got = rcall('ZRANGE', key, offset, offset + limit - 1, 'WITHSCORES')
-  end
+  local key = ({ delayed = K_DELAYED, leased = K_LEASED, dead = K_DEAD })[state]
+  local got = rcall('ZRANGE', key, offset, offset + limit - 1, 'WITHSCORES')
   for i = 1, #got, 2 do
     seqs[#seqs + 1] = got[i]
     scores[#seqs] = got[i + 1]

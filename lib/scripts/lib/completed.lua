@@ -72,6 +72,28 @@ local function forget_completed(seqs, raws, now)
   rcall_each('HDEL', K_PROGRESS, seqs)
 end
 
+-- The `take` oldest kept completed jobs: by finish time, then by seq (a sorted set orders equal
+-- scores by the member's bytes, which puts '10' before '9'); the jobs of the last finish time
+-- taken are read whole (one batch's, at most) to cut it exactly.
+local function oldest_completed(take)
+  local got = rcall('ZRANGE', K_COMPLETED_JOBS, 0, take - 1, 'WITHSCORES')
+  local last = got[#got]
+  local seqs = {}
+  for i = 1, #got, 2 do
+    if got[i + 1] ~= last then
+      seqs[#seqs + 1] = got[i]
+    end
+  end
+  local group = rcall('ZRANGEBYSCORE', K_COMPLETED_JOBS, last, last)
+  table.sort(group, function(a, b)
+    return (tonumber(a) or 0) < (tonumber(b) or 0)
+  end)
+  for i = 1, #got / 2 - #seqs do
+    seqs[#seqs + 1] = group[i]
+  end
+  return seqs
+end
+
 -- Trim the kept completed jobs to the newest `count`, none finished before now - age_ms, at most
 -- `limit` per call (oldest first). Returns how many went.
 local function trim_completed(now, count, age_ms, limit)
@@ -81,10 +103,57 @@ local function trim_completed(now, count, age_ms, limit)
   if take <= 0 then
     return 0
   end
-  local seqs = rcall('ZRANGE', K_COMPLETED_JOBS, 0, take - 1)
+  local seqs = oldest_completed(take)
   forget_completed(seqs, hmget(K_META, seqs), now)
-  rcall('ZREMRANGEBYRANK', K_COMPLETED_JOBS, 0, take - 1)
+  rcall_each('ZREM', K_COMPLETED_JOBS, seqs)
   return take
+end
+
+-- Kept jobs `seqs` sorted newest first: by seq, highest first (those of one finish time).
+local function newest_first(seqs)
+  table.sort(seqs, function(a, b)
+    return (tonumber(a) or 0) > (tonumber(b) or 0)
+  end)
+  return seqs
+end
+
+-- A page of the kept completed jobs, newest first: by finish time, then by seq (a sorted set
+-- orders equal scores by the member's bytes, which puts '9' before '10'). The jobs of the page's
+-- first and last finish times are read whole (one batch's, at most) to place them exactly.
+-- Returns their seqs and finish times.
+local function completed_page(offset, limit)
+  local got = rcall('ZREVRANGE', K_COMPLETED_JOBS, offset, offset + limit - 1, 'WITHSCORES')
+  local runs = {}
+  for i = 1, #got, 2 do
+    local r = runs[#runs]
+    if not r or r.score ~= got[i + 1] then
+      r = { score = got[i + 1], seqs = {} }
+      runs[#runs + 1] = r
+    end
+    r.seqs[#r.seqs + 1] = got[i]
+  end
+  local seqs, scores = {}, {}
+  local stop = offset + limit
+  local start = 0 -- rank of the first job of the run (newest first)
+  for k, r in ipairs(runs) do
+    local group = r.seqs
+    if k == 1 then
+      start = rcall('ZCOUNT', K_COMPLETED_JOBS, '(' .. r.score, '+inf')
+    end
+    if k == 1 or k == #runs then
+      group = rcall('ZRANGEBYSCORE', K_COMPLETED_JOBS, r.score, r.score)
+    end
+    newest_first(group)
+    for i, seq in ipairs(group) do
+      local rank = start + i - 1
+      if rank >= offset and rank < stop then
+        seqs[#seqs + 1] = seq
+        scores[#seqs] = r.score
+      end
+    end
+    start = start + #group
+  end
+  return seqs, scores
 end
 
 -- Log 'completed' for jobs `seqs` (meta JSON `raws`) finished at `now` by worker `wid`: with
