@@ -25,6 +25,8 @@ const MINUTE_MS = 60_000;
 const KINDS: readonly MetricsKind[] = ['completed', 'failed', 'dead'];
 /** Largest page of `getJobLogs`. */
 const MAX_LOG_PAGE = 1000;
+/** Most workers `getWorkers` lists. */
+const MAX_WORKERS = 10_000;
 
 /** A delay argument: ms from now (an integer >= 0) or a Date; its problem, if any. */
 function delayProblem(what: string, d: unknown): string | undefined {
@@ -93,21 +95,23 @@ export class History<T> {
 
   async getWorkers(): Promise<WorkerInfo[]> {
     const { client, keys, name, options } = this.ctx;
+    // { Redis now, then per worker: id, last beat, info }
+    const r = ((await this.ctx.run('list_workers', [MAX_WORKERS])) as Reply).map(str);
+    const now = Number(r[0]);
     const context = `queue ${name}: getWorkers`;
-    const read = <X>(fn: () => Promise<X>) =>
-      bounded(client, options.commandTimeoutMs, context, fn).catch((e: unknown) => {
-        throw redisError(context, e);
-      });
-    await this.ctx.ready();
-    const [beats, infos] = await Promise.all([
-      read(() => client.zrange(keys.workers, '0', '-1', 'WITHSCORES')),
-      read(() => client.hgetall(keys.key('workerInfo'))),
-    ]);
     const ids: string[] = [];
-    for (let i = 0; i < beats.length; i += 2) ids.push(beats[i]!);
-    const held = await Promise.all(ids.map((w) => read(() => client.scard(keys.workerLeases(w)))));
-    return ids.map((id, i) => {
-      const raw = infos[id] ?? '';
+    for (let i = 1; i + 2 < r.length; i += 3) ids.push(r[i]!);
+    const held = await Promise.all(
+      ids.map((w) =>
+        bounded(client, options.commandTimeoutMs, context, () =>
+          client.scard(keys.workerLeases(w)),
+        ).catch((e: unknown) => {
+          throw redisError(context, e);
+        }),
+      ),
+    );
+    return ids.map((id, k) => {
+      const raw = r[3 * k + 3]!;
       const colon = raw.indexOf(':');
       let info: { host?: unknown; pid?: unknown; name?: unknown; concurrency?: unknown } = {};
       try {
@@ -120,9 +124,10 @@ export class History<T> {
         host: typeof info.host === 'string' ? info.host : '',
         pid: typeof info.pid === 'number' ? info.pid : 0,
         concurrency: typeof info.concurrency === 'number' ? info.concurrency : 0,
-        running: held[i]!,
+        running: held[k]!,
         startedAt: colon > 0 ? Number(raw.slice(0, colon)) || 0 : 0,
-        lastBeatAt: Number(beats[2 * i + 1]),
+        // A starting worker's bridge beat counts a grace period ahead (heartbeat.lua): now.
+        lastBeatAt: Math.min(Number(r[3 * k + 2]), now),
       };
       if (typeof info.name === 'string') w.name = info.name;
       return w;

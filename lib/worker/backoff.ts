@@ -16,9 +16,13 @@ export function backoffDelayFor<T, R>(
 ): number | undefined {
   const strategy = ctx.settings.backoffStrategy;
   if (!strategy) return undefined;
+  // No retry follows: the last attempt, or an error that says so (NonRetryableError).
+  const job = run.job;
+  const retryable = (error as { retryable?: unknown } | null)?.retryable !== false;
+  if (job.attempt >= job.maxAttempts || !retryable) return undefined;
   let ms: unknown;
   try {
-    ms = strategy(run.job.attempt, error, run.job as never);
+    ms = strategy(job.attempt, error, job as never);
   } catch (e) {
     ctx.report(
       new WorkQueueError('BAD_STATE', `backoffStrategy threw (job ${run.job.id}): ${errorMessage(e)}`),
