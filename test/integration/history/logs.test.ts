@@ -4,8 +4,8 @@
  * trip of their own; `getJobLogs` pages them; they go with the job.
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
-import type { Redis } from 'ioredis';
 import { DelayedError, Worker, type Job } from '../../../lib/index.js';
+import { countCommands } from '../../support/core.js';
 import { QueueFixture } from '../../support/queue.js';
 import { deferred } from '../../support/worker.js';
 import { waitFor } from '../../support/wait.js';
@@ -13,29 +13,17 @@ import { waitFor } from '../../support/wait.js';
 const fx = new QueueFixture();
 afterAll(() => fx.cleanup());
 
-/** The commands a client sends, by name (to prove a log line costs no round trip). */
-function countCommands(c: Redis): Map<string, number> {
-  const seen = new Map<string, number>();
-  const original = c.sendCommand.bind(c);
-  c.sendCommand = ((command: { name: string }, ...rest: unknown[]) => {
-    seen.set(command.name, (seen.get(command.name) ?? 0) + 1);
-    return (original as (...a: unknown[]) => unknown)(command, ...rest);
-  }) as Redis['sendCommand'];
-  return seen;
-}
-
 describe('job logs', () => {
   it('lines logged by a handler are kept with the completed job, sent with its completion', async () => {
     const client = fx.client();
     const q = fx.queue<number>({}, client);
     const { id } = await q.add(1);
     const sent = countCommands(client);
-    let before = 0;
     const w = new Worker(q, async (job) => {
-      before = [...sent.values()].reduce((a, b) => a + b, 0);
+      const before = sent.count;
       for (let i = 0; i < 50; i++) expect(await job.log(`step ${i}`)).toBe(true);
       // No command went out for the 50 lines.
-      expect([...sent.values()].reduce((a, b) => a + b, 0)).toBe(before);
+      expect(sent.count).toBe(before);
       return 'done';
     });
     try {
