@@ -30,7 +30,9 @@ afterAll(() => offline.disconnect());
 /** The error's code and problems. */
 async function refusal(call: () => unknown): Promise<{ code: unknown; problems: unknown }> {
   const e = await errorOf(async () => call());
-  return e instanceof WorkQueueError ? { code: e.code, problems: e.problems } : { code: e, problems: [] };
+  return e instanceof WorkQueueError
+    ? { code: e.code, problems: e.problems }
+    : { code: e, problems: [] };
 }
 
 describe('history options', () => {
@@ -92,9 +94,7 @@ describe('history arguments', () => {
       ],
     });
     expect(
-      await refusal(() =>
-        q.getMetrics('all' as MetricsKind, { sinceMs: -1, untilMs: 1.5 }),
-      ),
+      await refusal(() => q.getMetrics('all' as MetricsKind, { sinceMs: -1, untilMs: 1.5 })),
     ).toEqual({
       code: 'INVALID_ARGUMENT',
       problems: [

@@ -110,7 +110,11 @@ describe('keepCompleted', () => {
     await q.add(1, { id: 'order-1' });
     const [l] = await q.lease();
     await q.complete(l!, 'shipped');
-    expect(await q.getJob('order-1')).toMatchObject({ state: 'completed', data: 1, result: 'shipped' });
+    expect(await q.getJob('order-1')).toMatchObject({
+      state: 'completed',
+      data: 1,
+      result: 'shipped',
+    });
     expect(await q.add(2, { id: 'order-1' })).toEqual({ id: 'order-1', added: false });
     // After the window: free for adds, still naming the kept job until then.
     await waitFor(async () => (await q.clean()).callerIdsFreed === 1, { what: 'the window' });
@@ -148,7 +152,13 @@ describe('keepCompleted', () => {
     // A live job holds the caller id now: no second rerun.
     await expect(q.rerun('report')).rejects.toMatchObject({ code: 'BAD_STATE' });
     const again = await q.getJob('report');
-    expect(again).toMatchObject({ state: 'pending', data: 5, name: 'build', priority: 2, attemptsMade: 0 });
+    expect(again).toMatchObject({
+      state: 'pending',
+      data: 5,
+      name: 'build',
+      priority: 2,
+      attemptsMade: 0,
+    });
     const rerunPlain = await q.rerun(plain);
     expect(rerunPlain).not.toBe(plain);
     expect(await q.getJob(rerunPlain!)).toMatchObject({ state: 'pending', data: 6 });

@@ -27,7 +27,9 @@ describe('job logs', () => {
       return 'done';
     });
     try {
-      await waitFor(async () => (await q.getJob(id))?.state === 'completed', { what: 'completion' });
+      await waitFor(async () => (await q.getJob(id))?.state === 'completed', {
+        what: 'completion',
+      });
     } finally {
       await w.close();
     }
@@ -54,7 +56,9 @@ describe('job logs', () => {
       await job.log('x'.repeat(5000));
     });
     try {
-      await waitFor(async () => (await q.getJob(id))?.state === 'completed', { what: 'completion' });
+      await waitFor(async () => (await q.getJob(id))?.state === 'completed', {
+        what: 'completion',
+      });
     } finally {
       await w.close();
     }
@@ -75,7 +79,9 @@ describe('job logs', () => {
       await job.log(undefined);
     });
     try {
-      await waitFor(async () => (await q.getJob(id))?.state === 'completed', { what: 'completion' });
+      await waitFor(async () => (await q.getJob(id))?.state === 'completed', {
+        what: 'completion',
+      });
     } finally {
       await w.close();
     }
@@ -83,7 +89,11 @@ describe('job logs', () => {
   });
 
   it('lines of a long job travel with its lease renewals; a failed attempt keeps its lines', async () => {
-    const q = fx.queue<number>({ leaseMs: 300, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 0 } });
+    const q = fx.queue<number>({
+      leaseMs: 300,
+      maxAttempts: 2,
+      backoff: { type: 'fixed', delayMs: 0 },
+    });
     const { id } = await q.add(1);
     const release = deferred();
     const w = new Worker(q, async (job: Job<number>) => {
@@ -98,7 +108,9 @@ describe('job logs', () => {
       await waitFor(async () => (await q.getJobLogs(id)).count === 1, { what: 'the renewal' });
       expect((await q.getJob(id))?.state).toBe('leased');
       release.resolve();
-      await waitFor(async () => (await q.getJob(id))?.state === 'completed', { what: 'completion' });
+      await waitFor(async () => (await q.getJob(id))?.state === 'completed', {
+        what: 'completion',
+      });
     } finally {
       await w.close();
     }
@@ -120,7 +132,8 @@ describe('job logs', () => {
       const job = await cancelled.promise;
       // Once the worker listens for notices (its subscription is not awaited by start()).
       await waitFor(
-        async () => ((await redis.pubsub('NUMSUB', q.keys.noticeChannel)) as [string, number])[1] > 0,
+        async () =>
+          ((await redis.pubsub('NUMSUB', q.keys.noticeChannel)) as [string, number])[1] > 0,
         { what: 'the worker to subscribe' },
       );
       expect(await q.cancel(job.id)).toBe(true);

@@ -34,7 +34,9 @@ describe('step jobs', () => {
       return next.log.join(', ');
     });
     try {
-      await waitFor(async () => (await q.getJob(id))?.state === 'completed', { what: 'three steps' });
+      await waitFor(async () => (await q.getJob(id))?.state === 'completed', {
+        what: 'three steps',
+      });
     } finally {
       await w.close();
     }

@@ -36,7 +36,12 @@ describe('getWorkers', () => {
       const list = await q.getWorkers();
       expect(list.map((x) => x.id).sort()).toEqual([w.workerId, other.workerId].sort());
       const mine = list.find((x) => x.id === w.workerId)!;
-      expect(mine).toMatchObject({ host: hostname(), pid: process.pid, name: 'mailer', concurrency: 3 });
+      expect(mine).toMatchObject({
+        host: hostname(),
+        pid: process.pid,
+        name: 'mailer',
+        concurrency: 3,
+      });
       expect(list.find((x) => x.id === other.workerId)!.name).toBeUndefined();
       expect(list.find((x) => x.id === busy.workerId)!.running).toBe(1);
       for (const x of list) inOrder(t0, await redisNow(redis), x.startedAt, x.lastBeatAt);
@@ -76,9 +81,12 @@ describe('events', () => {
     });
     try {
       for (const d of ['small', 'big', 'none', 'bad', 'flaky']) await q.add(d, { id: d });
-      await waitFor(() => seen.filter((e) => e.kind === 'completed' || e.kind === 'dead').length === 5, {
-        what: 'every outcome',
-      });
+      await waitFor(
+        () => seen.filter((e) => e.kind === 'completed' || e.kind === 'dead').length === 5,
+        {
+          what: 'every outcome',
+        },
+      );
     } finally {
       await w.close();
       await events.close();
@@ -94,7 +102,11 @@ describe('events', () => {
     expect(of('big', 'completed')).toMatchObject({ resultStored: true, resultBytes: 2_002 });
     expect(of('big', 'completed').result).toBeUndefined();
     expect('result' in of('none', 'completed')).toBe(false);
-    expect(of('flaky', 'failed')).toMatchObject({ error: 'flaky once', retried: true, workerId: w.workerId });
+    expect(of('flaky', 'failed')).toMatchObject({
+      error: 'flaky once',
+      retried: true,
+      workerId: w.workerId,
+    });
     expect(of('bad', 'dead')).toMatchObject({ reason: 'bad data' });
     for (const e of seen.filter((x) => ['completed', 'failed', 'dead'].includes(x.kind))) {
       const x = e as QueueEvent & { addedAt?: number; startedAt?: number };

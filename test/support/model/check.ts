@@ -30,6 +30,9 @@ export interface Snapshot {
   meta: string[];
   progress: Record<string, string>;
   ids: Record<string, string>;
+  /** Kept completed jobs (seqs) and the seqs with a kept job's info. */
+  completed: string[];
+  info: string[];
 }
 
 const PAYLOAD_IDS = `local out = {}
@@ -51,7 +54,9 @@ export async function snapshot(r: Real): Promise<Snapshot> {
     .zrange(k.dead, '0', '-1')
     .hkeys(k.key('meta'))
     .hgetall(k.key('progress'))
-    .hgetall(k.key('callerIds'));
+    .hgetall(k.key('callerIds'))
+    .zrange(k.key('completedJobs'), '0', '-1')
+    .hkeys(k.key('completedInfo'));
   const replies = (await m.exec())!.map(([err, v]) => {
     if (err) throw err;
     return v;
@@ -71,7 +76,15 @@ export async function snapshot(r: Real): Promise<Snapshot> {
     dead: (replies[14] as string[]).sort(),
     meta: replies[15] as string[],
     progress: replies[16] as Record<string, string>,
-    ids: replies[17] as Record<string, string>,
+    // A caller id of a kept job is '~<until>:<seq>': the time is the job's, not modelled here.
+    ids: Object.fromEntries(
+      Object.entries(replies[17] as Record<string, string>).map(([c, v]) => [
+        c,
+        v.replace(/^~\d+:/, '~:'),
+      ]),
+    ),
+    completed: (replies[18] as string[]).sort(),
+    info: (replies[19] as string[]).sort(),
   };
 }
 
@@ -90,6 +103,7 @@ export function invariantViolations(s: Snapshot): string[] {
   for (const id of Object.keys(s.delayed)) at(id, 'dl');
   for (const id of Object.keys(s.leased)) at(id, 'ls');
   for (const id of s.dead) at(id, 'dead');
+  for (const id of s.completed) at(id, 'cj');
   for (const id of data) {
     const where = places.get(id) ?? [];
     if (where.length !== 1) bad.push(`job ${id} is in ${where.length} places: ${where.join(',')}`);
@@ -102,25 +116,33 @@ export function invariantViolations(s: Snapshot): string[] {
     ['dead', s.dead],
     ['m', s.meta],
     ['pg', Object.keys(s.progress)],
-    ['ids (value)', Object.values(s.ids)],
+    ['cj', s.completed],
+    ['ci', s.info],
+    ['ids (value)', Object.values(s.ids).map((v) => v.replace(/^~:/, ''))],
   ];
   for (const [key, ids] of refs)
     for (const id of ids) if (!data.has(id)) bad.push(`${key} refers to ${id}, which has no data`);
+  if (s.info.join() !== s.completed.join()) bad.push('ci and cj name different jobs');
   return bad;
 }
 
 /** What the keys must hold according to the model (exact, tombstones and order included). */
 function expectedKeys(m: Model): Omit<Snapshot, 'meta'> {
+  const kept = [...m.kept.jobs.keys()].sort();
   const e: Omit<Snapshot, 'meta'> = {
-    data: [...m.jobs.keys()].sort(),
+    data: [...m.jobs.keys(), ...kept].sort(),
     lists: m.lists.map((l) => [...l]),
     delayed: {},
     leased: {},
     tokens: {},
     dead: [],
     progress: {},
-    ids: Object.fromEntries(m.cids),
+    ids: Object.fromEntries([...[...m.kept.cids].map(([c, seq]) => [c, `~:${seq}`]), ...m.cids]),
+    completed: kept,
+    info: kept,
   };
+  for (const k of m.kept.jobs.values())
+    if (k.progress !== undefined) e.progress[k.seq] = JSON.stringify(k.progress);
   for (const j of m.jobs.values()) {
     if (j.state === 'delayed') e.delayed[j.seq] = j.due!;
     if (j.state === 'leased') {
@@ -166,31 +188,78 @@ export async function checkAll(m: Model, r: Real): Promise<void> {
     return !job || job.state !== 'pending' || front.has(job.seq);
   });
   const infos = await Promise.all(ids.map((id) => r.q.getJob(id)));
+  const now = await redisTime(r);
   ids.forEach((id, i) => {
     const job = m.byPublicId(id);
     const info = infos[i];
-    if (!job) {
+    const kept = job ? undefined : m.kept.byPublicId(id);
+    if (!job && !kept) {
       expect({ id, info }).toEqual({ id, info: null });
       return;
     }
-    const want: Record<string, unknown> = {
-      id,
-      state: job.state,
-      data: job.data,
-      priority: job.priority,
-      attemptsMade: job.attempts,
-      progress: job.progress,
-    };
-    if (job.state === 'leased') want.at = job.deadline;
-    if (job.state === 'delayed') want.at = job.due;
     const got: Record<string, unknown> = { ...info };
-    if (job.state === 'pending' || job.state === 'dead') delete got.at;
     delete got.leaseExpiries; // not modelled: its rules are changing
     delete got.lastError;
     delete got.deadReason;
     delete got.name;
+    if (kept) {
+      sameAs(got, {
+        id,
+        state: 'completed',
+        data: kept.data,
+        priority: kept.priority,
+        attemptsMade: kept.attemptsMade,
+        progress: kept.progress,
+        at: kept.finishedAt,
+        finishedAt: kept.finishedAt,
+        addedAt: kept.addedAt ?? got.addedAt,
+        startedAt: kept.startedAt,
+        processedBy: kept.processedBy,
+      });
+      checkTimes(id, [kept.addedAt, kept.startedAt, kept.finishedAt], now);
+      return;
+    }
+    // Its added time is read back once (within the add call), then never changes.
+    if (job!.addedAt === undefined) {
+      const [t0, t1] = job!.addedWithin!;
+      const added = info?.addedAt ?? 0;
+      expect({ id, added, within: added >= t0 && added <= t1 }).toEqual({
+        id,
+        added,
+        within: true,
+      });
+      job!.addedAt = added;
+    }
+    const want: Record<string, unknown> = {
+      id,
+      state: job!.state,
+      data: job!.data,
+      priority: job!.priority,
+      attemptsMade: job!.attempts,
+      progress: job!.progress,
+      addedAt: job!.addedAt,
+      startedAt: job!.startedAt,
+      processedBy: job!.state === 'leased' ? job!.lease!.workerId : job!.lastWorker,
+    };
+    if (job!.state === 'leased') want.at = job!.deadline;
+    if (job!.state === 'delayed') want.at = job!.due;
+    if (job!.state === 'pending' || job!.state === 'dead') delete got.at;
+    // A dead job's finishedAt is its death time (not modelled): after its start, before now.
+    if (job!.state === 'dead') {
+      checkTimes(id, [job!.addedAt, job!.startedAt, got.finishedAt as number], now);
+      delete got.finishedAt;
+    } else checkTimes(id, [job!.addedAt, job!.startedAt], now);
     sameAs(got, want);
   });
+
+  // The kept completed jobs, newest first (a page).
+  const page = await r.q.getJobs('completed', { limit: 10 });
+  expect(page.map((j) => j.id)).toEqual(
+    m.kept
+      .newestFirst()
+      .slice(0, 10)
+      .map((k) => k.id),
+  );
 
   // (e) counts() agrees (pending counts include tombstones, as documented).
   const c = await r.q.counts();
@@ -203,7 +272,21 @@ export async function checkAll(m: Model, r: Real): Promise<void> {
     leased: count('leased'),
     dead: count('dead'),
     workers: 0,
+    completed: m.kept.jobs.size,
   });
+}
+
+/** A job's times in order (added ≤ started ≤ finished; unknown ones skipped), none after now. */
+function checkTimes(id: string, times: Array<number | undefined>, now: number): void {
+  const known = times.filter((t): t is number => t !== undefined);
+  const sorted = [...known].sort((a, b) => a - b);
+  expect({ id, times: known, ok: known.join() === sorted.join() && sorted.at(-1)! <= now }).toEqual(
+    {
+      id,
+      times: known,
+      ok: true,
+    },
+  );
 }
 
 /** Redis server time in ms. */

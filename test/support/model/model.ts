@@ -7,6 +7,7 @@
  * `callerIdFreeAfterComplete` and `onLeaseLapsed`.
  */
 import type { Lease } from '../../../lib/index.js';
+import { Kept } from './kept.js';
 import type { AddSpec, CleanCounts, Leased, ModelJob, Payload, State } from './types.js';
 import { MODEL_QUEUE } from './types.js';
 
@@ -30,6 +31,7 @@ export function callerIdFreeAfterComplete(): boolean {
  */
 function onLeaseLapsed(m: Model, job: ModelJob): void {
   if (!job.lease?.token.startsWith('s')) job.suspect = true;
+  job.lastWorker = job.lease!.workerId;
   m.toList(job, 'front');
 }
 
@@ -55,6 +57,8 @@ export class Model {
   readonly leases: Leased[] = [];
   /** complete() calls that returned true, per incarnation (rule: at most 1 each). */
   readonly completedTrue = new Map<string, number>();
+  /** Kept completed jobs (keepCompleted). */
+  readonly kept = new Kept();
   private lastSeq = 0;
   private nextData = 0;
 
@@ -114,7 +118,13 @@ export class Model {
    * Record an added job: its payload, `seq` as observed in Redis (must be new and larger than every seq
    * before), `due` its observed due time when delayed.
    */
-  added(spec: AddSpec, data: Payload, seq: string, due: number | undefined): ModelJob {
+  added(
+    spec: AddSpec,
+    data: Payload,
+    seq: string,
+    due: number | undefined,
+    within?: [number, number],
+  ): ModelJob {
     if (!/^\d+$/.test(seq) || Number(seq) <= this.lastSeq)
       throw new Error(`add gave seq ${seq}, not a fresh number after ${this.lastSeq}`);
     this.lastSeq = Number(seq);
@@ -128,10 +138,12 @@ export class Model {
       maxAttempts: spec.maxAttempts ?? MODEL_QUEUE.maxAttempts,
       retryMs: spec.retryMs,
     };
+    if (within) job.addedWithin = within;
     if (spec.cid !== undefined) {
       job.cid = spec.cid;
       this.cids.set(spec.cid, seq);
       this.completedCids.delete(spec.cid);
+      this.kept.added(spec.cid);
     }
     this.jobs.set(seq, job);
     this.publicIds.add(job.id);
@@ -184,13 +196,22 @@ export class Model {
     const job = this.jobs.get(lease.seq)!;
     job.lease = lease;
     job.deadline = lease.deadline;
+    job.startedAt = lease.startedAt;
     this.leases.push(lease);
   }
 
-  /** complete(): true iff this incarnation still exists, whoever holds it. */
+  /**
+   * complete(): true iff this incarnation still exists, whoever holds it. It is kept (the step
+   * then tells `kept.finish` when); a pending one leaves its list (a stale lease completed it).
+   */
   complete(lease: Lease): boolean {
     const job = this.jobs.get(lease.seq);
     if (!job) return false;
+    if (job.state === 'pending') {
+      const list = this.lists[job.priority];
+      list.splice(list.indexOf(job.seq), 1);
+    }
+    this.kept.completed(job, lease.workerId);
     this.destroy(job);
     this.completedTrue.set(job.seq, (this.completedTrue.get(job.seq) ?? 0) + 1);
     if (job.cid !== undefined) this.completedCids.add(job.cid);
@@ -206,6 +227,7 @@ export class Model {
     if (!this.isCurrent(lease)) return 'lost';
     const job = this.jobs.get(lease.seq)!;
     job.attempts += 1;
+    job.lastWorker = lease.workerId;
     job.suspect = false; // it failed without killing its worker
     if (!retryable || job.attempts >= job.maxAttempts) {
       this.setState(job, 'dead');
