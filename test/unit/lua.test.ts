@@ -37,7 +37,14 @@ describe('Lua scripts', () => {
       'meta',
       'eventLog',
     ]);
-    expect(script('counts').keys).toEqual(['pending', 'delayed', 'leased', 'dead', 'workers']);
+    expect(script('counts').keys).toEqual([
+      'pending',
+      'delayed',
+      'leased',
+      'dead',
+      'workers',
+      'completedJobs',
+    ]);
     expect(script('add').keys.at(-1)).toBe('pending*');
     const lease = script('lease');
     expect(lease.lua).toMatch(/^-- lease\.lua, assembled/);
