@@ -31,6 +31,7 @@ export const GROUPS = [
   'firstJob',
   'memory',
   'scale',
+  'keep',
 ] as const;
 export type Group = (typeof GROUPS)[number];
 

@@ -8,6 +8,7 @@ import type { Group, Settings } from './options.js';
 import type { ChildResult } from './protocol.js';
 import { concurrentAddPlan } from './rows/concurrent-add.js';
 import { firstJobPlan } from './rows/first-job.js';
+import { keepCompletedPlan } from './rows/keep-completed.js';
 import { memoryPlan } from './rows/memory.js';
 import { scalePlan } from './rows/scale.js';
 import { baseParams, type Measurement, type RowSpec, type Target } from './row.js';
@@ -22,6 +23,7 @@ export function plan(s: Settings): { measurements: Measurement[]; specs: RowSpec
     firstJobPlan(s),
     memoryPlan(s),
     scalePlan(s),
+    keepCompletedPlan(s),
   ];
   const wanted = (g: Group) => s.only.includes(g);
   const specs = parts.flatMap((p) => p.rows).filter((r) => wanted(r.group));

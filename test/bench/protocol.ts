@@ -66,6 +66,8 @@ export interface ChildParams {
   callers?: number;
   /** memory: idle workers started (each on its own queue, at `concurrency`). */
   workers?: number;
+  /** false: ours runs with `keepCompleted: false` (rows/keep-completed.ts). */
+  keepCompleted?: false;
 }
 
 export interface ChildResult {

@@ -35,7 +35,8 @@
  *   --libs <list>      libraries, comma-separated: ours,bullmq,bee,bare,fused (default all)
  *   --only <list>      figures, comma-separated (default all but scale): add, addBulk, c1, c50,
  *                      latency, bytes, commands (from the c50 run), aof, scaling, payload, mixed,
- *                      addConcurrent, firstJob, memory, scale
+ *                      addConcurrent, firstJob, memory, scale, keep (c=50 with keepCompleted:
+ *                      false, ours only: the c50 figure keeps the default 1 000)
  *   --callers <k>      addConcurrent: concurrent callers on one queue object (default 64)
  *   --first-samples <k> firstJob: worker starts per child, one job waiting (default 7; quick 3)
  *   --mem-workers <l>  memory: idle worker counts, one fresh child each (default 1,10,30); each

@@ -62,19 +62,14 @@ const FINISHED_OK = new Set(['id', 'tok', 'wseq', 'hb', 'es']);
  * (`ca:<id>`, a minute), the per-minute counts (`mt:<kind>`, a day).
  */
 const keptForAWhile = (k: string) =>
-  k === 'ix' ||
-  k === 'ids' ||
-  k.startsWith('ik:') ||
-  k.startsWith('ca:') ||
-  k.startsWith('mt:');
+  k === 'ix' || k === 'ids' || k.startsWith('ik:') || k.startsWith('ca:') || k.startsWith('mt:');
 
 /**
  * Keys of the jobs a finished queue keeps (docs/history.md): the kept completed jobs (`cj`, `ci`)
  * and, with the dead ones, their payload buckets and time buckets (`d:<b>`, `db`, `t:<b>`, checked
  * against the bucket set below) and logs (`lg:<seq>`, `lg:<seq>:d`).
  */
-const jobKeys = (k: string) =>
-  k === 'cj' || k === 'ci' || k === 'db' || /^(d|t|lg):/.test(k);
+const jobKeys = (k: string) => k === 'cj' || k === 'ci' || k === 'db' || /^(d|t|lg):/.test(k);
 
 /**
  * `live`: workers still run, the queue is drained. `closed`: every worker closed gracefully.
@@ -222,7 +217,9 @@ async function keptChecks(
     if (page.length < 1_000) break;
   }
   if (bad.length > 0)
-    ctx.violation(`${phase}: ${name}: times missing or out of order: ${bad.slice(0, 5).join('; ')}`);
+    ctx.violation(
+      `${phase}: ${name}: times missing or out of order: ${bad.slice(0, 5).join('; ')}`,
+    );
   if (phase !== 'closed') return;
   // Each kept job is a job of this run (added, run, or completed according to the logs).
   const logs = readLogs(ctx.logDir);
@@ -232,7 +229,9 @@ async function keptChecks(
   ]);
   const foreign = kept.filter((id) => !known.has(id));
   if (foreign.length > 0)
-    ctx.violation(`closed: ${name}: kept jobs the run never made: ${foreign.slice(0, 10).join(',')}`);
+    ctx.violation(
+      `closed: ${name}: kept jobs the run never made: ${foreign.slice(0, 10).join(',')}`,
+    );
   const completed = new Set(logs.dones.filter((d) => d.queue === name).map((d) => d.id));
   ctx.note(
     `${name}: ${completed.size} completed, ${kept.length} kept (bound ${bound}), ${Math.max(0, completed.size - kept.length)} trimmed`,

@@ -92,7 +92,8 @@ end
 -- A schedule tick comes due (lib/schedules): false when it is dropped instead, because it missed
 -- its window (meta z: drop-by time) or because the job of an earlier tick of its schedule still
 -- exists (meta w: the schedule, when its template says skipIfRunning; K_SCHEDULE_LATEST_JOBS holds the job
--- of its latest tick that fired). Else its tick fields go.
+-- of its latest tick that fired; a dead or kept completed one does not count). Else its tick
+-- fields go.
 local function fire_tick(seq, meta, now)
   if meta.z and now > meta.z then
     drop_delayed(seq, meta.i)
@@ -105,6 +106,7 @@ local function fire_tick(seq, meta, now)
       and prev ~= seq
       and data_has(prev)
       and decode_meta(rcall('HGET', K_META, prev)).r == nil
+      and not is_kept(prev)
     then
       drop_delayed(seq, meta.i)
       return false
