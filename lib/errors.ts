@@ -102,7 +102,12 @@ export class DelayedError extends Error {
         [`delay must be an integer >= 0 (ms) or a valid Date, got ${String(delay)}`],
       );
     }
-    super(message ?? (at === undefined ? `delayed for ${String(delay)} ms` : `delayed until ${new Date(at).toISOString()}`));
+    super(
+      message ??
+        (at === undefined
+          ? `delayed for ${String(delay)} ms`
+          : `delayed until ${new Date(at).toISOString()}`),
+    );
     this.delayMs = at === undefined ? (delay as number) : undefined;
     this.runAt = at;
   }

@@ -258,7 +258,10 @@ export function backoffDelay(b: BackoffOptions, attempt: number, random = Math.r
   const d =
     b.type === 'fixed'
       ? b.delayMs
-      : Math.min(b.delayMs * 2 ** Math.max(0, attempt - 1), b.maxDelayMs ?? Number.MAX_SAFE_INTEGER);
+      : Math.min(
+          b.delayMs * 2 ** Math.max(0, attempt - 1),
+          b.maxDelayMs ?? Number.MAX_SAFE_INTEGER,
+        );
   const jitter = b.jitter ?? 0;
   return jitter > 0 ? Math.round(d * (1 - jitter * random())) : d;
 }

@@ -28,7 +28,9 @@ export function logLine(message: unknown): string {
   }
   if (line.length * 3 <= MAX_LOG_LINE || Buffer.byteLength(line) <= MAX_LOG_LINE) return line;
   // '…' is 3 bytes; a character cut in two is dropped (no replacement character).
-  const cut = Buffer.from(line).subarray(0, MAX_LOG_LINE - 3).toString();
+  const cut = Buffer.from(line)
+    .subarray(0, MAX_LOG_LINE - 3)
+    .toString();
   return cut.replace(/\uFFFD$/, '') + '…';
 }
 

@@ -30,7 +30,8 @@ const MAX_WORKERS = 10_000;
 
 /** A delay argument: ms from now (an integer >= 0) or a Date; its problem, if any. */
 function delayProblem(what: string, d: unknown): string | undefined {
-  if (d instanceof Date) return Number.isFinite(d.getTime()) ? undefined : `${what} is an invalid Date`;
+  if (d instanceof Date)
+    return Number.isFinite(d.getTime()) ? undefined : `${what} is an invalid Date`;
   if (typeof d === 'number' && Number.isSafeInteger(d) && d >= 0) return undefined;
   return `${what} must be an integer >= 0 (ms) or a Date, got ${JSON.stringify(d)}`;
 }
@@ -219,7 +220,14 @@ export class History<T> {
     const { seq, token, workerId } = lease;
     const lines = logs ? packLogs([{ seq, logs }]) : '';
     const max = this.ctx.options.maxLogLines;
-    const args: ScriptArgs['move_to_delayed'] = [seq, token, workerId, delaySchedule(delay), max, lines];
+    const args: ScriptArgs['move_to_delayed'] = [
+      seq,
+      token,
+      workerId,
+      delaySchedule(delay),
+      max,
+      lines,
+    ];
     // { 1, due } or E_LEASE_LOST
     const r = await this.ctx.run('move_to_delayed', args, { workerId });
     return Array.isArray(r) ? num(r[1] as number) : undefined;

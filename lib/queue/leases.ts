@@ -5,13 +5,7 @@
  */
 import { errorMessage, invalid } from '../errors.js';
 import { backoffDelay } from '../options.js';
-import type {
-  FailOptions,
-  FailOutcome,
-  Lease,
-  LeasedJob,
-  LeaseOptions,
-} from '../types/index.js';
+import type { FailOptions, FailOutcome, Lease, LeasedJob, LeaseOptions } from '../types/index.js';
 import { encodeProgress, encodeResult } from '../job/codec.js';
 import { packLogs, type LogBatch } from '../job/logs.js';
 import { isPosInt } from '../util/checks.js';

@@ -25,7 +25,10 @@ export function backoffDelayFor<T, R>(
     ms = strategy(job.attempt, error, job as never);
   } catch (e) {
     ctx.report(
-      new WorkQueueError('BAD_STATE', `backoffStrategy threw (job ${run.job.id}): ${errorMessage(e)}`),
+      new WorkQueueError(
+        'BAD_STATE',
+        `backoffStrategy threw (job ${run.job.id}): ${errorMessage(e)}`,
+      ),
     );
     return undefined;
   }

@@ -141,8 +141,15 @@ export function workerOptionProblems(o: WorkerOptions, path = ''): string[] {
   if (o.concurrency !== undefined && o.concurrency > 10_000)
     problems.push(`${path}concurrency must be at most 10000`);
   if (o.backoffStrategy !== undefined && typeof o.backoffStrategy !== 'function')
-    problems.push(`${path}backoffStrategy must be a function (attempt, error, job) => ms | undefined`);
-  if (o.name !== undefined && (typeof o.name !== 'string' || o.name.length === 0 || o.name.length > 100))
-    problems.push(`${path}name must be a string of 1-100 characters, got ${JSON.stringify(o.name)}`);
+    problems.push(
+      `${path}backoffStrategy must be a function (attempt, error, job) => ms | undefined`,
+    );
+  if (
+    o.name !== undefined &&
+    (typeof o.name !== 'string' || o.name.length === 0 || o.name.length > 100)
+  )
+    problems.push(
+      `${path}name must be a string of 1-100 characters, got ${JSON.stringify(o.name)}`,
+    );
   return problems;
 }
