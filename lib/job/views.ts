@@ -60,7 +60,8 @@ export function jobView<T, R>(ctx: RecordContext, j: StoredJob): JobInfo<T, R> {
   put(info, 'startedAt', time(j.started));
   put(info, 'processedBy', meta.k);
   const holder = str(j.holder);
-  if (j.state === 'leased' && holder !== '')
+  // A hand-off not adopted yet ('<token>:h') has no worker yet.
+  if (j.state === 'leased' && holder !== '' && !holder.endsWith(':h'))
     info.processedBy = holder.slice(holder.indexOf(':') + 1);
   if (j.state === 'dead' || j.state === 'completed') put(info, 'finishedAt', info.at);
   if (j.state === 'completed' && holder !== '') {

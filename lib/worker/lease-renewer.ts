@@ -49,6 +49,15 @@ export class LeaseRenewer<T, R> implements RenewerPart {
         }
       });
     } catch (e) {
+      // Not sent: the lines go with the next renewal or the outcome.
+      for (const r of running) {
+        const sent = logs.get(r.lease);
+        if (!sent) continue;
+        const later = r.logs;
+        r.logs = later
+          ? { lines: [...sent.lines, ...later.lines], dropped: sent.dropped + later.dropped }
+          : sent;
+      }
       this.ctx.report(e);
     }
   }
