@@ -20,8 +20,8 @@ export default {
   rootDir: '.',
   modulePathIgnorePatterns: ['<rootDir>/dist/', '<rootDir>/coverage/'],
   testMatch: ['<rootDir>/test/**/*.test.ts'],
-  // Redis Cluster tests start their own clusters: `npm run test:cluster` (jest.cluster.config.js).
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/cluster/'],
+  // Redis Cluster and Sentinel tests start their own: `npm run test:cluster` / `test:sentinel`.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/cluster/', '<rootDir>/test/sentinel/'],
   moduleFileExtensions: ['ts', 'cts', 'js', 'mjs', 'cjs', 'json'],
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },

@@ -21,7 +21,9 @@ export type WorkQueueErrorCode =
   /** A wait the caller bounded (e.g. waitForResult's timeoutMs) ran out. */
   | 'TIMEOUT'
   /** The caller's AbortSignal fired (the signal's reason is the cause). */
-  | 'ABORTED';
+  | 'ABORTED'
+  /** A sandboxed handler's thread or process died (exit, crash, out of memory) running the job. */
+  | 'SANDBOX_DIED';
 
 export class WorkQueueError extends Error {
   override readonly name = 'WorkQueueError';

@@ -7,5 +7,6 @@ export { invalidOptions } from './errors.js';
 export { checkName, resolveQueueOptions } from './options.js';
 export { infos, summarize } from './redis/info.js';
 export { prepareSchedule } from './schedules/spec.js';
+export { sandboxOptionProblems } from './sandbox/options.js';
 export { within } from './util/timeout.js';
 export type { WorkerLiveness } from './worker/liveness.js';

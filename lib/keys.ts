@@ -96,6 +96,66 @@ export const KEY_TABLE = {
     part: 'rl',
     doc: 'rate log zset (lease token -> leased at ms, the last window only)',
   },
+  // Groups (docs/groups.md; lib/scripts/lib/groups.lua). Per-group keys are named in Lua from a
+  // prefix passed in KEYS (gp:<group>, gr:<group>): they share the queue's hash tag, so its slot.
+  groupPending: {
+    part: 'gp',
+    doc: "group pending zsets gp:<group> (seq -> prio·1e15 + place in line; the group's waiting jobs)",
+  },
+  groupsReady: {
+    part: 'gq',
+    doc: "ready groups zset (group -> head prio·1e15 + turn; '' = the ungrouped lists)",
+  },
+  groupTurnCounter: { part: 'gt', doc: 'group turn counter (the last turn given)' },
+  groupRunning: { part: 'gn', doc: 'group running hash (group -> jobs leased)' },
+  groupLimits: {
+    part: 'gl',
+    doc: "group limits hash (group -> JSON c concurrency, m/d rate max per d ms; '' = the queue's defaults)",
+  },
+  groupsLimited: {
+    part: 'gw',
+    doc: 'rate-limited groups zset (group -> no leases until ms)',
+  },
+  groupRate: {
+    part: 'gr',
+    doc: 'group rate logs gr:<group> (zsets lease token -> leased at ms, the last window only)',
+  },
+  groupsPaused: { part: 'gz', doc: 'paused groups set' },
+  groups: {
+    part: 'ga',
+    doc: 'groups zset (groups with pending, running or paused state, all scores 0: listed by name)',
+  },
+  groupedPending: {
+    part: 'gc',
+    doc: 'grouped pending counts hash (priority -> grouped jobs pending)',
+  },
+  // Flows (docs/internals/flows.md; lib/scripts/lib/flows.lua). Per-parent keys are named in Lua
+  // from their passed prefix (`<prefix>:<parent seq>`): they share the queue's hash tag.
+  waitingChildren: {
+    part: 'wc',
+    doc: 'parents waiting for their children (zset seq -> created ms)',
+  },
+  flowParent: {
+    part: 'f',
+    doc: "a parent's own keys, <key><k>:<seq> with k: d the children it still awaits (hash '<queue>:<seq>' -> policy f|i|r then the child's public id), r their results and f the errors of failed ones (hashes '<queue>:<public id>' -> value), x what it awaited when it failed (as d), e notices that came before it was written; a prefix: they share the queue's hash tag",
+  },
+  flowOutbox: {
+    part: 'fo',
+    doc: "notices of this queue's ended children (child seq -> '<outcome c|f|x>\\t<parent queue>\\t<parent seq>\\t<payload>')",
+  },
+  flowOutboxAt: { part: 'fo:t', doc: 'notices not delivered yet (zset child seq -> written ms)' },
+  flowRechecks: {
+    part: 'fo:r',
+    doc: 'notices delivered once, delivered again then dropped (zset child seq -> due ms)',
+  },
+  flowCancels: {
+    part: 'fc',
+    doc: "children to cancel, of this queue's parents that failed or were cancelled (zset '<queue>:<seq>' -> since ms)",
+  },
+  flowReserved: {
+    part: 'fv',
+    doc: "seqs reserved by a flow add not written yet (zset '<first>:<last>:<reserved ms>' -> first)",
+  },
   workerLeases: { part: 'wl:', doc: "the calling worker's lease set (seqs)", per: 'worker' },
   workerHandoffs: { part: 'hx:', doc: "the calling worker's hand-off list", per: 'worker' },
   addCallRecords: {
@@ -162,6 +222,8 @@ export interface QueueKeys {
   dataBucketNamed(b: string): string;
   /** The set of the payload buckets that exist (bucket numbers). */
   readonly dataBuckets: string;
+  /** A group's pending zset (docs/groups.md). */
+  groupPending(group: string): string;
   readonly workers: string;
   readonly leased: string;
   readonly delayed: string;
@@ -183,7 +245,21 @@ export interface QueueKeys {
   readonly eventLog: string;
   /** Guard of the periodic clean: whoever sets it cleans this round (see `cleanIfDue`). */
   readonly cleanGuard: string;
+  /** A flow parent's own key (its children, their results, ...; see `flowParent`). */
+  parentKey(kind: ParentKeyKind, seq: string): string;
 }
+
+/**
+ * The keys of a flow parent (`flowParent` then the kind's letter): the children it awaits, their
+ * results, the errors of failed ones, the children cancelled when it failed.
+ */
+export type ParentKeyKind = 'awaited' | 'results' | 'failures' | 'cancelled';
+const PARENT_KEY_LETTER: Record<ParentKeyKind, string> = {
+  awaited: 'd',
+  results: 'r',
+  failures: 'f',
+  cancelled: 'x',
+};
 
 const OWNER_OF = { worker: 'workerId', session: 'session', ack: 'ackId' } as const;
 
@@ -204,6 +280,7 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
     dataBucket: (seq) => `${key('data')}:${dataBucketOf(String(seq))}`,
     dataBucketNamed: (b) => `${key('data')}:${b}`,
     dataBuckets: key('dataBuckets'),
+    groupPending: (group) => `${key('groupPending')}:${group}`,
     workers: key('workers'),
     leased: key('leased'),
     delayed: key('delayed'),
@@ -218,5 +295,6 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
     cancelAckChannel: key('cancelAckChannel'),
     cleanGuard: key('cleanGuard'),
     eventLog: key('eventLog'),
+    parentKey: (kind, seq) => `${key('flowParent')}${PARENT_KEY_LETTER[kind]}:${seq}`,
   };
 }

@@ -3,6 +3,7 @@ import { isPosInt } from './util/checks.js';
 import type {
   BackoffOptions,
   KeepCompleted,
+  GroupOptions,
   PayloadCodec,
   QueueLogger,
   RateLimit,
@@ -26,6 +27,8 @@ export interface ResolvedQueueOptions {
   commandTimeoutMs: number;
   dedupeWindowMs: number;
   limiter: RateLimit | undefined;
+  /** Per-group limits every group gets by default (docs/groups.md); undefined: none set here. */
+  groups: GroupOptions | undefined;
   /** The event log's approximate cap; 0 = events off. */
   eventMaxLen: number;
   /** Kept completed jobs; count 0 = none kept (`keepCompleted: false`). */
@@ -128,6 +131,46 @@ export function checkRateLimit(what: string, r: unknown, problems: string[]): vo
   }
 }
 
+/** Longest group name, in UTF-8 bytes (a group is named in its keys and in events). */
+export const MAX_GROUP_BYTES = 256;
+
+/** A group name: a non-empty string of at most MAX_GROUP_BYTES bytes. */
+export function checkGroupName(what: string, v: unknown, problems: string[]): void {
+  if (typeof v !== 'string' || v.length === 0 || Buffer.byteLength(v) > MAX_GROUP_BYTES) {
+    const got = typeof v === 'string' ? `${Buffer.byteLength(v)} bytes` : JSON.stringify(v);
+    problems.push(
+      `${what} must be a non-empty string of at most ${MAX_GROUP_BYTES} bytes, got ${got}`,
+    );
+  }
+}
+
+/** Most jobs of one group leased at once that a limit may name. */
+export const MAX_GROUP_CONCURRENCY = 1_000_000;
+
+/** A per-group concurrency: an integer 1..MAX_GROUP_CONCURRENCY. */
+export function checkGroupConcurrency(what: string, v: unknown, problems: string[]): void {
+  if (!isPosInt(v) || v > MAX_GROUP_CONCURRENCY) {
+    problems.push(
+      `${what} must be an integer 1..${MAX_GROUP_CONCURRENCY}, got ${JSON.stringify(v)}`,
+    );
+  }
+}
+
+/** The `groups` queue option: { concurrency?, limiter? }. */
+export function checkGroupOptions(what: string, g: unknown, problems: string[]): void {
+  if (typeof g !== 'object' || g === null || Array.isArray(g)) {
+    problems.push(`${what} must be an object { concurrency?, limiter? }`);
+    return;
+  }
+  const { concurrency, limiter, ...rest } = g as GroupOptions;
+  for (const k of Object.keys(rest)) {
+    problems.push(`${what}: unknown option ${JSON.stringify(k)}; known: concurrency, limiter`);
+  }
+  if (concurrency !== undefined)
+    checkGroupConcurrency(`${what}.concurrency`, concurrency, problems);
+  if (limiter !== undefined) checkRateLimit(`${what}.limiter`, limiter, problems);
+}
+
 /** Problems with queue options, one string each (empty when valid). */
 export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
   const problems: string[] = [];
@@ -189,6 +232,7 @@ export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
     );
   }
   if (o.limiter !== undefined) checkRateLimit(p('limiter'), o.limiter, problems);
+  if (o.groups !== undefined) checkGroupOptions(p('groups'), o.groups, problems);
   if (o.storeResults !== undefined && o.storeResults !== false) {
     if (
       typeof o.storeResults !== 'object' ||
@@ -239,6 +283,7 @@ export function resolveQueueOptions(name: string, o: WorkQueueOptions = {}): Res
     commandTimeoutMs: o.commandTimeoutMs ?? QUEUE_DEFAULTS.commandTimeoutMs,
     dedupeWindowMs: o.dedupeWindowMs ?? QUEUE_DEFAULTS.dedupeWindowMs,
     limiter: o.limiter ? { max: o.limiter.max, durationMs: o.limiter.durationMs } : undefined,
+    groups: o.groups ? copyGroups(o.groups) : undefined,
     eventMaxLen: o.events === false ? 0 : (o.events?.maxLen ?? QUEUE_DEFAULTS.eventMaxLen),
     keepCompleted:
       o.keepCompleted === false
@@ -248,6 +293,13 @@ export function resolveQueueOptions(name: string, o: WorkQueueOptions = {}): Res
           : { ...QUEUE_DEFAULTS.keepCompleted },
     maxLogLines: o.maxLogLines ?? QUEUE_DEFAULTS.maxLogLines,
   };
+}
+
+function copyGroups(g: GroupOptions): GroupOptions {
+  const out: GroupOptions = {};
+  if (g.concurrency !== undefined) out.concurrency = g.concurrency;
+  if (g.limiter) out.limiter = { max: g.limiter.max, durationMs: g.limiter.durationMs };
+  return out;
 }
 
 /**

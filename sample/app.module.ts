@@ -9,9 +9,18 @@ import { EMAILS } from './emails.js';
 import { HealthController } from './health.controller.js';
 import { JobsController } from './jobs.controller.js';
 import { MetricsController } from './metrics.controller.js';
+import { OrderProcessor, PaymentProcessor, StockProcessor } from './order.processors.js';
+import { ORDERS, PAYMENTS, STOCK } from './orders.js';
+import { OrdersController } from './orders.controller.js';
 import { QueuesController } from './queues.controller.js';
+import { ReportsModule } from './report.processor.js';
+import { REPORTS } from './reports.js';
+import { ReportsController } from './reports.controller.js';
 import { ResultsController } from './results.controller.js';
 import { SchedulesController } from './schedules.controller.js';
+import { TenantProcessor } from './tenant.processor.js';
+import { TENANT_GROUPS, TENANTS } from './tenants.js';
+import { TenantsController } from './tenants.controller.js';
 
 export interface SampleOptions {
   redisUrl: string;
@@ -59,19 +68,42 @@ export class AppModule {
             { id: 'digest', every: 60_000, name: 'digest', data: { to: 'team@example.com' } },
           ],
         }),
+        // Reports are rendered in worker threads (sample/report.processor.ts).
+        WorkQueueModule.registerQueue({ name: REPORTS, storeResults: { ttlMs: 3_600_000 } }),
+        ReportsModule,
+        // Jobs of many customers: fair turns, one at a time and 20/s per customer (docs/groups.md).
+        WorkQueueModule.registerQueue({ name: TENANTS, groups: TENANT_GROUPS }),
+        // An order flow: the order waits for its payment and stock (POST /orders, GET /orders/:id).
+        WorkQueueModule.registerQueue(
+          { name: ORDERS, storeResults: { ttlMs: 3_600_000 } },
+          { name: PAYMENTS, maxAttempts: 3 },
+          { name: STOCK },
+        ),
+        WorkQueueModule.registerFlowProducer({ queues: [ORDERS, PAYMENTS, STOCK] }),
         TerminusModule,
         WorkQueueMetricsModule.forRoot(),
       ],
       controllers: [
         JobsController,
+        TenantsController,
         SchedulesController,
         HealthController,
         MetricsController,
         // Queue administration, and waiting for a job's result.
         QueuesController,
         ResultsController,
+        ReportsController,
+        OrdersController,
       ],
-      providers: [EmailProcessor, WorkQueueHealthIndicator, EmailEventsListener],
+      providers: [
+        EmailProcessor,
+        TenantProcessor,
+        WorkQueueHealthIndicator,
+        EmailEventsListener,
+        OrderProcessor,
+        PaymentProcessor,
+        StockProcessor,
+      ],
     };
   }
 }

@@ -1,5 +1,5 @@
-// Queue administration over HTTP: queue-wide pause/resume, paged job listings, promoting a
-// delayed job. Queues are found by name among those the app registered.
+// Queue administration over HTTP: queue-wide pause/resume, paged job listings, the groups of a
+// queue, promoting a delayed job. Queues are found by name among those the app registered.
 import {
   BadRequestException,
   Controller,
@@ -13,6 +13,7 @@ import {
 import {
   WorkQueueContext,
   WorkQueueError,
+  type GroupInfo,
   type JobInfo,
   type ListState,
   type WorkQueue,
@@ -61,6 +62,24 @@ export class QueuesController {
     }
   }
 
+  /**
+   * `?offset=0&limit=100`: one page of the queue's groups (docs/groups.md) with their pending and
+   * running jobs, paused and rate-limited state.
+   */
+  @Get('queues/:name/groups')
+  async groups(
+    @Param('name') name: string,
+    @Query('offset') offset?: string,
+    @Query('limit') limit?: string,
+  ): Promise<GroupInfo[]> {
+    const queue = this.queue(name);
+    try {
+      return await queue.getGroups({ offset: queryInt(offset), limit: queryInt(limit) });
+    } catch (e) {
+      throw badRequest(e);
+    }
+  }
+
   /** Run a delayed job now, on whichever of the app's queues holds it. */
   @Post('jobs/:id/promote')
   @HttpCode(200)
@@ -92,7 +111,7 @@ function queryInt(value: string | undefined): number | undefined {
 }
 
 /** The core's INVALID_ARGUMENT as a 400 listing every problem; anything else as it is. */
-function badRequest(e: unknown): unknown {
+export function badRequest(e: unknown): unknown {
   if (e instanceof WorkQueueError && e.code === 'INVALID_ARGUMENT') {
     return new BadRequestException(e.problems.length > 0 ? [...e.problems] : [e.message]);
   }

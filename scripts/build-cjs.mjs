@@ -6,7 +6,7 @@
 //
 // Relative specifiers './x.js' become './x.cjs'. `import.meta.url` (which CommonJS has not) becomes
 // `require("node:url").pathToFileURL(__filename).href`, `import.meta.dirname`/`.filename` become
-// `__dirname`/`__filename`; any other `import.meta` fails the build. The Lua scripts are embedded
+// `__dirname`/`__filename`; any other `import.meta` fails the build. Dynamic `import()` is kept. The Lua scripts are embedded
 // in the code (lib/scripts/sources.generated.ts), so both builds carry them. Run after
 // `tsc -p tsconfig.build.json` (it empties dist/cjs).
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -74,7 +74,8 @@ for (const tree of trees) {
         configFile: false,
         sourceMaps: false,
         jsc: { target: 'es2022', parser: { syntax: 'ecmascript' }, keepClassNames: true },
-        module: { type: 'commonjs', importInterop: 'node', strict: true },
+        // `import()` stays `import()`: a sandbox loads its handler module, ESM or CommonJS, with it.
+        module: { type: 'commonjs', importInterop: 'node', strict: true, ignoreDynamic: true },
       });
       const target = join(out, rel.replace(/\.js$/, '.cjs'));
       await mkdir(dirname(target), { recursive: true });

@@ -28,6 +28,11 @@ const LAYERS = [
     owns: 'the event log reader (QueueEvents), cron and every next times',
   },
   { name: 'queue', paths: ['lib/queue/'], owns: 'WorkQueue and its parts' },
+  {
+    name: 'sandbox',
+    paths: ['lib/sandbox/'],
+    owns: 'sandboxed handlers: the pool of threads or processes, and the code run inside them',
+  },
   { name: 'worker', paths: ['lib/worker/'], owns: 'Worker and its parts' },
   {
     name: 'core entries',

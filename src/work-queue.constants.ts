@@ -9,6 +9,9 @@ export const WORK_QUEUE_PROCESS_METADATA = 'work-queue:process';
 /** Prefix of the injection tokens of queues: `WorkQueue:<name>` (see `getQueueToken`). */
 export const WORK_QUEUE_TOKEN_PREFIX = 'WorkQueue:';
 
+/** Prefix of the injection tokens of flow producers: `FlowProducer:<name>`. */
+export const WORK_QUEUE_FLOW_PRODUCER_TOKEN_PREFIX = 'FlowProducer:';
+
 /** Logger context of the module's default logger. */
 export const WORK_QUEUE_LOGGER_CONTEXT = 'WorkQueue';
 

@@ -10,7 +10,7 @@ import {
 import { Cluster, Redis } from 'ioredis';
 import { invalidOptions } from '../lib/internal.js';
 import { errorMessage, QUEUE_DEFAULTS, WorkQueue, type Worker } from '../lib/internal.js';
-import { within } from '../lib/internal.js';
+import { RECONNECT_OPTIONS, SENTINEL_CLIENT_OPTIONS, within } from '../lib/internal.js';
 import type { RegisterQueueOptions } from './interfaces/register-queue-options.interface.js';
 import type {
   WorkQueueCleanerOptions,
@@ -238,8 +238,16 @@ export class WorkQueueContext implements OnApplicationShutdown {
 /** A client for validated connection options (owned ones lazy: nothing connects yet). */
 function connect(c: WorkQueueConnectionOptions): Redis | Cluster {
   if (c.client !== undefined) return c.client;
-  if (c.url !== undefined) return new Redis(c.url, { lazyConnect: true });
-  if (c.redis !== undefined) return new Redis({ lazyConnect: true, ...c.redis });
+  // Resume soon after Redis is back (RECONNECT_OPTIONS), unless told otherwise.
+  if (c.url !== undefined) return new Redis(c.url, { lazyConnect: true, ...RECONNECT_OPTIONS });
+  // Sentinel: follow the master when a failover moves it (SENTINEL_CLIENT_OPTIONS; yours win).
+  if (c.sentinels !== undefined) {
+    return new Redis({ lazyConnect: true, ...RECONNECT_OPTIONS, ...SENTINEL_CLIENT_OPTIONS, ...c });
+  }
+  if (c.redis !== undefined) {
+    const sentinel = c.redis.sentinels === undefined ? {} : SENTINEL_CLIENT_OPTIONS;
+    return new Redis({ lazyConnect: true, ...RECONNECT_OPTIONS, ...sentinel, ...c.redis });
+  }
   // ioredis gives up after ~1.6 s of redirections by default, shorter than a failover
   // (about cluster-node-timeout + a second): keep retrying ~10 s unless told otherwise.
   return new Cluster(c.cluster.nodes, {

@@ -18,6 +18,7 @@ import {
   processorAt,
   processorFoundTwice,
   queueNotRegistered,
+  sandboxShared,
   twoCatchAlls,
   twoNamedHandlers,
 } from './work-queue.messages.js';
@@ -93,6 +94,9 @@ export class WorkQueueExplorer {
       seen.add(instance);
       this.addProcessor(drafts, className, meta.queueName, meta.options, instance, problems);
     }
+    for (const d of drafts.values())
+      if (d.options.sandbox !== undefined && d.classNames.length > 1)
+        problems.push(sandboxShared(d.queueName, d.classNames));
     if (problems.length > 0) {
       throw invalidOptions(CANNOT_START_PROCESSORS, problems);
     }

@@ -23,7 +23,8 @@ export const unknownConfigKey = (configKey: string, keys: readonly string[]) => 
 };
 
 export const unknownOption = (path: string, key: string) => `${path}${key} is not a known option`;
-const ONE_CONNECTION = 'give exactly one of { url }, { redis }, { client } or { cluster }';
+const ONE_CONNECTION =
+  'give exactly one of { url }, { redis }, { client }, { cluster } or { sentinels, name }';
 export const connectionRequired = (path: string) => `${path} is required: ${ONE_CONNECTION}`;
 export const connectionNotObject = (path: string, got: string) =>
   `${path} must be an object: ${ONE_CONNECTION}, got ${got}`;
@@ -41,6 +42,14 @@ export const badClusterNodes = (path: string, got: string) =>
   `${path}.cluster.nodes must be a non-empty array of nodes, got ${got}`;
 export const badClusterOptions = (path: string) =>
   `${path}.cluster.options must be an object of ioredis Cluster options`;
+export const badSentinels = (path: string, got: string) =>
+  `${path}.sentinels must be a non-empty array of the sentinels' addresses { host, port }, got ${got}`;
+export const badSentinel = (path: string, i: number, got: string) =>
+  `${path}.sentinels[${i}] must be { host?: string, port?: 1..65535 }, got ${got}`;
+export const badSentinelName = (path: string, got: string) =>
+  `${path}.name must be the master's name as the sentinels know it (sentinel monitor <name> …), got ${got}`;
+export const badSentinelRole = (path: string, got: string) =>
+  `${path}.role must be 'master' (queues write to the master), got ${got}`;
 export const badLogger = (path: string) =>
   `${path} must be false or a Nest LoggerService (log, warn, error)`;
 export const optionsNotObject = (got: string) =>
@@ -278,6 +287,24 @@ export const queueEventsStarted = (queue: string, classNames: readonly string[])
   `events of queue "${queue}" heard by ${classNames.join(', ')}`;
 export const queueEventsStartTimeout = (queue: string, ms: number, lastError: string | undefined) =>
   `queue "${queue}": its event log could not be read within ${ms} ms, Redis did not answer${lastError ? `: ${lastError}` : ''}`;
+
+// --- Sandboxed processors (src/sandbox/) ---
+
+export const sandboxNotObject = (at: string, got: string) =>
+  `${at}sandbox must be an object { module, mode }, got ${got}`;
+export const sandboxBadModule = (at: string, got: string) =>
+  `${at}sandbox.module must be a Nest module (a class, a dynamic module, forwardRef(() => TheModule) or () => import(…)), got ${got}`;
+export const sandboxFileUnknown = (at: string) =>
+  `${at}the file that declares the class is unknown (the call stack did not say): give sandbox.file`;
+export const sandboxShared = (queue: string, classNames: readonly string[]) =>
+  `queue "${queue}": a sandboxed @Processor() must be the queue's only one, got ${classNames.join(', ')}`;
+export const CANNOT_START_SANDBOX = 'a sandboxed processor cannot start';
+export const sandboxNotExported = (at: string, file: string) =>
+  `${at}each sandbox imports ${file} to find the class, and it does not export it (export it, or give sandbox.file)`;
+export const sandboxCycleHint =
+  " (if the module's file imports the processor's file, name the module lazily: sandbox: { module: () => import('./the.module.js').then((m) => m.TheModule) })";
+export const sandboxNotProvided = (at: string, module: string, error: string) =>
+  `${at}sandbox.module ${module} does not provide the class: ${error}`;
 
 /** A value as a problem message quotes it. */
 export const show = (v: unknown): string => {

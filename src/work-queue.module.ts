@@ -6,6 +6,9 @@ import type {
   RegisterQueueAsyncOptions,
   RegisterQueueOptions,
 } from './interfaces/register-queue-options.interface.js';
+import type { RegisterFlowProducerOptions } from './interfaces/register-flow-producer-options.interface.js';
+import { createFlowProducer } from './utils/create-flow-producer.util.js';
+import { getFlowProducerToken } from './utils/get-flow-producer-token.util.js';
 import { getQueueToken } from './utils/get-queue-token.util.js';
 import { WorkQueueEventsExplorer } from './work-queue-events.explorer.js';
 import { WorkQueueMetadataAccessor } from './work-queue-metadata.accessor.js';
@@ -60,6 +63,20 @@ export class WorkQueueModule extends ConfigurableWorkQueueModule {
       useFactory: (context: WorkQueueContext, schedules: WorkQueueSchedules) =>
         schedules.declare(context.registerQueue(registration), registration),
       inject: [WorkQueueContext, WorkQueueSchedules],
+    }));
+    return { module: WorkQueueModule, providers, exports: providers };
+  }
+
+  /**
+   * Provides a `FlowProducer` (docs/flows.md) on the module's connection and prefix under
+   * `getFlowProducerToken(name)`, for `@InjectFlowProducer(name?)`.
+   */
+  static registerFlowProducer(...producers: RegisterFlowProducerOptions[]): DynamicModule {
+    const list = producers.length > 0 ? producers : [{}];
+    const providers: Provider[] = list.map(({ name, ...options }) => ({
+      provide: getFlowProducerToken(name),
+      useFactory: (context: WorkQueueContext) => createFlowProducer(context, options),
+      inject: [WorkQueueContext],
     }));
     return { module: WorkQueueModule, providers, exports: providers };
   }

@@ -17,6 +17,7 @@ import {
 } from '../lib/internal.js';
 import { within } from '../lib/internal.js';
 import { workerQueueProblems } from './utils/validate-options.util.js';
+import { insideSandbox, processorSandbox } from './sandbox/sandbox-options.js';
 import { WORK_QUEUE_MODULE_DEFAULTS } from './work-queue.constants.js';
 import { WorkQueueContext } from './work-queue.context.js';
 import { WorkQueueEventsExplorer } from './work-queue-events.explorer.js';
@@ -58,6 +59,7 @@ export class WorkQueueRegistrar
   ) {}
 
   onModuleInit(): void {
+    if (insideSandbox()) return; // a processor's sandbox (src/sandbox/host.ts) runs no workers
     // Every queue is registered by now (the queue providers are created before any hook runs).
     const names = this.context.queues.map((q) => q.name);
     const problems = workerQueueProblems(this.context.workersOption, names);
@@ -77,11 +79,21 @@ export class WorkQueueRegistrar
     if (processors.length === 0) return;
     this.warnIfNoShutdownHooks();
     for (const p of processors) {
-      const worker = new Worker(p.queue, this.router(p), {
+      const { sandbox, ...options } = p.options;
+      const hooks = this.hooks.get(p.queue.name);
+      const handler = sandbox
+        ? processorSandbox(
+            p.queue.name,
+            p.classNames[0]!,
+            sandbox,
+            hooks && ((j) => hooks.started(j)),
+          )
+        : this.router(p);
+      const worker = new Worker(p.queue, handler, {
         // getWorkers() shows the processor classes (unless @Processor() names the worker).
         name: p.classNames.join(',').slice(0, 100) || undefined,
         ...this.context.workerDefaults,
-        ...p.options,
+        ...options,
         autostart: false,
         closeTimeoutMs: this.context.shutdownTimeoutMs,
         cleanIntervalMs: 0, // WorkQueueCleaner cleans every registered queue

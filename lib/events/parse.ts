@@ -1,5 +1,5 @@
 // Stream entries of the event log into typed events (the entry format: lib/scripts/lib/events.lua).
-import type { QueueEvent } from './types.js';
+import type { EventBase, QueueEvent } from './types.js';
 
 /**
  * The events of one entry, in order. An entry holds one or more sections ('e' <kind>, the
@@ -36,7 +36,9 @@ export function parseEntry(eventId: string, fields: readonly string[]): QueueEve
   }
   const out: QueueEvent[] = [];
   for (const j of jobs) {
-    const e = toEvent(j.kind, j.f, { id: j.f.i!, eventId, at });
+    const base: EventBase = { id: j.f.i!, eventId, at };
+    if (j.f.g !== undefined) base.group = j.f.g;
+    const e = toEvent(j.kind, j.f, base);
     if (e) out.push(e);
   }
   return out;
@@ -61,15 +63,12 @@ function times(f: Record<string, string>): { addedAt?: number; startedAt?: numbe
   return out;
 }
 
-function toEvent(
-  kind: string,
-  f: Record<string, string>,
-  base: { id: string; eventId: string; at: number },
-): QueueEvent | undefined {
+function toEvent(kind: string, f: Record<string, string>, base: EventBase): QueueEvent | undefined {
   switch (kind) {
     case 'added':
     case 'delayed':
     case 'promoted':
+    case 'waiting-children':
     case 'cancelled':
     case 'released':
       return { ...base, kind };

@@ -9,6 +9,11 @@ export interface EventBase {
   eventId: string;
   /** When it happened: Redis time, ms. */
   at: number;
+  /**
+   * The job's group (docs/groups.md), on the events of its state changes (not on `progress`);
+   * absent for an ungrouped job.
+   */
+  group?: string;
 }
 
 /** A job's times, as events about its runs carry them (Redis ms; absent when not known). */
@@ -25,8 +30,13 @@ export type QueueEvent =
   | (EventBase & { kind: 'added' })
   /** Stored by add/addBulk with a due time in the future (or a retry waiting for its backoff). */
   | (EventBase & { kind: 'delayed' })
-  /** A delayed job became pending (its due time came). */
+  /**
+   * A delayed job became pending (its due time came), or a flow parent did (its children ended;
+   * one with `delayMs` is 'delayed' then).
+   */
   | (EventBase & { kind: 'promoted' })
+  /** A flow parent was added: it waits for its children (docs/flows.md). */
+  | (EventBase & { kind: 'waiting-children' })
   /**
    * Leased by a worker: by a lease call, or, for a job handed off to a parked worker, when that
    * worker adopts it (its next call; the handler may have started just before). Its `addedAt`;

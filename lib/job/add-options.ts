@@ -3,7 +3,7 @@
  * BullMQ habit has here) and its payload, as the five values add.lua takes per job.
  */
 import { errorMessage, invalid, WorkQueueError, type WorkQueueErrorCode } from '../errors.js';
-import { checkBackoff, type ResolvedQueueOptions } from '../options.js';
+import { checkBackoff, checkGroupName, type ResolvedQueueOptions } from '../options.js';
 import type { AddOptions } from '../types/job.js';
 import { isPosInt } from '../util/checks.js';
 import { encode, type Raw } from './codec.js';
@@ -21,6 +21,7 @@ const ADD_OPTION_KEYS: ReadonlySet<string> = new Set<keyof AddOptions>([
   'maxAttempts',
   'backoff',
   'dedupe',
+  'group',
 ]);
 
 /** What a BullMQ habit is called here (unknown `add` options are refused, never ignored). */
@@ -123,8 +124,17 @@ export function prepareAdd(
       `${at}unknown option ${JSON.stringify(key)}${hint ? ` (${hint})` : ''}; known: ${[...ADD_OPTION_KEYS].join(', ')}`,
     );
   }
-  const { id, name, priority = 5, delayMs, runAt, maxAttempts, backoff, dedupe } = opts;
+  const { id, name, priority = 5, delayMs, runAt, maxAttempts, backoff, dedupe, group } = opts;
   const window = checkDedupe(dedupe, id, at, problems);
+  if (group !== undefined) {
+    if (typeof group === 'object' && group !== null && 'id' in group) {
+      problems.push(`${at}group must be a string (BullMQ Pro's group: { id } is group: id here)`);
+    } else {
+      const found: string[] = [];
+      checkGroupName(`${at}group`, group, found);
+      found.forEach((p) => problems.push(p));
+    }
+  }
   if (id !== undefined) {
     if (typeof id !== 'string' || id.length === 0 || id.length > 256) {
       problems.push(`${at}id must be a string of 1-256 characters`);
@@ -179,6 +189,7 @@ export function prepareAdd(
   if (backoff !== undefined) meta.b = backoff;
   if (window) meta.t = 1;
   if (traceContext && traceContext.length <= MAX_TRACE_CONTEXT) meta.c = traceContext;
+  if (group !== undefined) meta.g = group;
   let schedule = delayMs ? `d${delayMs}` : runAtMs !== undefined ? `a${Math.floor(runAtMs)}` : '';
   if (window) schedule += window;
   const metaJson = Object.keys(meta).length ? JSON.stringify(meta) : '';

@@ -4,7 +4,7 @@
  */
 import { checkBackoff } from '../options.js';
 import type { ResolvedQueueOptions } from '../options.js';
-import type { BackoffOptions, Lease, LeasedJob } from '../types/job.js';
+import type { BackoffOptions, Lease, LeasedJob, ParentRef } from '../types/job.js';
 import { decode, type Raw } from './codec.js';
 
 /** What turning replies into jobs needs of a queue (its QueueContext has it). */
@@ -37,6 +37,19 @@ export interface Meta {
   k?: string;
   /** 1: the job has a log. */
   l?: number;
+  /** The job's group (docs/groups.md). */
+  g?: string;
+  /** A flow child's parent: '<queue>\t<seq>\t<caller id or empty>' (lib/scripts/lib/flows.lua). */
+  P?: string;
+  /** A flow parent: its delay once its children ended (ms). */
+  W?: number;
+}
+
+/** A flow child's parent (meta P) as queue and public id, or undefined. */
+export function parentOf(meta: Meta): ParentRef | undefined {
+  if (meta.P === undefined) return undefined;
+  const [queue = '', seq = '', cid = ''] = meta.P.split('\t');
+  return queue && seq ? { queue, id: cid || seq } : undefined;
 }
 
 export const str = (v: Raw | number | undefined): string =>
@@ -68,10 +81,11 @@ export function parseMeta(s: string): Meta {
 function saneMeta(o: Record<string, unknown>): Meta {
   const meta: Meta = {};
   const count = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
-  for (const k of ['i', 'n', 'e', 'r', 'c', 'k'] as const)
+  for (const k of ['i', 'n', 'e', 'r', 'c', 'k', 'P'] as const)
     if (typeof o[k] === 'string') meta[k] = o[k];
+  if (typeof o.g === 'string' && o.g !== '') meta.g = o.g;
   if (count(o.p) && o.p <= 9) meta.p = o.p;
-  for (const k of ['a', 'm', 'x', 'l'] as const) if (count(o[k])) meta[k] = o[k];
+  for (const k of ['a', 'm', 'x', 'l', 'W'] as const) if (count(o[k])) meta[k] = o[k];
   if (o.b !== undefined) {
     const problems: string[] = [];
     checkBackoff('b', o.b, problems);
@@ -138,6 +152,8 @@ export function leasedJob<T>(
     traceContext: meta.c,
     addedAt,
     startedAt,
+    group: meta.g,
+    parent: meta.P === undefined ? undefined : parentOf(meta),
   };
   ctx.issued.add(job);
   return job;

@@ -5,7 +5,7 @@
 import { errorMessage } from '../errors.js';
 import type { DeadJob, JobInfo } from '../types/job.js';
 import { decode } from './codec.js';
-import { num, parseMeta, str, type Raw, type RecordContext } from './records.js';
+import { num, parentOf, parseMeta, str, type Raw, type RecordContext } from './records.js';
 
 /** One job of a script's reply, as get_job.lua and list_jobs.lua return it. */
 export interface StoredJob {
@@ -46,8 +46,11 @@ export function jobView<T, R>(ctx: RecordContext, j: StoredJob): JobInfo<T, R> {
     attemptsMade: meta.a ?? 0,
     leaseExpiries: meta.x ?? 0,
   };
+  if (meta.g !== undefined) info.group = meta.g;
   if (meta.e !== undefined) info.lastError = meta.e;
   if (meta.r !== undefined) info.deadReason = meta.r;
+  const parent = parentOf(meta);
+  if (parent) info.parent = parent;
   if (str(j.score) !== '') info.at = num(j.score);
   if (str(j.prog) !== '') {
     try {
@@ -104,6 +107,7 @@ export function deadView<T>(
     attemptsMade: meta.a ?? 0,
     diedAt: num(died),
   };
+  if (meta.g !== undefined) job.group = meta.g;
   put(job, 'addedAt', time(added));
   put(job, 'startedAt', time(started));
   put(job, 'processedBy', meta.k);

@@ -10,6 +10,9 @@ import type { CleanReport, JobInfo, QueueCounts, RepairReport } from '../types/i
 import type { CancelAcks } from './cancel-acks.js';
 import type { QueueContext } from './context.js';
 import { repair } from './repair.js';
+import type { FlowDelivery } from './flows/delivery.js';
+import { flushQuietly } from './flows/delivery.js';
+import { readChildCounts } from './flows/children.js';
 import { num, str, type Raw, type Reply } from '../job/records.js';
 import { jobView } from '../job/views.js';
 
@@ -24,16 +27,21 @@ export class Admin<T, R> {
   constructor(
     private readonly ctx: QueueContext,
     private readonly cancelAcks: CancelAcks,
+    private readonly flows: FlowDelivery,
     private readonly schedules?: ScheduleHook,
   ) {}
 
   async cancel(id: string): Promise<boolean> {
     this.ctx.checkId(id);
+    const o = this.ctx.options;
     const ack = randomBytes(8).toString('base64url');
-    // 0 no such job, 1 cancelled, 2 cancelled and a live holder was told (wait for its ack)
-    const r = await this.ctx.run('cancel', [id, ack, this.ctx.options.heartbeatTimeoutMs]);
-    if (r === 2) await this.cancelAcks.wait(ack);
-    return r === 1 || r === 2;
+    // 0 no such job, 1 cancelled, 2 cancelled and a live holder was told (wait for its ack);
+    // + 10 for a flow job
+    const r = (await this.ctx.run('cancel', [id, ack, o.heartbeatTimeoutMs])) as number;
+    if (r % 10 === 2) await this.cancelAcks.wait(ack);
+    // A flow job: its parent learns, a parent's children are cancelled (docs/flows.md).
+    if (r >= 10) await flushQuietly(this.flows, this.ctx, 'now');
+    return r > 0;
   }
 
   async getJob(id: string): Promise<JobInfo<T, R> | null> {
@@ -53,8 +61,8 @@ export class Admin<T, R> {
       }
       return info;
     }
-    const [, , raw, meta, score, prog, added, started, holder] = r;
-    return jobView<T, R>(this.ctx, {
+    const [, seq, raw, meta, score, prog, added, started, holder] = r;
+    const info = jobView<T, R>(this.ctx, {
       id,
       state,
       raw: raw as Raw,
@@ -65,10 +73,15 @@ export class Admin<T, R> {
       started: started!,
       holder: holder!,
     });
+    // A flow parent's children (a kept completed one's went when it ended: none left to count).
+    if (state !== 'completed' && str(meta).includes('"W":'))
+      info.children = await readChildCounts(this.flows.runner, this.ctx.name, str(seq));
+    return info;
   }
 
   async counts(): Promise<QueueCounts> {
-    // { p0..p9 lengths, delayed, leased, dead, live workers, Redis time, kept completed }
+    // { p0..p9 lengths, delayed, leased, dead, live workers, Redis time, kept completed,
+    //   waiting for children }
     const r = (await this.ctx.run('counts', [this.ctx.options.heartbeatTimeoutMs])) as number[];
     const pendingByPriority = r.slice(0, 10);
     return {
@@ -79,6 +92,7 @@ export class Admin<T, R> {
       dead: r[12]!,
       workers: r[13]!,
       completed: r[15]!,
+      waitingChildren: r[16]!,
     };
   }
 
@@ -94,10 +108,11 @@ export class Admin<T, R> {
       callerIdsFreed: 0,
       completedTrimmed: 0,
     };
+    let flowWork = false;
     const hb = o.heartbeatTimeoutMs;
     for (;;) {
-      // { promoted, reclaimed, dead-lettered, results dropped, caller ids freed, Redis now,
-      //   kept completed jobs trimmed, s, s schedules due, dead worker ids… }
+      // { promoted, reclaimed, dead-lettered, results dropped, caller ids freed, flow work left,
+      //   Redis now, kept completed jobs trimmed, s, s schedules due, dead worker ids… }
       const r = (await this.ctx.run('clean', [
         CLEAN_LIMIT,
         o.maxLeaseExpiries,
@@ -109,20 +124,21 @@ export class Admin<T, R> {
       const [promoted = 0, reclaimed = 0, dead = 0, expired = 0, freed = 0] = r
         .slice(0, 5)
         .map(num);
-      const trimmed = num(r[6]);
+      const trimmed = num(r[7]);
       report.promoted += promoted;
       report.reclaimed += reclaimed;
       report.deadLettered += dead;
       report.resultsExpired += expired;
       report.callerIdsFreed += freed;
       report.completedTrimmed += trimmed;
-      const s = num(r[7]);
-      const due = r.slice(8, 8 + s).map(str);
+      if (num(r[5]) === 1) flowWork = true;
+      const s = num(r[8]);
+      const due = r.slice(9, 9 + s).map(str);
       if (due.length > 0 && this.schedules) {
         const made = await this.schedules.topUpDue(due);
         if (made > 0) report.ticksMade = (report.ticksMade ?? 0) + made;
       }
-      for (const workerId of r.slice(8 + s).map(str)) {
+      for (const workerId of r.slice(9 + s).map(str)) {
         // { reclaimed, dead-lettered }, or { -1 } when the worker is alive after all
         const x = (await this.ctx.run(
           'reclaim_worker',
@@ -134,15 +150,19 @@ export class Admin<T, R> {
         report.reclaimedFromWorkers += x[0]!;
         report.deadLettered += x[1]!;
       }
-      if (Math.max(promoted, reclaimed + dead, expired, freed, trimmed) < CLEAN_LIMIT)
-        return report;
+      if (Math.max(promoted, reclaimed + dead, expired, freed, trimmed) < CLEAN_LIMIT) break;
     }
+    // Flow work that crashes left over (docs/internals/flows.md).
+    if (!flowWork) return report;
+    const flows = await this.flows.flush(this.ctx.name, 'due');
+    if (flows.notices + flows.cancelled + flows.reservationsDropped > 0) report.flows = flows;
+    return report;
   }
 
   async repair(): Promise<RepairReport> {
     await this.ctx.ready();
     try {
-      return await repair(this.ctx);
+      return await repair(this.ctx, this.flows);
     } catch (e) {
       throw redisError(`queue ${this.ctx.name}: repair`, e);
     }

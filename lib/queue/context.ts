@@ -8,6 +8,7 @@ import { invalid, redisError, SCRIPT_CODES, scriptError, WorkQueueError } from '
 import { queueKeys, type QueueKeys } from '../keys.js';
 import { resolveQueueOptions, type ResolvedQueueOptions } from '../options.js';
 import { bounded } from '../redis/bounded.js';
+import { guardFailoverDetector } from '../redis/connection.js';
 import { checkRedis } from '../redis/info.js';
 import type { ScriptName } from '../scripts/assemble.js';
 import {
@@ -61,6 +62,7 @@ export class QueueContext {
     this.options = resolveQueueOptions(name, options);
     this.keys = queueKeys(this.options.prefix, name);
     this.scripts = defineScripts(client);
+    guardFailoverDetector(client); // a Sentinel client: see there
     this.scriptKeys = new ScriptKeys(this.keys, this.options.eventMaxLen);
   }
 
@@ -69,9 +71,16 @@ export class QueueContext {
     const o = this.options;
     this.checked ??= checkRedis(this.client, `queue ${this.name}`, o.commandTimeoutMs, o.logger)
       .then(async () => {
-        // The limiter option is written once per queue object (docs/flow-control.md).
+        // The limiter option is written once per queue object (docs/flow-control.md), and so
+        // are the groups' default limits (docs/groups.md; group '' names the defaults).
         const l = o.limiter;
         if (l) await this.script('flow_control', ['rate', l.max, l.durationMs]);
+        const g = o.groups;
+        if (g) {
+          await this.script('group_admin', ['conc', '', g.concurrency ?? 0]);
+          const gl = g.limiter;
+          await this.script('group_admin', ['rate', '', gl?.max ?? 0, gl?.durationMs ?? 0]);
+        }
       })
       .then(
         () => {

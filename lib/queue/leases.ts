@@ -92,6 +92,9 @@ export class Leases<T, R> {
       : { count: 0, leaseMs: worker?.leaseMs ?? o.leaseMs };
     const ttl = o.resultTtlMs;
     const keep = o.keepCompleted;
+    // Results go when the queue stores them, for a flow child's parent (docs/flows.md), or when
+    // the job is kept and has one.
+    const flowChild = (it: CompleteItem<R> | undefined) => !!(it?.lease as LeasedJob)?.parent;
     const args: ScriptArgs['complete_and_lease'] = [
       workerId,
       ttl,
@@ -112,7 +115,8 @@ export class Leases<T, R> {
       args.push(lease.token);
     }
     // The completed jobs as one argument 'seq token seq token ...' (`completions`), their log
-    // lines, then their results when results are stored, or kept and some job has one ('' for
+    // lines, then their results when results are stored, or some job is a flow child, or kept
+    // and some job has one ('' for
     // a job without: undefined is not kept).
     const done: string[] = [];
     const results: string[] = [];
@@ -125,11 +129,14 @@ export class Leases<T, R> {
       done.push(lease.seq, lease.token);
       if (logs) logged = true;
       if (ttl > 0) results.push(encoded ?? encodeResult(result));
-      else if (keep.count > 0) {
+      else if (flowChild(item)) {
+        withResult = true;
+        results.push(encoded ?? encodeResult(result));
+      } else if (keep.count > 0) {
         const r = encoded ?? (result === undefined ? '' : encodeResult(result));
         if (r !== '') withResult = true;
         results.push(r);
-      }
+      } else results.push('');
     }
     const logs = logged ? packLogs(items.map((it) => ({ seq: it.lease.seq, logs: it.logs }))) : '';
     if (ttl > 0 || withResult) args.push(done.join(' '), logs, ...results);

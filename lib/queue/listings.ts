@@ -6,17 +6,31 @@ import type { Cluster, Redis } from 'ioredis';
 import { invalid, redisError, WorkQueueError } from '../errors.js';
 import type { JobInfo, ListState, PageOptions } from '../types/index.js';
 import { isPosInt } from '../util/checks.js';
-import { type QueueContext } from './context.js';
+import { checkGroupName } from '../options.js';
+import { type QueueContext, type ScriptArgs } from './context.js';
 import { bounded } from '../redis/bounded.js';
-import { parseMeta, str, type Raw, type Reply } from '../job/records.js';
+import { num, parseMeta, str, type Raw, type Reply } from '../job/records.js';
 import { jobView } from '../job/views.js';
+import { readManyChildCounts } from './flows/children.js';
+import { flushQuietly, type FlowDelivery } from './flows/delivery.js';
+import { detachFlows } from './flows/obliterate.js';
 
 /** Most entries one script call touches (drain, obliterate, retry all); getJobs' largest page. */
 export const PAGE = 1000;
-const STATES: readonly ListState[] = ['pending', 'delayed', 'leased', 'dead', 'completed'];
+const STATES: readonly ListState[] = [
+  'pending',
+  'delayed',
+  'leased',
+  'dead',
+  'waiting-children',
+  'completed',
+];
 
 export class Listings<T, R> {
-  constructor(private readonly ctx: QueueContext) {}
+  constructor(
+    private readonly ctx: QueueContext,
+    private readonly flows: FlowDelivery,
+  ) {}
 
   async getJobs(state: ListState, opts: PageOptions = {}): Promise<JobInfo<T, R>[]> {
     const o: PageOptions = typeof opts === 'object' && opts !== null ? opts : {};
@@ -29,10 +43,17 @@ export class Listings<T, R> {
       problems.push(`offset must be an integer >= 0, got ${JSON.stringify(offset)}`);
     if (!isPosInt(limit) || limit > PAGE)
       problems.push(`limit must be an integer 1..${PAGE}, got ${JSON.stringify(limit)}`);
+    if (o.group !== undefined) {
+      checkGroupName('group', o.group, problems);
+      if (state !== 'pending') problems.push(`group lists pending jobs only, not ${state}`);
+    }
     if (problems.length) throw invalid(problems, `${this.ctx.name}: getJobs refused`);
     // flat: seq, payload, meta, score, progress, added, started, holder
-    const r = (await this.ctx.run('list_jobs', [state, offset, limit], { buffers: true })) as Reply;
+    const args: ScriptArgs['list_jobs'] = [state, offset, limit];
+    if (o.group !== undefined) args.push(o.group);
+    const r = (await this.ctx.run('list_jobs', args, { buffers: true })) as Reply;
     const out: JobInfo<T, R>[] = [];
+    const parents: Array<[JobInfo<T, R>, string]> = [];
     for (let i = 0; i + 7 < r.length; i += 8) {
       const rawMeta = str(r[i + 2]);
       out.push(
@@ -48,7 +69,13 @@ export class Listings<T, R> {
           holder: r[i + 7]!,
         }),
       );
+      // A kept completed parent's children went when it ended: none left to count.
+      if (state !== 'completed' && rawMeta.includes('"W":')) parents.push([out.at(-1)!, str(r[i])]);
     }
+    // Flow parents: how far their children are.
+    const seqs = parents.map(([, seq]) => seq);
+    const counts = await readManyChildCounts(this.flows.runner, this.ctx.name, seqs);
+    parents.forEach(([info], j) => (info.children = counts[j]));
     return out;
   }
 
@@ -78,16 +105,25 @@ export class Listings<T, R> {
 
   async drain(delayed: boolean): Promise<number> {
     let total = 0;
+    let after = '';
     for (;;) {
-      // { removed, entries looked at }
-      const [removed, seen] = (await this.ctx.run('drain', [PAGE, delayed ? 1 : 0])) as number[];
-      total += removed!;
-      if (seen! < PAGE) return total;
+      // { removed, entries looked at, where to go on in the groups ('' = start again),
+      //   1 when flow jobs were removed }
+      const r = (await this.ctx.run('drain', [PAGE, delayed ? 1 : 0, after])) as Reply;
+      total += num(r[0]);
+      after = str(r[2]);
+      // Drained flow children: their parents learn it (docs/flows.md).
+      if (num(r[3]) > 0) await flushQuietly(this.flows, this.ctx, 'now');
+      if (num(r[1]) < PAGE && after === '') return total;
     }
   }
 
   async obliterate(force: boolean): Promise<void> {
     const o = this.ctx.options;
+    // Flow jobs end first, as if cancelled (docs/flows.md): only once obliterate may go on.
+    const live = ((await this.ctx.run('counts', [o.heartbeatTimeoutMs])) as number[])[13]!;
+    if (!force && live > 0) throw this.refused(live);
+    await detachFlows(this.flows, this.ctx.name);
     for (;;) {
       // { -1, live workers } refused, or { 0, elements removed }
       const [code, n] = (await this.ctx.run('obliterate', [
@@ -95,12 +131,7 @@ export class Listings<T, R> {
         o.heartbeatTimeoutMs,
         PAGE,
       ])) as number[];
-      if (code === -1) {
-        throw new WorkQueueError(
-          'BAD_STATE',
-          `queue ${this.ctx.name}: obliterate refused: ${n} live worker(s) (close them, or pass { force: true })`,
-        );
-      }
+      if (code === -1) throw this.refused(n!);
       if (n! < PAGE) break;
       force = true; // checked once, before anything was removed
     }
@@ -114,6 +145,13 @@ export class Listings<T, R> {
     } catch (e) {
       throw redisError(context, e);
     }
+  }
+
+  private refused(live: number): WorkQueueError {
+    return new WorkQueueError(
+      'BAD_STATE',
+      `queue ${this.ctx.name}: obliterate refused: ${live} live worker(s) (close them, or pass { force: true })`,
+    );
   }
 
   /** Delete the queue's keys left on one node, a SCAN page (of up to PAGE keys) per step. */

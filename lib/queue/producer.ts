@@ -5,7 +5,8 @@
  * Single adds group-commit: those of one tick go together, in up to two scripts in flight; adds
  * made while both are out wait and go together in the next (each caller gets its own result; a
  * script's error is all of theirs).
- * Calls whose jobs all are plain (no caller id, no schedule) go to the leaner add_plain.lua.
+ * Calls whose jobs all are plain (no caller id, no schedule, no group) go to the leaner
+ * add_plain.lua.
  */
 import { randomBytes } from 'node:crypto';
 import { invalid } from '../errors.js';
@@ -42,8 +43,12 @@ const result = (reply: Reply, i: number): AddResult => {
     : { id: str(reply[i]), added: flag === 1 };
 };
 
-/** A job add_plain.lua can add: no caller id, no schedule (nor dedupe window). */
-const isPlain = (v: AddValues): boolean => v[0] === '' && v[4] === '';
+/**
+ * A job add_plain.lua can add: no caller id, no schedule (nor dedupe window), no group (its meta
+ * JSON, written by prepareAdd, has a `"g":` key only then: a name's quotes are escaped).
+ */
+const isPlain = (v: AddValues): boolean =>
+  v[0] === '' && v[4] === '' && (v[2] === '' || !v[2].includes('"g":'));
 
 /** Whether `opts` sets nothing (the fast path of add; anything else is checked in full). */
 function noOptions(opts: AddOptions | undefined): boolean {

@@ -5,6 +5,7 @@
 import type {
   FlowState,
   CleanReport,
+  GroupInfo,
   DeadJob,
   JobInfo,
   Lease,
@@ -175,7 +176,47 @@ export class QueueAdmin<T = unknown, R = unknown> extends QueueHistory<T, R> {
     return this.flow.rateLimited(lease, ms);
   }
 
-  /** A page of jobs in `state`, in the order the queue takes them (docs/flow-control.md). */
+  // ---------------------------------------------------------------- groups (docs/groups.md)
+
+  /** Group `group` starts no job until `resumeGroup` (its running jobs finish; adds queue). */
+  pauseGroup(group: string): Promise<void> {
+    return this.groups.pause(group);
+  }
+
+  /** Let a paused group start jobs again. */
+  resumeGroup(group: string): Promise<void> {
+    return this.groups.resume(group);
+  }
+
+  /**
+   * At most `n` jobs of `group` leased at once (all workers, all processes), over the queue's
+   * `groups.concurrency`; null: back to that default.
+   */
+  setGroupConcurrency(group: string, n: number | null): Promise<void> {
+    return this.groups.setConcurrency(group, n);
+  }
+
+  /** At most `max` leases of `group` per `durationMs`, over `groups.limiter`; null: the default. */
+  setGroupRateLimit(group: string, limit: RateLimit | null): Promise<void> {
+    return this.groups.setRateLimit(group, limit);
+  }
+
+  /** A page of the groups with pending, running or paused state, by name. */
+  getGroups(opts: { offset?: number; limit?: number } = {}): Promise<GroupInfo[]> {
+    return this.groups.list(opts);
+  }
+
+  /** Remove a group's pending jobs, 1 000 per script call (leased and delayed ones stay). */
+  drainGroup(group: string): Promise<number> {
+    return this.groups.drain(group);
+  }
+
+  // ---------------------------------------------------------------- listings
+
+  /**
+   * A page of jobs in `state`, in the order the queue takes them (docs/flow-control.md); pending:
+   * the ungrouped jobs, then each group's by group name, or with `group` that group's only.
+   */
   getJobs(state: ListState, opts?: PageOptions): Promise<JobInfo<T, R>[]> {
     return this.listings.getJobs(state, opts);
   }

@@ -14,11 +14,14 @@ import { QueueContext } from './context.js';
 import { DeadLetters } from './dead-letters.js';
 import { Flow } from './flow-control.js';
 import { History } from './history.js';
+import { Groups } from './groups.js';
 import { Leases } from './leases.js';
 import { Listings } from './listings.js';
 import { Producer } from './producer.js';
 import { WorkerProtocol } from './worker-protocol.js';
 import { ResultWaiter } from './results.js';
+import { FlowDelivery } from './flows/delivery.js';
+import { FlowRunner } from './flows/runner.js';
 
 export class QueueBase<T = unknown, R = unknown> {
   readonly options: ResolvedQueueOptions;
@@ -32,9 +35,13 @@ export class QueueBase<T = unknown, R = unknown> {
   protected readonly workers: WorkerProtocol<T>;
   protected readonly schedules: Schedules<T>;
   protected readonly flow: Flow;
+  protected readonly groups: Groups;
   protected readonly listings: Listings<T, R>;
   protected readonly results: ResultWaiter<T, R>;
   protected readonly history: History<T>;
+  /** Flow notices and cancels of this queue's jobs, delivered to other queues (docs/flows.md). */
+  protected readonly flows: FlowDelivery;
+  protected readonly flowRunner: FlowRunner;
 
   constructor(
     readonly client: Redis | Cluster,
@@ -45,14 +52,17 @@ export class QueueBase<T = unknown, R = unknown> {
     this.options = this.ctx.options;
     this.keys = this.ctx.keys;
     this.cancelAcks = new CancelAcks(client, this.keys, this.options.commandTimeoutMs);
+    this.flowRunner = new FlowRunner(client, this.options, () => this.ctx.ready());
+    this.flows = new FlowDelivery(this.flowRunner);
     this.producer = new Producer(this.ctx);
     this.leases = new Leases(this.ctx);
     this.schedules = new Schedules<T>(this.ctx);
-    this.admin = new Admin(this.ctx, this.cancelAcks, this.schedules);
+    this.admin = new Admin(this.ctx, this.cancelAcks, this.flows, this.schedules);
     this.dead = new DeadLetters(this.ctx);
     this.workers = new WorkerProtocol(this.ctx);
     this.flow = new Flow(this.ctx);
-    this.listings = new Listings(this.ctx);
+    this.groups = new Groups(this.ctx, this.flows);
+    this.listings = new Listings(this.ctx, this.flows);
     this.results = new ResultWaiter(this.ctx, (id) => this.admin.getJob(id));
     this.history = new History<T>(this.ctx);
   }

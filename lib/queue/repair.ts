@@ -8,10 +8,12 @@ import type { RepairReport } from '../types/index.js';
 import { bounded } from '../redis/bounded.js';
 import type { QueueContext } from './context.js';
 import { str, type Raw } from '../job/records.js';
+import type { FlowDelivery } from './flows/delivery.js';
+import { repairFlows } from './flows/repair.js';
 
 const PAGE = 1000;
 
-export async function repair(ctx: QueueContext): Promise<RepairReport> {
+export async function repair(ctx: QueueContext, flows: FlowDelivery): Promise<RepairReport> {
   const raw = ctx.client;
   const t = ctx.options.commandTimeoutMs;
   const at = `queue ${ctx.name}: repair`;
@@ -43,8 +45,21 @@ export async function repair(ctx: QueueContext): Promise<RepairReport> {
   const places = new Map<string, number>();
   const mark = (id: string) => places.set(id, (places.get(id) ?? 0) + 1);
   const suspects = new Set<string>();
-  for (let p = 0; p <= 9; p++) await pages((a, b) => lrange(k.pending(p), a, b), mark);
-  for (const key of [k.delayed, k.leased, k.dead, k.key('completedJobs')])
+  const listed: string[] = [];
+  for (let p = 0; p <= 9; p++)
+    await pages(
+      (a, b) => lrange(k.pending(p), a, b),
+      (id) => (mark(id), listed.push(id)),
+    );
+  // Grouped pending jobs, the groups listed one by one (docs/groups.md).
+  const groups: string[] = [];
+  await pages(
+    (a, b) => zrange(k.key('groups'), a, b),
+    (g) => groups.push(g),
+  );
+  for (const g of groups) await pages((a, b) => zrange(k.groupPending(g), a, b), mark);
+  const waiting = k.key('waitingChildren');
+  for (const key of [k.delayed, k.leased, k.dead, waiting, k.key('completedJobs')])
     await pages((a, b) => zrange(key, a, b), mark);
   const withData = new Set<string>();
   const buckets: string[] = [];
@@ -85,6 +100,14 @@ export async function repair(ctx: QueueContext): Promise<RepairReport> {
     // it), or naming the kept completed job (trimmed with it).
     if (!id.startsWith('~') && !withData.has(id)) aliases.push([cid, id]);
   });
+  // A grouped job waits in its group, never in a pending list (its meta names its group).
+  for (let i = 0; i < listed.length; i += PAGE) {
+    const ids = listed.slice(i, i + PAGE);
+    const metas = await bounded(raw, t, at, () => raw.hmget(k.key('meta'), ...ids));
+    metas.forEach((m, j) => {
+      if (m?.includes('"g":')) suspects.add(ids[j]!);
+    });
+  }
   const fixes: string[] = [];
   let tombstones = 0;
   for (const id of suspects) {
@@ -97,5 +120,6 @@ export async function repair(ctx: QueueContext): Promise<RepairReport> {
     if ((await ctx.run('drop_caller_id', [cid, id])) === 1)
       fixes.push(`${cid}: caller id of a missing job`);
   }
+  fixes.push(...(await repairFlows(flows, ctx.name)));
   return { checked: suspects.size + aliases.length, fixes, tombstones };
 }

@@ -138,6 +138,7 @@ export class Schedules<T> {
     if (meta.p !== undefined) template.priority = meta.p;
     if (meta.m !== undefined) template.maxAttempts = meta.m;
     if (meta.b !== undefined) template.backoff = meta.b;
+    if (meta.g !== undefined) template.group = meta.g;
     if (rec.j && (JSON.parse(rec.j) as { w?: unknown }).w !== undefined) {
       template.skipIfRunning = true;
     }

@@ -27,6 +27,11 @@ import {
 } from './leases.js';
 
 import { QueueAdmin } from './queue-admin.js';
+import { errorMessage } from '../errors.js';
+import { decodeResults, readChildren } from './flows/children.js';
+
+/** Whether a lease is of a flow child (its parent awaits its end). */
+const isChild = (lease: Lease): boolean => (lease as Partial<LeasedJob>).parent !== undefined;
 
 export class WorkQueue<T = unknown, R = unknown> extends QueueAdmin<T, R> {
   // ---------------------------------------------------------------- producing
@@ -82,9 +87,13 @@ export class WorkQueue<T = unknown, R = unknown> extends QueueAdmin<T, R> {
     return this.leases.leaseBatch(opts);
   }
 
-  /** Complete one job. True exactly once per job; false when it no longer exists. */
+  /**
+   * Complete one job. True exactly once per job; false when it no longer exists. A flow child's
+   * result reaches its parent before this resolves (else clean() delivers it: docs/flows.md).
+   */
   async complete(lease: Lease, result?: R): Promise<boolean> {
     const { completed } = await this.leases.completeAndLease([{ lease, result }]);
+    if (completed[0] && isChild(lease)) await this.deliverFlowNotices([lease.seq]);
     return completed[0]!;
   }
 
@@ -108,20 +117,22 @@ export class WorkQueue<T = unknown, R = unknown> extends QueueAdmin<T, R> {
    * Resolves 'lost' when the caller no longer holds the lease (nothing changed).
    */
   async fail(lease: Lease, error: unknown, opts: FailOptions = {}): Promise<FailOutcome> {
-    return (await this.leases.fail(lease, error, opts)).outcome;
+    return this.ended(lease, (await this.leases.fail(lease, error, opts)).outcome);
   }
 
   /**
    * `fail`, with the attempt's log lines, resolving when it was recorded (Redis time).
    * @internal The Worker's private protocol (not in the published typings).
    */
-  failAttempt(
+  async failAttempt(
     lease: Lease,
     error: unknown,
     opts: FailOptions,
     logs?: LogBatch,
   ): Promise<FailRecord> {
-    return this.leases.fail(lease, error, opts, logs);
+    const rec = await this.leases.fail(lease, error, opts, logs);
+    await this.ended(lease, rec.outcome);
+    return rec;
   }
 
   /**
@@ -154,8 +165,60 @@ export class WorkQueue<T = unknown, R = unknown> extends QueueAdmin<T, R> {
   }
 
   /** Dead-letter a leased job at once with a reason (undecodable payload, no handler, ...). */
-  deadLetter(lease: Lease, reason: string): Promise<FailOutcome> {
-    return this.leases.deadLetter(lease, reason);
+  async deadLetter(lease: Lease, reason: string): Promise<FailOutcome> {
+    return this.ended(lease, await this.leases.deadLetter(lease, reason));
+  }
+
+  /** A dead flow child: its parent learns it now (else clean() tells it: docs/flows.md). */
+  private async ended(lease: Lease, outcome: FailOutcome): Promise<FailOutcome> {
+    if (outcome === 'dead' && isChild(lease)) await this.deliverFlowNotices([lease.seq]);
+    return outcome;
+  }
+
+  // ---------------------------------------------------------------- flows
+
+  /**
+   * The results of flow parent `id`'s completed children, by child key `<queue>:<id>` (kept
+   * until the parent ends). NOT_FOUND when no job has this id.
+   */
+  async getChildrenResults<C = unknown>(id: string): Promise<Record<string, C>> {
+    return decodeResults(await this.children(id, 'r')) as Record<string, C>;
+  }
+
+  /** The errors of flow parent `id`'s failed children (not the one that failed it), by child key. */
+  getChildrenFailures(id: string): Promise<Record<string, string>> {
+    return this.children(id, 'f');
+  }
+
+  private async children(id: string, kind: 'r' | 'f'): Promise<Record<string, string>> {
+    this.ctx.checkId(id);
+    const flat = (await this.ctx.run('flow_children', [id, kind])) as string[];
+    const out: Record<string, string> = {};
+    for (let i = 0; i + 1 < flat.length; i += 2) out[flat[i]!] = flat[i + 1]!;
+    return out;
+  }
+
+  /**
+   * Deliver the notices flow children `seqs` wrote when they ended (docs/internals/flows.md);
+   * failures are logged and left for clean().
+   * @internal The Worker's private protocol (not in the published typings).
+   */
+  async deliverFlowNotices(seqs: readonly string[]): Promise<void> {
+    try {
+      await this.flows.deliver(this.name, seqs);
+    } catch (e) {
+      this.options.logger?.warn(
+        `queue ${this.name}: flow notices left for clean() to deliver: ${errorMessage(e)}`,
+      );
+    }
+  }
+
+  /**
+   * What the children of parent `seq` (a job of this queue) left it.
+   * @internal The Worker's private protocol (not in the published typings).
+   */
+  childrenOf(seq: string, kind: 'results' | 'failures'): Promise<Record<string, unknown>> {
+    return readChildren(this.flowRunner, this.name, seq, kind);
   }
 
   /** Give jobs back to the FRONT of their priority without counting an attempt. */

@@ -5,6 +5,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { WorkQueueError } from '../errors.js';
 import { within } from '../util/timeout.js';
+import { sentinelLabel, sentinelTrouble, watchSentinels } from './connection.js';
 
 type Client = Redis | Cluster;
 
@@ -13,6 +14,8 @@ interface ErrorWatch {
   waiting: number;
   last?: string;
   listener(e: unknown): void;
+  /** A Sentinel client: what each sentinel said. */
+  sentinels?: ReturnType<typeof watchSentinels>;
 }
 const errorWatches = new WeakMap<Client, ErrorWatch>();
 
@@ -32,18 +35,24 @@ function watchErrors(client: Client): ErrorWatch {
   if (w.waiting++ === 0) {
     w.last = undefined;
     client.on('error', w.listener);
+    if (sentinelLabel(client)) w.sentinels = watchSentinels(client);
   }
   return w;
 }
 
 function unwatchErrors(client: Client, w: ErrorWatch): void {
-  if (--w.waiting === 0) client.off('error', w.listener);
+  if (--w.waiting === 0) {
+    client.off('error', w.listener);
+    w.sentinels?.stop();
+    w.sentinels = undefined;
+  }
 }
 
 /**
  * Run `send` against `client`, answered within `timeoutMs`: no reply by then (Redis down,
  * reconnecting, or not answering) → `REDIS_UNAVAILABLE` naming the client's last connection
- * error. The command is sent at once, so the client's own retry options (e.g. a small
+ * error (for a Sentinel client: the master's name, the sentinels and what each said). The
+ * command is sent at once, so the client's own retry options (e.g. a small
  * `maxRetriesPerRequest`) can fail it sooner; a command that timed out here may still run if
  * the client sends it once the connection is back — the message says so.
  */
@@ -65,7 +74,9 @@ export async function bounded<X>(
     );
     if (answer === undefined) {
       call.catch(() => undefined); // a late failure is not unhandled
-      const why = watch?.last ? `: ${watch.last}` : '';
+      const sentinel = sentinelTrouble(client, watch?.sentinels?.reasons() ?? '', watch?.last);
+      const last = sentinel ?? watch?.last;
+      const why = last ? `: ${last}` : '';
       throw new WorkQueueError(
         'REDIS_UNAVAILABLE',
         `${context}: no reply from Redis within ${timeoutMs} ms (connection ${client.status}; the command may still run if it reconnects)${why}`,

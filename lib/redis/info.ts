@@ -1,6 +1,7 @@
 /** What the queue needs to know of the Redis it runs on: version and eviction policy, from INFO. */
 import type { Cluster, Redis } from 'ioredis';
 import { bounded } from './bounded.js';
+import { sentinelWarning } from './connection.js';
 import { redisError, WorkQueueError } from '../errors.js';
 import type { QueueLogger } from '../types/index.js';
 
@@ -58,7 +59,10 @@ export function summarize(all: readonly RedisInfo[]): RedisInfo {
   return { version: lowest.version, maxmemoryPolicy: (risky ?? lowest).maxmemoryPolicy };
 }
 
-/** Refuse Redis < 6.2; warn when eviction can drop queue keys. Bounded by `timeoutMs`. */
+/**
+ * Refuse Redis < 6.2; warn when eviction can drop queue keys, or when a Sentinel client will not
+ * follow a failover at once. Bounded by `timeoutMs`.
+ */
 export async function checkRedis(
   c: Redis | Cluster,
   what: string,
@@ -86,4 +90,6 @@ export async function checkRedis(
       break;
     }
   }
+  const sentinel = sentinelWarning(c, what);
+  if (sentinel) logger?.warn(sentinel);
 }

@@ -51,6 +51,7 @@ const SPEC_KEYS = new Set(['every', 'cron', 'tz', 'startAt', 'endAt', 'limit', '
 SPEC_KEYS.add('missedAfterMs');
 const TEMPLATE_KEYS = new Set(['data', 'name', 'priority', 'maxAttempts', 'backoff']);
 TEMPLATE_KEYS.add('skipIfRunning');
+TEMPLATE_KEYS.add('group');
 
 const crons = new Map<string, Cron>();
 /** A parsed cron expression (cached; throws on a bad expression or time zone). */
@@ -198,14 +199,14 @@ export function prepareSchedule(
   let skip = false;
   if (typeof template !== 'object' || template === null) {
     list.push(
-      'template must be an object { data, name?, priority?, maxAttempts?, backoff?, skipIfRunning? }',
+      'template must be an object { data, name?, priority?, maxAttempts?, backoff?, skipIfRunning?, group? }',
     );
   } else {
     for (const k of Object.keys(template)) {
       if (!TEMPLATE_KEYS.has(k)) list.push(`template: unknown key ${JSON.stringify(k)}`);
     }
     if (!('data' in template)) list.push('template.data is missing');
-    const { name, priority, maxAttempts, backoff, skipIfRunning } = template;
+    const { name, priority, maxAttempts, backoff, skipIfRunning, group } = template;
     if (skipIfRunning !== undefined && typeof skipIfRunning !== 'boolean') {
       list.push('template: skipIfRunning must be a boolean');
     }
@@ -213,7 +214,7 @@ export function prepareSchedule(
     values = prepareAdd(
       o,
       template.data,
-      { name, priority, maxAttempts, backoff },
+      { name, priority, maxAttempts, backoff, group },
       'template: ',
       problems,
     );

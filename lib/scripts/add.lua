@@ -1,6 +1,7 @@
 -- add: store and enqueue a batch of jobs (add_plain.lua: the same for jobs without caller ids
 -- or schedules).
---! keys: seqCounter tokenCounter data dataBuckets meta callerIds delayed leased leaseHolders dead progress keptCallerIds wake parked addCallRecords flowControl rateLog eventLog addedTimes jobLogs pending*
+--! keys: groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending addedTimes jobLogs
+--! keys: seqCounter tokenCounter data dataBuckets meta callerIds delayed leased leaseHolders dead progress keptCallerIds wake parked addCallRecords flowControl rateLog eventLog waitingChildren flowParent pending*
 --! argv: priorities handoff_lease_ms count call record_ttl_ms ack_count acked_calls*ack_count
 --! argv: jobs(caller_id payload meta priority schedule)*count
 -- priorities: the priorities used (digits: the pending lists passed, in that order);
@@ -94,10 +95,13 @@ if fresh > 0 then
   base = rcall('INCRBY', K_SEQ_COUNTER, fresh) - fresh
   now = now or now_ms() -- the added time of the new jobs
 end
--- Whether the next job to run now may be handed off (decided once, used once).
+-- Grouped jobs to place (group_pend).
+local gpend = {}
+-- Whether a job to run now (of group g, or nil) may be handed off: decided once, used once (a
+-- job of a group that cannot start one now leaves it to the next).
 local can_hand = nil
 local hand_rate_ms = false
-local function hand_off_now()
+local function hand_off_now(g)
   if can_hand == nil then
     can_hand = false
     if hand_ms > 0 then
@@ -106,7 +110,10 @@ local function hand_off_now()
         now, can_hand, hand_rate_ms = t, true, rate_ms
       end
     end
-    return can_hand
+  end
+  if can_hand and (not g or group_may_hand(g, gpend, now)) then
+    can_hand = false
+    return true
   end
   return false
 end
@@ -118,6 +125,8 @@ local meta_args = {}
 local pending = {}
 local delayed = {}
 local delayed_ids = {} -- public ids of the delayed jobs (events)
+local delayed_raws = {} -- and their meta (a grouped job's event carries its group)
+local any_group = false
 local k = 0
 local flags = {}
 -- Write what the loop gathered (called again before a replace looks at a job of this call).
@@ -133,7 +142,10 @@ local function flush()
     meta_args = {}
   end
   if hand then
-    hand_off(hand[1], hand[2], hand[3], hand[4], now, hand_ms, hand_rate_ms)
+    local token = hand_off(hand[1], hand[2], hand[3], hand[4], now, hand_ms, hand_rate_ms)
+    if hand[5] then
+      group_handed(hand[5], token, now)
+    end
     hand = nil
   end
   if #delayed > 0 then
@@ -142,6 +154,10 @@ local function flush()
   end
   local placed = push_pending(pending)
   pending = {}
+  if #gpend > 0 and group_push(gpend, now) then
+    placed = true
+  end
+  gpend = {}
   if placed and not any then
     any = true
     wake()
@@ -150,7 +166,7 @@ end
 -- The waiting job n of caller id cid goes, for a replacing add: true when it did.
 local function unplace(seq)
   flush()
-  if rcall('ZSCORE', K_LEASED, seq) or rcall('ZSCORE', K_DEAD, seq) or not data_has(seq) then
+  if rcall('ZSCORE', K_LEASED, seq) or rcall('ZSCORE', K_DEAD, seq) or not data_has(seq) or flow_held(seq) then
     return false
   end
   destroy(seq, {})
@@ -191,6 +207,8 @@ for j = 0, count - 1 do
       meta_args[#meta_args + 1] = seq
       meta_args[#meta_args + 1] = meta
     end
+    local g = meta_group(meta)
+    any_group = any_group or g ~= nil
     local due = nil
     local kind = string.sub(sched, 1, 1)
     if kind ~= '' and not now then
@@ -205,8 +223,11 @@ for j = 0, count - 1 do
       delayed[#delayed + 1] = due
       delayed[#delayed + 1] = seq
       delayed_ids[#delayed_ids + 1] = cid ~= '' and cid or seq
-    elseif hand_off_now() then
-      hand = { seq, payload, meta, prio }
+      delayed_raws[#delayed_ids] = meta
+    elseif hand_off_now(g) then
+      hand = { seq, payload, meta, prio, g }
+    elseif g then
+      group_pend(gpend, g, prio, seq)
     else
       pend(pending, prio, seq)
     end
@@ -220,14 +241,15 @@ for j = 0, count - 1 do
 end
 flush()
 if EV_CAP > 0 and fresh > 0 then
-  local added = {}
+  local added, raws = {}, {}
   for i = 1, #out, 2 do
     if out[i + 1] == 1 then
       added[#added + 1] = out[i]
+      raws[#added] = ARGV[first + (i - 1) / 2 * 5 + 2]
     end
   end
-  emit_jobs('added', added, false)
-  emit_jobs('delayed', delayed_ids, false)
+  emit_jobs('added', added, any_group and raws)
+  emit_jobs('delayed', delayed_ids, any_group and delayed_raws)
 end
 if call ~= '' then
   add_record(call, base, table.concat(flags))

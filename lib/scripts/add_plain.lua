@@ -1,5 +1,5 @@
--- add_plain: store and enqueue a batch of plain jobs, those with neither a caller id nor a
--- schedule (the common add, with fewer keys and commands; add.lua does every other add).
+-- add_plain: store and enqueue a batch of plain jobs, those with neither a caller id, a schedule
+-- nor a group (the common add, with fewer keys and commands; add.lua does every other add).
 --! keys: seqCounter tokenCounter data dataBuckets meta wake parked leased leaseHolders flowControl rateLog addCallRecords eventLog addedTimes pending*
 --! argv: priorities handoff_lease_ms count call record_ttl_ms ack_count acked_calls*ack_count
 --! argv: jobs(payload meta priority)*count

@@ -30,6 +30,12 @@ export type KeySlot = ScriptKeyName | 'pending*';
 export interface AssembledScript {
   readonly name: string;
   readonly keys: readonly KeySlot[];
+  /**
+   * `--! keys: per-queue …`: the keys are those of one queue, passed once per queue the call
+   * names (a flow on one Redis writes several queues in one script); `use_queue(q)` binds
+   * queue q's (1-based; the first is bound at start). Called with numkeys first.
+   */
+  readonly perQueue: boolean;
   readonly lua: string;
 }
 
@@ -41,13 +47,18 @@ const LIBRARY_ORDER = [
   'events',
   'history',
   'ids',
+  'groups',
+  'flows',
   'placement',
   'schedules',
   'handoff',
   'reclaim',
   'flow_control',
   'adding',
+  'group_adding',
+  'group_leasing',
   'leasing',
+  'flow_parents',
   'completed',
 ];
 
@@ -121,9 +132,16 @@ function reached(body: string): Chunk[] {
   return all.filter((c) => used.has(c));
 }
 
+/** The word that opens the keys of a script called with the keys of several queues. */
+const PER_QUEUE = 'per-queue';
+
 /** The keys of a script's header, checked against the table. */
 function declaredKeys(name: string, header: ScriptHeader): KeySlot[] {
-  const keys = header.keys as KeySlot[];
+  const keys = header.keys.filter((k) => k !== PER_QUEUE) as KeySlot[];
+  if (header.keys.indexOf(PER_QUEUE) > 0) throw new Error(`${name}.lua: ${PER_QUEUE} comes first`);
+  if (header.keys[0] === PER_QUEUE && keys.includes('pending*')) {
+    throw new Error(`${name}.lua: pending* cannot be ${PER_QUEUE}`);
+  }
   for (const k of keys) {
     if (k === 'pending*') continue;
     if (!(k in KEY_TABLE)) throw new Error(`${name}.lua: unknown key ${k}`);
@@ -174,6 +192,7 @@ function prelude(
   header: ScriptHeader,
   keys: readonly KeySlot[],
   codes: readonly string[],
+  perQueue: boolean,
 ): string {
   const doc: string[] = [`-- ${name}.lua, assembled by lib/scripts/assemble.ts. KEYS:`];
   const bind: string[] = ['local rcall = redis.call'];
@@ -191,8 +210,18 @@ function prelude(
     bind.push(`local DATA_SPAN = ${DATA_SPAN}`);
   for (const c of codes) bind.push(`local ${c} = ${ERROR_CODES.get(c)}`);
   let i = 1;
+  // Per-queue scripts: (re)bind queue q's keys with use_queue(q).
+  const rebind: string[] = [];
+  if (perQueue)
+    doc.push('--   (once per queue the call names, in order; use_queue(q) binds queue q)');
   for (const k of keys) {
-    if (k === 'pending') {
+    if (k === 'pending' && perQueue) {
+      doc.push(`--   [${i}..${i + 9}] ${KEY_TABLE.pending.doc}`);
+      bind.push(`local PENDING_AT = ${i}`);
+      bind.push(`local function pending_key(p)\n  return KEYS[p + PENDING_AT]\nend`);
+      rebind.push(`  PENDING_AT = o + ${i}`);
+      i += 10;
+    } else if (k === 'pending') {
       doc.push(`--   [${i}..${i + 9}] ${KEY_TABLE.pending.doc}`);
       bind.push(`local function pending_key(p)\n  return KEYS[p + ${i}]\nend`);
       i += 10;
@@ -205,8 +234,14 @@ function prelude(
     } else {
       doc.push(`--   [${i}] ${luaName(k)}: ${KEY_TABLE[k].doc}`);
       bind.push(`local ${luaName(k)} = KEYS[${i}]`);
+      rebind.push(`  ${luaName(k)} = KEYS[o + ${i}]`);
       i += 1;
     }
+  }
+  if (perQueue) {
+    bind.push(
+      `local function use_queue(q)\n  local o = (q - 1) * ${i - 1}\n${rebind.join('\n')}\nend`,
+    );
   }
   return [...doc, ...argv, ...bind].join('\n');
 }
@@ -215,6 +250,7 @@ function prelude(
 export function assembleSource(name: string, body: string): AssembledScript {
   const header = parseHeader(name, body);
   const keys = declaredKeys(name, header);
+  const perQueue = header.keys[0] === PER_QUEUE;
   const lib = reached(body);
   const all = code([...lib.map((c) => c.text), body].join('\n'));
   const used = new Set(all.match(/\bK_[A-Z_]+\b/g));
@@ -232,14 +268,15 @@ export function assembleSource(name: string, body: string): AssembledScript {
   ];
   const pending = keys.some((k) => k.startsWith('pending'));
   if (/\bpending_key\b/.test(all) !== pending) problems.push('pending keys: declared iff used');
+  if (/\buse_queue\b/.test(all) !== perQueue) problems.push(`${PER_QUEUE}: declared iff used`);
   if (problems.length) throw new Error(`${name}.lua: ${problems.join('; ')}`);
   const lua = [
-    prelude(name, header, keys, codes),
+    prelude(name, header, keys, codes, perQueue),
     ...lib.map((c) => c.text),
     `-- ${name}.lua`,
     body,
   ].join('\n\n');
-  return { name, keys, lua };
+  return { name, keys, perQueue, lua };
 }
 
 const assembled = new Map<ScriptName, AssembledScript>();
@@ -260,6 +297,19 @@ export function unusedLibraryDefinitions(): string[] {
   return libraryChunks()
     .filter((c) => !used.has(c))
     .flatMap((c) => c.names);
+}
+
+/**
+ * The KEYS of a per-queue script (`perQueue`) for the queues `queues`, in order: numkeys, then
+ * each queue's keys; then the event log's cap when it logs events (its first ARGV).
+ */
+export function perQueueKeys(
+  s: AssembledScript,
+  queues: readonly QueueKeys[],
+  eventCap: number,
+): Array<string | number> {
+  const keys = queues.flatMap((q) => scriptKeys(s, q));
+  return s.keys.includes('eventLog') ? [keys.length, ...keys, eventCap] : [keys.length, ...keys];
 }
 
 /** The KEYS of a script for one queue (and worker or producer session, where it has such keys). */

@@ -2,11 +2,13 @@
 -- ('c:<seq>:<token>:<holder>:<ack_id>'), and acknowledges (lib/worker) once it will never start
 -- the job; the canceller waits for that acknowledgement so that no handler starts after cancel
 -- resolved.
---! keys: data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake progress noticeChannel heartbeatRecord addedTimes jobLogs completedJobs eventLog
+--! keys: data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake progress noticeChannel heartbeatRecord eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels addedTimes jobLogs completedJobs
+--! keys: groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: id ack_id heartbeat_timeout_ms
 -- id: the job's public id; ack_id: names the holder's acknowledgement (lib/queue/cancel-acks.ts).
 -- Returns: 0 no such job, 1 cancelled, 2 cancelled and a live holder was told (wait for its
---   acknowledgement).
+--   acknowledgement); plus 10 when it was a flow job (its notice or its children's cancels
+--   wait for delivery: lib/scripts/lib/flows.lua).
 local seq = resolve(ARGV[1])
 if not seq then
   return 0
@@ -29,9 +31,11 @@ if lease then
   end
   rcall('PUBLISH', K_NOTICE_CHANNEL, 'c:' .. seq .. ':' .. (token or '') .. ':' .. (holder or '') .. ':' .. ARGV[2])
 end
-destroy(seq, decode_meta(rcall('HGET', K_META, seq)))
-emit('cancelled', ARGV[1])
+local meta = decode_meta(rcall('HGET', K_META, seq))
+flow_job_ended(seq, meta, 'x', 'cancelled', nil)
+destroy(seq, meta)
+emit('cancelled', ARGV[1], ev_group(meta))
 if wait then
-  return 2
+  return 2 + flow_wrote()
 end
-return 1
+return 1 + flow_wrote()

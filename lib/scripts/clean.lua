@@ -4,12 +4,14 @@
 -- heartbeat lapsed (reclaimed one by one with reclaim_worker) and schedules due for their next
 -- ticks (made one by one with schedule_make_ticks: cron times come from the client).
 -- Cost is proportional to the work found: every step reads only due/expired entries.
---! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake results resultExpiries progress heartbeatRecord keptCallerIds schedulesDue scheduleLatestJobs addedTimes jobLogs metrics completedInfo completedJobs eventLog
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake results resultExpiries progress heartbeatRecord keptCallerIds schedulesDue scheduleLatestJobs eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels flowRechecks flowReserved addedTimes jobLogs metrics completedInfo completedJobs
+--! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: limit max_lease_expiries max_dead heartbeat_timeout_ms keep_count keep_age_ms
 -- limit: the most entries each step takes; keep_count, keep_age_ms: keepCompleted (0: none are
 -- kept, every kept job goes).
--- Returns: { promoted, reclaimed, dead-lettered, results dropped, caller ids freed, Redis now,
---   kept completed jobs trimmed, count s of schedules due, s schedule ids, then dead worker ids }.
+-- Returns: { promoted, reclaimed, dead-lettered, results dropped, caller ids freed, 1 when flow
+--   work is left (flow_due.lua then takes it), Redis now, kept completed jobs trimmed, count s of
+--   schedules due, s schedule ids, then dead worker ids }.
 local limit, max_exp, max_dead, hb_timeout =
   tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local now = now_ms()
@@ -62,7 +64,7 @@ rcall_each('ZREM', K_KEPT_CALLER_IDS, freed)
 local trimmed = trim_completed(now, tonumber(ARGV[5]), tonumber(ARGV[6]), limit)
 metrics_flush(now)
 local due = rcall('ZRANGEBYSCORE', K_SCHEDULES_DUE, '-inf', now, 'LIMIT', 0, 100)
-local out = { promoted, reclaimed, dead, #old, freed_ids, now, trimmed, #due }
+local out = { promoted, reclaimed, dead, #old, freed_ids, flow_work_left(), now, trimmed, #due }
 for _, sid in ipairs(due) do
   out[#out + 1] = sid
 end

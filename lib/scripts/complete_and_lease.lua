@@ -1,6 +1,7 @@
 -- complete_and_lease: adopt hand-offs, complete a batch of jobs, then (optionally) lease more,
 -- in one call: the Worker's round trip (lease.lua serves only the manual lease()).
---! keys: pending tokenCounter data dataBuckets meta callerIds delayed leased leaseHolders dead wake results resultExpiries progress noticeChannel parked keptCallerIds workerLeases workerHandoffs scheduleLatestJobs flowControl rateLog addedTimes jobLogs completedJobs metrics completedInfo eventLog
+--! keys: pending tokenCounter data dataBuckets meta callerIds delayed leased leaseHolders dead wake results resultExpiries progress noticeChannel parked keptCallerIds workerLeases workerHandoffs scheduleLatestJobs flowControl rateLog eventLog waitingChildren flowParent flowOutbox flowOutboxAt addedTimes jobLogs completedJobs metrics completedInfo
+--! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: worker_id result_ttl_ms dedupe_window_ms lease_count lease_ms park_ms sweep
 --! argv: keep_count keep_age_ms max_log_lines adopt_count complete_count
 --! argv: adopt_tokens*adopt_count completions logs results...
@@ -11,7 +12,8 @@
 -- tokens of the hand-offs it takes over; completions: the completed jobs in ONE argument, 'seq
 -- token seq token ...' (far cheaper for the client to send than two arguments per job); logs:
 -- their log lines (logs_apply, lib/scripts/lib/history.lua), '' = none; results: per completed
--- job its result ('' = none), sent when results are stored, or kept and any job has one.
+-- job its result ('' = none), sent when results are stored, or kept and any job has one, or
+-- some job of the batch is a flow child (its result goes to its parent: lib/scripts/lib/flows.lua).
 -- Adopting comes first (docs/internals/hand-off.md, step 4): the worker takes over the jobs
 -- handed off to it that it received, so a complete of such a job in the same call is its own.
 -- The sweep empties its hand-off list: plain wake-ups and hand-offs cancelled or taken back
@@ -74,6 +76,7 @@ if count > 0 then
   metas = hmget(K_META, seqs)
 end
 local mine, mine_metas = {}, {}
+local ended = {} -- groups of the jobs completed by their holder
 local results = {}
 local done = {}
 local done_seqs = {}
@@ -90,11 +93,16 @@ for j = 1, count do
     mine[#mine + 1] = seq
     mine_metas[#mine] = metas[j]
     ok = 1
-    if metas[j] then
+    -- Meta decoded only for a caller id (the hot path); the group is read without decoding.
+    if metas[j] and string.find(metas[j], '"i":', 1, true) then
       meta = decode_meta(metas[j])
       if meta.i then
         keep_taken(meta.i, seq, now, window, meta.t == 1, keeping)
       end
+    end
+    local g = metas[j] and meta_group(metas[j])
+    if g then
+      ended[#ended + 1] = g
     end
   elseif data_has(seq) and not is_kept(seq) then
     meta = decode_meta(metas[j])
@@ -122,6 +130,9 @@ for j = 1, count do
     results[#results + 1] = ARGV[o + 2 + j]
   end
   done[j] = ok
+  if ok == 1 and metas[j] and string.find(metas[j], '"[PW]":') then
+    flow_completed(seq, metas[j], ARGV[o + 2 + j], now)
+  end
   if ok == 1 then
     done_seqs[seq] = true
     completed[#completed + 1] = seq
@@ -150,6 +161,7 @@ end
 if wid ~= '0' and count > 0 then
   rcall_each('SREM', K_WORKER_LEASES, seqs)
 end
+group_runs_ended(ended, now)
 if keeping then
   -- At least what this call pushed over the bound, and some of what aged.
   trim_completed(now, keep_count, keep_age, TRIM_LIMIT + #completed)

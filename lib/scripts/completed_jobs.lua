@@ -1,12 +1,14 @@
 -- completed_jobs: the kept completed jobs (keepCompleted, lib/scripts/lib/completed.lua): purge
 -- one or a page, or run one again.
 --! keys: pending seqCounter data dataBuckets meta callerIds completedJobs completedInfo progress addedTimes jobLogs wake eventLog
+--! keys: groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: action:purge id | action:purgeall limit | action:rerun id
 -- purge    -> 1 purged, 0 not a kept completed job (id: public id)
 -- purgeall -> number purged, oldest first (call until fewer than limit)
 -- rerun    -> the public id of a new incarnation of the kept job: its payload, name, priority,
---             max attempts, backoff and trace context, added now, pending at the back of its
---             list (the kept job stays kept); 0 not a kept completed job; E_BAD_STATE when the id
+--             max attempts, backoff, trace context and group, added now, pending at the back
+--             of its list or group (the kept job stays kept); a job of a flow runs again as a
+--             plain job: no parent, no children (docs/history.md); 0 not a kept completed job; E_BAD_STATE when the id
 --             or its caller id names a live job (a newer incarnation runs or waits).
 --             A caller id goes to the new job even within its dedupe window.
 local action = ARGV[1]
@@ -30,7 +32,7 @@ if meta.i and rcall('HGET', K_CALLER_IDS, meta.i) and not taken_until(rcall('HGE
   return E_BAD_STATE
 end
 local fresh = {}
-for _, f in ipairs({ 'i', 'n', 'p', 'm', 'b', 'c' }) do
+for _, f in ipairs({ 'i', 'n', 'p', 'm', 'b', 'c', 'g' }) do
   fresh[f] = meta[f]
 end
 local new = int(rcall('INCR', K_SEQ_COUNTER))
@@ -42,5 +44,5 @@ if fresh.i then
 end
 requeue(new, fresh, false)
 wake()
-emit('added', fresh.i or new)
+emit('added', fresh.i or new, ev_group(fresh))
 return fresh.i or new

@@ -1,5 +1,6 @@
 -- dead_letters: the dead-letter set. List a page, requeue one, or purge one / a batch.
---! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress addedTimes jobLogs completedJobs
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress waitingChildren flowParent addedTimes jobLogs completedJobs
+--! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: action:list offset limit | action:retry id | action:purge id
 --! argv: | action:purgeall limit | action:retryall limit
 -- list     -> flat: seq, payload, meta, died ms, added ms, started ms (0: not known), oldest first

@@ -30,7 +30,7 @@ export function defineScripts(client: Redis | Cluster): ScriptClient {
     for (const name of SCRIPT_NAMES) {
       const s = script(name);
       // A script with a variable number of keys (add) takes numkeys first in its arguments.
-      const variable = s.keys.includes('pending*');
+      const variable = s.keys.includes('pending*') || s.perQueue;
       client.defineCommand(`wq_${name}`, {
         numberOfKeys: variable
           ? undefined

@@ -1,5 +1,6 @@
 -- fail: count a failed attempt of a leased job; retry it after a delay or dead-letter it.
---! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress workerLeases addedTimes jobLogs metrics eventLog
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress workerLeases eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels addedTimes jobLogs metrics
+--! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: seq token worker_id error mode:retry|dead retry_delay_ms default_max_attempts max_dead
 --! argv: reason max_log_lines logs
 -- error: the error message; reason: the dead-letter reason when mode is dead ('' = the error);
@@ -26,8 +27,11 @@ rcall('HDEL', K_LEASE_HOLDERS, seq)
 if wid ~= '0' then
   rcall('SREM', K_WORKER_LEASES, seq)
 end
+if meta.g then
+  group_run_ended(meta.g, now)
+end
 local retried = not (mode == 'dead' or meta.a >= (meta.m or max_default))
-emit('failed', meta.i or seq, 'a', meta.a, 'r', retried and '1' or '0', 'err', string.sub(err, 1, 500), attempt_fields(seq, wid))
+emit('failed', meta.i or seq, 'a', meta.a, 'r', retried and '1' or '0', 'err', string.sub(err, 1, 500), attempt_fields(seq, wid, meta))
 if not retried then
   local reason = ARGV[9]
   if reason == '' then

@@ -1,10 +1,12 @@
 -- get_job: the state of one job, by public id.
---! keys: data meta callerIds delayed leased leaseHolders dead results progress completedJobs completedInfo addedTimes
+--! keys: data meta callerIds delayed leased dead results progress waitingChildren leaseHolders completedJobs completedInfo addedTimes
 --! argv: id
--- Returns: { state, seq, payload, meta, score (due / deadline / died / finished ms, or ''),
---   progress, added ms, started ms (0: not known), holder (leased: '<token>:<worker id>';
---   completed and kept: its info, '<worker id>:<attempts made>[:<result>]'; else '') }
---   with state one of pending | delayed | leased | dead | completed | unknown;
+-- Returns: { state, seq, payload, meta, score (due / deadline / died / waiting since /
+--   finished ms, or ''), progress, added ms, started ms (0: not known), holder (leased:
+--   '<token>:<worker id>'; completed and kept: its info, '<worker id>:<attempts made>[:<result>]';
+--   else '') }
+--   with state one of pending | delayed | leased | dead | waiting-children (a flow parent) |
+--   completed | unknown;
 --   for a completed job that is not kept, payload is the stored result ('' when none is stored:
 --   a caller id within its dedupe window) and score is 1 when a result is stored.
 local id = ARGV[1]
@@ -60,6 +62,12 @@ else
     if s then
       state, score = 'dead', s
     end
+  end
+end
+if state == 'pending' then
+  s = rcall('ZSCORE', K_WAITING_CHILDREN, seq)
+  if s then
+    state, score = 'waiting-children', s
   end
 end
 return { state, seq, data, meta, score, prog, added[1], started[1], holder }

@@ -2,6 +2,7 @@
 -- set shrinks by a page per call; DEL only once it is small). The caller calls again until a
 -- call removes fewer than `limit`, then deletes the per-worker and per-producer keys (SCAN).
 --! keys: pending seqCounter tokenCounter data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake results resultExpiries progress workerIdCounter parked heartbeatRecord keptCallerIds flowControl rateLog completedJobs completedInfo workerInfo addedTimes
+--! keys: groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: force heartbeat_timeout_ms limit
 -- force: 1 = even with live workers.
 -- Returns: { -1, live workers } when refused, else { 0, elements removed }.
@@ -14,7 +15,8 @@ if not force then
 end
 local keys = { K_META, K_CALLER_IDS, K_DELAYED, K_LEASED, K_LEASE_HOLDERS, K_DEAD, K_RESULTS, K_RESULT_EXPIRIES, K_PROGRESS,
   K_KEPT_CALLER_IDS, K_RATE_LOG, K_WAKE, K_PARKED, K_WORKERS, K_HEARTBEAT_RECORD, K_FLOW_CONTROL, K_SEQ_COUNTER, K_TOKEN_COUNTER, K_WORKER_ID_COUNTER,
-  K_COMPLETED_JOBS, K_COMPLETED_INFO, K_WORKER_INFO }
+  K_COMPLETED_JOBS, K_COMPLETED_INFO, K_WORKER_INFO,
+  K_GROUPS_READY, K_GROUP_TURN_COUNTER, K_GROUP_RUNNING, K_GROUP_LIMITS, K_GROUPS_LIMITED, K_GROUPS_PAUSED, K_GROUPED_PENDING }
 for p = 0, 9 do
   keys[#keys + 1] = pending_key(p)
 end
@@ -30,6 +32,24 @@ while budget > 0 do
   budget = budget - math.max(1, rcall('HLEN', key))
   rcall('DEL', key, K_ADDED_TIMES .. ':' .. b)
 end
+-- Each listed group's pending jobs and rate log (a big group shrinks by a page per call); the
+-- group leaves the list with them (K_GROUPS itself goes last, below).
+while budget > 0 do
+  local g = rcall('ZRANGE', K_GROUPS, 0, 0)[1]
+  if not g then
+    break
+  end
+  local size = rcall('ZCARD', group_key(g))
+  if size > budget then
+    rcall('ZREMRANGEBYRANK', group_key(g), 0, budget - 1)
+    budget = 0
+  else
+    rcall('DEL', group_key(g), group_rate_key(g))
+    rcall('ZREM', K_GROUPS, g)
+    budget = budget - math.max(1, size)
+  end
+end
+keys[#keys + 1] = K_GROUPS
 for _, key in ipairs(keys) do
   if budget <= 0 then
     break

@@ -1,5 +1,6 @@
 -- promote: a delayed job runs now (to the back of its pending list).
 --! keys: pending meta callerIds data delayed wake completedJobs
+--! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: id
 -- id: the job's public id.
 -- Returns: 1 promoted, 0 not delayed (or no such job).

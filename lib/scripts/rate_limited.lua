@@ -1,9 +1,11 @@
 -- rate_limited: a handler said the remote side wants us to wait (RateLimitError): give its job
--- back to the FRONT without counting an attempt, and let the queue lease nothing for hold_ms.
+-- back to the FRONT without counting an attempt, and let the queue lease nothing for hold_ms (a
+-- grouped job: its group only, see group_rate_limited).
 --! keys: pending meta leased leaseHolders workerLeases flowControl
+--! keys: seqCounter wake groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: seq token worker_id hold_ms
--- Returns: the time (Redis ms) until which the queue leases nothing, or E_LEASE_LOST when the
---   lease was lost (then nothing changed).
+-- Returns: the time (Redis ms) until which the queue (or the job's group) leases nothing, or
+--   E_LEASE_LOST when the lease was lost (then nothing changed).
 local seq, token, wid, hold_ms = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 if rcall('HGET', K_LEASE_HOLDERS, seq) ~= token .. ':' .. wid then
   return E_LEASE_LOST
@@ -11,7 +13,11 @@ end
 rcall('ZREM', K_LEASED, seq)
 rcall('HDEL', K_LEASE_HOLDERS, seq)
 rcall('SREM', K_WORKER_LEASES, seq)
-requeue(seq, decode_meta(rcall('HGET', K_META, seq)), true)
+local meta = decode_meta(rcall('HGET', K_META, seq))
+if meta.g then
+  return group_rate_limited(seq, meta, hold_ms)
+end
+requeue(seq, meta, true)
 local until_ms = now_ms() + hold_ms
 local u = tonumber(rcall('HGET', K_FLOW_CONTROL, 'u'))
 if not u or u < until_ms then

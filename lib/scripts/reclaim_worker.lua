@@ -1,7 +1,8 @@
 -- reclaim_worker: if the worker's heartbeat lapsed (checked again here, atomically), put every
 -- job it still holds back at the FRONT (see expire_lease) — leased, prefetched, and handed off
 -- to it but not adopted yet (its hand-off list) — and forget the worker.
---! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake progress parked heartbeatRecord workerLeases workerHandoffs addedTimes jobLogs metrics workerInfo eventLog
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake progress parked heartbeatRecord workerLeases workerHandoffs eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels addedTimes jobLogs metrics workerInfo
+--! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: worker_id heartbeat_timeout_ms max_lease_expiries max_dead
 -- Returns: { reclaimed, dead-lettered }, or { -1 } when the worker is alive after all.
 local wid, hb_timeout, max_exp, max_dead = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])

@@ -4,6 +4,7 @@
 -- wait for their lease to lapse. Those go back at the FRONT at once, no attempt or expiry
 -- counted.
 --! keys: pending meta leased leaseHolders wake workerLeases workerHandoffs eventLog
+--! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: worker_id known_tokens...
 -- known_tokens: the tokens of every job the worker knows it holds (running, buffered, handed
 --   off to it).
@@ -35,7 +36,11 @@ for i = #lost, 1, -1 do
   rcall('ZREM', K_LEASED, seq)
   rcall('HDEL', K_LEASE_HOLDERS, seq)
   rcall('SREM', K_WORKER_LEASES, seq)
-  requeue(seq, decode_meta(rcall('HGET', K_META, seq)), true)
+  local meta = decode_meta(rcall('HGET', K_META, seq))
+  if meta.g then
+    group_run_ended(meta.g, nil)
+  end
+  requeue(seq, meta, true)
   lost[i] = seq
 end
 emit_jobs('released', lost)

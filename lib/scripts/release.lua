@@ -1,5 +1,6 @@
 -- release: give leased jobs back to the FRONT of their pending lists, no attempt counted.
 --! keys: pending meta leased leaseHolders wake workerLeases eventLog
+--! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: worker_id count leases(seq token)*count
 -- Returns: per job 1 released | 0 lease lost.
 local wid = ARGV[1]
@@ -13,7 +14,11 @@ for j = count, 1, -1 do
   if current == token .. ':' .. wid then
     rcall('ZREM', K_LEASED, seq)
     rcall('HDEL', K_LEASE_HOLDERS, seq)
-    requeue(seq, decode_meta(rcall('HGET', K_META, seq)), true)
+    local meta = decode_meta(rcall('HGET', K_META, seq))
+    if meta.g then
+      group_run_ended(meta.g, nil)
+    end
+    requeue(seq, meta, true)
     out[j] = 1
     released[#released + 1] = seq
     current = nil

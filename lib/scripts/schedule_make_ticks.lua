@@ -8,6 +8,7 @@
 -- tick), so after an outage only the latest overdue tick fires. A tick due already fires at
 -- once (fire_tick).
 --! keys: schedules schedulePayloads schedulesDue seqCounter data dataBuckets meta callerIds delayed wake pending scheduleLatestJobs addedTimes completedJobs
+--! keys: groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: schedule_id version ended due_ahead_ms missed:once|skip missed_after_ms ticks...
 -- version: of the record read; ended: 1 when the schedule ends after these ticks; due_ahead_ms:
 -- it is due again this many ms before its last tick; ticks: ascending ms.

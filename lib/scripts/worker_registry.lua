@@ -1,6 +1,7 @@
 -- worker_registry: register a worker, beat for it, unpark it or let it leave. Heartbeat times
 -- come from Redis.
 --! keys: pending meta leased leaseHolders workers wake workerIdCounter parked heartbeatRecord workerLeases workerHandoffs workerInfo eventLog
+--! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: action:register|beat|unpark|leave worker_id heartbeat_timeout_ms [info]
 -- worker_id: ignored by register. unpark (pause) and leave take the worker out of the parked
 -- set; a hand-off left in the wake list with no parked worker to pop it goes back to its

@@ -19,11 +19,14 @@ export interface FlowState {
 // ---------------------------------------------------------------- listings
 
 /** The states `getJobs` lists (`completed`: the kept completed jobs, newest first). */
-export type ListState = 'pending' | 'delayed' | 'leased' | 'dead' | 'completed';
+export type ListState =
+  'pending' | 'delayed' | 'leased' | 'dead' | 'waiting-children' | 'completed';
 
 export interface PageOptions {
   /** Position of the first job of the page (0-based). Default 0. */
   offset?: number;
   /** Jobs per page, 1..1000. Default 100. */
   limit?: number;
+  /** `getJobs('pending')` only: the pending jobs of this group (docs/groups.md). */
+  group?: string;
 }

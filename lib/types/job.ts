@@ -30,6 +30,12 @@ export interface AddOptions {
   backoff?: BackoffOptions;
   /** Caller-id window (needs `id`): see {@link DedupeOptions}. */
   dedupe?: DedupeOptions;
+  /**
+   * The job's group (a tenant, an account: a string of 1-256 bytes). Workers take jobs round
+   * robin across the groups that have pending jobs, and the queue's `groups` limits hold per
+   * group (docs/groups.md). Without it the job is ungrouped, as jobs have always been.
+   */
+  group?: string;
 }
 
 /**
@@ -84,6 +90,10 @@ export interface LeasedJob<T = unknown> extends Lease {
   readonly addedAt: number;
   /** When this lease started (Redis ms). */
   readonly startedAt: number;
+  /** The job's group (`AddOptions.group`); undefined when ungrouped. */
+  readonly group?: string | undefined;
+  /** A flow child: its parent (its result goes there when it completes). */
+  readonly parent?: ParentRef | undefined;
 }
 
 export interface LeaseOptions {
@@ -97,7 +107,26 @@ export interface LeaseOptions {
 
 export type FailOutcome = 'retried' | 'dead' | 'lost';
 
-export type JobState = 'pending' | 'delayed' | 'leased' | 'dead' | 'completed' | 'unknown';
+/** `waiting-children`: a flow parent waiting for its children to end (docs/flows.md). */
+export type JobState =
+  'pending' | 'delayed' | 'leased' | 'dead' | 'completed' | 'waiting-children' | 'unknown';
+
+/** How far a batch (or any flow parent) is: counts of its children. */
+export interface ChildCounts {
+  /** Not ended yet. */
+  pending: number;
+  completed: number;
+  /** Dead-lettered or cancelled (with `onFailure` 'ignore', or the one that failed the parent). */
+  failed: number;
+  /** Cancelled because the parent failed first. */
+  cancelled: number;
+}
+
+/** A flow child's parent: its queue and public id. */
+export interface ParentRef {
+  queue: string;
+  id: string;
+}
 
 export interface JobInfo<T = unknown, R = unknown> {
   id: string;
@@ -105,6 +134,8 @@ export interface JobInfo<T = unknown, R = unknown> {
   data?: T;
   name?: string;
   priority?: number;
+  /** The job's group (`AddOptions.group`), when it has one. */
+  group?: string;
   /** Attempts made: failed ones so far; for a completed job, those plus the one that completed. */
   attemptsMade?: number;
   leaseExpiries?: number;
@@ -132,12 +163,18 @@ export interface JobInfo<T = unknown, R = unknown> {
   processedBy?: string;
   /** When the stored payload cannot be decoded. */
   decodeError?: string;
+  /** A flow child: its parent. */
+  parent?: ParentRef;
+  /** A flow parent: how far its children are (see docs/flows.md). */
+  children?: ChildCounts;
 }
 
 export interface DeadJob<T = unknown> {
   id: string;
   data?: T;
   name?: string;
+  /** The job's group, when it has one. */
+  group?: string;
   reason: string;
   lastError?: string;
   attemptsMade: number;
@@ -180,8 +217,22 @@ export interface Job<T = unknown> {
    * `failed`, `retried` and `dead` events; undefined before.
    */
   readonly finishedAt?: number;
+  /** The job's group (`AddOptions.group`); undefined when ungrouped. */
+  readonly group?: string | undefined;
   /** Aborts when the lease is lost, the job is cancelled, times out, or the worker closes. */
   readonly signal: AbortSignal;
+  /** A flow child: its parent; undefined otherwise. */
+  readonly parent?: ParentRef | undefined;
+  /**
+   * A flow parent: the results of its completed children, by child key `<queue>:<id>` (JSON
+   * values, as each child's handler returned them); `{}` for a job without children.
+   */
+  getChildrenResults<R = unknown>(): Promise<Record<string, R>>;
+  /**
+   * A flow parent: the errors of its children that failed and did not fail it (`onFailure:
+   * 'ignore'`), by child key `<queue>:<id>`.
+   */
+  getChildrenFailures(): Promise<Record<string, string>>;
   /** Record and publish progress; false when the lease is lost. */
   progress(value: unknown): Promise<boolean>;
   /**
@@ -202,7 +253,8 @@ export interface Job<T = unknown> {
   /**
    * "The remote API told me to wait": throws a `RateLimitError(ms)` — the job goes back to the
    * front without counting an attempt and the queue leases nothing for `ms` (a positive number,
-   * as for RateLimitError; anything else throws INVALID_ARGUMENT, which fails the attempt).
+   * as for RateLimitError; anything else throws INVALID_ARGUMENT, which fails the attempt). For a
+   * grouped job only its group waits: the front of its group, and other groups go on.
    */
   rateLimited(ms: number): never;
 }

@@ -1,6 +1,7 @@
 /** Types of a queue: its options, counts and the reports of clean() and repair(). */
 import type { RateLimit } from './flow-control.js';
 import type { KeepCompleted } from './history.js';
+import type { GroupOptions } from './groups.js';
 import type { BackoffOptions } from './job.js';
 
 /** How payloads are stored: JSON (default), strings as given, or raw bytes. */
@@ -91,6 +92,11 @@ export interface WorkQueueOptions {
    * first talks to Redis, replacing what was set there (`setRateLimit` changes it at run time).
    */
   limiter?: RateLimit;
+  /**
+   * Per-group limits of grouped jobs (`add(data, { group })`): see {@link GroupOptions} and
+   * docs/groups.md. Jobs may have groups without it (fair round robin, no limits).
+   */
+  groups?: GroupOptions;
   // ---------------------------------------------------------------- events (lib/events/)
   /**
    * The queue's event log (a Redis stream read by `QueueEvents` and `waitForResult`), written
@@ -108,7 +114,10 @@ export interface QueueLogger {
 }
 
 export interface QueueCounts {
-  /** Pending jobs per priority 0..9 (cancelled jobs count until a lease skips them). */
+  /**
+   * Pending jobs per priority 0..9, grouped ones included (cancelled ungrouped jobs count until a
+   * lease skips them).
+   */
   pendingByPriority: number[];
   pending: number;
   delayed: number;
@@ -118,6 +127,8 @@ export interface QueueCounts {
   workers: number;
   /** Kept completed jobs (`keepCompleted`). */
   completed: number;
+  /** Flow parents waiting for their children. */
+  waitingChildren: number;
 }
 
 export interface CleanReport {
@@ -137,6 +148,21 @@ export interface CleanReport {
   completedTrimmed: number;
   /** Schedule ticks made (as delayed jobs) by this clean; present only when some were. */
   ticksMade?: number;
+  /**
+   * Flow work left over by crashes and delivered by this clean (docs/internals/flows.md):
+   * notices delivered to parents, children cancelled; present only when there was some.
+   */
+  flows?: FlowCleanReport;
+}
+
+/** What clean() or repair() did for flows. */
+export interface FlowCleanReport {
+  /** Children's notices delivered to their parents (first and second deliveries). */
+  notices: number;
+  /** Children of failed or cancelled parents cancelled. */
+  cancelled: number;
+  /** Reservations of flow adds that never wrote (their producer died) dropped. */
+  reservationsDropped: number;
 }
 
 export interface RepairReport {

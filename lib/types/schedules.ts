@@ -46,6 +46,8 @@ export interface ScheduleTemplate<T = unknown> {
   priority?: number;
   maxAttempts?: number;
   backoff?: BackoffOptions;
+  /** Each tick's job belongs to this group (docs/groups.md). */
+  group?: string;
   /**
    * Drop a tick instead of firing it while the job of an earlier tick still exists (waits, runs
    * or waits for a retry; dead-lettered ones do not count). Default false: ticks overlap.

@@ -24,6 +24,9 @@ export class EventsChannel<T, R> {
       /* reconnects and resubscribes by itself */
     });
     sub.on('message', (_channel: string, message: string) => {
+      // Messages read together are handed over one by one: a slot one frees is filled only
+      // once the others were read (a cancel of the buffered job that would start: see RunTable).
+      ctx.runs.holdRefills();
       if (!ctx.queuePause.onEvent(message)) ctx.cancels.onEvent(message);
     });
     for (;;) {

@@ -38,12 +38,27 @@ const removing = new Set();
 const bounded = (p, ms) => Promise.race([p, new Promise((r) => setTimeout(r, ms).unref())]);
 const quit = (c) =>
   bounded(c.quit(), 1000).catch(() => {}).finally(() => c.disconnect());
+// The client's functions do not cross into the thread: ours reconnect within a second (a beat
+// must land on a restarted or newly promoted master before the heartbeat timeout), and a beat
+// refused by a node that is a replica now reconnects (asking the sentinels for the master again).
+const fallbacks = {
+  retryStrategy: (times) => Math.min(50 * times, 1000),
+  reconnectOnError: (e) => /^READONLY\\b/.test(e.message),
+};
 const handlers = {
   conn(m) {
     const c = m.cluster
       ? new ioredis.Cluster(m.nodes, { ...m.options, lazyConnect: false })
-      : new ioredis.Redis({ ...m.options, lazyConnect: false, maxRetriesPerRequest: 1 });
+      : new ioredis.Redis({ ...fallbacks, ...m.options, lazyConnect: false, maxRetriesPerRequest: 1 });
     c.on('error', () => {});
+    // A Sentinel client's failover detector closes with each connection (lib/redis/connection.ts).
+    if (!m.cluster) c.on('close', () => {
+      const k = c.connector;
+      const d = k && k.failoverDetector;
+      if (!d) return;
+      k.failoverDetector = null;
+      if (!d.isDisconnected) d.cleanup();
+    });
     c.defineCommand('wqHeartbeat', { lua: workerData.lua });
     conns.set(m.conn, c);
   },

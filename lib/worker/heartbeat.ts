@@ -41,12 +41,22 @@ import { heartbeatThread, type ConnectionSpec, type ThreadMember } from './heart
  * beat — more than the old start ("wait for the first beat, at most heartbeatTimeoutMs") gave
  * it, without holding the first job back. The price: a process killed before its thread's first
  * beat is seen dead that much later. A second Worker finds the thread running and connected.
+ *
+ * After a reconnect (a dropped connection, a Redis restart) the main thread bridges again, for
+ * a while (`reconnected`): the thread's connection comes back on its own schedule, and until it
+ * does only the worker's client — back already, leasing and completing — can say it is alive.
  */
 /** A bridge beat keeps the worker alive this many heartbeat timeouts longer (see above). */
 const STARTUP_GRACE = 2;
 /** A dead thread's replacement starts this long after the death, doubling up to the max. */
 const REPLACE_FIRST_MS = 100;
 const REPLACE_MAX_MS = 30_000;
+/**
+ * After its client reconnected, a worker beats from the main thread this long too (see
+ * `reconnected`): ioredis' longest reconnect backoff (5 s) plus its default wait for a Redis
+ * loading its data (10 s), the longest the thread's own connection may take to be back.
+ */
+const RECONNECT_BRIDGE_MS = 15_000;
 
 export interface Heartbeat {
   /** Whether beats come from the shared thread (false: from the main thread, the fallback). */
@@ -63,6 +73,15 @@ export interface Heartbeat {
    * run (see above); beats asked for before it wait for the thread.
    */
   boot(): void;
+  /**
+   * The worker's client is connected again (a dropped connection, a Redis restart): beat from
+   * the main thread, on that client, at once and every interval for `RECONNECT_BRIDGE_MS`. The
+   * thread's own connection reconnects on its own and may come back seconds later (ioredis backs
+   * off up to 5 s, and waits up to 10 s for a Redis loading its data); a worker whose beats
+   * stayed away that long while Redis was back for the others would be judged dead — its jobs,
+   * finished ones whose completes are on their way included, given to other workers.
+   */
+  reconnected(): void;
   /** Stop beating; resolves once no beat of this worker can land any more (bounded). */
   stop(): Promise<void>;
   /**
@@ -187,24 +206,40 @@ class WorkerHeartbeat implements Heartbeat {
     this.member?.boot();
   }
 
-  /** Beat from the main thread every interval (with `grace`: at once too; resolves that beat). */
-  private mainBeats(report: (e: unknown) => void, grace?: number): Promise<unknown> {
+  /**
+   * Beat from the main thread every interval (with `grace`: at once too; resolves that beat;
+   * with `until`: at once too, and only until then).
+   */
+  private mainBeats(
+    report: (e: unknown) => void,
+    grace?: number,
+    until?: number,
+  ): Promise<unknown> {
     clearInterval(this.timer);
     const client = defineScripts(this.queue.client);
     const keys = scriptKeys(script('heartbeat'), this.queue.keys, { workerId: this.workerId });
     const args: ScriptArgs['heartbeat'] = [this.workerId!, this.timeoutMs];
     if (grace !== undefined) args.push(grace);
     const beat = () => {
-      if (this.inflight) return;
-      this.inflight = callScript(client, 'heartbeat', keys, args)
-        .catch(report)
-        .finally(() => (this.inflight = undefined));
+      if (until !== undefined && Date.now() > until) clearInterval(this.timer);
+      else if (this.inflight) return;
+      else
+        this.inflight = callScript(client, 'heartbeat', keys, args)
+          .catch(report)
+          .finally(() => (this.inflight = undefined));
     };
     this.timer = setInterval(beat, this.intervalMs);
     this.timer.unref();
-    if (grace === undefined) return Promise.resolve();
+    if (grace === undefined && until === undefined) return Promise.resolve();
     beat();
     return this.inflight ?? Promise.resolve();
+  }
+
+  reconnected(): void {
+    // Main-thread beats already run: the start-up bridge, or the fallback.
+    if (this.stopping || this.workerId === undefined || !this.member || !this.served) return;
+    // Bridge beats: their failures are not reported, the thread's beats are the ones that count.
+    void this.mainBeats(() => undefined, undefined, Date.now() + RECONNECT_BRIDGE_MS);
   }
 
   /** The thread died (or failed to start): beat from the main thread, and start a new one. */

@@ -11,11 +11,13 @@ export class IdleWait<T, R> implements IdleWaitPart {
   private conn: Redis | Cluster | undefined;
   /** A wait is on. */
   waiting = false;
+  /** The current wait's BLMOVE went out (before that, it waits for its connection). */
+  private sent = false;
   /** Ends the current wait (see wait). */
   private stop: (() => void) | undefined;
   /** Ends the current wait when its connection drops (see wait). */
   private lost: (() => void) | undefined;
-  /** Settles when the current wait's BLPOP has answered (or failed). */
+  /** Settles when the current wait is over: its BLMOVE answered or failed, or never sent. */
   private settled: Promise<unknown> | undefined;
 
   constructor(private readonly ctx: WorkerContext<T, R>) {}
@@ -48,13 +50,55 @@ export class IdleWait<T, R> implements IdleWaitPart {
     if (ctx.closing) return;
     const conn = this.conn ?? this.open();
     this.waiting = true;
+    this.sent = false;
     let timeout = ctx.settings.idleTimeoutMs;
     if (nextDue > 0) timeout = Math.max(1, Math.min(timeout, nextDue - now + 1));
-    // close() ends the wait at once: with Redis down, disconnecting does not settle a BLPOP
-    // that waits to be resent, and its timer would outlive the worker by up to the timeout.
+    // close() (or a reconcile) ends the wait at once: with Redis down, disconnecting does not
+    // settle a BLMOVE that waits to be resent, and its timer would outlive the worker.
     const stopped = new Promise<false>((resolve) => {
       this.stop = () => resolve(false);
     });
+    let over!: () => void;
+    this.settled = new Promise<void>((resolve) => (over = resolve));
+    try {
+      // Not connected yet (opening, or reconnecting after a drop): the BLMOVE goes out only
+      // once it is, never through the connection's offline queue — a reconcile could not take
+      // back a wait queued there, which would pop an entry later, unknown to the reconcile.
+      if (conn.status === 'ready' || (await this.connected(conn, stopped, timeout))) {
+        this.sent = true;
+        await this.blockingWait(conn, timeout, stopped);
+      }
+    } finally {
+      this.waiting = false;
+      this.sent = false;
+      this.stop = undefined;
+      this.lost = undefined;
+      over();
+    }
+    if (!ctx.closing) ctx.loop.schedule();
+  }
+
+  /** Wait (at most `ms`) for the blocking connection to be ready; false if stopped or not. */
+  private async connected(conn: Redis | Cluster, stopped: Promise<false>, ms: number) {
+    // A connection of a lazy client connects at its first command: this is it.
+    if (conn.status === 'wait') conn.connect().catch(() => undefined);
+    let onReady!: () => void;
+    const ready = new Promise<true>((resolve) => (onReady = () => resolve(true)));
+    conn.once('ready', onReady);
+    try {
+      return (await within(Promise.race([ready, stopped]), ms)) === true;
+    } finally {
+      conn.off('ready', onReady);
+    }
+  }
+
+  /** The wait itself: BLMOVE from the wake list into our hand-off list (hand-off.md). */
+  private async blockingWait(
+    conn: Redis | Cluster,
+    timeout: number,
+    stopped: Promise<false>,
+  ): Promise<void> {
+    const { ctx } = this;
     // The connection dropped: its wait is never answered nor sent again (no re-sending on this
     // connection), and it may have taken an entry we never saw.
     const dropped = new Promise<false>((resolve) => {
@@ -75,7 +119,9 @@ export class IdleWait<T, R> implements IdleWaitPart {
         throw e;
       },
     );
-    this.settled = Promise.race([answer.catch(() => undefined), dropped]);
+    // A stop ends our waiting, not the BLMOVE: what it may still pop is received (or, with the
+    // connection dropped, given back by the reconcile).
+    const done = Promise.race([answer.catch(() => undefined), dropped]);
     try {
       const answered = await within(
         Promise.race([answer, stopped, dropped]),
@@ -86,23 +132,25 @@ export class IdleWait<T, R> implements IdleWaitPart {
         ctx.loop.needReconcile = true;
         conn.disconnect(true);
       }
+      // Stopped (a reconcile or close() cut the connection): the BLMOVE's end, or its reply
+      // on its way, comes next.
+      if (answered === false) await within(done, CALL_TIMEOUT_MS);
     } catch (e) {
       if (!ctx.closing) {
         ctx.report(e);
         await delay(200);
       }
-    } finally {
-      this.waiting = false;
-      this.stop = undefined;
-      this.lost = undefined;
     }
-    if (!ctx.closing) ctx.loop.schedule();
   }
 
-  /** Reconcile: cut the current wait (the connection reconnects) and await its answer. */
+  /**
+   * Reconcile: end the current wait and await its end. A BLMOVE that went out is cut with its
+   * connection (which reconnects by itself); one not sent yet never will be.
+   */
   async cut(): Promise<void> {
     const conn = this.conn;
-    if (this.waiting && conn && conn.status !== 'end') conn.disconnect(true);
+    if (this.waiting && this.sent && conn && conn.status !== 'end') conn.disconnect(true);
+    else this.stop?.();
     if (this.settled) await within(this.settled, CALL_TIMEOUT_MS);
   }
 
@@ -112,7 +160,7 @@ export class IdleWait<T, R> implements IdleWaitPart {
    * hand-off it carries is then adopted and released).
    */
   async end(): Promise<void> {
-    const waited = this.waiting && this.conn?.status === 'ready';
+    const waited = this.waiting && this.sent && this.conn?.status === 'ready';
     this.disconnect();
     this.stop?.();
     if (waited && this.settled) await within(this.settled, 1_000);

@@ -1,8 +1,8 @@
 // The job handle a handler receives (`Job`, declared in lib/types/job.ts): its data, times,
-// signal, progress, extend, log, updateData and rateLimited.
+// signal, progress, extend, log, updateData and rateLimited, and a flow job's parent and children.
 import { RateLimitError, WorkQueueError } from '../errors.js';
 import { addLine, logLine, type LogBatch } from '../job/logs.js';
-import type { Job } from '../types/job.js';
+import type { Job, ParentRef } from '../types/job.js';
 import type { WorkerContext } from './context.js';
 import type { Run } from './parts.js';
 
@@ -25,6 +25,8 @@ class RunJob<T, R> implements Job<T> {
   readonly traceContext: string | undefined;
   readonly addedAt: number;
   readonly startedAt: number;
+  readonly group: string | undefined;
+  readonly parent: ParentRef | undefined;
   readonly #ctx: WorkerContext<T, R>;
   readonly #run: Run<T>;
 
@@ -40,6 +42,8 @@ class RunJob<T, R> implements Job<T> {
     this.traceContext = lease.traceContext;
     this.addedAt = lease.addedAt;
     this.startedAt = lease.startedAt;
+    this.group = lease.group;
+    this.parent = lease.parent;
     this.#ctx = ctx;
     this.#run = run;
   }
@@ -93,6 +97,12 @@ class RunJob<T, R> implements Job<T> {
     }
     throw new RateLimitError(ms);
   };
+
+  readonly getChildrenResults = async <C = unknown>(): Promise<Record<string, C>> =>
+    (await this.#ctx.queue.childrenOf(this.#run.lease.seq, 'results')) as Record<string, C>;
+
+  readonly getChildrenFailures = async (): Promise<Record<string, string>> =>
+    (await this.#ctx.queue.childrenOf(this.#run.lease.seq, 'failures')) as Record<string, string>;
 
   #lost(ok: boolean): boolean {
     if (!ok) this.#ctx.runs.end(this.#run, { kind: 'lost', reason: 'lease lost' });

@@ -5,6 +5,7 @@ import type { CompleteItem } from '../queue/index.js';
 import { within } from '../util/timeout.js';
 import type { WorkerContext } from './context.js';
 import type { LeaseLoopPart, Run } from './parts.js';
+import { deliverFlowNotices } from './flow-notices.js';
 
 /** Most jobs one lease call may ask for (`lease({ count })`'s maximum). */
 const MAX_LEASE_COUNT = 10_000;
@@ -85,15 +86,24 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
    */
   async flush(): Promise<void> {
     const { ctx } = this;
-    const { runs, handoffs, settings } = ctx;
     if (this.needReconcile && !ctx.closing) await this.reconcile();
     if (this.reconciling) return;
-    const items = this.completes;
     const want =
       ctx.closing || ctx.paused || ctx.queuePause.paused || this.retryTimer || this.holdingBack()
         ? 0
         : Math.min(MAX_LEASE_COUNT, Math.max(0, this.freeSlots()));
-    if (items.length === 0 && want === 0 && !handoffs.pending) return;
+    await this.call(want);
+  }
+
+  /**
+   * One call: the completes and adoptions waiting, and a lease of `want` jobs. False when it
+   * failed (the completes and adoptions wait for the next call, which is scheduled).
+   */
+  private async call(want: number): Promise<boolean> {
+    const { ctx } = this;
+    const { runs, handoffs, settings } = ctx;
+    const items = this.completes;
+    if (items.length === 0 && want === 0 && !handoffs.pending) return true;
     this.completes = [];
     const { adopt, sweep } = handoffs.take();
     this.requested += want;
@@ -121,12 +131,21 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       items.forEach((it, i) =>
         ctx.runner.afterComplete(it.run, it.result as R, r.completed[i]!, r.now),
       );
+      deliverFlowNotices(ctx, items, r.completed);
       if (ctx.closing) {
         // Too late to start them: straight back to the front.
         runs.giveBack(r.jobs);
-        return;
+        return true;
       }
       runs.place(r.jobs);
+      if (r.drain && this.holdsNothing()) {
+        // A suspect waits for what Redis says we hold, and we hold nothing, nor is anything on
+        // its way: those leases are unknown to us (a reply we never got). Nothing we run would
+        // end and call again: reconcile (they go back), then lease.
+        this.draining = false;
+        this.needReconcile = true;
+        this.schedule();
+      }
       // The queue is paused: wait for 'resumed' (see QueuePause), not on the wake list.
       if (r.paused > 0) ctx.queuePause.fromReply(r.paused);
       else if (want > 0 && this.freeSlots() > 0 && !r.drain) {
@@ -140,6 +159,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
           this.schedule();
         }
       }
+      return true;
     } catch (e) {
       // Keep the completes (the work is done) and adoptions, and try again shortly. Unanswered,
       // the call may still have run: what it leased is ours without our knowing (reconcile).
@@ -151,7 +171,14 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       }
       ctx.report(e);
       this.retryLater();
+      return false;
     }
+  }
+
+  /** No job of ours anywhere: running, finishing, prefetched, handed off, or asked for. */
+  private holdsNothing(): boolean {
+    const { runs, handoffs } = this.ctx;
+    return this.requested === 0 && runs.tokens().length === 0 && handoffs.tokens().length === 0;
   }
 
   /**
@@ -170,6 +197,9 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
    * After a dropped connection or an unanswered call: give back at once what Redis says we hold
    * but we do not know of (a lease whose reply was lost, an entry our cut wait took), instead of
    * leaving it until its lease lapses. Runs with nothing else in flight that could lease.
+   * Finished runs come first (guarantee 11): their completes go out again — a complete whose
+   * reply was lost finds its job gone and answers false, harmlessly — and whatever is still
+   * unanswered (a fail on its way) counts as known: never given back as if it had not run.
    */
   private async reconcile(): Promise<void> {
     const { ctx } = this;
@@ -179,6 +209,10 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       await within(Promise.allSettled([...ctx.inflight]), ctx.queue.options.commandTimeoutMs);
       await ctx.idle.cut(); // ends the wait; its connection reconnects by itself
       this.needReconcile = false;
+      if (!(await this.call(0))) {
+        this.needReconcile = true; // after the retry (scheduled by the call)
+        return;
+      }
       const known = [...ctx.runs.tokens(), ...ctx.handoffs.tokens()];
       await ctx.track(ctx.queue.reconcile(ctx.id, known));
     } catch (e) {

@@ -3,6 +3,7 @@
 import { invalidOptions } from '../errors.js';
 import { defaultCleanInterval } from '../options.js';
 import type { WorkQueue } from '../queue/index.js';
+import { handlerProblems } from '../sandbox/options.js';
 import type { Job } from '../types/job.js';
 
 /**
@@ -69,12 +70,16 @@ export interface WorkerSettings {
   readonly name: string | undefined;
 }
 
-/** Validate `options` (throws INVALID_OPTIONS) and fill in the defaults. */
+/**
+ * Validate `options` and the handler (a function, or sandbox options: lib/sandbox/options.ts);
+ * throws INVALID_OPTIONS with every problem. Fills in the defaults.
+ */
 export function resolveWorkerOptions<T, R>(
   queue: WorkQueue<T, R>,
   options: WorkerOptions,
+  handler: unknown,
 ): WorkerSettings {
-  const problems = workerOptionProblems(options);
+  const problems = [...handlerProblems(handler), ...workerOptionProblems(options)];
   if (problems.length) {
     throw invalidOptions('invalid worker options', problems);
   }

@@ -44,6 +44,8 @@ export interface RunTablePart<T> {
   runOfJob(seq: string): Run<T> | undefined;
   soloHeld(): boolean;
   place(jobs: LeasedJob<T>[]): void;
+  holdRefills(): void;
+  settled(run: Run<T>): void;
   drop(token: string): void;
   forget(token: string, reason: string): void;
   release(): Promise<unknown>;

@@ -10,6 +10,13 @@
 //   lost       the lease is no longer ours (reclaimed, cancelled, completed elsewhere, hand-off
 //              not adopted): the signal is aborted, 'leaseLost' emitted, the outcome ignored
 //   abandoned  close() stopped waiting for it: the signal is aborted, close() releases the job
+// A completed, failed or timed-out run stays *finishing* until Redis answered its outcome
+// (`settled`): its lease is still ours, and a reconcile after a dropped connection must not give
+// its job back as if it had not run (guarantee 11): the outcome is sent again instead.
+//
+// When a slot frees while the worker reads notices from its event channel (a cancel or a
+// completion elsewhere ending a run), the buffered job starts only after every notice already
+// received was read (`holdRefills`): one of them may cancel that very job.
 import { WorkQueueError } from '../errors.js';
 import type { LeasedJob } from '../types/index.js';
 import type { WorkerContext } from './context.js';
@@ -27,6 +34,10 @@ export class RunTable<T, R> implements RunTablePart<T> {
   private readonly bySeq = new Map<string, Run<T>>();
   /** Prefetched jobs waiting for a slot. */
   private buffer: LeasedJob<T>[] = [];
+  /** Ended runs whose outcome Redis has not answered yet, by token (see the head of this file). */
+  private readonly finishing = new Map<string, Run<T>>();
+  /** Free slots are filled only once the notices being read are all handled (holdRefills). */
+  private refillsHeld = false;
   /** The token of the suspect job we run alone, if any (see `soloHeld`). */
   private soloToken: string | undefined;
   /** Resolves `drained()` once nothing runs. */
@@ -54,9 +65,9 @@ export class RunTable<T, R> implements RunTablePart<T> {
     return this.buffer;
   }
 
-  /** Tokens of every lease held, running or prefetched. */
+  /** Tokens of every lease held: running, finishing (outcome not answered yet) or prefetched. */
   tokens(): string[] {
-    return [...this.running.keys(), ...this.buffer.map((l) => l.token)];
+    return [...this.running.keys(), ...this.finishing.keys(), ...this.buffer.map((l) => l.token)];
   }
 
   holds(token: string): boolean {
@@ -79,17 +90,41 @@ export class RunTable<T, R> implements RunTablePart<T> {
 
   /** Start leased jobs while slots are free; keep the rest in the prefetch buffer. */
   place(jobs: LeasedJob<T>[]): void {
-    const { cancels, settings } = this.ctx;
+    const { cancels } = this.ctx;
     for (const lease of jobs) {
       // Cancelled while its lease reply was on the way: never started (cancel.lua).
       if (cancels.has(lease.token)) continue;
       if (lease.token.charCodeAt(0) === 115 /* 's' */) this.soloToken = lease.token;
       this.buffer.push(lease);
     }
-    while (this.buffer.length > 0 && this.running.size < settings.concurrency && !this.ctx.paused) {
+    this.fill();
+    if (this.ctx.paused) void this.release();
+  }
+
+  /**
+   * Notices of the event channel are being read: fill free slots only after every notice
+   * received with them was handled. ioredis hands over the messages of one socket read one by
+   * one, in the same turn; a slot freed by the first (a cancelled running job) would otherwise
+   * start a buffered job whose own cancel is the next message. The refill runs in the event
+   * loop's next check phase, after every socket read of this poll phase.
+   */
+  holdRefills(): void {
+    if (this.refillsHeld) return;
+    this.refillsHeld = true;
+    setImmediate(() => {
+      this.refillsHeld = false;
+      this.fill();
+    });
+  }
+
+  /** Start buffered jobs while slots are free (not while pausing, closing or holding refills). */
+  private fill(): void {
+    const { ctx } = this;
+    const max = ctx.settings.concurrency;
+    while (this.buffer.length > 0 && this.running.size < max && !this.refillsHeld) {
+      if (ctx.paused || ctx.closing) return;
       this.start(this.buffer.shift()!);
     }
-    if (this.ctx.paused) void this.release();
   }
 
   /** Take a prefetched lease out of the buffer (cancelled, or its lease is gone). */
@@ -144,11 +179,12 @@ export class RunTable<T, R> implements RunTablePart<T> {
     run.ended = true;
     if (outcome.kind === 'timedOut') this.abort(run, outcome.error);
     clearTimeout(run.timer);
-    this.running.delete(run.lease.token);
+    const token = run.lease.token;
+    this.running.delete(token);
+    if (outcome.kind === 'completed' || outcome.kind === 'failed' || outcome.kind === 'timedOut')
+      this.finishing.set(token, run);
     if (this.bySeq.get(run.lease.seq) === run) this.bySeq.delete(run.lease.seq);
-    if (!this.ctx.closing && !this.ctx.paused && this.buffer.length > 0) {
-      this.start(this.buffer.shift()!);
-    }
+    if (this.buffer.length > 0) this.fill();
     if (this.running.size === 0) this.onDrained?.();
     if (outcome.kind === 'lost' || outcome.kind === 'abandoned') {
       this.abort(run, new WorkQueueError('LEASE_LOST', outcome.reason));
@@ -160,14 +196,20 @@ export class RunTable<T, R> implements RunTablePart<T> {
     return true;
   }
 
+  /** Redis answered the outcome of a finishing run (or we stopped telling it): it is gone. */
+  settled(run: Run<T>): void {
+    if (this.finishing.get(run.lease.token) === run) this.finishing.delete(run.lease.token);
+  }
+
   private start(lease: LeasedJob<T>): void {
     const run: Run<T> = { lease, job: undefined as unknown as Job<T>, ended: false };
     run.job = createJob(this.ctx, run);
     // A run of the same job still here holds a lease that was reclaimed (this one replaced it).
+    // Ended once this run holds its slot: the slot it frees is filled by the next buffered job.
     const stale = this.bySeq.get(lease.seq);
-    if (stale) this.end(stale, { kind: 'lost', reason: 'lease lost (expired and reclaimed)' });
     this.bySeq.set(lease.seq, run);
     this.running.set(lease.token, run);
+    if (stale) this.end(stale, { kind: 'lost', reason: 'lease lost (expired and reclaimed)' });
     this.ctx.runner.execute(run);
   }
 

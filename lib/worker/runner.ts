@@ -60,6 +60,7 @@ export class Runner<T, R> implements RunnerPart<T, R> {
 
   /** The answer to a run's complete (sent by the lease loop at Redis time `at`). */
   afterComplete(run: Run<T>, result: R, ok: boolean, at: number): void {
+    this.ctx.runs.settled(run);
     if (ok) {
       run.finishedAt = at;
       this.ctx.emit('completed', run.job, result);
@@ -71,8 +72,13 @@ export class Runner<T, R> implements RunnerPart<T, R> {
     if (run.ended) return;
     let encoded: string | undefined;
     const o = this.ctx.queue.options;
-    // Results are stored, or kept with their job (undefined is not kept).
-    if (o.resultTtlMs > 0 || (o.keepCompleted.count > 0 && result !== undefined)) {
+    // Results are stored, go to a flow child's parent, or are kept with their job (undefined is
+    // not kept).
+    if (
+      o.resultTtlMs > 0 ||
+      run.lease.parent ||
+      (o.keepCompleted.count > 0 && result !== undefined)
+    ) {
       // Encoded once, here: the complete sends this string.
       try {
         encoded = encodeResult(result);
@@ -93,8 +99,18 @@ export class Runner<T, R> implements RunnerPart<T, R> {
   }
 
   private async failed(run: Run<T>, error: unknown, outcome: RunOutcome): Promise<void> {
+    if (!this.ctx.runs.end(run, outcome)) return;
+    try {
+      await this.tellFailed(run, error);
+    } finally {
+      // Told (or given up: its lease lapses and clean() puts the job back).
+      this.ctx.runs.settled(run);
+    }
+  }
+
+  /** Tell Redis that a run's handler failed (or hit a rate limit), then what came of it. */
+  private async tellFailed(run: Run<T>, error: unknown): Promise<void> {
     const ctx = this.ctx;
-    if (!ctx.runs.end(run, outcome)) return;
     let told: FailOutcome = 'lost';
     // A handed-off job's lease is ours only once adopted (the next flush, already scheduled).
     const owned = await ctx.handoffs.adopted(run.lease);

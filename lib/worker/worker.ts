@@ -19,6 +19,8 @@ import { QueuePause } from './queue-pause.js';
 import { resolveWorkerOptions, type WorkerOptions } from './options.js';
 import { RunTable } from './run-table.js';
 import { Runner } from './runner.js';
+import { SandboxPool } from '../sandbox/pool.js';
+import type { SandboxOptions } from '../types/sandbox.js';
 
 export type { Handler, WorkerEvents } from '../types/worker.js';
 export type { Job } from '../types/job.js';
@@ -39,25 +41,32 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   private heartbeat: Heartbeat | undefined;
   private cleanTimer: NodeJS.Timeout | undefined;
   private cleaning = false;
+  /** The handler's sandboxes, when it is `{ file, mode }` (docs/sandboxes.md). */
+  private readonly sandbox: SandboxPool<T, R> | undefined;
   private readonly onClientClose = () => {
     this.ctx.loop.needReconcile = true;
   };
   private readonly onClientReady = () => {
-    if (this.ctx.loop.needReconcile) this.ctx.loop.schedule();
+    if (!this.ctx.loop.needReconcile) return;
+    this.heartbeat?.reconnected();
+    this.ctx.loop.schedule();
   };
 
   constructor(
     readonly queue: WorkQueue<T, R>,
-    handler: Handler<T, R>,
+    handler: Handler<T, R> | SandboxOptions,
     options: WorkerOptions = {},
   ) {
     super();
-    const settings = resolveWorkerOptions(queue, options);
+    const settings = resolveWorkerOptions(queue, options, handler);
     this.concurrency = settings.concurrency;
     this.leaseMs = settings.leaseMs;
+    if (typeof handler !== 'function') {
+      this.sandbox = new SandboxPool(handler, settings.concurrency, (e) => this.report(e));
+    }
     const ctx = new WorkerContext<T, R>(
       queue,
-      handler,
+      this.sandbox?.handler ?? (handler as Handler<T, R>),
       settings,
       (event, ...args) => this.emitSafe(event, ...args),
       (e) => this.report(e),
@@ -136,7 +145,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     const subscribed = this.events.open();
     subscribed.catch(() => undefined); // a start that fails closes it
     try {
-      await q.ready();
+      // A sandboxed handler's module is loaded meanwhile: one that cannot run fails the start.
+      await Promise.all([q.ready(), this.sandbox?.start()]);
       ctx.id = await q.registerWorker({
         concurrency: ctx.settings.concurrency,
         ...(ctx.settings.name === undefined ? {} : { name: ctx.settings.name }),
@@ -175,8 +185,9 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     );
   }
 
-  /** Stop timers, the heartbeat and our own connections. Idempotent. */
+  /** Stop timers, the heartbeat, our own connections and sandboxes. Idempotent. */
   private async releaseConnections(): Promise<void> {
+    const sandboxes = this.sandbox?.close();
     this.ctx.renewer.stop();
     this.ctx.queuePause.stop();
     clearInterval(this.cleanTimer);
@@ -190,6 +201,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     await this.heartbeat?.stop();
     this.ctx.idle.disconnect();
     await this.events.close();
+    await sandboxes;
   }
 
   /** One round of the queue's clean, unless another worker (or process) cleaned this round. */

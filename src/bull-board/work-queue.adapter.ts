@@ -15,7 +15,7 @@ import type {
   Status,
 } from '@bull-board/api/dist/types.js';
 import type { JobInfo, ListState, WorkQueue } from '../../lib/internal.js';
-import { UnsupportedBoardActionError, WorkQueueBoardJob } from './work-queue.job.js';
+import { qualifiedName, UnsupportedBoardActionError, WorkQueueBoardJob } from './work-queue.job.js';
 
 /** Options of `WorkQueueAdapter`: bull-board's own adapter options. */
 export type WorkQueueAdapterOptions = Partial<
@@ -31,6 +31,7 @@ const LISTED: ReadonlyArray<readonly [JobStatus, ListState]> = [
   ['waiting', 'pending'],
   ['delayed', 'delayed'],
   ['failed', 'dead'],
+  ['waiting-children', 'waiting-children'],
 ];
 const OUR_STATE = new Map<string, ListState>(LISTED);
 /** Largest page the core lists at once. */
@@ -55,7 +56,20 @@ export class WorkQueueAdapter<T = unknown, R = unknown> extends BaseAdapter {
     return `${this.prefix}${this.queue.name}`;
   }
 
-  /** Only the statuses we have: no completed (not kept), paused (queue-wide here), children. */
+  /** `<key prefix>:<queue>`: how a flow child names its parent's queue (`opts.parent.queue`). */
+  getQueueQualifiedName(): string {
+    return qualifiedName(this.queue.options.prefix, this.queue.name);
+  }
+
+  /**
+   * The board's flow tree reads a BullMQ FlowProducer: none here, so the job's flow view is empty
+   * (the parent of a child and the counts of a parent's children are in the job's options).
+   */
+  async getFlowProducer(): Promise<null> {
+    return null;
+  }
+
+  /** Only the statuses we have: no completed (not kept), paused (queue-wide here). */
   getStatuses(): Status[] {
     return ['latest', ...LISTED.map(([s]) => s)];
   }
@@ -75,7 +89,7 @@ export class WorkQueueAdapter<T = unknown, R = unknown> extends BaseAdapter {
       completed: 0,
       paused: 0,
       prioritized: 0,
-      'waiting-children': 0,
+      'waiting-children': c.waitingChildren,
     };
   }
 

@@ -15,6 +15,7 @@ export const BOARD_STATE: Readonly<Record<JobState, BoardJobState>> = {
   leased: 'active',
   dead: 'failed',
   completed: 'completed',
+  'waiting-children': 'waiting-children',
   unknown: 'unknown',
 };
 
@@ -30,8 +31,11 @@ function refused(what: string, id: string, state: string): Error {
   return new Error(`${what} refused: job ${id} is ${state}`);
 }
 
+/** A queue as the board's flow view names it: `<key prefix>:<queue>`. */
+export const qualifiedName = (prefix: string, queue: string) => `${prefix}:${queue}`;
+
 /** The board's `toJSON()` shape for one of our jobs; fields we do not keep are left empty. */
-export function jobJson(info: JobInfo): QueueJobJson {
+export function jobJson(info: JobInfo, prefix: string): QueueJobJson {
   const at = info.at;
   const errors = [info.deadReason, info.lastError, info.decodeError].filter(
     (e): e is string => typeof e === 'string' && e.length > 0,
@@ -66,23 +70,41 @@ export function jobJson(info: JobInfo): QueueJobJson {
         : {}),
       ...(info.state === 'dead' && at !== undefined ? { diedAt: new Date(at).toISOString() } : {}),
       ...(info.deadReason ? { deadReason: info.deadReason } : {}),
+      // A grouped job's group, in BullMQ Pro's shape (the board shows the options as JSON).
+      ...(info.group !== undefined ? { group: { id: info.group } } : {}),
+      ...(info.children ? { children: info.children } : {}),
+      ...(info.parent
+        ? { parent: { id: info.parent.id, queue: qualifiedName(prefix, info.parent.queue) } }
+        : {}),
     },
+    // A flow child's parent, as `<queue>:<id>` (the child key of docs/flows.md).
+    ...(info.parent ? { parentKey: `${info.parent.queue}:${info.parent.id}` } : {}),
   };
 }
 
 /** A job as the board holds it: a snapshot (`toJSON`) plus actions that act on the live queue. */
 export class WorkQueueBoardJob implements QueueJob {
-  readonly opts: { delay?: number };
+  readonly id: string;
+  readonly name: string;
+  /** The job's options as the board reads them off a job (`parent` walks up a flow). */
+  readonly opts: QueueJobJson['opts'] & { delay?: number };
+  readonly queueName: string;
+  readonly queueQualifiedName: string;
 
   constructor(
     private readonly queue: WorkQueue,
     private readonly info: JobInfo,
   ) {
-    this.opts = { delay: jobJson(info).delay };
+    const json = jobJson(info, queue.options.prefix);
+    this.id = info.id;
+    this.name = json.name;
+    this.opts = { ...(json.opts as object), delay: json.delay };
+    this.queueName = queue.name;
+    this.queueQualifiedName = qualifiedName(queue.options.prefix, queue.name);
   }
 
   toJSON(): QueueJobJson {
-    return jobJson(this.info);
+    return jobJson(this.info, this.queue.options.prefix);
   }
 
   async getState(): Promise<BoardJobState> {

@@ -1,5 +1,6 @@
-// The decorators: @Processor(), @Process(), @InjectQueue(), @OnWorkerEvent(),
-// @QueueEventsListener(), @OnQueueEvent().
+// The decorators: @Processor(), @Process(), @InjectQueue(), @InjectFlowProducer(),
+// @OnWorkerEvent(), @QueueEventsListener(), @OnQueueEvent().
+export * from './inject-flow-producer.decorator.js';
 export * from './inject-queue.decorator.js';
 export * from './on-queue-event.decorator.js';
 export * from './on-worker-event.decorator.js';

@@ -9,6 +9,7 @@ export const QUEUE_EVENT_KINDS = [
   'added',
   'delayed',
   'promoted',
+  'waiting-children',
   'active',
   'progress',
   'completed',

@@ -1,6 +1,7 @@
 // @Processor(queue, options?): marks a provider class as the consumer of a queue.
 import { SetMetadata } from '@nestjs/common';
 import type { ProcessorOptions } from '../interfaces/processor-options.interface.js';
+import { callerFile } from '../sandbox/processor-file.js';
 import { WORK_QUEUE_PROCESSOR_METADATA } from '../work-queue.constants.js';
 
 /** What `@Processor()` records on a class. */
@@ -12,7 +13,9 @@ export interface ProcessorMetadata {
 /**
  * Marks a provider class as the consumer of a queue; its `@Process()` methods handle the jobs.
  * The class must be a singleton provider: request-scoped, durable and transient ones fail the
- * bootstrap. Worker options given here override the module's `defaults`.
+ * bootstrap. Worker options given here override the module's `defaults`. With `sandbox`, its
+ * `@Process()` methods run in worker threads or child processes (docs/sandboxes.md): the file
+ * calling `@Processor()` is recorded for them to import, unless `sandbox.file` names it.
  *
  * ```ts
  * @Processor('emails', { concurrency: 10 })
@@ -23,6 +26,11 @@ export interface ProcessorMetadata {
  * ```
  */
 export function Processor(queueName: string, options: ProcessorOptions = {}): ClassDecorator {
-  const metadata: ProcessorMetadata = { queueName, options: { ...options } };
+  const sandbox = options.sandbox;
+  const recorded =
+    typeof sandbox === 'object' && sandbox !== null && sandbox.file === undefined
+      ? { ...options, sandbox: { ...sandbox, file: callerFile(Processor) } }
+      : { ...options };
+  const metadata: ProcessorMetadata = { queueName, options: recorded };
   return SetMetadata(WORK_QUEUE_PROCESSOR_METADATA, metadata);
 }

@@ -1,7 +1,14 @@
 // The options of WorkQueueModule.forRoot(): connections, prefix, defaults, logger, shutdown,
 // cleaner.
 import type { LoggerService } from '@nestjs/common';
-import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
+import type {
+  Cluster,
+  ClusterNode,
+  ClusterOptions,
+  Redis,
+  RedisOptions,
+  SentinelAddress,
+} from 'ioredis';
 import type { WorkerOptions, WorkQueueOptions } from '../../lib/internal.js';
 
 /** Connect with a Redis URL (`redis://` or `rediss://`). The module owns the connection. */
@@ -10,6 +17,7 @@ export interface WorkQueueUrlConnection {
   redis?: never;
   client?: never;
   cluster?: never;
+  sentinels?: never;
 }
 
 /** Connect with ioredis options. The module owns the connection. */
@@ -18,6 +26,7 @@ export interface WorkQueueRedisConnection {
   url?: never;
   client?: never;
   cluster?: never;
+  sentinels?: never;
 }
 
 /** Use an existing ioredis client (or Cluster). The module never closes it. */
@@ -26,6 +35,7 @@ export interface WorkQueueClientConnection {
   url?: never;
   redis?: never;
   cluster?: never;
+  sentinels?: never;
 }
 
 /** Connect to a Redis Cluster. The module owns the connection. */
@@ -34,14 +44,32 @@ export interface WorkQueueClusterConnection {
   url?: never;
   redis?: never;
   client?: never;
+  sentinels?: never;
 }
+
+/**
+ * Connect through Redis Sentinel: the sentinels' addresses, the master's name, and any other
+ * ioredis options (`password`, `sentinelPassword`, `tls`…). The module owns the connection; it
+ * and every connection opened from it follow the master when a failover moves it
+ * (`SENTINEL_CLIENT_OPTIONS` are the defaults; yours win). `{ redis: { sentinels, name } }` works too.
+ */
+export type WorkQueueSentinelConnection = Omit<RedisOptions, 'sentinels' | 'name'> & {
+  sentinels: Array<Partial<SentinelAddress>>;
+  /** The master's name, as in the sentinels' `sentinel monitor <name> …`. */
+  name: string;
+  url?: never;
+  redis?: never;
+  client?: never;
+  cluster?: never;
+};
 
 /** Exactly one way to reach Redis. */
 export type WorkQueueConnectionOptions =
   | WorkQueueUrlConnection
   | WorkQueueRedisConnection
   | WorkQueueClientConnection
-  | WorkQueueClusterConnection;
+  | WorkQueueClusterConnection
+  | WorkQueueSentinelConnection;
 
 /** Queue options every registered queue starts from (the prefix and logger are module-wide). */
 export type WorkQueueQueueDefaults = Omit<WorkQueueOptions, 'prefix' | 'logger'>;
@@ -62,7 +90,7 @@ export type WorkQueueDefaults = WorkQueueQueueDefaults & WorkQueueWorkerDefaults
 export type WorkQueueCleanerOptions = false | { intervalMs?: number };
 
 export interface WorkQueueModuleOptions {
-  /** Exactly one of `{ url }`, `{ redis }`, `{ client }`, `{ cluster }`. */
+  /** Exactly one of `{ url }`, `{ redis }`, `{ client }`, `{ cluster }`, `{ sentinels, name }`. */
   connection: WorkQueueConnectionOptions;
   /**
    * More connections, by name (`configKey`): `registerQueue({ name, configKey })` puts a queue

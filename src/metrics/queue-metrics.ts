@@ -1,7 +1,7 @@
 // Prometheus metrics of queues and workers (nestjs-work-queue/metrics, peer prom-client): gauges
 // read from counts() at scrape time, counters and a duration histogram fed by worker events.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { QueueCounts, Worker, WorkQueue } from '../../lib/internal.js';
+import type { Job, QueueCounts, Worker, WorkQueue } from '../../lib/internal.js';
 
 type Source<X> = readonly X[] | (() => readonly X[]);
 
@@ -14,6 +14,12 @@ export interface QueueMetricsOptions {
   prefix?: string;
   /** Buckets (seconds) of the handler duration histogram. */
   durationBuckets?: number[];
+  /**
+   * Label the per-process counters and the duration histogram by the job's group too
+   * (`group`, '' for an ungrouped job; docs/groups.md). Default false: a label per group is a
+   * time series per group — only for a bounded number of groups.
+   */
+  groupLabel?: boolean;
 }
 
 /** What `registerQueueMetrics` returns. */
@@ -26,7 +32,15 @@ export interface QueueMetrics {
   close(): void;
 }
 
-const STATES = ['pending', 'delayed', 'leased', 'dead'] as const;
+const STATES = ['pending', 'delayed', 'leased', 'dead', 'waitingChildren'] as const;
+/** The state label of each (flow parents waiting for their children: `waiting-children`). */
+const LABEL: Record<(typeof STATES)[number], string> = {
+  pending: 'pending',
+  delayed: 'delayed',
+  leased: 'leased',
+  dead: 'dead',
+  waitingChildren: 'waiting-children',
+};
 const NAMES = [
   'jobs',
   'workers',
@@ -60,6 +74,8 @@ const listOf = <X>(s: Source<X> | undefined): readonly X[] =>
  *   (every failed attempt), `_retried_total`, `_dead_total`, `work_queue_leases_lost_total`
  *   and `work_queue_job_duration_seconds{queue,outcome}` (outcome `success` or `error`);
  * - `work_queue_scrape_errors_total{queue}`: scrapes whose counts could not be read.
+ *
+ * With `groupLabel`, the per-process counters and the histogram also carry `group`.
  */
 export function registerQueueMetrics(
   registry: Registry,
@@ -96,7 +112,8 @@ export function registerQueueMetrics(
       jobs.reset();
       for (const { queue, counts } of snaps)
         if (counts)
-          for (const state of STATES) jobs.set({ queue: queue.name, state }, counts[state]);
+          for (const state of STATES)
+            jobs.set({ queue: queue.name, state: LABEL[state] }, counts[state]);
     },
   });
   const workers = new Gauge({
@@ -123,8 +140,10 @@ export function registerQueueMetrics(
         if (s.paused !== undefined) paused.set({ queue: s.queue.name }, s.paused ? 1 : 0);
     },
   });
+  const byGroup = options.groupLabel === true;
+  const labelNames = byGroup ? ['queue', 'group'] : ['queue'];
   const counter = (name: string, help: string) =>
-    new Counter({ name: `${p}${name}`, help, labelNames: ['queue'], registers });
+    new Counter({ name: `${p}${name}`, help, labelNames, registers });
   const scrapeErrors = counter('scrape_errors_total', 'Scrapes that could not read the queue.');
   const completed = counter('jobs_completed_total', 'Jobs this process completed.');
   const failed = counter('jobs_failed_total', 'Failed attempts of jobs in this process.');
@@ -134,7 +153,7 @@ export function registerQueueMetrics(
   const duration = new Histogram({
     name: `${p}job_duration_seconds`,
     help: 'Handler run time in this process, by outcome (success, error).',
-    labelNames: ['queue', 'outcome'],
+    labelNames: [...labelNames, 'outcome'],
     buckets: options.durationBuckets ?? DEFAULT_BUCKETS,
     registers,
   });
@@ -144,17 +163,19 @@ export function registerQueueMetrics(
     addWorker(worker) {
       if (detach.has(worker)) return;
       const queue = { queue: worker.queue.name };
+      const labels = (job: { group?: string | undefined }) =>
+        byGroup ? { ...queue, group: job.group ?? '' } : queue;
       const on = {
-        completed: () => completed.inc(queue),
-        failed: () => failed.inc(queue),
-        retried: () => retried.inc(queue),
-        dead: () => dead.inc(queue),
-        leaseLost: () => lost.inc(queue),
+        completed: (job: Job) => completed.inc(labels(job)),
+        failed: (job: Job) => failed.inc(labels(job)),
+        retried: (job: Job) => retried.inc(labels(job)),
+        dead: (job: Job) => dead.inc(labels(job)),
+        leaseLost: (job: Job) => lost.inc(labels(job)),
       };
       for (const [event, fn] of Object.entries(on)) worker.on(event as keyof typeof on, fn);
       const removeHook = worker.useRunHook({
-        async aroundRun(_job, run) {
-          const end = duration.startTimer(queue);
+        async aroundRun(job, run) {
+          const end = duration.startTimer(labels(job));
           try {
             const result = await run();
             end({ outcome: 'success' });

@@ -25,6 +25,8 @@ export interface WorkQueueMetricsModuleOptions {
   durationBuckets?: number[];
   /** Queues to report (default: every registered queue). */
   queues?: string[];
+  /** Label the per-process counters and the histogram by job group (see `registerQueueMetrics`). */
+  groupLabel?: boolean;
 }
 
 export const WORK_QUEUE_METRICS_OPTIONS = Symbol('WORK_QUEUE_METRICS_OPTIONS');
@@ -48,7 +50,13 @@ export class WorkQueueMetrics implements OnApplicationBootstrap, OnApplicationSh
     @Inject(WORK_QUEUE_METRICS_OPTIONS)
     options: WorkQueueMetricsModuleOptions | undefined,
   ) {
-    const { registry = new Registry(), prefix, durationBuckets, queues: names } = options ?? {};
+    const {
+      registry = new Registry(),
+      prefix,
+      durationBuckets,
+      queues: names,
+      groupLabel,
+    } = options ?? {};
     this.registry = registry;
     const queues = names
       ? () => context.queues.filter((q) => names.includes(q.name))
@@ -56,7 +64,13 @@ export class WorkQueueMetrics implements OnApplicationBootstrap, OnApplicationSh
     const workers = names
       ? () => context.workers.filter((w) => names.includes(w.queue.name))
       : () => context.workers;
-    this.handle = registerQueueMetrics(registry, { queues, workers, prefix, durationBuckets });
+    this.handle = registerQueueMetrics(registry, {
+      queues,
+      workers,
+      prefix,
+      durationBuckets,
+      groupLabel,
+    });
   }
 
   /** Picks up the processors' workers (also done at each scrape). */

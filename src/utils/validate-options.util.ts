@@ -7,6 +7,7 @@ import {
 } from '../../lib/internal.js';
 import { checkName, resolveQueueOptions, type ResolvedQueueOptions } from '../../lib/internal.js';
 import type { ProcessorOptions } from '../interfaces/processor-options.interface.js';
+import { processorSandboxProblems } from '../sandbox/sandbox-options.js';
 import type {
   WorkQueueModuleOptions,
   WorkQueueQueueDefaults,
@@ -31,6 +32,7 @@ const QUEUE_DEFAULT_KEYS: Record<keyof WorkQueueQueueDefaults, true> = {
   commandTimeoutMs: true,
   dedupeWindowMs: true,
   limiter: true,
+  groups: true,
   events: true,
   keepCompleted: true,
   maxLogLines: true,
@@ -47,6 +49,7 @@ const PROCESSOR_KEYS: Record<keyof ProcessorOptions, true> = {
   leaseMs: true,
   backoffStrategy: true,
   name: true,
+  sandbox: true,
 };
 const MODULE_KEYS: Record<keyof WorkQueueModuleOptions, true> = {
   connection: true,
@@ -58,7 +61,7 @@ const MODULE_KEYS: Record<keyof WorkQueueModuleOptions, true> = {
   cleaner: true,
   workers: true,
 };
-const CONNECTION_KINDS = ['url', 'redis', 'client', 'cluster'] as const;
+const CONNECTION_KINDS = ['url', 'redis', 'client', 'cluster', 'sentinels'] as const;
 const CONFIG_KEY = /^[A-Za-z0-9._:-]{1,100}$/;
 
 type Bag = Record<string, unknown>;
@@ -94,9 +97,14 @@ function connectionProblems(c: unknown, problems: string[], path = 'connection')
     return;
   }
   const given = CONNECTION_KINDS.filter((k) => c[k] !== undefined);
-  unknownKeys(c, { url: true, redis: true, client: true, cluster: true }, `${path}.`, problems);
-  if (given.length === 0) problems.push(msg.connectionEmpty(path));
+  // Sentinel options are flat ioredis options: any other key is one of theirs.
+  const sentinel = c.sentinels !== undefined || c.name !== undefined;
+  if (!sentinel) {
+    unknownKeys(c, { url: true, redis: true, client: true, cluster: true }, `${path}.`, problems);
+  }
+  if (given.length === 0 && !sentinel) problems.push(msg.connectionEmpty(path));
   if (given.length > 1) problems.push(msg.connectionKinds(path, given));
+  if (sentinel) sentinelProblems(c, path, problems);
   if (c.url !== undefined) {
     let ok = false;
     if (typeof c.url === 'string') {
@@ -113,6 +121,8 @@ function connectionProblems(c: unknown, problems: string[], path = 'connection')
   }
   if (c.redis !== undefined && !isObject(c.redis)) {
     problems.push(msg.badRedisOptions(path, msg.show(c.redis)));
+  } else if (c.redis?.sentinels !== undefined || c.redis?.name !== undefined) {
+    sentinelProblems(c.redis, `${path}.redis`, problems);
   }
   if (c.client !== undefined) {
     const cl = c.client as Bag | null;
@@ -139,6 +149,27 @@ function connectionProblems(c: unknown, problems: string[], path = 'connection')
       unknownKeys(c.cluster, { nodes: true, options: true }, `${path}.cluster.`, problems);
     }
   }
+}
+
+/** Sentinel options (`connection` itself, or its `redis`): sentinels, the master's name, role. */
+function sentinelProblems(o: Bag, path: string, problems: string[]): void {
+  const { sentinels, name, role } = o;
+  if (!Array.isArray(sentinels) || sentinels.length === 0) {
+    problems.push(msg.badSentinels(path, msg.show(sentinels)));
+  } else {
+    sentinels.forEach((s: unknown, i) => {
+      const ok =
+        isObject(s) &&
+        (s.host === undefined || (typeof s.host === 'string' && s.host !== '')) &&
+        (s.port === undefined ||
+          (typeof s.port === 'number' && Number.isInteger(s.port) && s.port > 0 && s.port < 65536));
+      if (!ok) problems.push(msg.badSentinel(path, i, msg.show(s)));
+    });
+  }
+  if (typeof name !== 'string' || name === '')
+    problems.push(msg.badSentinelName(path, msg.show(name)));
+  if (role !== undefined && role !== 'master')
+    problems.push(msg.badSentinelRole(path, msg.show(role)));
 }
 
 function loggerProblems(l: unknown, path: string, problems: string[]): void {
@@ -289,6 +320,8 @@ export function processorOptionProblems(options: unknown, at: string): string[] 
     closeTimeoutMs: msg.processorCloseTimeout(at),
   });
   problems.push(...workerOptionProblems(options, at));
+  if (options.sandbox !== undefined)
+    problems.push(...processorSandboxProblems(options.sandbox, at));
   return problems;
 }
 

@@ -25,6 +25,7 @@ const TEMPLATE_KEYS: Record<keyof ScheduleTemplate, true> = {
   maxAttempts: true,
   backoff: true,
   skipIfRunning: true,
+  group: true,
 };
 
 /** A declaration split into the arguments of `queue.upsertSchedule(id, spec, template)`. */

@@ -20,9 +20,12 @@ import {
   type ChildResult,
 } from './protocol.js';
 import { measureAddConcurrent } from './rows/concurrent-add.js';
+import { measureFlows } from './rows/flows.js';
 import { measureFirstJob } from './rows/first-job.js';
 import { measureMemory } from './rows/memory.js';
+import { measureSandbox } from './rows/sandbox.js';
 import { measureScale } from './rows/scale.js';
+import { measureFairness, measureGroups } from './rows/groups.js';
 import { errorText, info, quantile, sleep } from './util.js';
 
 async function measureAdd(adapter: Adapter, p: ChildParams, bulk: boolean): Promise<ChildResult> {
@@ -158,6 +161,14 @@ async function main(): Promise<ChildResult> {
       return measureMemory(adapter, p);
     case 'scale':
       return measureScale(adapter, p);
+    case 'sandbox':
+      return measureSandbox(adapter, p);
+    case 'groups':
+      return measureGroups(adapter, p);
+    case 'fairness':
+      return measureFairness(adapter, p);
+    case 'flows':
+      return measureFlows(adapter, p);
   }
 }
 

@@ -32,6 +32,10 @@ export const GROUPS = [
   'memory',
   'scale',
   'keep',
+  'sandbox',
+  'groups',
+  'fairness',
+  'flows',
 ] as const;
 export type Group = (typeof GROUPS)[number];
 

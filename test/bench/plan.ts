@@ -9,8 +9,11 @@ import type { ChildResult } from './protocol.js';
 import { concurrentAddPlan } from './rows/concurrent-add.js';
 import { firstJobPlan } from './rows/first-job.js';
 import { keepCompletedPlan } from './rows/keep-completed.js';
+import { flowsPlan } from './rows/flows.js';
 import { memoryPlan } from './rows/memory.js';
+import { sandboxPlan } from './rows/sandbox.js';
 import { scalePlan } from './rows/scale.js';
+import { groupsPlan } from './rows/groups.js';
 import { baseParams, type Measurement, type RowSpec, type Target } from './row.js';
 
 /** Libraries that can take part in a failing-and-retrying workload (not the floors). */
@@ -24,6 +27,9 @@ export function plan(s: Settings): { measurements: Measurement[]; specs: RowSpec
     memoryPlan(s),
     scalePlan(s),
     keepCompletedPlan(s),
+    sandboxPlan(s),
+    groupsPlan(s),
+    flowsPlan(s),
   ];
   const wanted = (g: Group) => s.only.includes(g);
   const specs = parts.flatMap((p) => p.rows).filter((r) => wanted(r.group));

@@ -17,7 +17,10 @@ import type { LibName } from './libs/types.js';
  * - `memory`: RSS growth and start-up time of `workers` idle workers, each on its own queue
  *   (rows/memory.ts);
  * - `scale`: addBulk, then lease+complete (`drain`) of `n` jobs, and Redis bytes per waiting
- *   job (rows/scale.ts).
+ *   job (rows/scale.ts);
+ * - `sandbox`: tiny jobs/s in-process, in a pool of threads, in a pool of processes, and the
+ *   start-up of such pools (rows/sandbox.ts).
+ * - `flows`: flows of 1 parent + 10 children per second, end to end (rows/flows.ts).
  */
 export type ChildKind =
   | 'add'
@@ -28,7 +31,11 @@ export type ChildKind =
   | 'addConcurrent'
   | 'firstJob'
   | 'memory'
-  | 'scale';
+  | 'scale'
+  | 'sandbox'
+  | 'groups'
+  | 'fairness'
+  | 'flows';
 export const CHILD_KINDS: readonly ChildKind[] = [
   'add',
   'addBulk',
@@ -39,6 +46,10 @@ export const CHILD_KINDS: readonly ChildKind[] = [
   'firstJob',
   'memory',
   'scale',
+  'sandbox',
+  'groups',
+  'fairness',
+  'flows',
 ];
 
 export interface ChildParams {
@@ -68,6 +79,8 @@ export interface ChildParams {
   workers?: number;
   /** false: ours runs with `keepCompleted: false` (rows/keep-completed.ts). */
   keepCompleted?: false;
+  /** groups: active groups the grouped run spreads its jobs over. */
+  groups?: number;
 }
 
 export interface ChildResult {
@@ -109,6 +122,22 @@ export interface ChildResult {
   addPerSec?: number;
   drainPerSec?: number;
   bytesPerJob?: number;
+  /** sandbox: jobs/s per handler placement, and ms to start a pool (rows/sandbox.ts). */
+  sandbox?: {
+    inProcessPerSec: number;
+    threadPerSec: number;
+    processPerSec: number;
+    threadStartMs: number;
+    processStartMs: number;
+  };
+  /** groups: c=50 jobs/s ungrouped and over `groups` active groups (same run), their ratio. */
+  ungroupedPerSec?: number;
+  groupedPerSec?: number;
+  groupedRatio?: number;
+  /** groups: the same, ungrouped jobs with a name each (metadata without a group). */
+  namedPerSec?: number;
+  /** groups: Redis used_memory per waiting grouped job. */
+  groupedBytesPerJob?: number;
 }
 
 export interface ChildFailure {

@@ -154,6 +154,10 @@ export function summarize(r: ChildResult): string {
       return `median ${fmt(r.value, 1)} ms (${(r.samplesMs ?? []).map((v) => fmt(v, 0)).join(', ')})`;
     case 'memory':
       return `${r.jobs} workers: RSS +${fmt((r.rssDeltaBytes ?? NaN) / 2 ** 20, 1)} MB, heap +${fmt((r.heapDeltaBytes ?? NaN) / 2 ** 20, 1)} MB${r.gc ? ' (after GC)' : ' (no GC exposed)'}, all started in ${fmt(r.startMs ?? NaN, 0)} ms`;
+    case 'sandbox': {
+      const b = r.sandbox!;
+      return `jobs/s in-process ${fmt(b.inProcessPerSec, 0)}, threads ${fmt(b.threadPerSec, 0)}, processes ${fmt(b.processPerSec, 0)}; pool start-up: threads ${fmt(b.threadStartMs, 0)} ms, processes ${fmt(b.processStartMs, 0)} ms`;
+    }
     case 'scale':
       return `${r.jobs} jobs: add ${fmt(r.addPerSec ?? NaN, 0)} jobs/s, lease+complete ${fmt(r.drainPerSec ?? NaN, 0)} jobs/s, ${fmt(r.bytesPerJob ?? NaN, 1)} B/job`;
     default: {

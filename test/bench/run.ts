@@ -25,7 +25,8 @@
  *   next). Neither retries, so they sit out the mixed workload.
  * - Two tables: the values of every library, then ours over each of the others (ours/bare
  *   list, ours/fused Lua: ours as a fraction of the floor).
- * - Newer rows live in rows/*.ts: concurrent add, first job, memory per worker, scale.
+ * - Newer rows live in rows/*.ts: concurrent add, first job, memory per worker, scale,
+ *   sandboxed handlers (ours and BullMQ only), groups.
  *
  * Flags:
  *   --quick            n=1000, 1 repetition, warm-up 200, 50 latency samples, bytes-n 5000
@@ -36,7 +37,9 @@
  *   --only <list>      figures, comma-separated (default all but scale): add, addBulk, c1, c50,
  *                      latency, bytes, commands (from the c50 run), aof, scaling, payload, mixed,
  *                      addConcurrent, firstJob, memory, scale, keep (c=50 with keepCompleted:
- *                      false, ours only: the c50 figure keeps the default 1 000)
+ *                      false, ours only: the c50 figure keeps the default 1 000), sandbox, groups
+ *                      (ours: c=50 ungrouped / over 1 000 groups / named, bytes per grouped job),
+ *                      fairness (ours, BullMQ), flows
  *   --callers <k>      addConcurrent: concurrent callers on one queue object (default 64)
  *   --first-samples <k> firstJob: worker starts per child, one job waiting (default 7; quick 3)
  *   --mem-workers <l>  memory: idle worker counts, one fresh child each (default 1,10,30); each

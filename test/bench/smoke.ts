@@ -41,6 +41,18 @@ const ROW_IDS = [
   'scaleBytesBase',
   'scaleBytesBig',
   'c50KeepOff',
+  'sandboxInProcess',
+  'sandboxThread',
+  'sandboxProcess',
+  'sandboxThreadStartMs',
+  'sandboxProcessStartMs',
+  'groupsUngrouped',
+  'groupsGrouped',
+  'groupsNamed',
+  'groupsRatio',
+  'groupsBytes',
+  'fairness',
+  'flows',
 ];
 const ARGS = [
   '--quick',

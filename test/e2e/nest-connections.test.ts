@@ -10,6 +10,7 @@ import {
   InjectQueue,
   Process,
   Processor,
+  RECONNECT_OPTIONS,
   WorkQueue,
   WorkQueueContext,
   WorkQueueError,
@@ -122,6 +123,8 @@ describe('several connections', () => {
       );
       expect(new Set(clients).size).toBe(3);
       expect(clients[0]).toBe(context.client);
+      // Made by the module: each resumes soon after Redis is back (RECONNECT_OPTIONS).
+      for (const c of clients) expect(c.options).toMatchObject(RECONNECT_OPTIONS);
       await app.close();
       closed = true;
       // Every connection the module made is closed with the app.
@@ -164,7 +167,7 @@ describe('several connections', () => {
     ).toEqual([
       'connections.bad.url must be a redis:// or rediss:// URL, got "http://z"',
       `connections: "no spaces" is not a valid configKey (1-100 letters, digits, '.', '_', '-' or ':')`,
-      'connections.no spaces is empty: give exactly one of { url }, { redis }, { client } or { cluster }',
+      'connections.no spaces is empty: give exactly one of { url }, { redis }, { client }, { cluster } or { sentinels, name }',
     ]);
     expect(moduleOptionProblems({ connection: { url: 'redis://x' }, connections: [] })).toEqual([
       'connections must be an object of named connections { [configKey]: connection }, got []',

@@ -73,6 +73,7 @@ describe('sample GET /metrics', () => {
           leased: value(samples, 'work_queue_jobs', { state: 'leased' }),
           dead: value(samples, 'work_queue_jobs', { state: 'dead' }),
           workers: value(samples, 'work_queue_workers'),
+          waitingChildren: value(samples, 'work_queue_jobs', { state: 'waiting-children' }),
           paused: value(samples, 'work_queue_paused'),
         };
         const expected = { ...c, paused: 1 } as Record<string, unknown>;

@@ -94,6 +94,11 @@ export interface Fault {
   end: number;
   /** For faults of one process. */
   pid?: number;
+  /**
+   * `queue\tid` of the jobs leased or handed off when the fault hit (read right after a
+   * connection kill, right before a Redis kill): starts of these do not count as resuming.
+   */
+  held?: ReadonlySet<string>;
 }
 
 /** Faults that hit every client (not one process). */

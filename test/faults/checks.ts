@@ -1,6 +1,7 @@
 /** What the fault suite checks after a scenario drained: Redis state, dead entries, results. */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkQueue } from '../../lib/index.js';
+import { parseEntry } from '../../lib/events/parse.js';
 import { keysMatching } from '../support/keys.js';
 import { allPayloads, payloadCount } from '../support/payloads.js';
 import { readLogs, type Analysis } from './analyze.js';
@@ -262,4 +263,21 @@ export function reportEverysec(ctx: Ctx, a: Analysis): void {
     ctx.violations.length,
     ...ctx.violations.filter((v) => !/LOST|completed \d+ times|complete returned false/.test(v)),
   );
+}
+
+/**
+ * Jobs the queues' event logs say were reclaimed from a worker judged dead (its heartbeat
+ * lapsed), as far as the capped logs still reach back. In a scenario where no worker process
+ * dies, each is a live worker judged dead: after a Redis restart, its beats came back later than
+ * its heartbeat timeout allowed.
+ */
+export async function reclaimedFromDead(ctx: Ctx): Promise<number> {
+  let n = 0;
+  for (const name of ctx.s.queues) {
+    const q = new WorkQueue(ctx.admin, name, ctx.queueOpts());
+    for (const [id, fields] of await ctx.admin.xrange(q.keys.eventLog, '-', '+'))
+      for (const e of parseEntry(id, fields))
+        if (e.kind === 'reclaimed' && e.reason === 'worker died') n += 1;
+  }
+  return n;
 }

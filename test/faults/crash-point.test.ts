@@ -23,6 +23,7 @@ import { keysMatching } from '../support/keys.js';
 import { payloadCount } from '../support/payloads.js';
 import { startRedis, type RedisHandle } from '../support/redis-server.js';
 import { waitFor } from '../support/wait.js';
+import { FLOW_OPS } from './crash-point-flows.js';
 
 type Arg = string | Buffer | number;
 interface Recorded {
@@ -51,9 +52,15 @@ function client(): Redis {
   return c;
 }
 
+// Heartbeats are judged on timing (a beat after a gap longer than the timeout starts a new
+// judging period: the `s` field of the heartbeat record), so the twins A and B, set up at
+// different moments, get a timeout no gap of a loaded machine reaches. Only C, whose calls are
+// recorded and replayed on both, uses a short one, for the operations that need lapsed workers.
+const LONG_HEARTBEAT_MS = 600_000;
+const SHORT_HEARTBEAT_MS = 100;
+
 const OPTIONS = {
   logger: false as const,
-  heartbeatTimeoutMs: 100,
   backoff: { type: 'fixed' as const, delayMs: 60_000 },
   // Small, so that completing two more jobs trims (lib/scripts/lib/completed.lua).
   keepCompleted: { count: 2, ageMs: 600_000 },
@@ -180,9 +187,12 @@ async function historyString(part: string, key: string, now: number): Promise<un
   return total;
 }
 
-/** Every key of a queue, relative to its base, with contents; scores in 10 s buckets of now. */
+/**
+ * Every key of the queue's prefix (the queue, and the other queues of its flows), relative to the
+ * prefix, with contents; scores in 10 s buckets of now.
+ */
 async function snapshot(q: WorkQueue<unknown>): Promise<Record<string, unknown>> {
-  const base = q.keys.base;
+  const base = `${q.options.prefix}:`;
   const [s, us] = await admin.time();
   const now = Number(s) * 1000 + Math.floor(Number(us) / 1000);
   const out: Record<string, unknown> = {};
@@ -190,13 +200,13 @@ async function snapshot(q: WorkQueue<unknown>): Promise<Record<string, unknown>>
     const part = key.slice(base.length);
     // A producer's record of its own add calls (idempotent re-sends) counts its calls, which
     // differ between the two producers compared: not part of the queue's state.
-    if (part.startsWith('ik:')) continue;
+    if (part.includes('}:ik:')) continue;
     const type = await admin.type(key);
     if (/^(t|mt):/.test(part)) out[part] = await historyString(part, key, now);
     else if (type === 'string') out[part] = await admin.get(key);
     else if (type === 'list') out[part] = await admin.lrange(key, 0, -1);
     else if (type === 'set') out[part] = (await admin.smembers(key)).sort();
-    else if (part === 'hb') {
+    else if (part.endsWith('}:hb')) {
       // Heartbeat times: in 10 s buckets of now, like scores.
       out[part] = Object.entries(await admin.hgetall(key))
         .map(([f, v]) => `${f}@${Math.round((Number(v) - now) / 10_000)}`)
@@ -216,8 +226,18 @@ async function snapshot(q: WorkQueue<unknown>): Promise<Record<string, unknown>>
     } else if (type === 'zset') {
       const flat = await admin.zrange(key, '0', '-1', 'WITHSCORES');
       const pairs: string[] = [];
+      // Scores that are not times (groups: places in line, turns; the list of groups) as stored.
+      const own = part.slice(part.indexOf('}:') + 2); // the key's part within its queue
+      const untimed = own.startsWith('gp:') || own === 'gq' || own === 'ga';
+      // A flow reservation's member ends with its time: in 10 s buckets too.
+      const member = (m: string) =>
+        part.endsWith('}:fv')
+          ? m.replace(/\d+$/, (t) => `@${Math.round((Number(t) - now) / 10_000)}`)
+          : m;
       for (let i = 0; i < flat.length; i += 2)
-        pairs.push(`${flat[i]}@${Math.round((Number(flat[i + 1]) - now) / 10_000)}`);
+        pairs.push(
+          `${member(flat[i]!)}@${untimed ? flat[i + 1] : Math.round((Number(flat[i + 1]) - now) / 10_000)}`,
+        );
       out[part] = pairs.sort();
     } else out[part] = type;
   }
@@ -232,8 +252,10 @@ interface Setup {
 
 /**
  * The same state in every queue it is run on: a live and a dead registered worker, pending jobs
- * of several priorities (caller ids too), a delayed job, a due delayed job, three leases of the
- * worker, one of the dead worker, an expired lease, a dead-lettered job.
+ * of several priorities (caller ids too), grouped jobs (group A with its own concurrency 2, B
+ * with its own rate limit), a delayed job, a due delayed job, three leases of the worker (A0,
+ * B0, A1: A is at its concurrency), one of the dead worker (B1), an expired lease, a
+ * dead-lettered job.
  */
 async function setup(q: WorkQueue<unknown>): Promise<Setup> {
   const worker = await q.registerWorker();
@@ -251,13 +273,24 @@ async function setup(q: WorkQueue<unknown>): Promise<Setup> {
   ]);
   const [doomed] = await q.lease({ count: 1, leaseMs: 60_000, workerId: worker });
   await q.fail(doomed!, new NonRetryableError('setup: dead job'));
-  const held = await q.lease({ count: 3, leaseMs: 60_000, workerId: worker });
   // A kept completed job with a result and a log (keepCompleted), and a retried one with a log.
   await q.add({ n: 11 }, { id: 'cid-11', priority: 0 });
   await q.add({ n: 12 }, { priority: 0 });
   const [kept, retried] = await q.lease({ count: 2, leaseMs: 60_000, workerId: worker });
   await q.completeAndLease([{ lease: kept!, result: { r: 11 }, logs: log('kept') }]);
   await q.failAttempt(retried!, new Error('retry me'), { delayMs: 60_000 }, log('failed once'));
+  await q.setGroupConcurrency('A', 2);
+  await q.setGroupRateLimit('B', { max: 10, durationMs: 60_000 });
+  await q.addBulk([
+    { data: { g: 'A0' }, opts: { group: 'A', priority: 0 } },
+    { data: { g: 'A1' }, opts: { group: 'A', priority: 0 } },
+    { data: { g: 'A2' }, opts: { group: 'A', priority: 0, id: 'cid-a2' } },
+    { data: { g: 'B0' }, opts: { group: 'B', priority: 0 } },
+    { data: { g: 'B1' }, opts: { group: 'B', priority: 0 } },
+    { data: { g: 'B2' }, opts: { group: 'B' } },
+  ]);
+  const held = await q.lease({ count: 3, leaseMs: 60_000, workerId: worker });
+  if (held.map((j) => j.group).join() !== 'A,B,A') throw new Error('setup: A0, B0, A1 leased');
   await q.lease({ count: 1, leaseMs: 60_000, workerId: gone });
   await q.lease({ count: 1, leaseMs: 1 });
   await q.add({ n: 10 }, { delayMs: 1 });
@@ -269,7 +302,8 @@ const log = (...lines: string[]) => ({ lines, dropped: 0 });
 interface Op {
   name: string;
   run(q: WorkQueue<unknown>, s: Setup): Promise<unknown>;
-  /** Wait until every registered worker's heartbeat has lapsed (clean reclaims them). */
+  /** Wait until every registered worker's heartbeat has lapsed (clean reclaims them, cancel does
+   * not wait for their acknowledgement). */
   lapse?: boolean;
 }
 
@@ -342,7 +376,8 @@ const OPS: Op[] = [
   { name: 'fail (dead)', run: (q, s) => q.fail(s.held[1]!, new NonRetryableError('bad')) },
   { name: 'release', run: (q, s) => q.release([s.held[0]!, s.held[2]!]) },
   { name: 'extend', run: (q, s) => q.extend(s.held, 600_000) },
-  { name: 'cancel (leased)', run: (q, s) => q.cancel(s.held[0]!.id) },
+  // The holder's heartbeat has lapsed, so cancel does not wait for its acknowledgement.
+  { name: 'cancel (leased)', run: (q, s) => q.cancel(s.held[0]!.id), lapse: true },
   { name: 'cancel (pending)', run: (q) => q.cancel('cid-6') },
   { name: 'progress', run: (q, s) => q.progress(s.held[2]!, { step: 2 }) },
   { name: 'clean (+ reclaim_worker)', run: (q) => q.clean(), lapse: true },
@@ -351,6 +386,33 @@ const OPS: Op[] = [
   { name: 'dead: purge all', run: (q) => q.purgeDead() },
   { name: 'worker: register', run: (q) => q.registerWorker() },
   { name: 'worker: leave', run: (q, s) => q.deregisterWorker(s.worker) },
+  // Groups (lib/scripts/lib/groups.lua): every script that changes a group's state.
+  {
+    name: 'add (grouped: add.lua)',
+    run: (q) => q.addBulk([{ data: 'g', opts: { group: 'C' } }, { data: 'h' }]),
+  },
+  {
+    name: 'addBulk (grouped, delayed, caller id)',
+    run: (q) =>
+      q.addBulk([
+        { data: 'a', opts: { group: 'A', id: 'cid-ga' } },
+        { data: 'b', opts: { group: 'D', delayMs: 60_000 } },
+      ]),
+  },
+  { name: 'rate limited (grouped job)', run: (q, s) => q.rateLimited(s.held[1]!, 30_000) },
+  { name: 'group: pause', run: (q) => q.pauseGroup('A') },
+  { name: 'group: resume', run: (q) => q.pauseGroup('B').then(() => q.resumeGroup('B')) },
+  { name: 'group: concurrency', run: (q) => q.setGroupConcurrency('A', 3) },
+  {
+    name: 'group: rate limit',
+    run: (q) => q.setGroupRateLimit('A', { max: 1, durationMs: 60_000 }),
+  },
+  { name: 'group: drain', run: (q) => q.drainGroup('B') },
+  { name: 'group: list', run: (q) => q.getGroups() },
+  { name: 'change priority (grouped)', run: (q) => q.changePriority('cid-a2', 1) },
+  { name: 'drain (ungrouped and grouped)', run: (q) => q.drain() },
+  { name: 'counts', run: (q) => q.counts() },
+  ...FLOW_OPS,
 ];
 
 const VARIANTS: Variant[] = ['before send', 'sent, dropped unrun', 'ran, reply lost'];
@@ -361,17 +423,21 @@ let round = 0;
 async function prepare(op: Op) {
   round += 1;
   const name = `cp${round}`;
-  const mk = (prefix: string, c: Redis) =>
-    new WorkQueue<unknown>(c, name, { ...OPTIONS, prefix: `${prefix}${round}` });
+  const mk = (prefix: string, c: Redis, heartbeatTimeoutMs = LONG_HEARTBEAT_MS) =>
+    new WorkQueue<unknown>(c, name, {
+      ...OPTIONS,
+      heartbeatTimeoutMs,
+      prefix: `${prefix}${round}`,
+    });
   const a = mk('a', client());
   const b = mk('b', client());
   const rec = recordingClient();
-  const c = mk('c', rec.client);
+  const c = mk('c', rec.client, op.lapse ? SHORT_HEARTBEAT_MS : LONG_HEARTBEAT_MS);
   await setup(a);
   await setup(b);
   const sc = await setup(c);
-  // Every registered worker's heartbeat lapses (timeout 100 ms, nobody beats).
-  if (op.lapse) await sleep(150);
+  // Every registered worker's heartbeat lapses (C's clean judges them with the short timeout).
+  if (op.lapse) await sleep(SHORT_HEARTBEAT_MS + 50);
   const before = rec.recorded.length;
   await op.run(c, sc);
   const steps = rec.recorded.slice(before).filter((r) => r.ok);
@@ -388,8 +454,10 @@ describe('a script runs whole or not at all, wherever the client dies', () => {
         for (const variant of VARIANTS) {
           const { a, b, c, steps } = await prepare(op);
           expect(steps.map((r) => r.name)).toEqual(first.steps.map((r) => r.name));
-          const toA = (r: Recorded) => retarget(r, c.keys.base, a.keys.base);
-          const toB = (r: Recorded) => retarget(r, c.keys.base, b.keys.base);
+          // Every queue of the prefix (a flow's other queues too).
+          const prefixOf = (q: WorkQueue<unknown>) => `${q.options.prefix}:`;
+          const toA = (r: Recorded) => retarget(r, prefixOf(c), prefixOf(a));
+          const toB = (r: Recorded) => retarget(r, prefixOf(c), prefixOf(b));
           for (const done of steps.slice(0, k)) {
             await admin.call(done.name, ...toA(done).args);
             await admin.call(done.name, ...toB(done).args);

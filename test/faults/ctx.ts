@@ -8,7 +8,7 @@ import { type DeadEntry, type Fault, type JobRec, type Logs } from './analyze.js
 import type { Behavior } from './handler.js';
 import type { HeldAtKill } from './metrics.js';
 import { Pool, type Child } from './procs.js';
-import { rng } from './common.js';
+import { RECONNECT_MS, rng } from './common.js';
 
 // ------------------------------------------------------------------------------ scenarios
 
@@ -66,6 +66,18 @@ export interface Scenario {
   assertReconcile?: boolean;
   /** Violation: a producer add completed more than once. */
   assertNoDupAdds?: boolean;
+  /** Violation: resume after a Redis restart p50 > 300 ms or max > 1 s (measure.ts). */
+  assertResume?: boolean;
+  /**
+   * Violation: a job run again after a handler of the same attempt had ended, except where
+   * that handler's process was SIGKILLed before its outcome could reach Redis (guarantee 11).
+   */
+  assertNoRerunAfterEnd?: boolean;
+  /**
+   * No worker process dies in this scenario: a job reclaimed from a worker judged dead (its
+   * heartbeat lapsed, e.g. beats that came back too late after a restart) is a violation.
+   */
+  assertLiveWorkers?: boolean;
 }
 
 // ------------------------------------------------------------------------------ the run
@@ -195,6 +207,43 @@ export class Ctx {
     );
   }
 
+  /**
+   * Every lease (and hand-off) of queue `name` now: `job id → holder` (a worker id, or 'h' for a
+   * hand-off no worker adopted yet). Tokens are by job number; a job with a caller id goes by
+   * that id (the `ids` hash), as in the logs.
+   */
+  async leases(name: string): Promise<Map<string, string>> {
+    const q = new WorkQueue(this.admin, name, this.queueOpts());
+    const tokens = await this.admin.hgetall(q.keys.leaseHolders);
+    const callerIds = await this.admin.hgetall(q.keys.key('callerIds'));
+    const idOf = new Map(Object.entries(callerIds).map(([cid, n]) => [n, cid]));
+    const out = new Map<string, string>();
+    for (const [n, holder] of Object.entries(tokens))
+      out.set(idOf.get(n) ?? n, holder.slice(holder.lastIndexOf(':') + 1));
+    return out;
+  }
+
+  /** `queue\tid` of every job leased or handed off now, in every queue (see `resume`). */
+  async held(): Promise<Set<string>> {
+    const out = new Set<string>();
+    for (const name of this.s.queues)
+      for (const job of (await this.leases(name)).keys()) out.add(`${name}\t${job}`);
+    return out;
+  }
+
+  /**
+   * `CLIENT KILL TYPE <type>` (every client but ours), noting what was held right after it: the
+   * jobs a worker may still start from what it had before (metrics.ts, resume).
+   */
+  async clientKill(type: 'normal' | 'pubsub'): Promise<void> {
+    const at = Date.now();
+    await this.admin.call('CLIENT', 'KILL', 'TYPE', type);
+    // Workers reconnect no sooner than 50 ms later (ioredis): nothing is leased meanwhile.
+    const held = await this.held().catch(() => undefined);
+    const end = at + RECONNECT_MS;
+    this.faults.push({ kind: `client-kill-${type}`, at, back: at, end, held });
+  }
+
   heartbeatTimeoutMs(): number {
     return this.s.queueOptions.heartbeatTimeoutMs ?? QUEUE_DEFAULTS.heartbeatTimeoutMs;
   }
@@ -210,13 +259,8 @@ export class Ctx {
     for (const [i, name] of this.s.queues.entries()) {
       const w = k.workerIds[i];
       if (w === undefined) continue;
-      const q = new WorkQueue(this.admin, name, this.queueOpts());
-      // Tokens are by job number; a job with a caller id goes by that id (the `ids` hash).
-      const tokens = await this.admin.hgetall(q.keys.leaseHolders);
-      const callerIds = await this.admin.hgetall(q.keys.key('callerIds'));
-      const idOf = new Map(Object.entries(callerIds).map(([cid, n]) => [n, cid]));
-      for (const [n, holder] of Object.entries(tokens))
-        if (holder.endsWith(`:${w}`)) leased.push(`${name}\t${idOf.get(n) ?? n}`);
+      for (const [job, holder] of await this.leases(name))
+        if (holder === w) leased.push(`${name}\t${job}`);
     }
     this.kills.push({ pid: k.pid, at: k.at, leased });
     this.watchLeases(k.workerIds, k.at, this.heartbeatTimeoutMs());

@@ -7,9 +7,12 @@
  * that a line is on disk even when the process is SIGKILLed the next instant:
  * - `exec-<pid>.log`: one line per handler execution (before any work),
  * - `done-<pid>.log`: one line per `completed` event (the job's complete returned true),
- * - `events-<pid>.log`: aborts, lease losses, failures, worker errors, busy blocks.
+ * - `events-<pid>.log`: handler ends (`R`: returned or threw, with the attempt and add try),
+ *   aborts, lease losses, failures, worker errors, busy blocks, the worker client's reconnects
+ *   (`K`: 'reconnecting' with ioredis' delay, 'ready').
  * Lines are tab-separated: kind, ms (Date.now()), pid, queue, job id, then kind-specific fields.
  */
+import type { EventEmitter } from 'node:events';
 import { appendFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -36,6 +39,8 @@ export interface FaultJob {
   t: number;
   b?: Behavior;
   ms?: number;
+  /** A flow parent (scenarios/flows.ts): its children's count; it logs how many results it saw. */
+  kids?: number;
 }
 
 export const BUSY_GAP_MS = 4_000;
@@ -43,6 +48,8 @@ export const BUSY_GAP_MS = 4_000;
 export interface FaultLog {
   exec(queue: string, job: Job<FaultJob>): void;
   done(queue: string, job: Job<FaultJob>): void;
+  /** The handler of `job` returned (`ok`) or threw: its outcome is on its way to Redis. */
+  ended(queue: string, job: Job<FaultJob>, how: 'ok' | 'threw'): void;
   event(kind: string, queue: string, id: string, ...fields: string[]): void;
 }
 
@@ -65,6 +72,12 @@ export function openLog(dir: string, pid = process.pid): FaultLog {
         `C\t${Date.now()}\t${pid}\t${queue}\t${job.id}\t${job.data.k}\t${job.data.t}\n`,
       );
     },
+    ended(queue, job, how) {
+      appendFileSync(
+        eventFile,
+        `R\t${Date.now()}\t${pid}\t${queue}\t${job.id}\t${job.attempt}\t${job.data.t}\t${how}\n`,
+      );
+    },
     event(kind, queue, id, ...fields) {
       appendFileSync(
         eventFile,
@@ -74,12 +87,36 @@ export function openLog(dir: string, pid = process.pid): FaultLog {
   };
 }
 
+/** Log the reconnects of a worker's client (`K` lines): where the time to resume goes. */
+export function logReconnects(log: FaultLog, queue: string, client: EventEmitter): void {
+  client.on('reconnecting', (ms: unknown) =>
+    log.event('K', queue, '-', 'reconnecting', String(ms)),
+  );
+  client.on('ready', () => log.event('K', queue, '-', 'ready'));
+}
+
 let lastBusy = 0;
 
 /** The handler of a fault-suite queue. */
 export function faultHandler(queue: string, log: FaultLog) {
   return async (job: Job<FaultJob>): Promise<{ pid: number }> => {
     log.exec(queue, job);
+    let out: { pid: number };
+    try {
+      out = await run(job);
+    } catch (e) {
+      log.ended(queue, job, 'threw');
+      throw e;
+    }
+    log.ended(queue, job, 'ok');
+    return out;
+  };
+
+  async function run(job: Job<FaultJob>): Promise<{ pid: number }> {
+    if (job.data.kids !== undefined) {
+      const seen = Object.keys(await job.getChildrenResults()).length;
+      log.event('W', queue, job.id, String(seen), String(job.data.kids));
+    }
     job.signal.addEventListener('abort', () => {
       const reason = job.signal.reason as { message?: unknown } | undefined;
       log.event('A', queue, job.id, String(reason?.message ?? reason));
@@ -113,5 +150,5 @@ export function faultHandler(queue: string, log: FaultLog) {
         if (ms > 0) await sleep(ms);
     }
     return { pid: process.pid };
-  };
+  }
 }

@@ -20,7 +20,7 @@ import {
   type WorkerOptions,
   type WorkQueueOptions,
 } from '../../src/index.js';
-import { faultHandler, openLog, type FaultJob } from './handler.js';
+import { faultHandler, logReconnects, openLog, type FaultJob } from './handler.js';
 
 export interface NestWorkerConfig {
   redisUrl: string;
@@ -87,4 +87,5 @@ worker.on('failed', (job, error, outcome) =>
   log.event('F', config.queue, job.id, outcome, errorMessage(error)),
 );
 worker.on('error', (e) => log.event('X', config.queue, '-', errorMessage(e)));
+logReconnects(log, config.queue, worker.queue.client);
 process.send?.({ type: 'ready', workerIds: [worker.workerId] });

@@ -15,10 +15,12 @@
  *   counters `id`, `tok`, `wseq`, the heartbeat record `hb` (+ the registry `w` while workers
  *   live, the dead-letter set with its jobs until purged, caller ids within their dedupe window
  *   and producers' add records, which expire).
- * Issue 12's scenarios (`defaults`, `poison`, `client-kill`) live in scenarios/issue12.ts; the
- * table also reports, for every scenario, recovery p50/p90/max, dead-lettered bystanders (where
- * measured), the slowest add→start, the drain after the last add and adds completed twice
- * (measure.ts, metrics.ts) — violations only behind the scenarios' `assert*` flags.
+ * Issue 12's scenarios (`defaults`, `poison`, `client-kill`) live in scenarios/issue12.ts, issue
+ * 24's (`client-kill-completing`, `redis-defaults`) in scenarios/issue24.ts; the table also
+ * reports, for every scenario, recovery p50/p90/max, dead-lettered bystanders (where measured),
+ * the slowest add→start, the drain after the last add, adds completed twice, jobs run again
+ * after a handler of that attempt ended, and resume p50/max after each Redis restart and each
+ * CLIENT KILL (measure.ts, metrics.ts) — violations only behind the scenarios' `assert*` flags.
  * Prints a table and exits non-zero when an invariant fails.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -26,7 +28,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { errorMessage, WorkQueue } from '../../lib/index.js';
+import { errorMessage, RECONNECT_OPTIONS, WorkQueue } from '../../lib/index.js';
 import { startRedis } from '../support/redis-server.js';
 import { analyze, quantile, readLogs, type Analysis, type Fault, type JobRec } from './analyze.js';
 import type { FaultJob } from './handler.js';
@@ -53,11 +55,12 @@ import {
   drain,
   endChecks,
   purgeAndCheck,
+  reclaimedFromDead,
   reportEverysec,
   resultKeys,
 } from './checks.js';
 
-const GLOBAL_TIMEOUT_MS = QUICK ? 4 * 60_000 : 9 * 60_000;
+const GLOBAL_TIMEOUT_MS = QUICK ? 6 * 60_000 : 15 * 60_000;
 
 interface Row {
   s: Scenario;
@@ -141,7 +144,7 @@ async function runScenario(s: Scenario, seed: number): Promise<Row> {
       recoveryOf: s.recoveryOf,
       lenientCalls: ctx.faults.some((f) => !['kill9', 'crash', 'sigterm'].includes(f.kind)),
     });
-    if (s.id.startsWith('redis') || s.id === 'connections' || s.id === 'client-kill') {
+    if (s.id.startsWith('redis') || s.id === 'connections' || s.id.startsWith('client-kill')) {
       // Recovery: from each global fault to the next completion.
       // Replies already on their way when the fault hit do not count: from Redis being back
       // (restart done, pause over), or 20 ms after a connection kill.
@@ -154,6 +157,11 @@ async function runScenario(s: Scenario, seed: number): Promise<Row> {
     ctx.dead = dead;
     ctx.keepLogs ||= a.violations.length > 0;
     const m = measure(ctx, a);
+    if (s.assertLiveWorkers) {
+      const n = await reclaimedFromDead(ctx);
+      ctx.note(`jobs reclaimed from live workers judged dead: ${n}`);
+      if (n > 0) ctx.violation(`${n} job(s) reclaimed from live workers judged dead`);
+    }
     if (s.finalChecks) await s.finalChecks(ctx);
     await purgeAndCheck(ctx);
     if (s.reportOnly) reportEverysec(ctx, a);
@@ -214,7 +222,9 @@ function startCleaner(ctx: Ctx): { stop(): Promise<void> } {
 async function produce(ctx: Ctx): Promise<void> {
   const s = ctx.s;
   const r = rng(SEED ^ 0x5eed);
-  const client = new Redis(ctx.redis.url);
+  // Beside Nest worker apps, the producer is such an app too: its client reconnects like the
+  // module's (RECONNECT_OPTIONS), so that resume measures the workers, not the producer.
+  const client = new Redis(ctx.redis.url, s.worker === 'nest' ? RECONNECT_OPTIONS : {});
   client.on('error', () => undefined);
   const queues = new Map(
     s.queues.map((name) => [name, new WorkQueue<FaultJob>(client, name, ctx.queueOpts())]),
@@ -338,6 +348,8 @@ function table(rows: Row[]): string {
     'add→start max',
     'drained after last add',
     'dup completions (2 jobs)',
+    're-runs after end',
+    'resume p50 / max: restart | kill',
     'time',
   ];
   const body = rows.map(({ s, a, m, seconds }) => [
@@ -354,11 +366,17 @@ function table(rows: Row[]): string {
     fmt(m.slowestAddToStart),
     fmt(m.drainedAfterLastAdd),
     `${m.dupAdds} (${m.dupAddsTwoJobs})`,
+    String(m.rerunsAfterEnd),
+    `${p50max(m.resume.afterRestart)} | ${p50max(m.resume.afterKill)}`,
     `${seconds.toFixed(0)} s`,
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ');
   return [line(head), widths.map((w) => '-'.repeat(w)).join('-|-'), ...body.map(line)].join('\n');
+}
+
+function p50max(xs: number[]): string {
+  return xs.length === 0 ? '–' : `${fmt(quantile(xs, 0.5))} / ${fmt(Math.max(...xs))}`;
 }
 
 async function main(): Promise<number> {

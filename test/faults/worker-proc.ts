@@ -9,7 +9,7 @@
 import { Redis } from 'ioredis';
 import { errorMessage, WorkQueue, Worker } from '../../lib/index.js';
 import type { WorkerOptions, WorkQueueOptions } from '../../lib/index.js';
-import { faultHandler, openLog, type FaultJob } from './handler.js';
+import { faultHandler, logReconnects, openLog, type FaultJob } from './handler.js';
 
 export interface WorkerProcConfig {
   redisUrl: string;
@@ -27,6 +27,7 @@ const client = new Redis(config.redisUrl);
 client.on('error', () => {
   /* reconnects by itself; failures surface through the worker's 'error' events */
 });
+logReconnects(log, config.queues.join(','), client);
 
 const workers = config.queues.map((name) => {
   const queue = new WorkQueue<FaultJob>(client, name, {

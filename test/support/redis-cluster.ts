@@ -10,10 +10,9 @@ import { mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import {
   delay,
-  firstExecutable,
   findRedisServerBinary,
   forgetDir,
   getFreePort,
@@ -27,6 +26,7 @@ import {
   waitReady,
   type RedisProcess,
 } from '../../tools/redis-server.js';
+import { findCompanionBinary, onPort } from './redis-nodes.js';
 
 export interface ClusterNodeAddress {
   host: string;
@@ -90,14 +90,7 @@ export interface RedisClusterHandle {
 
 /** Path of redis-cli: REDIS_CLI_BIN, next to redis-server, or on PATH. */
 export function findRedisCliBinary(): string | undefined {
-  const candidates: string[] = [];
-  if (process.env.REDIS_CLI_BIN) candidates.push(process.env.REDIS_CLI_BIN);
-  const server = findRedisServerBinary();
-  if (server) candidates.push(path.join(path.dirname(server), 'redis-cli'));
-  for (const d of (process.env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
-    candidates.push(path.join(d, 'redis-cli'));
-  }
-  return firstExecutable(candidates);
+  return findCompanionBinary('redis-cli', 'REDIS_CLI_BIN');
 }
 
 // ------------------------------------------------------------------------------ processes
@@ -163,25 +156,8 @@ function runCli(bin: string, args: string[], timeoutMs: number): Promise<string>
 
 // ------------------------------------------------------------------------------ queries
 
-async function onNode<X>(port: number, fn: (r: Redis) => Promise<X>, timeoutMs = 3000): Promise<X> {
-  const r = new Redis({
-    host: HOST,
-    port,
-    lazyConnect: true,
-    connectTimeout: timeoutMs,
-    commandTimeout: timeoutMs,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-    enableOfflineQueue: false,
-  });
-  r.on('error', () => {});
-  try {
-    await r.connect();
-    return await fn(r);
-  } finally {
-    r.disconnect();
-  }
-}
+const onNode = <X>(port: number, fn: (r: Redis) => Promise<X>, timeoutMs = 3000) =>
+  onPort(port, fn, timeoutMs);
 
 /** Parse `CLUSTER NODES`. */
 export function parseClusterNodes(text: string): ClusterNodeInfo[] {

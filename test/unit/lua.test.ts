@@ -43,6 +43,8 @@ describe('Lua scripts', () => {
       'leased',
       'dead',
       'workers',
+      'groupedPending',
+      'waitingChildren',
       'completedJobs',
     ]);
     expect(script('add').keys.at(-1)).toBe('pending*');

@@ -56,7 +56,7 @@ const everythingWrong = {
 
 const everyProblem = [
   'extra is not a known option',
-  'connection has url and redis: give exactly one of { url }, { redis }, { client } or { cluster }',
+  'connection has url and redis: give exactly one of { url }, { redis }, { client }, { cluster } or { sentinels, name }',
   'connection.url must be a redis:// or rediss:// URL, got "http://localhost"',
   `prefix must be 1-100 characters of letters, digits, '.', '_', '-' or ':' (no '{', '}' or spaces), got "a b"`,
   'defaults.prefix is not allowed: set prefix at the top level of the options',
@@ -88,10 +88,10 @@ describe('module options', () => {
 
   it('reports a missing or empty connection and non-object options', () => {
     expect(moduleOptionProblems({})).toEqual([
-      'connection is required: give exactly one of { url }, { redis }, { client } or { cluster }',
+      'connection is required: give exactly one of { url }, { redis }, { client }, { cluster } or { sentinels, name }',
     ]);
     expect(moduleOptionProblems({ connection: {} })).toEqual([
-      'connection is empty: give exactly one of { url }, { redis }, { client } or { cluster }',
+      'connection is empty: give exactly one of { url }, { redis }, { client }, { cluster } or { sentinels, name }',
     ]);
     expect(moduleOptionProblems(undefined)).toEqual([
       'options must be an object with at least { connection }, got undefined',
@@ -101,7 +101,7 @@ describe('module options', () => {
         connection: { client: { not: 'a client' }, cluster: { nodes: [] } },
       }),
     ).toEqual([
-      'connection has client and cluster: give exactly one of { url }, { redis }, { client } or { cluster }',
+      'connection has client and cluster: give exactly one of { url }, { redis }, { client }, { cluster } or { sentinels, name }',
       'connection.client must be an ioredis Redis or Cluster instance',
       'connection.cluster.nodes must be a non-empty array of nodes, got []',
     ]);
@@ -181,6 +181,32 @@ describe('module options', () => {
       `name must be 1-100 characters of letters, digits, '.', '_', '-' or ':' (no '{', '}' or spaces), got "bad name"`,
       'logger is not allowed per queue: set it in WorkQueueModule.forRoot()',
       'maxAttempts must be a positive integer, got 0',
+    ]);
+  });
+
+  it('registerQueue({ groups }): the per-group limits reach the queue; bad ones fail the bootstrap, every problem listed', async () => {
+    const ref = await compile([
+      WorkQueueModule.forRoot({ connection: { url }, logger: false }),
+      WorkQueueModule.registerQueue({
+        name: 'tenants',
+        groups: { concurrency: 1, limiter: { max: 10, durationMs: 1_000 } },
+      }),
+    ]);
+    expect(ref.get<WorkQueue>(getQueueToken('tenants')).options.groups).toEqual({
+      concurrency: 1,
+      limiter: { max: 10, durationMs: 1_000 },
+    });
+    const err = await compileError([
+      WorkQueueModule.forRoot({ connection: { url }, logger: false }),
+      WorkQueueModule.registerQueue({
+        name: 'tenants',
+        groups: { concurrency: 1.5, limiter: { max: 0, durationMs: -1 } },
+      }),
+    ]);
+    expect(err.problems).toEqual([
+      'groups.concurrency must be an integer 1..1000000, got 1.5',
+      'groups.limiter.max must be an integer 1..1000000, got 0',
+      'groups.limiter.durationMs must be an integer 1..86400000, got -1',
     ]);
   });
 

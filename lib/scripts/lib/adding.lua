@@ -36,7 +36,7 @@ local function hand_off_allowed(wake_len, now)
 end
 
 -- Hand job `seq` off: lease it to holder 'h' until now + hand_ms and push it whole to the wake list
--- (a hand-off counts as a lease for a rate limit of window rate_ms).
+-- (a hand-off counts as a lease for a rate limit of window rate_ms). Returns its lease token.
 -- The entry's head ends with the job's added time (the add's `now`), also its start.
 local function hand_off(seq, payload, meta, prio, now, hand_ms, rate_ms)
   local token = int(rcall('INCR', K_TOKEN_COUNTER))
@@ -48,6 +48,7 @@ local function hand_off(seq, payload, meta, prio, now, hand_ms, rate_ms)
   end
   times_set_started({ seq }, now)
   rcall('RPUSH', K_WAKE, 'h' .. seq .. ':' .. token .. ':' .. deadline .. ':' .. prio .. ':' .. #meta .. ':' .. now .. '\n' .. meta .. payload)
+  return token
 end
 
 -- Note job `seq` for the pending list of priority prio (a digit); pending: priority -> seqs.

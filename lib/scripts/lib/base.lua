@@ -1,4 +1,5 @@
--- Basics every script may use: Redis time, integers as strings, chunked variable-size calls.
+-- Basics every script may use: Redis time, integers as strings, chunked variable-size calls,
+-- waking a worker.
 -- (Error codes E_<code> come from SCRIPT_CODES in lib/errors.ts: the assembler binds those a
 -- script uses in its prelude.)
 
@@ -38,4 +39,11 @@ local function hmget(key, fields)
     end
   end
   return out
+end
+
+-- Wake one blocked worker; at most one token waits, so the list stays tiny.
+local function wake()
+  if rcall('LLEN', K_WAKE) == 0 then
+    rcall('RPUSH', K_WAKE, '1')
+  end
 end

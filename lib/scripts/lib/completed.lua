@@ -39,10 +39,14 @@ end
 -- A job completed by a stale lease (a worker whose lease lapsed finished it after all) leaves
 -- wherever it is now to be kept: the leased set, the delayed set, the dead set or its pending
 -- list (LREM: it was put back at the front when its lease lapsed, so it is near the head).
+-- A grouped job leaves its group's pending jobs, or its group's running count.
 local function completed_unplace(seq, meta)
+  if meta.g then
+    group_unplace(seq, meta)
+  end
   rcall('ZREM', K_LEASED, seq)
   rcall('HDEL', K_LEASE_HOLDERS, seq)
-  if rcall('ZREM', K_DELAYED, seq) + rcall('ZREM', K_DEAD, seq) == 0 then
+  if rcall('ZREM', K_DELAYED, seq) + rcall('ZREM', K_DEAD, seq) == 0 and not meta.g then
     rcall('LREM', pending_key(prio_of(meta)), 1, seq)
   end
 end
@@ -188,6 +192,11 @@ local function emit_completed(seqs, raws, results, now, wid, readable)
       else
         f[#f + 1] = 'vx'
         f[#f + 1] = #r
+      end
+      local g = raw and meta_group(raw)
+      if g then
+        f[#f + 1] = 'g'
+        f[#f + 1] = g
       end
       f[#f + 1] = 'ta'
       f[#f + 1] = added[i]

@@ -49,6 +49,13 @@ local function ev_flush()
   ev_fields = nil
 end
 
+-- The event field of a job's group ('g', group), or nothing: the last argument of an emit.
+local function ev_group(meta)
+  if meta.g then
+    return 'g', meta.g
+  end
+end
+
 -- Log one event of job `id` (its public id), with its fields (name, value, ...).
 local function emit(kind, id, ...)
   if EV_CAP > 0 then
@@ -57,10 +64,11 @@ local function emit(kind, id, ...)
 end
 
 -- Log `kind` for jobs `seqs` (sections of up to 500 jobs), each section led by the fields in
--- `head`. `raws`: their meta JSON (public ids are caller ids where set); nil: read from K_META;
--- false: `seqs` are public ids already. Runs of ids without a space go in one 'n' field.
+-- `head`. `raws`: their meta JSON (public ids are caller ids where set; a grouped job's event
+-- carries its group, 'g'); nil: read from K_META; false: `seqs` are public ids already (no
+-- groups). Runs of ids without a space and without a group go in one 'n' field.
 -- `tails` (optional): a string per job without spaces; a section ends with 'tm' and those of its
--- jobs, in order, separated by spaces (history.lua: the jobs' times).
+-- jobs, in order ('n' and 'i' jobs alike), separated by spaces (history.lua: the jobs' times).
 local function emit_jobs(kind, seqs, raws, head, tails)
   if EV_CAP == 0 or #seqs == 0 then
     return
@@ -75,11 +83,14 @@ local function emit_jobs(kind, seqs, raws, head, tails)
     end
     local run = {}
     for j = i, math.min(i + 499, #seqs) do
-      local id, raw = seqs[j], raws and raws[j]
+      local id, raw, g = seqs[j], raws and raws[j], nil
       if raw and string.find(raw, '"i":', 1, true) then
-        id = decode_meta(raw).i or id
+        local meta = decode_meta(raw)
+        id, g = meta.i or id, meta.g
+      elseif raw then
+        g = meta_group(raw)
       end
-      if string.find(id, ' ', 1, true) then
+      if g or string.find(id, ' ', 1, true) then
         if #run > 0 then
           f[#f + 1] = 'n'
           f[#f + 1] = table.concat(run, ' ')
@@ -87,6 +98,10 @@ local function emit_jobs(kind, seqs, raws, head, tails)
         end
         f[#f + 1] = 'i'
         f[#f + 1] = id
+        if g then
+          f[#f + 1] = 'g'
+          f[#f + 1] = g
+        end
       else
         run[#run + 1] = id
       end

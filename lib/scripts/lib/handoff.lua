@@ -53,13 +53,18 @@ end
 local function unhand(h, ran)
   rcall('ZREM', K_LEASED, h.seq)
   rcall('HDEL', K_LEASE_HOLDERS, h.seq)
+  local meta = decode_meta(rcall('HGET', K_META, h.seq))
   if ran then
-    local meta = decode_meta(rcall('HGET', K_META, h.seq))
     meta.s = 1
     save_meta(h.seq, meta)
-    emit('reclaimed', meta.i or h.seq, 'why', 'worker died')
+    emit('reclaimed', meta.i or h.seq, 'why', 'worker died', ev_group(meta))
   end
-  rcall('LPUSH', pending_key(h.p), h.seq)
+  if meta.g then
+    group_run_ended(meta.g, nil)
+    group_requeue(h.seq, meta, true, nil)
+  else
+    rcall('LPUSH', pending_key(h.p), h.seq)
+  end
   wake()
 end
 

@@ -191,18 +191,22 @@ local function time_deltas(now, added, started)
   return out
 end
 
--- The fields of an event about one attempt of job `seq` by worker `wid` ('failed'): the worker
--- and the job's times (absolute: 'ta' added, 'ts' started).
-local function attempt_fields(seq, wid)
+-- The fields of an event about one attempt of job `seq` (meta `meta`) by worker `wid`
+-- ('failed'): the worker, the job's times (absolute: 'ta' added, 'ts' started) and its group
+-- (ev_group's 'g').
+local function attempt_fields(seq, wid, meta)
   if EV_CAP == 0 then
     return nil
   end
   local added, started = times_get({ seq })
+  if meta.g then
+    return 'w', wid, 'ta', added[1], 'ts', started[1], 'g', meta.g
+  end
   return 'w', wid, 'ta', added[1], 'ts', started[1]
 end
 
--- The fields of a 'dead' event (lib/events/): the last error, when not the reason, and the job's
--- times (absolute: 'ta' added, 'ts' started).
+-- The fields of a 'dead' event (lib/events/): the last error, when not the reason, the job's
+-- times (absolute: 'ta' added, 'ts' started) and its group (ev_group's 'g').
 local function dead_fields(seq, meta)
   if EV_CAP == 0 then
     return nil
@@ -212,6 +216,10 @@ local function dead_fields(seq, meta)
   if meta.e and meta.e ~= meta.r then
     f[#f + 1] = 'err'
     f[#f + 1] = string.sub(meta.e, 1, 500)
+  end
+  if meta.g then
+    f[#f + 1] = 'g'
+    f[#f + 1] = meta.g
   end
   return unpack(f)
 end

@@ -41,6 +41,7 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
   count = allowed
   local hand = parse_hand(rcall('LPOP', K_WAKE))
   promote(now, 1000)
+  local gl = group_lease_start(now)
   local seqs, datas, metas = {}, {}, {}
   local drained, stopped, drain, solo = false, false, false, false
   local last_p = 0
@@ -49,6 +50,9 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
   while #seqs < count and not drained and not stopped do
     local popped, prios = {}, {}
     local need = count - #seqs
+    if gl and gl.on then
+      need, drained = group_pop(gl, need, hand, popped, prios)
+    end
     for p = 0, 9 do
       if need <= 0 then
         break
@@ -108,14 +112,18 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
               rcall('ZREM', K_LEASED, seq)
               rcall('HDEL', K_LEASE_HOLDERS, seq)
             end
-            rcall('LPUSH', pending_key(prios[i]), seq)
+            if not group_put_back(gl, seq, m[i], i, hand and seq == hand.seq) then
+              rcall('LPUSH', pending_key(prios[i]), seq)
+            end
           end
         end
       end
     end
   end
   local more = stopped
-  if not drained and not stopped then
+  if gl and gl.on then
+    more = more or rcall('ZCARD', K_GROUPS_READY) > 0
+  elseif not drained and not stopped then
     -- Lists before the last one popped from were emptied on the way.
     for p = last_p, 9 do
       if rcall('LLEN', pending_key(p)) > 0 then
@@ -142,8 +150,9 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
   if park_ms > 0 and live < count and not drain and not solo then
     rcall('ZADD', K_PARKED, now + park_ms, wid)
   end
+  local group_due = gl and live < count and group_next_due()
   if live == 0 then
-    return 0, drain, 0, 0
+    return 0, drain, 0, 0, group_due
   end
   local base = rcall('INCRBY', K_TOKEN_COUNTER, live) - live
   local deadline = now + lease_ms
@@ -174,11 +183,14 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
   if rate_ms then
     log_lease_starts(now, started, rate_ms)
   end
+  if gl and gl.on then
+    group_commit(gl, seqs, started)
+  end
   emit_jobs('active', seqs, metas, { 'w', wid, 'T', now }, time_deltas(now, added))
   if limited then
     return live, drain, limited_until, 0
   end
-  return live, drain, 0, 0
+  return live, drain, 0, 0, group_due
 end
 
 -- The head of a lease reply, { now, deadline, next due, drain, paused }, for a lease of
@@ -196,7 +208,8 @@ end
 -- Lease up to `count` jobs for worker `wid` into lease reply `out`: appends per job seq, token,
 -- payload, meta, added ms (lease_jobs) and fills in the head's next due, drain and paused.
 local function lease_into(out, count, lease_ms, wid, now, park_ms)
-  local live, drain, limited_until, paused = lease_jobs(count, lease_ms, wid, now, out, park_ms)
+  local live, drain, limited_until, paused, group_due =
+    lease_jobs(count, lease_ms, wid, now, out, park_ms)
   if drain then
     out[4] = 1
   end
@@ -206,5 +219,8 @@ local function lease_into(out, count, lease_ms, wid, now, park_ms)
   elseif live < count then
     -- The next due time matters only to a worker left with free slots.
     out[3] = next_due()
+    if group_due and (out[3] < 0 or group_due < out[3]) then
+      out[3] = group_due
+    end
   end
 end

@@ -7,7 +7,11 @@
 -- when it skips while an earlier tick's job exists (skipIfRunning; cleared when it fires), t 1
 -- when its caller id has a dedupe window from its add (`dedupe.ttlMs`: the taken zset holds its
 -- end), c trace context (opaque to Lua: an add hook's string, e.g. a W3C traceparent; kept
--- across retries).
+-- across retries), g its group (a string of 1-256 bytes: it waits in its group's zset, not in
+-- a pending list; lib/scripts/lib/groups.lua), P its flow parent ('<queue>\t<seq>\t<caller id>',
+-- see flows.lua), W on a flow parent its delay once its children ended (ms; present for its
+-- whole life), k the worker of its last attempt that did not complete (processedBy, history.lua),
+-- l 1 when it has a log (history.lua).
 --
 -- Lease tokens: '<n>' (a value of the token counter) for a regular lease, 's<n>' for a solo run
 -- of a suspect job (its death counts). The lease hash (K_LEASE_HOLDERS) holds '<token>:<holder>':
@@ -22,9 +26,9 @@
 -- that touches the job fail (one such job would stall a worker's batch or a whole clean()).
 -- Unusable fields are dropped (defaults apply); the client dead-letters a job whose metadata
 -- is not a JSON object when it is leased ('undecodable metadata').
-local META_NUMBERS = { 'p', 'a', 'm', 'x', 's', 'z', 't', 'l' }
+local META_NUMBERS = { 'p', 'a', 'm', 'x', 's', 'z', 't', 'l', 'W' }
 
-local META_STRINGS = { 'i', 'n', 'e', 'r', 'w', 'c', 'k' }
+local META_STRINGS = { 'i', 'n', 'e', 'r', 'w', 'c', 'k', 'g', 'P' }
 
 local function decode_meta(s)
   if not s or s == '' then
@@ -48,7 +52,23 @@ local function decode_meta(s)
       meta[f] = nil
     end
   end
+  if meta.g == '' then
+    meta.g = nil
+  end
   return meta
+end
+
+-- The group (meta g) in stored meta JSON `raw`, or nil; read without decoding when it is written
+-- plainly (no escapes in the name), as the queue writes it: the hot paths look at it per job.
+local function meta_group(raw)
+  if not string.find(raw, '"g":', 1, true) then
+    return nil
+  end
+  local g = string.match(raw, '"g":"([^"\\]*)"')
+  if g then
+    return g ~= '' and g or nil
+  end
+  return decode_meta(raw).g
 end
 
 local function save_meta(seq, meta)

@@ -1,11 +1,4 @@
--- Where a job waits: pending lists, the delayed set, the dead-letter set; waking a worker.
-
--- Wake one blocked worker; at most one token waits, so the list stays tiny.
-local function wake()
-  if rcall('LLEN', K_WAKE) == 0 then
-    rcall('RPUSH', K_WAKE, '1')
-  end
-end
+-- Where a job waits: pending lists, the delayed set, the dead-letter set.
 
 -- Add delayed jobs (flat due, seq, due, seq, ...). When one is due before every job already
 -- waiting there, wake an idle worker: it may be sleeping until a later due time.
@@ -23,6 +16,9 @@ end
 
 -- Remove every trace of job `seq` from wherever it is (it stops existing).
 local function destroy(seq, meta)
+  if meta.g then
+    group_unplace(seq, meta)
+  end
   data_del({ seq })
   rcall('HDEL', K_META, seq)
   rcall('HDEL', K_PROGRESS, seq)
@@ -34,6 +30,7 @@ local function destroy(seq, meta)
     rcall('HDEL', K_CALLER_IDS, meta.i)
   end
   logs_forget(seq)
+  flow_forget(seq, meta)
 end
 
 local function trim_dead(max_dead)
@@ -54,12 +51,15 @@ local function to_dead(seq, meta, reason, now, max_dead)
   rcall('ZADD', K_DEAD, now, seq)
   emit('dead', meta.i or seq, 'why', string.sub(reason, 1, 500), dead_fields(seq, meta))
   metric_add('dead', 1)
+  flow_job_ended(seq, meta, 'f', reason, now)
   trim_dead(max_dead)
 end
 
--- Put a job that is in no other place back in its pending list.
+-- Put a job that is in no other place back in its pending list (a grouped job: in its group).
 local function requeue(seq, meta, front)
-  if front then
+  if meta.g then
+    group_requeue(seq, meta, front, nil)
+  elseif front then
     rcall('LPUSH', pending_key(prio_of(meta)), seq)
   else
     rcall('RPUSH', pending_key(prio_of(meta)), seq)

@@ -9,6 +9,9 @@ local function expire_lease(seq, now, max_exp, max_dead, why)
   local holder = rcall('HGET', K_LEASE_HOLDERS, seq)
   rcall('HDEL', K_LEASE_HOLDERS, seq)
   local meta = decode_meta(rcall('HGET', K_META, seq))
+  if meta.g then
+    group_run_ended(meta.g, now)
+  end
   if held_by(holder, 'h') then
     -- A hand-off still in the wake list (no worker took it): the job never ran.
     drop_hand(seq)
@@ -27,7 +30,7 @@ local function expire_lease(seq, now, max_exp, max_dead, why)
   end
   save_meta(seq, meta)
   requeue(seq, meta, true)
-  emit('reclaimed', meta.i or seq, 'why', why == '' and 'lease expired' or 'worker died')
+  emit('reclaimed', meta.i or seq, 'why', why == '' and 'lease expired' or 'worker died', ev_group(meta))
   return true
 end
 

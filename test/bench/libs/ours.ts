@@ -23,8 +23,15 @@ export function create(config: AdapterConfig): Adapter {
         add: async (data) => {
           await queue.add(data);
         },
-        addBulk: async (data) => {
-          await queue.addBulk(data.map((d) => ({ data: d })));
+        addBulk: async (data, groupOf, named) => {
+          await queue.addBulk(
+            groupOf
+              ? data.map((d) => ({
+                  data: d,
+                  opts: named ? { name: groupOf(d) } : { group: groupOf(d) },
+                }))
+              : data.map((d) => ({ data: d })),
+          );
         },
         close: async () => {
           await redis.quit();
@@ -37,7 +44,10 @@ export function create(config: AdapterConfig): Adapter {
       const worker = new Worker<JobData, void>(
         queue,
         (job) => opts.handler(job.data, job.attempt === 1),
-        { concurrency: opts.concurrency },
+        {
+          concurrency: opts.concurrency,
+          ...(opts.prefetch === undefined ? {} : { prefetch: opts.prefetch }),
+        },
       );
       worker.on('completed', () => opts.onCompleted());
       worker.on('failed', () => opts.onFailed?.());

@@ -50,13 +50,26 @@ export interface Producer {
   ready(): Promise<void>;
   /** Add one job (one `add` / `createJob().save()` call). */
   add(data: JobData): Promise<void>;
-  /** Add many jobs in one call (`addBulk` / `saveAll`). */
-  addBulk(data: readonly JobData[]): Promise<void>;
+  /**
+   * Add many jobs in one call (`addBulk` / `saveAll`). `groupOf`: each job's group, for the
+   * libraries that have groups (ours; the others add the jobs ungrouped: rows/groups.ts);
+   * `named`: ours gives each job a name instead (metadata without a group, the reference).
+   */
+  addBulk(
+    data: readonly JobData[],
+    groupOf?: (d: JobData) => string,
+    named?: boolean,
+  ): Promise<void>;
   close(): Promise<void>;
 }
 
 export interface ConsumeOptions {
   concurrency: number;
+  /**
+   * Jobs a worker may hold leased beyond its free slots (ours: the `prefetch` option; the others
+   * take a job only for a free slot). Default: each library's own.
+   */
+  prefetch?: number;
   /** The job handler; throwing fails the attempt. `firstAttempt` is false on a retry. */
   handler: (data: JobData, firstAttempt: boolean) => void | Promise<void>;
   /** Called once per job whose success the library has recorded in Redis. */

@@ -10,7 +10,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Fault, JobRec } from '../analyze.js';
-import { CONCURRENCY, leaseExpiryExplained, quickWork, RECONNECT_MS, scale } from '../common.js';
+import { CONCURRENCY, leaseExpiryExplained, quickWork, scale } from '../common.js';
 import type { Ctx, Scenario } from '../ctx.js';
 
 type Base = Pick<
@@ -125,9 +125,7 @@ export function issue12Scenarios(base: Base): Scenario[] {
         while (ctx.producing) {
           await sleep(2_000);
           if (!ctx.producing) break;
-          const at = Date.now();
-          await ctx.admin.call('CLIENT', 'KILL', 'TYPE', 'normal');
-          ctx.faults.push({ kind: 'client-kill-normal', at, back: at, end: at + RECONNECT_MS });
+          await ctx.clientKill('normal');
         }
       },
       behavior: (r) => (r() < 0.05 ? { b: 'work', ms: 100 + Math.floor(r() * 900) } : quickWork(r)),
@@ -135,6 +133,8 @@ export function issue12Scenarios(base: Base): Scenario[] {
       recovery: 'kill → next completion',
       assertReconcile: true,
       assertNoDupAdds: true,
+      assertNoRerunAfterEnd: true,
+      assertLiveWorkers: true,
     },
   ];
 }

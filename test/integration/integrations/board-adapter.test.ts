@@ -8,7 +8,7 @@ import type { IServerAdapter } from '@bull-board/api/dist/types.js';
 import { ExpressAdapter } from '@bull-board/express';
 import express from 'express';
 import request from 'supertest';
-import type { WorkQueue } from '../../../lib/index.js';
+import { FlowProducer, type WorkQueue } from '../../../lib/index.js';
 import { WorkQueueAdapter } from '../../../src/bull-board/index.js';
 import { QueueFixture } from '../../support/queue.js';
 import { waitFor } from '../../support/wait.js';
@@ -86,7 +86,14 @@ describe('WorkQueueAdapter on the board', () => {
       failed: 1,
       completed: 0,
     });
-    expect(view.statuses).toEqual(['latest', 'active', 'waiting', 'delayed', 'failed']);
+    expect(view.statuses).toEqual([
+      'latest',
+      'active',
+      'waiting',
+      'delayed',
+      'failed',
+      'waiting-children',
+    ]);
     const failed = await listed(http, q, 'failed');
     expect(failed.jobs.map((j) => [j.id, j.name, j.data, j.attempts, j.failedReason])).toEqual([
       [deadId, 'doomed', { n: 0 }, 1, 'boom'],
@@ -95,6 +102,41 @@ describe('WorkQueueAdapter on the board', () => {
     const one = await http.get(`/board/api/queues/${q.name}/${deadId}`).expect(200);
     expect(one.body).toMatchObject({ status: 'failed', job: { id: deadId, data: { n: 0 } } });
     expect(JSON.stringify(one.body.job)).toContain('boom');
+  });
+
+  it('flows and groups: waiting-children tab, the parent of a child, the group of a job', async () => {
+    const parents = fx.queue();
+    const kids = fx.queue({ prefix: parents.options.prefix });
+    const h = board(parents, kids);
+    const tree = await new FlowProducer(parents.client, {
+      prefix: parents.options.prefix,
+      logger: false,
+    }).add({
+      queue: parents.name,
+      data: 'p',
+      children: [{ queue: kids.name, data: 'k', id: 'kid', group: 'tenant-7' }],
+    });
+    const view = await listed(h, parents, 'waiting-children');
+    expect(view.counts['waiting-children']).toBe(1);
+    expect(view.jobs.map((j) => j.id)).toEqual([tree.job.id]);
+    const kid = await h.get(`/board/api/queues/${kids.name}/kid`).expect(200);
+    expect(kid.body.job).toMatchObject({
+      groupId: 'tenant-7',
+      opts: {
+        group: { id: 'tenant-7' },
+        parent: { id: tree.job.id, queue: `${parents.options.prefix}:${parents.name}` },
+      },
+    });
+    const parent = await h.get(`/board/api/queues/${parents.name}/${tree.job.id}`).expect(200);
+    expect(parent.body.job.opts.children).toEqual({
+      pending: 1,
+      completed: 0,
+      failed: 0,
+      cancelled: 0,
+    });
+    // The flow view finds the root through the child's parent; no tree is drawn (no producer).
+    const flow = await h.get(`/board/api/queues/${kids.name}/kid/flow`).expect(200);
+    expect(flow.body).toEqual({ nodeId: 'kid', flowRoot: null, isFlowNode: false });
   });
 
   it('pages a status; a page past the end and an unknown status are empty, not errors', async () => {

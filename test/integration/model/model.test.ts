@@ -1,5 +1,6 @@
 /**
  * Model-based randomized test of the core queue (issue 12): random sequences of add, addBulk,
+ * flows (issue 26: a parent and its children in the queue, with their policies and notices),
  * lease, complete, completeAndLease, fail, release, extend, cancel, progress, clean, repair,
  * Redis-time waits (short leases and delays expire) and client deaths, against a real Redis,
  * checked after EVERY step against a small reference model (test/support/model/model.ts) and
@@ -22,6 +23,7 @@ import { steps } from '../../support/model/arbitraries.js';
 import { checkAll, type Real } from '../../support/model/check.js';
 import { drain } from '../../support/model/maintenance.js';
 import { MODEL_QUEUE, Model, type Payload } from '../../support/model/model.js';
+import { FlowModel } from '../../support/model/flows.js';
 
 const fx = new QueueFixture();
 const stats = new Map<string, number>();
@@ -33,6 +35,7 @@ afterAll(async () => {
   }
 });
 const note = (what: string) => stats.set(what, (stats.get(what) ?? 0) + 1);
+FlowModel.note = note;
 
 const RUNS = Number(process.env.MODEL_RUNS ?? 20);
 const SEED = process.env.MODEL_SEED === undefined ? undefined : Number(process.env.MODEL_SEED);

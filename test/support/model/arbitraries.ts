@@ -14,7 +14,9 @@ import {
   type Step,
 } from './commands.js';
 import { Death } from './death.js';
+import { GroupAdmin } from './group-steps.js';
 import { Advance, Clean, Repair } from './maintenance.js';
+import { AddFlow, type FlowSpec } from './flow-steps.js';
 import type { AddSpec } from './model.js';
 
 /** Short times expire within the run (30-80 ms); long ones never do. */
@@ -39,7 +41,20 @@ const spec: fc.Arbitrary<AddSpec> = fc.record({
   ),
   maxAttempts: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
   retryMs: fc.oneof({ weight: 2, arbitrary: fc.constant(0) }, shortMs),
+  // Half the jobs grouped, in three groups (docs/groups.md).
+  group: fc.oneof(
+    { weight: 3, arbitrary: fc.constant(undefined) },
+    { weight: 3, arbitrary: fc.constantFrom('ga', 'gb', 'gc') },
+  ),
 });
+
+const groupAdmin = fc.oneof(
+  fc
+    .tuple(fc.constantFrom('ga', 'gb', 'gc'), fc.option(fc.integer({ min: 1, max: 2 })))
+    .map(([g, n]) => new GroupAdmin(g, 'conc', n)),
+  fc.constantFrom('ga', 'gb').map((g) => new GroupAdmin(g, 'pause', null)),
+  fc.constantFrom('ga', 'gb').map((g) => new GroupAdmin(g, 'resume', null)),
+);
 
 /** Mostly small; sometimes larger; rarely over 2 000 (two scripts, pipelined). */
 const bulk = fc.oneof(
@@ -47,6 +62,18 @@ const bulk = fc.oneof(
   { weight: 3, arbitrary: fc.array(spec, { minLength: 51, maxLength: 300 }) },
   { weight: 1, arbitrary: fc.array(spec, { minLength: 2001, maxLength: 2100 }) },
 );
+
+/** A parent and one to three children in the model's queue (no caller ids: see cid). */
+const flow: fc.Arbitrary<FlowSpec> = fc.record({
+  parent: spec.map((s) => ({ ...s, cid: undefined })),
+  children: fc.array(
+    fc.record({
+      spec: spec.map((s) => ({ ...s, cid: undefined })),
+      policy: fc.constantFrom('f', 'i', 'r' as const),
+    }),
+    { minLength: 1, maxLength: 3 },
+  ),
+});
 
 const leasePick: fc.Arbitrary<LeasePick> = fc.record({
   stale: fc.boolean(),
@@ -62,6 +89,8 @@ export const steps: Array<fc.Arbitrary<Step>> = [
   spec.map((s) => new Add([s])),
   spec.map((s) => new Add([s])),
   bulk.map((specs) => new Add(specs)),
+  flow.map((f) => new AddFlow(f)),
+  flow.map((f) => new AddFlow(f)),
   lease,
   lease,
   lease,
@@ -84,6 +113,7 @@ export const steps: Array<fc.Arbitrary<Step>> = [
   fc
     .tuple(fc.constantFrom('live', 'gone', 'number', 'never' as const), fc.nat(1000))
     .map(([target, pick]) => new Cancel(target, pick)),
+  groupAdmin,
   fc.constant(new Clean()),
   fc.constant(new Clean()),
   fc.constant(new Repair()),

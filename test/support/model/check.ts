@@ -8,6 +8,7 @@ import { expect } from '@jest/globals';
 import type { Redis } from 'ioredis';
 import type { WorkQueue } from '../../../lib/index.js';
 import type { Model, Payload } from './model.js';
+import { SPAN } from './groups.js';
 
 export interface Real {
   q: WorkQueue<Payload>;
@@ -33,6 +34,75 @@ export interface Snapshot {
   /** Kept completed jobs (seqs) and the seqs with a kept job's info. */
   completed: string[];
   info: string[];
+  groups: GroupKeys;
+  /** Flow parents waiting for their children. */
+  waiting: string[];
+}
+
+/** The flow notice keys (docs/internals/flows.md), scores as numbers. */
+interface FlowKeys {
+  undelivered: Record<string, number>;
+  rechecks: Record<string, number>;
+  cancels: Record<string, number>;
+  outbox: string[];
+}
+
+/** The groups' keys (lib/scripts/lib/groups.lua): scores and counts as numbers. */
+export interface GroupKeys {
+  /** group -> { seq: score } of its pending zset */
+  pending: Record<string, Record<string, number>>;
+  ready: Record<string, number>;
+  running: Record<string, number>;
+  listed: string[];
+  paused: string[];
+  counts: Record<string, number>;
+}
+
+/** Every group's pending zset (of the groups listed, ready or running) and the group keys. */
+const GROUP_KEYS = `local names, seen = {}, {}
+local function add(g) if not seen[g] then seen[g] = true names[#names + 1] = g end end
+for _, g in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do add(g) end
+local ready = redis.call('ZRANGE', KEYS[3], 0, -1, 'WITHSCORES')
+for i = 1, #ready, 2 do if ready[i] ~= '' then add(ready[i]) end end
+local running = redis.call('HGETALL', KEYS[4])
+for i = 1, #running, 2 do add(running[i]) end
+local pending = {}
+for _, g in ipairs(names) do
+  local z = redis.call('ZRANGE', KEYS[1] .. ':' .. g, 0, -1, 'WITHSCORES')
+  if #z > 0 then pending[g] = z end
+end
+return cjson.encode({ pending = pending, ready = ready, running = running,
+  listed = redis.call('ZRANGE', KEYS[2], 0, -1), paused = redis.call('SMEMBERS', KEYS[5]),
+  counts = redis.call('HGETALL', KEYS[6]) })`;
+
+function groupKeys(json: string): GroupKeys {
+  const raw = JSON.parse(json) as {
+    pending: Record<string, string[]> | unknown[];
+    ready: string[];
+    running: string[];
+    listed: string[] | Record<string, never>;
+    paused: string[] | Record<string, never>;
+    counts: string[];
+  };
+  // (cjson encodes an empty table as {}: read every list through this)
+  const list = (v: unknown): string[] => (Array.isArray(v) ? (v as string[]) : []);
+  const pairs = (v: unknown): Record<string, number> => {
+    const a = list(v);
+    const out: Record<string, number> = {};
+    for (let i = 0; i < a.length; i += 2) out[a[i]!] = Number(a[i + 1]);
+    return out;
+  };
+  const pending: Record<string, Record<string, number>> = {};
+  if (!Array.isArray(raw.pending))
+    for (const [g, z] of Object.entries(raw.pending)) pending[g] = pairs(z);
+  return {
+    pending,
+    ready: pairs(raw.ready),
+    running: pairs(raw.running),
+    listed: list(raw.listed).sort(),
+    paused: list(raw.paused).sort(),
+    counts: pairs(raw.counts),
+  };
 }
 
 const PAYLOAD_IDS = `local out = {}
@@ -43,7 +113,7 @@ for _, b in ipairs(redis.call('SMEMBERS', KEYS[1])) do
 end
 return out`;
 
-export async function snapshot(r: Real): Promise<Snapshot> {
+export async function snapshot(r: Real): Promise<Snapshot & { flows: FlowKeys }> {
   const k = r.q.keys;
   // Payload ids of every bucket of the set (lib/scripts/lib/data.lua), read in the same MULTI.
   const m = r.redis.multi().eval(PAYLOAD_IDS, 2, k.dataBuckets, k.key('data'));
@@ -56,7 +126,22 @@ export async function snapshot(r: Real): Promise<Snapshot> {
     .hgetall(k.key('progress'))
     .hgetall(k.key('callerIds'))
     .zrange(k.key('completedJobs'), '0', '-1')
-    .hkeys(k.key('completedInfo'));
+    .hkeys(k.key('completedInfo'))
+    .eval(
+      GROUP_KEYS,
+      6,
+      k.key('groupPending'),
+      k.key('groups'),
+      k.key('groupsReady'),
+      k.key('groupRunning'),
+      k.key('groupsPaused'),
+      k.key('groupedPending'),
+    )
+    .zrange(k.key('waitingChildren'), '0', '-1')
+    .zrange(k.key('flowOutboxAt'), '0', '-1', 'WITHSCORES')
+    .zrange(k.key('flowRechecks'), '0', '-1', 'WITHSCORES')
+    .zrange(k.key('flowCancels'), '0', '-1', 'WITHSCORES')
+    .hkeys(k.key('flowOutbox'));
   const replies = (await m.exec())!.map(([err, v]) => {
     if (err) throw err;
     return v;
@@ -85,6 +170,14 @@ export async function snapshot(r: Real): Promise<Snapshot> {
     ),
     completed: (replies[18] as string[]).sort(),
     info: (replies[19] as string[]).sort(),
+    groups: groupKeys(replies[20] as string),
+    waiting: (replies[21] as string[]).sort(),
+    flows: {
+      undelivered: scores(replies[22]),
+      rechecks: scores(replies[23]),
+      cancels: scores(replies[24]),
+      outbox: (replies[25] as string[]).sort(),
+    },
   };
 }
 
@@ -100,10 +193,13 @@ export function invariantViolations(s: Snapshot): string[] {
   const places = new Map<string, string[]>();
   const at = (id: string, where: string) => places.set(id, [...(places.get(id) ?? []), where]);
   s.lists.forEach((list, p) => list.forEach((id) => at(id, `p${p}`)));
+  for (const [g, z] of Object.entries(s.groups.pending))
+    for (const id of Object.keys(z)) at(id, `gp:${g}`);
   for (const id of Object.keys(s.delayed)) at(id, 'dl');
   for (const id of Object.keys(s.leased)) at(id, 'ls');
   for (const id of s.dead) at(id, 'dead');
   for (const id of s.completed) at(id, 'cj');
+  for (const id of s.waiting) at(id, 'wc');
   for (const id of data) {
     const where = places.get(id) ?? [];
     if (where.length !== 1) bad.push(`job ${id} is in ${where.length} places: ${where.join(',')}`);
@@ -114,6 +210,7 @@ export function invariantViolations(s: Snapshot): string[] {
     ['ls', Object.keys(s.leased)],
     ['lt', Object.keys(s.tokens)],
     ['dead', s.dead],
+    ['wc', s.waiting],
     ['m', s.meta],
     ['pg', Object.keys(s.progress)],
     ['cj', s.completed],
@@ -130,6 +227,10 @@ export function invariantViolations(s: Snapshot): string[] {
 function expectedKeys(m: Model): Omit<Snapshot, 'meta'> {
   const kept = [...m.kept.jobs.keys()].sort();
   const e: Omit<Snapshot, 'meta'> = {
+    waiting: [...m.jobs.values()]
+      .filter((j) => j.state === 'waiting-children')
+      .map((j) => j.seq)
+      .sort(),
     data: [...m.jobs.keys(), ...kept].sort(),
     lists: m.lists.map((l) => [...l]),
     delayed: {},
@@ -140,6 +241,7 @@ function expectedKeys(m: Model): Omit<Snapshot, 'meta'> {
     ids: Object.fromEntries([...[...m.kept.cids].map(([c, seq]) => [c, `~:${seq}`]), ...m.cids]),
     completed: kept,
     info: kept,
+    groups: expectedGroups(m),
   };
   for (const k of m.kept.jobs.values())
     if (k.progress !== undefined) e.progress[k.seq] = JSON.stringify(k.progress);
@@ -156,6 +258,21 @@ function expectedKeys(m: Model): Omit<Snapshot, 'meta'> {
   return e;
 }
 
+function expectedGroups(m: Model): GroupKeys {
+  const g = m.groups;
+  const pending: Record<string, Record<string, number>> = {};
+  for (const [name, ws] of g.pending)
+    pending[name] = Object.fromEntries(ws.map((w) => [w.seq, w.prio * SPAN + w.place]));
+  return {
+    pending,
+    ready: Object.fromEntries(g.ready),
+    running: Object.fromEntries(g.running),
+    listed: [...g.listed].sort(),
+    paused: [...g.paused].sort(),
+    counts: Object.fromEntries([...g.counts].map(([p, n]) => [String(p), n])),
+  };
+}
+
 /** JSON with object keys sorted (undefined values dropped, as toEqual ignores them). */
 function canonical(v: unknown): string {
   return JSON.stringify(v, (_k, x: unknown) =>
@@ -170,11 +287,44 @@ function sameAs(got: unknown, want: unknown): void {
   if (canonical(got) !== canonical(want)) expect(got).toEqual(want);
 }
 
+/**
+ * The flow notice keys hold what the model says: the same entries; their times, read back into
+ * the model where it did not know them (the queue's Redis time), else equal.
+ */
+function checkFlowKeys(m: Model, r: Real, k: FlowKeys): void {
+  const f = m.flows;
+  const queue = r.q.name;
+  const adopt = <V>(
+    what: string,
+    got: Record<string, number>,
+    want: Map<string, V>,
+    field: keyof V,
+  ) => {
+    sameAs({ what, entries: Object.keys(got).sort() }, { what, entries: [...want.keys()].sort() });
+    for (const [seq, v] of want) {
+      const t = got[seq]!;
+      if (v[field] === undefined) (v as Record<keyof V, unknown>)[field] = t;
+      else expect({ what, seq, t }).toEqual({ what, seq, t: v[field] });
+    }
+  };
+  adopt('notices not delivered', k.undelivered, f.undelivered, 'at');
+  adopt('notices to deliver again', k.rechecks, f.rechecks, 'due');
+  const cancels: Record<string, number> = {};
+  for (const [member, t] of Object.entries(k.cancels)) {
+    expect(member.startsWith(`${queue}:`)).toBe(true);
+    cancels[member.slice(queue.length + 1)] = t;
+  }
+  adopt('children to cancel', cancels, f.cancels, 'at');
+  const outbox = [...f.undelivered.keys(), ...f.rechecks.keys()].sort();
+  sameAs({ outbox: k.outbox }, { outbox });
+}
+
 /** Every check, after every step. */
 export async function checkAll(m: Model, r: Real): Promise<void> {
-  const s = await snapshot(r);
+  const { flows, ...s } = await snapshot(r);
   expect(invariantViolations(s)).toEqual([]);
   sameAs({ ...s, meta: undefined }, { ...expectedKeys(m), meta: undefined });
+  checkFlowKeys(m, r, flows);
 
   // (c) complete returned true at most once per incarnation.
   for (const [seq, n] of m.completedTrue)
@@ -182,7 +332,10 @@ export async function checkAll(m: Model, r: Real): Promise<void> {
 
   // (a) getJob of every id ever added, but for jobs far back in a long pending list (their
   // place is checked above, entry for entry): a bulk of 2 000 jobs would cost seconds a step.
-  const front = new Set(m.lists.flatMap((l) => l.slice(0, 30)));
+  const front = new Set([
+    ...m.lists.flatMap((l) => l.slice(0, 30)),
+    ...[...m.groups.pending.values()].flatMap((ws) => ws.slice(0, 30).map((w) => w.seq)),
+  ]);
   const ids = [...m.publicIds].filter((id) => {
     const job = m.byPublicId(id);
     return !job || job.state !== 'pending' || front.has(job.seq);
@@ -215,6 +368,8 @@ export async function checkAll(m: Model, r: Real): Promise<void> {
         addedAt: kept.addedAt ?? got.addedAt,
         startedAt: kept.startedAt,
         processedBy: kept.processedBy,
+        ...(kept.group === undefined ? {} : { group: kept.group }),
+        ...(kept.parent === undefined ? {} : { parent: { queue: r.q.name, id: kept.parent } }),
       });
       checkTimes(id, [kept.addedAt, kept.startedAt, kept.finishedAt], now);
       return;
@@ -241,9 +396,14 @@ export async function checkAll(m: Model, r: Real): Promise<void> {
       startedAt: job!.startedAt,
       processedBy: job!.state === 'leased' ? job!.lease!.workerId : job!.lastWorker,
     };
+    if (job!.group !== undefined) want.group = job!.group;
     if (job!.state === 'leased') want.at = job!.deadline;
     if (job!.state === 'delayed') want.at = job!.due;
-    if (job!.state === 'pending' || job!.state === 'dead') delete got.at;
+    const child = m.flows.parentOf.get(job!.seq);
+    if (child) want.parent = { queue: r.q.name, id: child.parent };
+    const counts = m.flows.parents.get(job!.seq)?.counts;
+    if (counts) want.children = counts;
+    if (['pending', 'dead', 'waiting-children'].includes(job!.state)) delete got.at;
     // A dead job's finishedAt is its death time (not modelled): after its start, before now.
     if (job!.state === 'dead') {
       checkTimes(id, [job!.addedAt, job!.startedAt, got.finishedAt as number], now);
@@ -263,7 +423,7 @@ export async function checkAll(m: Model, r: Real): Promise<void> {
 
   // (e) counts() agrees (pending counts include tombstones, as documented).
   const c = await r.q.counts();
-  const byPrio = m.lists.map((l) => l.length);
+  const byPrio = m.lists.map((l, p) => l.length + (m.groups.counts.get(p) ?? 0));
   const count = (state: string) => [...m.jobs.values()].filter((j) => j.state === state).length;
   expect({ ...c, workers: 0 }).toEqual({
     pendingByPriority: byPrio,
@@ -273,6 +433,7 @@ export async function checkAll(m: Model, r: Real): Promise<void> {
     dead: count('dead'),
     workers: 0,
     completed: m.kept.jobs.size,
+    waitingChildren: count('waiting-children'),
   });
 }
 

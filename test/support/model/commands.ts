@@ -58,6 +58,7 @@ function addOptions(s: AddSpec): AddOptions {
   if (s.delayMs !== undefined) o.delayMs = s.delayMs;
   if (s.maxAttempts !== undefined) o.maxAttempts = s.maxAttempts;
   if (s.retryMs > 0) o.backoff = { type: 'fixed', delayMs: s.retryMs };
+  if (s.group !== undefined) o.group = s.group;
   return o;
 }
 
@@ -89,6 +90,11 @@ export class Add extends Checked {
       ),
     );
     for (const [i, spec] of this.specs.entries()) {
+      // Each script call (2 000 jobs) took its seqs at once.
+      if (i % 2000 === 0) {
+        if (i > 0) m.addCallDone();
+        m.addCall(this.specs.slice(i, i + 2000));
+      }
       const res = results[i];
       expect({ i, added: res.added }).toEqual({ i, added: m.expectAdded(spec) });
       const again = spec.cid !== undefined && m.completedCids.has(spec.cid);
@@ -96,8 +102,9 @@ export class Add extends Checked {
         `add: ${res.added ? 'added' : 'refused'}${again ? ' (caller id of a completed job)' : ''}`,
       );
       if (spec.cid !== undefined) expect(res.id).toBe(spec.cid);
-      if (res.added) m.added(spec, datas[i], seqs[i] ?? '(missing)', dues[i], [t0, t1]);
+      if (res.added) m.added(spec, datas[i], seqs[i] ?? '(missing)', dues[i], undefined, [t0, t1]);
     }
+    m.addCallDone();
   }
   toString(): string {
     const one = (s: AddSpec) =>
@@ -107,6 +114,7 @@ export class Add extends Checked {
         s.delayMs ? `d${s.delayMs}` : '',
         s.maxAttempts ? `a${s.maxAttempts}` : '',
         s.retryMs ? `r${s.retryMs}` : '',
+        s.group ? `@${s.group}` : '',
       ].join('');
     return this.specs.length === 1
       ? `add(${one(this.specs[0])})`
@@ -114,9 +122,24 @@ export class Add extends Checked {
   }
 }
 
-/** A lease call at Redis time `now` took what the model takes; the model records the leases. */
+/**
+ * A lease call at Redis time `now` took what the model takes; the model records the leases.
+ * Per-group limits, independently of the model's order: no group got more jobs than its
+ * concurrency left room for, none of a paused group.
+ */
 function tookAsModelSays(m: Model, jobs: Leased[], count: number, now: number): void {
+  const before = new Map(m.groups.running);
+  const limits = new Map(m.groups.conc);
+  const paused = new Set(m.groups.paused);
   expect(jobs.map((j) => j.seq)).toEqual(m.lease(count, now));
+  const got = new Map<string, number>();
+  for (const j of jobs) if (j.group !== undefined) got.set(j.group, (got.get(j.group) ?? 0) + 1);
+  for (const [g, n] of got) {
+    expect({ g, paused: paused.has(g) }).toEqual({ g, paused: false });
+    const limit = limits.get(g);
+    if (limit !== undefined)
+      expect(n).toBeLessThanOrEqual(Math.max(0, limit - (before.get(g) ?? 0)));
+  }
   for (const j of jobs) {
     const job = m.jobs.get(j.seq)!;
     expect([j.id, j.data, j.priority, j.attempt, j.startedAt]).toEqual([
@@ -163,6 +186,8 @@ export class Complete extends Checked {
     const got = await r.q.complete(lease);
     expect({ complete: lease.seq, got }).toEqual({ complete: lease.seq, got: m.complete(lease) });
     await m.kept.finish(r.q, r.redis);
+    // complete() delivers a flow child's notice before it resolves.
+    if (got && m.flows.parentOf.has(lease.seq)) m.flows.deliver(m, [lease.seq]);
     r.note(`complete: ${was} -> ${got}`);
   }
   toString(): string {
@@ -200,13 +225,19 @@ export class CompleteBatch extends Checked {
       leases.map((lease) => ({ lease })),
       next > 0 ? { count: next, leaseMs: 60_000 } : undefined,
     );
-    const want = leases.map((l) => m.complete(l));
+    const want = m.completeBatch(leases);
     await m.kept.finish(r.q, r.redis, got.now);
     const seqs = leases.map((l) => l.seq);
     expect({ seqs, completed: got.completed }).toEqual({ seqs, completed: want });
     r.note(`completeAndLease: ${new Set(seqs).size < seqs.length ? 'one job twice' : kinds}`);
     if (next > 0) tookAsModelSays(m, got.jobs, next, got.now);
     else expect(got.jobs).toEqual([]);
+    // Then (after its lease), as the Worker does, the notices of the flow children it completed.
+    const children = seqs.filter((s, i) => got.completed[i] && m.flows.parentOf.has(s));
+    if (children.length > 0) {
+      await r.q.deliverFlowNotices(children);
+      m.flows.deliver(m, children);
+    }
   }
   toString(): string {
     const how = this.sameJob ? 'every lease of one job' : this.picks.map(show).join(' ');

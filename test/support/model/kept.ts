@@ -23,6 +23,10 @@ export interface KeptJob {
   processedBy: string;
   /** Redis ms; undefined until `finish` learns it. */
   finishedAt?: number;
+  /** Its group, kept with it. */
+  group?: string;
+  /** A flow child's parent (its public id), kept with it. */
+  parent?: string;
 }
 
 export class Kept {
@@ -32,8 +36,8 @@ export class Kept {
   /** Completed since the last `finish`, waiting for their finish time. */
   private unfinished: KeptJob[] = [];
 
-  /** `job` completed by a lease of worker `workerId`. */
-  completed(job: ModelJob, workerId: string): void {
+  /** `job` completed by a lease of worker `workerId` (a flow child: of parent `parent`). */
+  completed(job: ModelJob, workerId: string, parent?: string): void {
     const k: KeptJob = {
       seq: job.seq,
       id: job.id,
@@ -46,6 +50,8 @@ export class Kept {
     if (job.progress !== undefined) k.progress = job.progress;
     if (job.addedAt !== undefined) k.addedAt = job.addedAt;
     if (job.startedAt !== undefined) k.startedAt = job.startedAt;
+    if (job.group !== undefined) k.group = job.group;
+    if (parent !== undefined) k.parent = parent;
     this.jobs.set(job.seq, k);
     if (job.cid !== undefined) this.cids.set(job.cid, job.seq);
     this.unfinished.push(k);

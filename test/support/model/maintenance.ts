@@ -3,7 +3,9 @@ import { expect } from '@jest/globals';
 import { waitFor } from '../wait.js';
 import { checkAll, redisTime, type Real } from './check.js';
 import { Checked, LeaseStep } from './commands.js';
-import type { CleanCounts, Model } from './model.js';
+import { GroupAdmin } from './group-steps.js';
+import type { CleanCounts, FlowCleanCounts, Model } from './model.js';
+import { GRACE_MS } from './flows.js';
 
 /**
  * clean() runs at a Redis time we do not see: bracket it with TIME before and after, and find
@@ -14,13 +16,14 @@ export class Clean extends Checked {
     const t0 = await redisTime(r);
     const report = await r.q.clean();
     const t1 = await redisTime(r);
-    const { deadLettered, resultsExpired, completedTrimmed, ...counts } = report;
+    const { deadLettered, resultsExpired, completedTrimmed, flows, ...counts } = report;
     // The completions trimmed the kept jobs to the count; none ages in a run.
-    expect({ deadLettered, resultsExpired, completedTrimmed }).toEqual({
-      deadLettered: 0,
-      resultsExpired: 0,
-      completedTrimmed: 0,
-    });
+    expect({
+      deadLettered,
+      resultsExpired,
+      completedTrimmed,
+      dropped: flows?.reservationsDropped ?? 0,
+    }).toEqual({ deadLettered: 0, resultsExpired: 0, completedTrimmed: 0, dropped: 0 });
     const times = [t0, ...m.timeEvents().filter((t) => t > t0 && t <= t1)].sort((a, b) => a - b);
     const same = (a: CleanCounts) =>
       (Object.keys(a) as Array<keyof CleanCounts>).every((k) => a[k] === counts[k]);
@@ -32,7 +35,20 @@ export class Clean extends Checked {
       );
     }
     m.cleanAt(now);
-    for (const [k, v] of Object.entries(counts)) if (v > 0) r.note(`clean: ${k}`);
+    // Flows are clean()'s last step, at a Redis time no earlier.
+    const flowCounts = { notices: flows?.notices ?? 0, cancelled: flows?.cancelled ?? 0 };
+    const sameFlows = (a: FlowCleanCounts) =>
+      a.notices === flowCounts.notices && a.cancelled === flowCounts.cancelled;
+    const tf = times.filter((t) => t >= now).find((t) => sameFlows(m.flowCleanReportAt(t)));
+    if (tf === undefined) {
+      const expected = times.map((t) => ({ t, ...m.flowCleanReportAt(t) }));
+      throw new Error(
+        `clean() reported flows ${JSON.stringify(flowCounts)}; the model expects one of ${JSON.stringify(expected)}`,
+      );
+    }
+    m.flows.due(m, tf);
+    for (const [k, v] of Object.entries({ ...counts, ...flowCounts }))
+      if (v > 0) r.note(`clean: ${k}`);
   }
   toString(): string {
     return 'clean()';
@@ -80,24 +96,45 @@ export class Advance extends Checked {
  * After the random steps: nothing is lost. Once every short lease, retry delay and heartbeat
  * has run out and clean() ran, every job (but long-delayed and dead ones) is leased to us,
  * and each of our leases completes it (dead clients' long leases are completed by them,
- * as a zombie would).
+ * as a zombie would); a flow parent then runs too (its children's notices delivered by the
+ * completes), but one that waits for a long-delayed child.
  */
 export async function drain(m: Model, r: Real): Promise<void> {
+  // Groups' limits and pauses would hold jobs back from the leases below.
+  for (const g of [...m.groups.conc.keys()]) await new GroupAdmin(g, 'conc', null).run(m, r);
+  for (const g of [...m.groups.paused]) await new GroupAdmin(g, 'resume', null).run(m, r);
   await new Advance(true).run(m, r);
   await new Clean().run(m, r);
-  while ([...m.jobs.values()].some((j) => j.state === 'pending'))
-    await new LeaseStep(10_000, 60_000).run(m, r);
-  for (const lease of m.leases.filter((l) => m.isCurrent(l))) {
-    expect({ drain: lease.id, completed: await r.q.complete(lease) }).toEqual({
-      drain: lease.id,
-      completed: m.complete(lease),
-    });
-    await m.kept.finish(r.q, r.redis);
-  }
+  do {
+    while ([...m.jobs.values()].some((j) => j.state === 'pending'))
+      await new LeaseStep(10_000, 60_000).run(m, r);
+    for (const lease of m.leases.filter((l) => m.isCurrent(l))) {
+      expect({ drain: lease.id, completed: await r.q.complete(lease) }).toEqual({
+        drain: lease.id,
+        completed: m.complete(lease),
+      });
+      await m.kept.finish(r.q, r.redis);
+      if (m.flows.parentOf.has(lease.seq)) m.flows.deliver(m, [lease.seq]);
+    }
+    // Notices a dead client left undelivered: clean() delivers them after the grace.
+    const left = [...m.flows.undelivered.values()].map((n) => n.at! + GRACE_MS);
+    if (left.length > 0) {
+      const due = Math.max(...left);
+      await waitFor(async () => (await redisTime(r)) >= due, { what: `Redis time ${due}` });
+      await new Clean().run(m, r);
+    }
+  } while ([...m.jobs.values()].some((j) => j.state === 'pending'));
   await checkAll(m, r);
   const now = await redisTime(r);
+  const later = (seq: string) => {
+    const j = m.jobs.get(seq);
+    return j?.state === 'delayed' && j.due! > now;
+  };
   const left = [...m.jobs.values()].filter(
-    (j) => j.state !== 'dead' && !(j.state === 'delayed' && j.due! > now),
+    (j) =>
+      j.state !== 'dead' &&
+      !later(j.seq) &&
+      !(j.state === 'waiting-children' && m.flows.parents.get(j.seq)?.awaited.some(later)),
   );
   expect(left).toEqual([]);
 }

@@ -8,8 +8,19 @@
  */
 import type { Lease } from '../../../lib/index.js';
 import { Kept } from './kept.js';
-import type { AddSpec, CleanCounts, Leased, ModelJob, Payload, State } from './types.js';
+import type {
+  AddSpec,
+  CleanCounts,
+  FlowCleanCounts,
+  Leased,
+  ModelJob,
+  Payload,
+  State,
+} from './types.js';
 import { MODEL_QUEUE } from './types.js';
+import { Groups } from './groups.js';
+import { leaseFromGroups } from './group-lease.js';
+import { FlowModel } from './flows.js';
 
 export * from './types.js';
 
@@ -32,6 +43,7 @@ export function callerIdFreeAfterComplete(): boolean {
 function onLeaseLapsed(m: Model, job: ModelJob): void {
   if (!job.lease?.token.startsWith('s')) job.suspect = true;
   job.lastWorker = job.lease!.workerId;
+  if (job.group !== undefined) m.groups.runsEnded([job.group]);
   m.toList(job, 'front');
 }
 
@@ -59,7 +71,14 @@ export class Model {
   readonly completedTrue = new Map<string, number>();
   /** Kept completed jobs (keepCompleted). */
   readonly kept = new Kept();
+  /** Groups: pending jobs per group, the round robin, running counts, limits (groups.ts). */
+  groups = new Groups();
+  /** The seq counter: the last seq given (adds, and grouped jobs put at the back). */
+  /** Flows (parents and children in this queue) and their notices (flows.ts). */
+  flows = new FlowModel();
   private lastSeq = 0;
+  /** Where an add script's INCRBY left the counter (see addCall). */
+  private counterAfterAdd = 0;
   private nextData = 0;
 
   /** A copy whose jobs and lists can change without touching this one (to try a lease). */
@@ -67,6 +86,8 @@ export class Model {
     const c = new Model();
     for (const [seq, j] of this.jobs) c.jobs.set(seq, { ...j });
     this.lists.forEach((l, p) => c.lists[p].push(...l));
+    c.groups = this.groups.clone();
+    c.lastSeq = this.lastSeq;
     return c;
   }
 
@@ -84,14 +105,18 @@ export class Model {
 
   // ---- state moves (one place each)
 
+  /** To the front or back of its list; a grouped job into its group (front: at its seq). */
   toList(job: ModelJob, end: 'front' | 'back'): void {
     const list = this.lists[job.priority];
-    if (end === 'front') list.unshift(job.seq);
+    if (job.group !== undefined) {
+      const place = end === 'front' ? Number(job.seq) : ++this.lastSeq;
+      this.groups.place(job.group, { seq: job.seq, prio: job.priority, place });
+    } else if (end === 'front') list.unshift(job.seq);
     else list.push(job.seq);
     this.setState(job, 'pending');
   }
 
-  private setState(job: ModelJob, state: State): void {
+  setState(job: ModelJob, state: State): void {
     job.state = state;
     if (state !== 'leased') {
       delete job.lease;
@@ -100,12 +125,44 @@ export class Model {
     if (state !== 'delayed') delete job.due;
   }
 
-  private destroy(job: ModelJob): void {
+  /** It stops existing; `groupToo`: out of its group (pending) or its run ends (leased). */
+  destroy(job: ModelJob, groupToo = true): void {
+    const g = job.group;
+    if (groupToo && g !== undefined) {
+      if (this.groups.take(g, job.seq)) this.groups.tidy(g);
+      else if (job.state === 'leased') this.groups.runsEnded([g]);
+    }
     this.jobs.delete(job.seq);
     if (job.cid !== undefined) this.cids.delete(job.cid);
   }
 
+  /** The job stops existing (a pending one leaves its tombstone in its list). */
+  remove(job: ModelJob): void {
+    this.destroy(job);
+  }
+
+  /** A parent dead-lettered because a child failed it. */
+  dieOf(job: ModelJob): void {
+    this.setState(job, 'dead');
+    delete job.progress;
+  }
+
   // ---- operations
+
+  /**
+   * One add script call of these jobs (a chunk of up to 2 000) is about to be recorded: it took
+   * a seq for every job whose caller id was free when it began (add.lua's INCRBY; a caller id
+   * twice in one call counts twice, the second is refused). Call before its `added`s.
+   */
+  addCall(specs: AddSpec[]): void {
+    const fresh = specs.filter((s) => s.cid === undefined || !this.cids.has(s.cid)).length;
+    this.counterAfterAdd = this.lastSeq + fresh;
+  }
+
+  /** After an add call's `added`s: the counter where its INCRBY left it. */
+  addCallDone(): void {
+    this.lastSeq = Math.max(this.lastSeq, this.counterAfterAdd);
+  }
 
   /** The `added` flag add() must report for `spec`. */
   expectAdded(spec: AddSpec): boolean {
@@ -123,9 +180,10 @@ export class Model {
     data: Payload,
     seq: string,
     due: number | undefined,
+    state: 'waiting-children' | undefined = undefined,
     within?: [number, number],
   ): ModelJob {
-    if (!/^\d+$/.test(seq) || Number(seq) <= this.lastSeq)
+    if (!/^\d+$/.test(seq) || Number(seq) <= this.lastSeq || Number(seq) > this.counterAfterAdd)
       throw new Error(`add gave seq ${seq}, not a fresh number after ${this.lastSeq}`);
     this.lastSeq = Number(seq);
     const job: ModelJob = {
@@ -139,6 +197,7 @@ export class Model {
       retryMs: spec.retryMs,
     };
     if (within) job.addedWithin = within;
+    if (spec.group !== undefined) job.group = spec.group;
     if (spec.cid !== undefined) {
       job.cid = spec.cid;
       this.cids.set(spec.cid, seq);
@@ -147,8 +206,12 @@ export class Model {
     }
     this.jobs.set(seq, job);
     this.publicIds.add(job.id);
-    if (spec.delayMs) this.toDelayed(job, due);
-    else this.toList(job, 'back');
+    if (state) this.setState(job, state);
+    else if (spec.delayMs) this.toDelayed(job, due);
+    else if (job.group !== undefined) {
+      // A new grouped job's place in line is its seq.
+      this.groups.place(job.group, { seq, prio: job.priority, place: Number(seq) });
+    } else this.toList(job, 'back');
     return job;
   }
 
@@ -173,6 +236,14 @@ export class Model {
    */
   lease(count: number, now: number, holds = false): string[] {
     this.promote(now);
+    const gl = this.groups.leaseStart(this.lists);
+    if (gl?.on) {
+      const taken = leaseFromGroups(this.groups, gl, count, holds, this.lists, (s) =>
+        this.jobs.get(s),
+      );
+      for (const seq of taken) this.setState(this.jobs.get(seq)!, 'leased');
+      return taken;
+    }
     const out: string[] = [];
     let stopped = false;
     for (const list of this.lists) {
@@ -205,17 +276,37 @@ export class Model {
    * then tells `kept.finish` when); a pending one leaves its list (a stale lease completed it).
    */
   complete(lease: Lease): boolean {
-    const job = this.jobs.get(lease.seq);
-    if (!job) return false;
-    if (job.state === 'pending') {
-      const list = this.lists[job.priority];
-      list.splice(list.indexOf(job.seq), 1);
-    }
-    this.kept.completed(job, lease.workerId);
-    this.destroy(job);
-    this.completedTrue.set(job.seq, (this.completedTrue.get(job.seq) ?? 0) + 1);
-    if (job.cid !== undefined) this.completedCids.add(job.cid);
-    return true;
+    return this.completeBatch([lease])[0]!;
+  }
+
+  /**
+   * completeAndLease's completes, in order (complete_and_lease.lua): a job completes once and is
+   * kept (keepCompleted: with its group and parent); a lease that was current when the call came
+   * ends its group's run after the batch, a stale one that still finds its job takes it out of
+   * its place (and its group state) at once: a pending job leaves its list (no tombstone).
+   */
+  completeBatch(leases: Lease[]): boolean[] {
+    const current = leases.map((l) => this.isCurrent(l));
+    const done = new Set<string>();
+    const ended: string[] = [];
+    const out = leases.map((lease, i) => {
+      const job = this.jobs.get(lease.seq);
+      if (!job || done.has(lease.seq)) return false;
+      done.add(lease.seq);
+      if (current[i] && job.group !== undefined) ended.push(job.group);
+      if (job.state === 'pending' && job.group === undefined) {
+        const list = this.lists[job.priority]!;
+        list.splice(list.indexOf(job.seq), 1);
+      }
+      this.kept.completed(job, lease.workerId, this.flows.parentOf.get(job.seq)?.parent);
+      this.destroy(job, !current[i]);
+      this.flows.ended(this, job, 'c');
+      this.completedTrue.set(job.seq, (this.completedTrue.get(job.seq) ?? 0) + 1);
+      if (job.cid !== undefined) this.completedCids.add(job.cid);
+      return true;
+    });
+    this.groups.runsEnded(ended);
+    return out;
   }
 
   /**
@@ -229,9 +320,12 @@ export class Model {
     job.attempts += 1;
     job.lastWorker = lease.workerId;
     job.suspect = false; // it failed without killing its worker
+    if (job.group !== undefined) this.groups.runsEnded([job.group]);
     if (!retryable || job.attempts >= job.maxAttempts) {
-      this.setState(job, 'dead');
-      delete job.progress;
+      this.dieOf(job);
+      this.flows.ended(this, job, 'f');
+      // fail() delivers a dead child's notice before it resolves.
+      if (this.flows.parentOf.has(job.seq)) this.flows.deliver(this, [job.seq]);
       return 'dead';
     }
     if (job.retryMs > 0) this.setState(job, 'delayed');
@@ -249,7 +343,9 @@ export class Model {
   /** release(): current ⇒ to the FRONT, no attempt counted. */
   release(lease: Lease): boolean {
     if (!this.isCurrent(lease)) return false;
-    this.toList(this.jobs.get(lease.seq)!, 'front');
+    const job = this.jobs.get(lease.seq)!;
+    if (job.group !== undefined) this.groups.runsEnded([job.group]);
+    this.toList(job, 'front');
     return true;
   }
 
@@ -266,11 +362,23 @@ export class Model {
     return true;
   }
 
+  /** cancel(): the job stops existing; a flow job's parent learns it, or its children. */
   cancel(id: string): boolean {
     const job = this.byPublicId(id);
     if (!job) return false;
-    this.destroy(job);
+    this.remove(job);
+    if (this.flows.ended(this, job, 'x')) this.flows.flushNow(this);
     return true;
+  }
+
+  /**
+   * What clean() does to flows at Redis time `now` (its last step, after the rest at a time no
+   * later), without changing anything.
+   */
+  flowCleanReportAt(now: number): FlowCleanCounts {
+    const c = this.clone();
+    c.flows = this.flows.clone();
+    return c.flows.due(c, now);
   }
 
   /** What clean() at Redis time `now` reports, without changing anything. */
@@ -332,7 +440,10 @@ export class Model {
       .map(([wid]) => wid);
   }
 
-  /** repair(): drops every tombstone; how many distinct cancelled jobs had some. */
+  /**
+   * repair(): drops every tombstone (returns how many distinct cancelled jobs had some), then
+   * delivers every flow notice and cancel at once.
+   */
   repair(): number {
     const dropped = new Set<string>();
     for (const list of this.lists) {
@@ -340,6 +451,7 @@ export class Model {
       const live = list.filter((seq) => this.jobs.has(seq));
       list.splice(0, list.length, ...live);
     }
+    this.flows.all(this);
     return dropped.size;
   }
 
@@ -351,6 +463,7 @@ export class Model {
       if (j.state === 'leased') t.push(j.deadline!);
     }
     for (const beat of this.workers.values()) t.push(beat + MODEL_QUEUE.heartbeatTimeoutMs + 1);
+    t.push(...this.flows.timeEvents());
     if (this.judgedSince > 0) t.push(this.judgedSince + MODEL_QUEUE.heartbeatTimeoutMs + 1);
     return t;
   }

@@ -5,7 +5,7 @@ export interface Payload {
   n: number;
 }
 export type Leased = LeasedJob<Payload>;
-export type State = 'pending' | 'delayed' | 'leased' | 'dead';
+export type State = 'pending' | 'delayed' | 'leased' | 'dead' | 'waiting-children';
 
 export interface ModelJob {
   /** Internal number: the incarnation. */
@@ -34,6 +34,8 @@ export interface ModelJob {
   startedAt?: number;
   /** The worker of its last attempt that did not complete (getJob's processedBy). */
   lastWorker?: string;
+  /** Its group (test/support/model/groups.ts). */
+  group?: string;
 }
 
 /** What one add entry asks for. */
@@ -43,6 +45,7 @@ export interface AddSpec {
   delayMs?: number;
   maxAttempts?: number;
   retryMs: number;
+  group?: string;
 }
 
 /** Queue options the model assumes (model.test.ts builds the queue with them). */
@@ -64,4 +67,10 @@ export interface CleanCounts {
   reclaimed: number;
   deadWorkers: number;
   reclaimedFromWorkers: number;
+}
+
+/** What clean() reports of flows (its `flows`, zeros when absent). */
+export interface FlowCleanCounts {
+  notices: number;
+  cancelled: number;
 }

@@ -1,0 +1,203 @@
+/**
+ * Writing a planned flow (docs/internals/flows.md): reserve the seqs of its nodes (flow_reserve:
+ * one range per level of each queue, after checking that no caller id is taken), then write the
+ * levels bottom-up (flow_add) so that a parent never exists before the children it awaits. On one
+ * Redis each step is one script (the whole flow, all or nothing); on a Cluster one script per
+ * queue for the reservation, one per (level, queue) for the writes, level after level.
+ */
+import { invalid, WorkQueueError } from '../../errors.js';
+import { isCluster } from '../../redis/info.js';
+import type { ScriptArgs } from '../../scripts/define.js';
+import { delay } from '../../util/timeout.js';
+import type { FlowDelivery } from './delivery.js';
+import { ORPHAN_MS } from './delivery.js';
+import type { FlowRunner } from './runner.js';
+import type { FlowPlan, PlannedNode } from './tree.js';
+
+/** One level of one queue: its nodes (indexes in the plan) and its reservation. */
+interface Block {
+  queue: string;
+  depth: number;
+  nodes: number[];
+  reservation: string;
+}
+
+/** Tries of one write whose reply did not come (it is idempotent: its reservation says). */
+const WRITE_TRIES = 4;
+
+export class FlowWriter {
+  constructor(
+    private readonly runner: FlowRunner,
+    private readonly delivery: FlowDelivery,
+  ) {}
+
+  /** Reserve and write `plan`; its nodes get their seqs. */
+  async write(plan: FlowPlan): Promise<void> {
+    const started = performance.now();
+    const blocks = blocksOf(plan);
+    const queues = [...new Set(blocks.map((b) => b.queue))];
+    await this.reserve(plan, blocks, queues);
+    for (const n of plan.nodes) {
+      if (n.parent >= 0) {
+        const p = plan.nodes[n.parent]!;
+        n.meta.P = `${p.queue}\t${p.seq}\t${p.cid}`;
+      }
+      if (n.children.length > 0) n.meta.W = n.delayMs;
+    }
+    if (!isCluster(this.runner.client)) {
+      await this.writeBlocks(plan, blocks, queues, started);
+      return;
+    }
+    const written: Block[] = [];
+    try {
+      for (const depth of [...new Set(blocks.map((b) => b.depth))]) {
+        const level = blocks.filter((b) => b.depth === depth);
+        const outcomes = await Promise.allSettled(
+          level.map((b) => this.writeBlocks(plan, [b], [b.queue], started)),
+        );
+        outcomes.forEach((o, i) => o.status === 'fulfilled' && written.push(level[i]!));
+        const failed = outcomes.find((o) => o.status === 'rejected');
+        if (failed) throw failed.reason;
+      }
+    } catch (e) {
+      await this.undo(plan, written);
+      throw e;
+    }
+  }
+
+  /** Check the caller ids and reserve one seq range per block; give each node its seq. */
+  private async reserve(plan: FlowPlan, blocks: Block[], queues: string[]): Promise<void> {
+    const argsOf = (qs: readonly string[]) => {
+      const args: ScriptArgs['flow_reserve'] = [qs.length];
+      for (const q of qs) {
+        const ids = plan.nodes.filter((n) => n.queue === q && n.cid !== '').map((n) => n.cid);
+        const own = blocks.filter((b) => b.queue === q);
+        args.push(ids.length, ...ids, own.length, ...own.map((b) => b.nodes.length));
+      }
+      return args;
+    };
+    const calls = isCluster(this.runner.client) ? queues.map((q) => [q]) : [queues];
+    const replies = await Promise.all(
+      calls.map(async (qs) => ({
+        qs,
+        reply: (await this.runner.runOn(qs, 'flow_reserve', argsOf(qs))) as Array<string | number>,
+      })),
+    );
+    const taken: string[] = [];
+    for (const { qs, reply } of replies) {
+      if (Number(reply[0]) === 1) {
+        let i = 1;
+        for (const q of qs)
+          for (const b of blocks) if (b.queue === q) b.reservation = String(reply[i++]);
+        continue;
+      }
+      for (let i = 1; i + 1 < reply.length; i += 2) {
+        const q = qs[Number(reply[i]) - 1]!;
+        const node = plan.nodes.find((n) => n.queue === q && n.cid === String(reply[i + 1]))!;
+        taken.push(
+          `${pathOf(node, 'id')}: job ${JSON.stringify(node.cid)} already exists in queue ${JSON.stringify(q)} (or completed within its dedupe window)`,
+        );
+      }
+    }
+    if (taken.length > 0) throw invalid(taken, 'flow refused');
+    for (const b of blocks) {
+      const first = Number(b.reservation.split(':')[0]);
+      b.nodes.forEach((n, k) => (plan.nodes[n]!.seq = String(first + k)));
+    }
+  }
+
+  /** Write `blocks` (of `queues`) in one call, tried again while its reply does not come. */
+  private async writeBlocks(
+    plan: FlowPlan,
+    blocks: Block[],
+    queues: string[],
+    started: number,
+  ): Promise<void> {
+    const args: ScriptArgs['flow_add'] = [blocks.length];
+    for (const b of blocks) {
+      args.push(queues.indexOf(b.queue) + 1, b.reservation, b.nodes.length);
+      for (const i of b.nodes) pushNode(args, plan, plan.nodes[i]!);
+    }
+    const reply = await this.sendWrite(queues, args, started);
+    if (Number(reply[0]) === 0) {
+      const taken: string[] = [];
+      for (let i = 1; i + 1 < reply.length; i += 2) {
+        const b = blocks[Number(reply[i]) - 1]!;
+        const node = plan.nodes[b.nodes[Number(reply[i + 1]) - 1]!]!;
+        taken.push(
+          `${pathOf(node, 'id')}: job ${JSON.stringify(node.cid)} was added meanwhile to queue ${JSON.stringify(node.queue)}`,
+        );
+      }
+      throw invalid(taken, 'flow refused');
+    }
+    if (Number(reply[0]) === 1 && wrote(reply)) {
+      // A parent applied notices of children that ended before it was written (a Cluster).
+      for (const q of queues) await this.delivery.flush(q, 'now');
+    }
+  }
+
+  /** One flow_add call, sent again while its reply does not come (idempotent). */
+  private async sendWrite(
+    queues: string[],
+    args: ScriptArgs['flow_add'],
+    started: number,
+  ): Promise<Array<string | number>> {
+    for (let attempt = 1; ; attempt++) {
+      // A reservation older than half the orphan age might be dropped while this writes.
+      if (performance.now() - started > ORPHAN_MS / 2) {
+        throw new WorkQueueError(
+          'TIMEOUT',
+          'flow add: took too long to write, nothing more written',
+        );
+      }
+      try {
+        return (await this.runner.runOn(queues, 'flow_add', args)) as Array<string | number>;
+      } catch (e) {
+        const lost = e instanceof WorkQueueError && e.code === 'REDIS_UNAVAILABLE';
+        if (!lost || attempt >= WRITE_TRIES) throw e;
+        await delay(100 * 2 ** attempt);
+      }
+    }
+  }
+
+  /** A Cluster write failed half-way: cancel what was written (best effort; else it just runs). */
+  private async undo(plan: FlowPlan, written: Block[]): Promise<void> {
+    for (const b of written) {
+      const seqs = b.nodes.map((i) => plan.nodes[i]!.seq);
+      await this.runner
+        .run(b.queue, 'flow_cancel', ['cancel', '', seqs.length, ...seqs])
+        .catch(() => undefined);
+    }
+  }
+}
+
+/** The blocks of a plan (one per level of each queue), the deepest level first. */
+function blocksOf(plan: FlowPlan): Block[] {
+  const byKey = new Map<string, Block>();
+  plan.nodes.forEach((n, i) => {
+    const key = `${n.depth}\n${n.queue}`;
+    let b = byKey.get(key);
+    if (!b) byKey.set(key, (b = { queue: n.queue, depth: n.depth, nodes: [], reservation: '' }));
+    b.nodes.push(i);
+  });
+  return [...byKey.values()].sort((a, b) => b.depth - a.depth);
+}
+
+/** A node as flow_add takes it (see its header). */
+function pushNode(args: ScriptArgs['flow_add'], plan: FlowPlan, n: PlannedNode): void {
+  const meta = Object.keys(n.meta).length > 0 ? JSON.stringify(n.meta) : '';
+  const leafDelay = n.children.length === 0 && n.delayMs > 0 ? n.delayMs : '';
+  args.push(n.seq, n.cid, n.payload, meta, n.priority, leafDelay, n.children.length);
+  for (const c of n.children) {
+    const child = plan.nodes[c]!;
+    args.push(`${child.queue}:${child.seq}`, child.policy + (child.cid || child.seq));
+  }
+}
+
+/** Whether flow_add's reply tail says it wrote notices or cancels (flow_out_reply). */
+function wrote(reply: Array<string | number>): boolean {
+  const notices = Number(reply[1]);
+  return notices > 0 || Number(reply[2 + 2 * notices]) === 1;
+}
+
+const pathOf = (n: PlannedNode, field: string) => (n.path === '' ? field : `${n.path}.${field}`);

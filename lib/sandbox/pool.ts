@@ -1,0 +1,153 @@
+// The sandbox pool: what a Worker runs when its handler is `{ file, mode }`. To the worker it is
+// an ordinary handler (`handler(job)`: its lease, renewal, complete and fail stay as they are);
+// each job runs in a free sandbox, one job per sandbox at a time. Sandboxes start when jobs need
+// them (one at `start()`, which proves the module loads), are reused, and are replaced when
+// one dies: its job fails (SANDBOX_DIED), the jobs in the other sandboxes are untouched.
+import { errorMessage, invalidOptions, WorkQueueError } from '../errors.js';
+import type { Job } from '../types/job.js';
+import type { SandboxOptions } from '../types/sandbox.js';
+import type { Handler } from '../types/worker.js';
+import { resolveSandboxOptions, SANDBOX_CLOSE_MS, type SandboxSettings } from './options.js';
+import { Sandbox } from './sandbox.js';
+
+interface Waiter {
+  resolve(box: Sandbox): void;
+  reject(e: unknown): void;
+}
+
+export class SandboxPool<T, R> {
+  /** The pool as the worker's handler. */
+  readonly handler: Handler<T, R>;
+  private readonly settings: SandboxSettings;
+  private readonly boxes = new Set<Sandbox>();
+  private readonly idle: Sandbox[] = [];
+  private readonly waiters: Waiter[] = [];
+  private closed: Promise<void> | undefined;
+
+  constructor(
+    options: SandboxOptions,
+    concurrency: number,
+    /** Errors no job is there to fail with (a replacement that could not start). */
+    private readonly report: (e: unknown) => void,
+  ) {
+    this.settings = resolveSandboxOptions(options, concurrency);
+    this.handler = (job) => this.run(job);
+  }
+
+  /**
+   * Start the first sandbox and wait until its module is loaded and set up: a module that cannot
+   * be loaded, has no default export or whose setup throws fails here (INVALID_OPTIONS), not at
+   * the first job.
+   */
+  async start(): Promise<void> {
+    if (this.boxes.size > 0) return;
+    try {
+      await this.spawn(true).ready;
+    } catch (e) {
+      const problems =
+        e instanceof WorkQueueError && e.problems.length ? e.problems : [errorMessage(e)];
+      throw invalidOptions(`sandbox ${this.settings.file} cannot run jobs`, problems);
+    }
+  }
+
+  /** Close every sandbox: each ends once its job has (its signal aborted), after its teardown. */
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      const error = new WorkQueueError('CLOSED', 'the worker closed its sandboxes');
+      for (const w of this.waiters.splice(0)) w.reject(error);
+      this.idle.length = 0;
+      await Promise.all([...this.boxes].map((b) => b.close(SANDBOX_CLOSE_MS)));
+    })();
+    return this.closed;
+  }
+
+  private async run(job: Job<T>): Promise<R> {
+    const box = await this.acquire(job.signal);
+    try {
+      const target = (this.settings.wrapJob?.(job as Job) ?? job) as Job;
+      return (await box.run(job as Job, target)) as R;
+    } finally {
+      this.release(box);
+    }
+  }
+
+  /** A free sandbox: an idle one, a new one while there are fewer than `size`, else the next free. */
+  private acquire(signal: AbortSignal): Promise<Sandbox> {
+    if (this.closed) return Promise.reject(new WorkQueueError('CLOSED', 'the worker is closing'));
+    if (signal.aborted) return Promise.reject(signal.reason as Error);
+    const box = this.idle.pop();
+    if (box) return Promise.resolve(box);
+    if (this.boxes.size < this.settings.size) this.spawn(false);
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        const i = this.waiters.indexOf(waiter);
+        if (i >= 0) this.waiters.splice(i, 1);
+        reject(signal.reason as Error);
+      };
+      const waiter: Waiter = {
+        resolve: (b) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(b);
+        },
+        reject: (e) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(e as Error);
+        },
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.waiters.push(waiter);
+    });
+  }
+
+  /** A sandbox is free again (its module loaded, or its job ended). */
+  private release(box: Sandbox): void {
+    if (!box.alive || !this.boxes.has(box)) return; // it died (died() forgets it)
+    if (this.closed) void box.close(SANDBOX_CLOSE_MS);
+    else if (this.waiters.length > 0) this.waiters.shift()!.resolve(box);
+    else this.idle.push(box);
+  }
+
+  private spawn(probe: boolean): Sandbox {
+    const box = new Sandbox(this.settings);
+    this.boxes.add(box);
+    box.ready.then(
+      () => this.release(box),
+      (e: unknown) => {
+        this.boxes.delete(box);
+        if (!probe && !this.closed) this.startFailed(e); // closing ends starting sandboxes too
+      },
+    );
+    void box.exited.then(() => this.died(box));
+    return box;
+  }
+
+  /**
+   * A sandbox started for waiting jobs could not start: the first waiting job fails with why
+   * (so a module that keeps failing costs one attempt per start, never a stall), and another
+   * sandbox starts for the others.
+   */
+  private startFailed(e: unknown): void {
+    const error = new WorkQueueError(
+      'SANDBOX_DIED',
+      `a sandbox could not start: ${errorMessage(e)}`,
+    );
+    const waiter = this.waiters.shift();
+    if (waiter) waiter.reject(error);
+    else this.report(error);
+    if (!this.closed && this.waiters.length > 0 && this.boxes.size < this.settings.size)
+      this.spawn(false);
+  }
+
+  /** A sandbox that had started ended: forget it, and start its replacement. */
+  private died(box: Sandbox): void {
+    if (!box.started || !this.boxes.delete(box)) return;
+    const i = this.idle.indexOf(box);
+    if (i >= 0) this.idle.splice(i, 1);
+    if (this.closed) return;
+    try {
+      this.spawn(false);
+    } catch (e) {
+      this.report(e);
+    }
+  }
+}

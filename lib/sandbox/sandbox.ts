@@ -1,0 +1,222 @@
+// One sandbox: a worker thread or a forked process running child.ts, one job at a time. It
+// answers the calls its job makes to the worker's real job, forwards the job's abort, and turns
+// its death (exit, crash, out of memory, kill -9) into the failure of the job it was running.
+import { errorMessage, invalidOptions, WorkQueueError } from '../errors.js';
+import type { Job } from '../types/job.js';
+import { sandboxEntry, type SandboxSettings } from './options.js';
+import { fromThrown, toThrown, type FromSandbox, type ToSandbox } from './protocol.js';
+import { jobFields, jobMethods } from './job-fields.js';
+import { startProcess, startThread } from './spawn.js';
+
+/** The job a sandbox runs now. */
+interface Current {
+  readonly run: number;
+  readonly job: Job;
+  readonly signal: AbortSignal;
+  readonly settle: (ok: boolean, value: unknown) => void;
+}
+
+export class Sandbox {
+  /** 'thread 7', 'process 4242': for messages. */
+  readonly label: string;
+  /** Resolves once the module is loaded and its setup ran; rejects with why it could not. */
+  readonly ready: Promise<void>;
+  /** Resolves with why the sandbox ended, once it has. */
+  readonly exited: Promise<string>;
+  /** Its module is loaded: it runs jobs. */
+  started = false;
+  /** It has not ended. */
+  alive = true;
+  private current: Current | undefined;
+  private runs = 0;
+  private killedFor: string | undefined;
+  private closing: Promise<void> | undefined;
+  private readonly post: (m: ToSandbox) => void;
+  private readonly stop: () => void;
+
+  constructor(private readonly settings: SandboxSettings) {
+    let onReady!: (problems: string[] | undefined) => void;
+    this.ready = new Promise<void>((resolve, reject) => {
+      onReady = (problems) =>
+        problems ? reject(invalidOptions('the sandbox could not start', problems)) : resolve();
+    });
+    this.ready.catch(() => undefined); // the pool looks at it
+    let onExit!: (how: string) => void;
+    this.exited = new Promise((resolve) => (onExit = resolve));
+    const onMessage = (m: FromSandbox) => this.receive(m, onReady);
+    const ended = (how: string) => {
+      const why = this.killedFor !== undefined ? `terminated (${this.killedFor})` : how;
+      this.alive = false;
+      if (!this.started) onReady([`the sandbox (${this.label}) ended before it was ready: ${why}`]);
+      this.died(why);
+      onExit(why);
+    };
+    const entry = sandboxEntry();
+    const { execArgv, memoryLimitMb } = settings;
+    if (settings.mode === 'thread') {
+      const thread = startThread(entry, execArgv, memoryLimitMb);
+      thread.unref();
+      let error: unknown;
+      thread.on('message', onMessage);
+      thread.on('error', (e) => (error ??= e));
+      thread.once('exit', (code) =>
+        ended(`exited with code ${code}${error ? ` (${errorMessage(error)})` : ''}`),
+      );
+      this.label = `thread ${thread.threadId}`;
+      this.post = (m) => thread.postMessage(m);
+      this.stop = () => void thread.terminate();
+    } else {
+      const child = startProcess(entry, execArgv, memoryLimitMb);
+      child.unref();
+      child.channel?.unref();
+      child.on('message', onMessage);
+      child.on('error', (e) => {
+        if (child.pid === undefined) ended(`could not be started (${errorMessage(e)})`);
+      });
+      child.once('exit', (code, signal) =>
+        ended(signal ? `killed by ${signal}` : `exited with code ${code}`),
+      );
+      this.label = `process ${child.pid ?? '(not started)'}`;
+      this.post = (m) => {
+        if (!child.connected) throw new WorkQueueError('SANDBOX_DIED', `${this.label} has exited`);
+        child.send(m);
+      };
+      this.stop = () => void child.kill('SIGKILL');
+    }
+    try {
+      this.post({ t: 'init', file: settings.file, setupData: settings.setupData });
+    } catch (e) {
+      onReady([
+        `the sandbox's setupData cannot cross to it (structured clone): ${errorMessage(e)}`,
+      ]);
+      this.kill('could not be initialised');
+    }
+  }
+
+  /** Whether it runs a job now. */
+  get busy(): boolean {
+    return this.current !== undefined;
+  }
+
+  /**
+   * Run `job` (its calls reach `target`, the job as the worker's handler would see it). When
+   * `job.signal` aborts, the sandbox's signal aborts too; a sandbox still running
+   * `abortGraceMs` later is terminated.
+   */
+  run(job: Job, target: Job): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const signal = job.signal;
+      const run = ++this.runs;
+      let grace: NodeJS.Timeout | undefined;
+      const onAbort = () => {
+        try {
+          this.post({ t: 'abort', run, reason: toThrown(signal.reason) });
+        } catch {
+          // It is gone: its exit settles the run.
+        }
+        grace = setTimeout(
+          () => this.kill(`still running ${this.settings.abortGraceMs} ms after its job aborted`),
+          this.settings.abortGraceMs,
+        );
+      };
+      const settle = (ok: boolean, value: unknown) => {
+        clearTimeout(grace);
+        signal.removeEventListener('abort', onAbort);
+        this.current = undefined;
+        if (ok) resolve(value);
+        else reject(value as Error);
+      };
+      try {
+        this.post({ t: 'run', run, job: jobFields(job), methods: jobMethods(target) });
+      } catch (e) {
+        reject(
+          new WorkQueueError(
+            'ENCODE_FAILED',
+            `job ${job.id}: its data cannot cross the sandbox boundary (structured clone): ${errorMessage(e)}`,
+          ),
+        );
+        return;
+      }
+      this.current = { run, job: target, signal, settle };
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Ask it to end (its running job's end, then its teardown); terminated after `ms`. */
+  close(ms: number): Promise<void> {
+    this.closing ??= (async () => {
+      try {
+        this.post({ t: 'close' });
+      } catch {
+        // It is gone already.
+      }
+      const timer = setTimeout(() => this.kill(`did not close within ${ms} ms`), ms);
+      await this.exited;
+      clearTimeout(timer);
+    })();
+    return this.closing;
+  }
+
+  /** Terminate it now (its exit reports `why`). */
+  kill(why: string): void {
+    this.killedFor ??= why;
+    this.stop();
+  }
+
+  private receive(m: FromSandbox, onReady: (problems: string[] | undefined) => void): void {
+    if (m.t === 'ready' || m.t === 'refused') {
+      this.started = m.t === 'ready';
+      onReady(m.t === 'ready' ? undefined : m.problems);
+      if (!this.started) this.kill('refused to start');
+    } else if (m.t === 'done') {
+      const c = this.current;
+      if (c?.run === m.run) c.settle(m.ok, m.ok ? m.value : fromThrown(m.error));
+    } else if (m.t === 'call') {
+      void this.answer(m);
+    }
+  }
+
+  /** A job method called in the sandbox, on the worker's job; the outcome goes back. */
+  private async answer(m: Extract<FromSandbox, { t: 'call' }>): Promise<void> {
+    const c = this.current;
+    let reply: ToSandbox;
+    try {
+      if (c?.run !== m.run)
+        throw new WorkQueueError('BAD_STATE', `job.${m.method}(): the job's run has ended`);
+      const fn = (c.job as unknown as Record<string, unknown>)[m.method];
+      if (typeof fn !== 'function')
+        throw new WorkQueueError('INVALID_ARGUMENT', `job.${m.method} is not a method`);
+      const value: unknown = await (fn as (...a: unknown[]) => unknown).apply(c.job, m.args);
+      reply = { t: 'reply', call: m.call, ok: true, value };
+    } catch (e) {
+      reply = { t: 'reply', call: m.call, ok: false, error: toThrown(e) };
+    }
+    try {
+      this.post(reply);
+    } catch (e) {
+      const error = new WorkQueueError(
+        'ENCODE_FAILED',
+        `job.${m.method}(): its result cannot cross the sandbox boundary: ${errorMessage(e)}`,
+      );
+      try {
+        this.post({ t: 'reply', call: m.call, ok: false, error: toThrown(error) });
+      } catch {
+        // It is gone: its exit settles the run.
+      }
+    }
+  }
+
+  /** It ended: the job it ran fails (with its signal's reason if that was why it was killed). */
+  private died(why: string): void {
+    const c = this.current;
+    if (!c) return;
+    const error = c.signal.aborted
+      ? c.signal.reason
+      : new WorkQueueError(
+          'SANDBOX_DIED',
+          `job ${c.job.id}: its sandbox (${this.label}) died running it: ${why}`,
+        );
+    c.settle(false, error);
+  }
+}

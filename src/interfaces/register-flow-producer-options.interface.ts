@@ -1,0 +1,16 @@
+// The options of WorkQueueModule.registerFlowProducer().
+import type { FlowProducerOptions } from '../../lib/internal.js';
+
+/**
+ * A flow producer (docs/flows.md) on the module's connection and prefix, provided under
+ * `getFlowProducerToken(name)` for `@InjectFlowProducer(name)`. Its nodes' payloads use the
+ * module's queue defaults (`codec`, `maxPayloadBytes`, `events`, `commandTimeoutMs`) unless set
+ * here; `queues` lists the queues its flows may name (any other is refused as unknown).
+ */
+export interface RegisterFlowProducerOptions extends Omit<
+  FlowProducerOptions,
+  'prefix' | 'logger'
+> {
+  /** Several producers may be registered under names. Default `'default'`. */
+  name?: string;
+}

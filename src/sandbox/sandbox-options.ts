@@ -1,0 +1,96 @@
+// A sandboxed @Processor() (`sandbox: { module, mode }`): its options' checks, and the core
+// sandbox its worker runs — host.ts, given the processor's file, class and queue.
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { sandboxOptionProblems, type Job, type SandboxOptions } from '../../lib/internal.js';
+import type { ProcessorSandboxOptions } from '../interfaces/processor-options.interface.js';
+import * as msg from '../work-queue.messages.js';
+
+/** What host.ts receives (its `setup`) in each sandbox. */
+export interface HostData {
+  /** The file that declares the processor class, as a `file:` URL. */
+  readonly file: string;
+  readonly className: string;
+  readonly queueName: string;
+}
+
+const KEYS: Record<keyof ProcessorSandboxOptions, true> = {
+  module: true,
+  mode: true,
+  poolSize: true,
+  memoryLimitMb: true,
+  execArgv: true,
+  abortGraceMs: true,
+  file: true,
+};
+
+const IN_SANDBOX = Symbol.for('nestjs-work-queue.sandbox');
+
+/** This thread or process is a processor's sandbox: its application context runs no workers. */
+export function insideSandbox(): boolean {
+  return (globalThis as Record<symbol, unknown>)[IN_SANDBOX] === true;
+}
+
+export function markSandbox(): void {
+  (globalThis as Record<symbol, unknown>)[IN_SANDBOX] = true;
+}
+
+/** host.ts beside this file (`.ts` from sources, `.js`/`.cjs` built). */
+function hostFile(): URL {
+  const here = import.meta.url;
+  return new URL(`./host${here.slice(here.lastIndexOf('.'))}`, here);
+}
+
+/** A class, a dynamic module `{ module }`, or a forward reference `{ forwardRef }`. */
+function isModule(m: unknown): boolean {
+  if (typeof m === 'function') return true;
+  if (typeof m !== 'object' || m === null) return false;
+  const o = m as Record<string, unknown>;
+  return typeof o.module === 'function' || typeof o.forwardRef === 'function';
+}
+
+const asUrl = (file: string | URL): string =>
+  file instanceof URL || file.startsWith('file:') ? String(file) : pathToFileURL(file).href;
+
+export function processorSandboxProblems(sandbox: unknown, at: string): string[] {
+  if (typeof sandbox !== 'object' || sandbox === null || Array.isArray(sandbox))
+    return [msg.sandboxNotObject(at, msg.show(sandbox))];
+  const o = sandbox as ProcessorSandboxOptions;
+  const problems: string[] = [];
+  for (const k of Object.keys(o))
+    if (!KEYS[k as keyof ProcessorSandboxOptions])
+      problems.push(msg.unknownOption(`${at}sandbox.`, k));
+  if (!isModule(o.module)) problems.push(msg.sandboxBadModule(at, msg.show(o.module)));
+  if (o.file === undefined) problems.push(msg.sandboxFileUnknown(at));
+  const { mode, poolSize, memoryLimitMb, execArgv, abortGraceMs } = o;
+  const core = {
+    mode,
+    poolSize,
+    memoryLimitMb,
+    execArgv,
+    abortGraceMs,
+    file: o.file ?? hostFile(),
+  };
+  problems.push(...sandboxOptionProblems(core, `${at}sandbox.`));
+  return problems;
+}
+
+/** The core sandbox of a processor's worker: host.ts, set up with the processor to run. */
+export function processorSandbox(
+  queueName: string,
+  className: string,
+  sandbox: ProcessorSandboxOptions,
+  wrapJob: ((job: Job) => Job) | undefined,
+): SandboxOptions {
+  const { mode, poolSize, memoryLimitMb, execArgv, abortGraceMs } = sandbox;
+  const setupData: HostData = { file: asUrl(sandbox.file!), className, queueName };
+  return {
+    file: fileURLToPath(hostFile()),
+    mode,
+    ...(poolSize !== undefined ? { poolSize } : {}),
+    ...(memoryLimitMb !== undefined ? { memoryLimitMb } : {}),
+    ...(execArgv !== undefined ? { execArgv } : {}),
+    ...(abortGraceMs !== undefined ? { abortGraceMs } : {}),
+    setupData,
+    ...(wrapJob ? { wrapJob } : {}),
+  };
+}

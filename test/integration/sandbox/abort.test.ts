@@ -1,0 +1,97 @@
+/**
+ * A job's abort reaches its sandbox: cancel and `jobTimeoutMs` abort the signal the sandboxed
+ * handler holds (with the worker's reason); a sandbox that ignores it is terminated after
+ * `abortGraceMs` and replaced.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from '@jest/globals';
+import type { Job, SandboxMode, Worker, WorkQueue } from '../../../lib/index.js';
+import type { Where } from '../../fixtures/sandbox/handler.js';
+import { QueueFixture } from '../../support/queue.js';
+import { waitFor } from '../../support/wait.js';
+import { handlerSandbox, MODES, sandboxWorkers } from './support.js';
+
+const fx = new QueueFixture();
+const dir = mkdtempSync(path.join(tmpdir(), 'wq-sandbox-abort-'));
+afterAll(async () => {
+  await fx.cleanup();
+  rmSync(dir, { recursive: true, force: true });
+});
+const worker = sandboxWorkers();
+
+type Data = Record<string, unknown>;
+let markers = 0;
+
+/** Wait until job `id` reports (as its progress) the sandbox it runs in. */
+const runningIn = (q: WorkQueue<Data, unknown>, id: string) =>
+  waitFor(async () => (await q.getJob(id))?.progress as Where | undefined, {
+    timeoutMs: 10_000,
+    what: `job ${id} running`,
+  });
+
+/** The sandbox the next job runs in (the pool has one). */
+async function nextSandbox(q: WorkQueue<Data, unknown>, w: Worker<Data, unknown>): Promise<Where> {
+  const done = new Promise<Where>((r) =>
+    w.on('completed', (job: Job<Data>, res) => job.name === 'where' && r(res as Where)),
+  );
+  await q.add({}, { name: 'where' });
+  return done;
+}
+
+const same = (a: Where, b: Where) => a.pid === b.pid && a.threadId === b.threadId;
+
+describe.each(MODES)('a %s sandbox', (mode: SandboxMode) => {
+  it("cancel aborts the sandboxed handler's signal (the sandbox lives on)", async () => {
+    const q = fx.queue<Data, unknown>();
+    const marker = path.join(dir, `cancel-${mode}-${++markers}`);
+    // A long grace: the sandbox must stop by itself, not be terminated.
+    const w = worker(q, handlerSandbox(mode, { poolSize: 1, abortGraceMs: 30_000 }));
+    const { id } = await q.add({ marker }, { name: 'abortable' });
+    const at = await runningIn(q, id);
+    expect(await q.cancel(id)).toBe(true);
+    await waitFor(() => readFileSync(marker, 'utf8').length > 0, { what: 'the abort seen' });
+    expect(readFileSync(marker, 'utf8')).toMatch(/^LEASE_LOST /);
+    expect(same(await nextSandbox(q, w), at)).toBe(true);
+  }, 60_000);
+
+  it("jobTimeoutMs aborts the sandboxed handler's signal; the job fails as timed out", async () => {
+    const q = fx.queue<Data, unknown>({ maxAttempts: 1 });
+    const marker = path.join(dir, `timeout-${mode}-${++markers}`);
+    const w = worker(q, handlerSandbox(mode, { poolSize: 1, abortGraceMs: 30_000 }), {
+      jobTimeoutMs: 1_500,
+    });
+    const dead = new Promise<unknown>((r) => w.on('dead', (_, e) => r(e)));
+    const { id } = await q.add({ marker }, { name: 'abortable' });
+    const at = await runningIn(q, id);
+    expect(await dead).toMatchObject({ message: expect.stringMatching(/timed out after 1500 ms/) });
+    await waitFor(() => readFileSync(marker, 'utf8').length > 0, { what: 'the abort seen' });
+    expect(readFileSync(marker, 'utf8')).toMatch(/timed out after 1500 ms/);
+    expect(same(await nextSandbox(q, w), at)).toBe(true);
+  }, 60_000);
+
+  it.each(['cancel', 'jobTimeoutMs'])(
+    'a sandbox that ignores the abort (%s) is terminated after abortGraceMs and replaced',
+    async (how) => {
+      // The next job may time out too while the replacement starts (jobTimeoutMs counts the
+      // wait for a sandbox): it has attempts to spare, the hanging one has none.
+      const q = fx.queue<Data, unknown>({
+        maxAttempts: 5,
+        backoff: { type: 'fixed', delayMs: 10 },
+      });
+      const w = worker(
+        q,
+        handlerSandbox(mode, { poolSize: 1, abortGraceMs: 200 }),
+        how === 'jobTimeoutMs' ? { jobTimeoutMs: 1_500 } : {},
+      );
+      const { id } = await q.add({}, { name: 'hang', maxAttempts: 1 });
+      const at = await runningIn(q, id);
+      if (how === 'cancel') expect(await q.cancel(id)).toBe(true);
+      const next = await nextSandbox(q, w);
+      expect(same(next, at)).toBe(false);
+      if (mode === 'process') expect(() => process.kill(at.pid, 0)).toThrow(/ESRCH/);
+    },
+    60_000,
+  );
+});

@@ -1,0 +1,160 @@
+/**
+ * Sandboxed handlers (`new Worker(queue, { file, mode })`), in a thread and in a process: the
+ * job the handler gets (fields, progress, extend, signal), its result and errors as the worker
+ * sees them, data and results crossing by structured clone, the pool's reuse of sandboxes.
+ */
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { NonRetryableError, WorkQueueError } from '../../../lib/index.js';
+import type { FailOutcome } from '../../../lib/index.js';
+import type { Echo, Where } from '../../fixtures/sandbox/handler.js';
+import { QueueFixture } from '../../support/queue.js';
+import { waitFor } from '../../support/wait.js';
+import { handlerSandbox, MODES, sandboxWorkers } from './support.js';
+
+const fx = new QueueFixture();
+afterAll(() => fx.cleanup());
+const worker = sandboxWorkers();
+
+describe.each(MODES)('a %s sandbox', (mode) => {
+  it('gets the job (id, data, name, attempt, progress, extend) and returns its result', async () => {
+    const q = fx.queue<unknown, unknown>({ storeResults: { ttlMs: 60_000 } });
+    const w = worker(q, handlerSandbox(mode));
+    const completed = new Promise<unknown>((r) => w.on('completed', (_, result) => r(result)));
+    const { id } = await q.add({ x: [1, 2], s: 'é' }, { name: 'echo', maxAttempts: 4 });
+    const echo = (await completed) as Echo;
+    expect(echo).toMatchObject({
+      id,
+      data: { x: [1, 2], s: 'é' },
+      name: 'echo',
+      attempt: 1,
+      maxAttempts: 4,
+      queueName: q.name,
+      isBuffer: false,
+      progressed: true,
+      extended: true,
+    });
+    // Every method of the worker's job, called back across the boundary (and rateLimited, local).
+    expect(echo.methods).toEqual(expect.arrayContaining(['extend', 'progress', 'rateLimited']));
+    // It ran elsewhere: another thread of this process, or another process.
+    if (mode === 'thread')
+      expect(echo).toMatchObject({ pid: process.pid, threadId: expect.any(Number) });
+    else expect(echo.pid).not.toBe(process.pid);
+    expect((await q.getJob(id))?.result).toEqual(echo);
+  });
+});
+
+describe.each(MODES)('a %s sandbox: outcomes', (mode) => {
+  /** Run one job of `name` to its first failure; the worker's 'failed' event's error and outcome. */
+  async function failure(name: string, data: unknown = {}) {
+    const q = fx.queue<unknown, unknown>({ maxAttempts: 1 });
+    const w = worker(q, handlerSandbox(mode));
+    const failed = new Promise<[unknown, FailOutcome]>((r) =>
+      w.on('failed', (_, e, outcome) => r([e, outcome])),
+    );
+    await q.add(data, { name });
+    return failed;
+  }
+
+  it('a NonRetryableError stays one: the job is dead-lettered at once', async () => {
+    const q = fx.queue<unknown, unknown>({ maxAttempts: 5 });
+    const w = worker(q, handlerSandbox(mode));
+    const dead = new Promise<unknown>((r) => w.on('dead', (_, e) => r(e)));
+    const { id } = await q.add({}, { name: 'nonRetryable' });
+    const e = await dead;
+    expect(e).toBeInstanceOf(NonRetryableError);
+    expect(e).toMatchObject({ message: 'never again', retryable: false });
+    expect(await q.getJob(id)).toMatchObject({ state: 'dead', attemptsMade: 1 });
+  });
+
+  it("a WorkQueueError keeps its code, another error its name, fields and the sandbox's stack", async () => {
+    const [typed] = await failure('typed');
+    expect(typed).toBeInstanceOf(WorkQueueError);
+    expect(typed).toMatchObject({ code: 'NOT_FOUND', message: 'typed in the sandbox' });
+    const [custom, outcome] = await failure('custom');
+    expect(outcome).toBe('dead');
+    expect(custom).toBeInstanceOf(Error);
+    expect(custom).toMatchObject({
+      name: 'CustomError',
+      message: 'custom failure',
+      code: 'E_CUSTOM',
+      detail: { n: 1 },
+    });
+    expect((custom as Error).stack).toContain('fixtures/sandbox/handler.ts');
+  });
+
+  it('a result that cannot cross (a function) fails the attempt with ENCODE_FAILED, not a hang', async () => {
+    const [e] = await failure('uncloneable');
+    expect(e).toBeInstanceOf(WorkQueueError);
+    expect(e).toMatchObject({ code: 'ENCODE_FAILED' });
+    expect((e as Error).message).toMatch(/cannot cross the sandbox boundary/);
+  });
+
+  it("a job method's arguments that cannot cross reject its call with ENCODE_FAILED", async () => {
+    const q = fx.queue<unknown, unknown>();
+    const w = worker(q, handlerSandbox(mode));
+    const completed = new Promise<unknown>((r) => w.on('completed', (_, result) => r(result)));
+    await q.add({}, { name: 'uncloneableArgs' });
+    expect(await completed).toMatch(
+      /^ENCODE_FAILED: job\.progress\(\): its arguments cannot cross/,
+    );
+  });
+
+  it('setupData that cannot cross fails start() with INVALID_OPTIONS', async () => {
+    const q = fx.queue<unknown, unknown>();
+    const w = worker(q, handlerSandbox(mode, { setupData: { f: () => 1 } }), { autostart: false });
+    await expect(w.start()).rejects.toMatchObject({
+      code: 'INVALID_OPTIONS',
+      problems: [expect.stringMatching(/setupData cannot cross to it \(structured clone\)/)],
+    });
+  });
+
+  it.each(['rateLimited', 'rateLimitError'])(
+    '%s: the job goes back without counting an attempt, as in-process',
+    async (name) => {
+      const q = fx.queue<unknown, unknown>();
+      const w = worker(q, handlerSandbox(mode), { prefetch: 0 });
+      const failed: unknown[] = [];
+      w.on('failed', (_, e) => failed.push(e));
+      const spy = q.rateLimited.bind(q);
+      const limited: number[] = [];
+      q.rateLimited = (lease, ms) => {
+        limited.push(ms);
+        return spy(lease, ms);
+      };
+      const { id } = await q.add({ ms: 60_000 }, { name });
+      await waitFor(() => limited.length === 1, { timeoutMs: 10_000, what: 'rate limited' });
+      expect(limited).toEqual([60_000]);
+      await waitFor(async () => (await q.getJob(id))?.state === 'pending', { what: 'job back' });
+      expect((await q.getJob(id))?.attemptsMade ?? 0).toBe(0);
+      expect(failed).toEqual([]);
+    },
+  );
+
+  it('a Buffer payload arrives as a Buffer; setupData reaches the module setup', async () => {
+    const q = fx.queue<Buffer, unknown>({ codec: 'buffer' });
+    const w = worker(q, handlerSandbox(mode, { setupData: { tenant: 'a', at: new Date(0) } }));
+    const results: unknown[] = [];
+    w.on('completed', (_, r) => results.push(r));
+    await q.add(Buffer.from([0, 1, 255]), { name: 'echo' });
+    await q.add(Buffer.from('x'), { name: 'setup' });
+    await waitFor(() => results.length === 2, { timeoutMs: 10_000, what: '2 jobs' });
+    const echo = results.find((r) => (r as Echo).name === 'echo') as Echo;
+    expect(echo.isBuffer).toBe(true);
+    expect(Buffer.from(echo.data as Uint8Array)).toEqual(Buffer.from([0, 1, 255]));
+    expect(results).toContainEqual({ tenant: 'a', at: new Date(0) });
+  });
+
+  it('reuses its sandboxes: 8 jobs at concurrency 4 run in the pool of 2', async () => {
+    const q = fx.queue<unknown, unknown>();
+    const w = worker(q, handlerSandbox(mode, { poolSize: 2 }), { concurrency: 4 });
+    const where: Where[] = [];
+    w.on('completed', (_, r) => where.push(r as Where));
+    // Long enough for the second sandbox to start (lazily, once a job waits for one).
+    await q.addBulk(
+      Array.from({ length: 8 }, () => ({ data: { ms: 400 }, opts: { name: 'sleep' } })),
+    );
+    await waitFor(() => where.length === 8, { timeoutMs: 20_000, what: '8 jobs' });
+    const sandboxes = new Set(where.map((x) => `${x.pid}/${x.threadId}`));
+    expect(sandboxes.size).toBe(2);
+  });
+});
