@@ -129,10 +129,9 @@ export class Leases<T, R> {
       done.push(lease.seq, lease.token);
       if (logs) logged = true;
       if (ttl > 0) results.push(encoded ?? encodeResult(result));
-      else if (flowChild(item)) {
-        withResult = true;
-        results.push(encoded ?? encodeResult(result));
-      } else if (keep.count > 0) {
+      else if (flowChild(item) || keep.count > 0) {
+        // A flow child's goes to its parent ('': none, its parent gets null).
+        if (flowChild(item)) withResult = true;
         const r = encoded ?? (result === undefined ? '' : encodeResult(result));
         if (r !== '') withResult = true;
         results.push(r);

@@ -131,7 +131,9 @@ for j = 1, count do
   end
   done[j] = ok
   if ok == 1 and metas[j] and string.find(metas[j], '"[PW]":') then
-    flow_completed(seq, metas[j], ARGV[o + 2 + j], now)
+    -- '' (no result: undefined is not kept) tells the parent null.
+    local r = ARGV[o + 2 + j]
+    flow_completed(seq, metas[j], r ~= '' and r or nil, now)
   end
   if ok == 1 then
     done_seqs[seq] = true

@@ -72,12 +72,11 @@ export class Runner<T, R> implements RunnerPart<T, R> {
     if (run.ended) return;
     let encoded: string | undefined;
     const o = this.ctx.queue.options;
-    // Results are stored, go to a flow child's parent, or are kept with their job (undefined is
-    // not kept).
+    // Results are stored, or go to a flow child's parent or are kept with their job (undefined
+    // is not kept, and a parent gets null for it).
     if (
       o.resultTtlMs > 0 ||
-      run.lease.parent ||
-      (o.keepCompleted.count > 0 && result !== undefined)
+      ((run.lease.parent || o.keepCompleted.count > 0) && result !== undefined)
     ) {
       // Encoded once, here: the complete sends this string.
       try {

@@ -21,6 +21,7 @@ function node(queue: string, s: AddSpec, data: unknown): FlowNode {
   if (s.delayMs !== undefined) n.delayMs = s.delayMs;
   if (s.maxAttempts !== undefined) n.maxAttempts = s.maxAttempts;
   if (s.retryMs > 0) n.backoff = { type: 'fixed', delayMs: s.retryMs };
+  if (s.group !== undefined) n.group = s.group;
   return n;
 }
 
@@ -49,11 +50,13 @@ export class AddFlow extends Checked {
       ),
     );
     // Children first: their seqs come before their parent's.
+    m.flowCall(this.flow.children.length + 1);
     this.flow.children.forEach((c, i) =>
       m.added(c.spec, datas[i]!, seqs[i]!, dues[i], undefined, [t0, t1]),
     );
     const p = { ...this.flow.parent, delayMs: undefined };
     m.added(p, pData, added.job.id, undefined, 'waiting-children', [t0, t1]);
+    m.addCallDone();
     m.flows.added(
       added.job.id,
       this.flow.children.map((c, i) => ({ seq: seqs[i]!, policy: c.policy })),

@@ -159,6 +159,11 @@ export class Model {
     this.counterAfterAdd = this.lastSeq + fresh;
   }
 
+  /** A flow's nodes are about to be recorded: flow_reserve.lua took `n` seqs at once. */
+  flowCall(n: number): void {
+    this.counterAfterAdd = this.lastSeq + n;
+  }
+
   /** After an add call's `added`s: the counter where its INCRBY left it. */
   addCallDone(): void {
     this.lastSeq = Math.max(this.lastSeq, this.counterAfterAdd);
