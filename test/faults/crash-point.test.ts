@@ -202,7 +202,8 @@ async function snapshot(q: WorkQueue<unknown>): Promise<Record<string, unknown>>
     // differ between the two producers compared: not part of the queue's state.
     if (part.includes('}:ik:')) continue;
     const type = await admin.type(key);
-    if (/^(t|mt):/.test(part)) out[part] = await historyString(part, key, now);
+    const own = part.slice(part.indexOf('}:') + 2); // the key's part within its queue
+    if (/^(t|mt):/.test(own)) out[part] = await historyString(own, key, now);
     else if (type === 'string') out[part] = await admin.get(key);
     else if (type === 'list') out[part] = await admin.lrange(key, 0, -1);
     else if (type === 'set') out[part] = (await admin.smembers(key)).sort();
@@ -218,7 +219,7 @@ async function snapshot(q: WorkQueue<unknown>): Promise<Record<string, unknown>>
         .map(([f, v]) => {
           const kept = /^~(\d+)(:.*)?$/.exec(v);
           if (kept) return [f, `~${bucket(Number(kept[1]), now)}${kept[2] ?? ''}`];
-          const info = part === 'wi' && /^(\d+):(.*)$/.exec(v);
+          const info = own === 'wi' && /^(\d+):(.*)$/.exec(v);
           if (info) return [f, `${bucket(Number(info[1]), now)}:${info[2]}`];
           return [f, v];
         })
@@ -227,7 +228,6 @@ async function snapshot(q: WorkQueue<unknown>): Promise<Record<string, unknown>>
       const flat = await admin.zrange(key, '0', '-1', 'WITHSCORES');
       const pairs: string[] = [];
       // Scores that are not times (groups: places in line, turns; the list of groups) as stored.
-      const own = part.slice(part.indexOf('}:') + 2); // the key's part within its queue
       const untimed = own.startsWith('gp:') || own === 'gq' || own === 'ga';
       // A flow reservation's member ends with its time: in 10 s buckets too.
       const member = (m: string) =>
@@ -362,6 +362,13 @@ const OPS: Op[] = [
   { name: 'changeDelay (pending)', run: (q) => q.changeDelay('cid-6', 60_000) },
   { name: 'changeDelay (delayed, to now)', run: (q) => q.changeDelay('7', 0) },
   { name: 'completed: rerun', run: (q) => q.rerun('cid-11') },
+  {
+    name: 'completed: rerun (grouped: back in its group)',
+    run: async (q, s) => {
+      await q.complete(s.held[0]!, 'a0');
+      return q.rerun(s.held[0]!.id);
+    },
+  },
   { name: 'completed: purge one', run: (q) => q.purgeCompleted('cid-11') },
   { name: 'completed: purge all', run: (q) => q.purgeCompleted() },
   {
