@@ -54,7 +54,7 @@ describe('kept grouped jobs', () => {
     // drainGroup and drain take the waiting rerun, never the kept job.
     expect(await q.drainGroup('tenant')).toBe(1);
     await q.add('b');
-    expect(await q.drain(true)).toBe(1);
+    expect(await q.drain({ delayed: true })).toBe(1);
     expect(await q.counts()).toMatchObject({ pending: 0, completed: 1 });
     expect(await q.getJobs('completed')).toHaveLength(1);
   });
