@@ -255,7 +255,8 @@ interface Setup {
  * of several priorities (caller ids too), grouped jobs (group A with its own concurrency 2, B
  * with its own rate limit), a delayed job, a due delayed job, three leases of the worker (A0,
  * B0, A1: A is at its concurrency), one of the dead worker (B1), an expired lease, a
- * dead-lettered job.
+ * dead-lettered job, a kept completed job with a result and a log (keepCompleted), a retried
+ * one with a log.
  */
 async function setup(q: WorkQueue<unknown>): Promise<Setup> {
   const worker = await q.registerWorker();
