@@ -60,6 +60,34 @@ describe('kept grouped jobs', () => {
   });
 });
 
+describe('events of a grouped job', () => {
+  it('failed and dead carry the group beside the times', async () => {
+    const q = fx.queue<string>('h-gfail');
+    const events = new QueueEvents(fx.client, q.name, { prefix: q.options.prefix });
+    const seen: QueueEvent[] = [];
+    events.on('event', (e) => seen.push(e));
+    await events.ready();
+    try {
+      await q.add('x', { id: 'gx', group: 'tenant' });
+      const [lease] = await q.lease({ count: 1, leaseMs: 60_000, workerId: '0' });
+      expect(await q.fail(lease!, new Error('nope'), { retryable: false })).toBe('dead');
+      await waitFor(() => seen.some((e) => e.kind === 'dead'), { what: 'the dead event' });
+    } finally {
+      await events.close();
+    }
+    for (const kind of ['failed', 'dead'] as const) {
+      const e = seen.find((x) => x.kind === kind) as unknown as Record<string, unknown>;
+      expect({ kind, id: e.id, group: e.group }).toEqual({ kind, id: 'gx', group: 'tenant' });
+      expect({ kind, added: typeof e.addedAt, started: typeof e.startedAt }).toEqual({
+        kind,
+        added: 'number',
+        started: 'number',
+      });
+    }
+    expect((await q.getGroups()).filter((g) => g.running + g.pending > 0)).toEqual([]);
+  });
+});
+
 /** A flow of one parent and two children; the first child leased and completed (kept). */
 async function keptChild(parentQueue: string, childQueue: string) {
   const tree = await fx.producer().add({
