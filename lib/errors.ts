@@ -80,6 +80,42 @@ export class RateLimitError extends Error {
 }
 
 /**
+ * Throw this from a handler to put its job back to sleep without counting an attempt (BullMQ's
+ * step-job pattern: `job.updateData(next)` then `throw new DelayedError(ms)`): the job waits in
+ * the delayed set until `delay` (ms from now, Redis time) or the `Date` given (compared with Redis
+ * time; one not in the future runs again at once), its data as last updated. A delay that is not
+ * an integer >= 0, or an invalid Date, throws INVALID_ARGUMENT here (which fails the attempt).
+ */
+export class DelayedError extends Error {
+  override readonly name: string = 'DelayedError';
+  /** ms from now, or a time (ms since the epoch) when `delay` was a Date. */
+  readonly delayMs: number | undefined;
+  readonly runAt: number | undefined;
+  constructor(delay: number | Date, message?: string) {
+    const at = delay instanceof Date ? delay.getTime() : undefined;
+    const ok =
+      delay instanceof Date
+        ? Number.isFinite(at)
+        : typeof delay === 'number' && Number.isSafeInteger(delay) && delay >= 0;
+    if (!ok) {
+      throw new WorkQueueError(
+        'INVALID_ARGUMENT',
+        `DelayedError: delay must be an integer >= 0 (ms) or a valid Date, got ${String(delay)}`,
+        [`delay must be an integer >= 0 (ms) or a valid Date, got ${String(delay)}`],
+      );
+    }
+    super(
+      message ??
+        (at === undefined
+          ? `delayed for ${String(delay)} ms`
+          : `delayed until ${new Date(at).toISOString()}`),
+    );
+    this.delayMs = at === undefined ? (delay as number) : undefined;
+    this.runAt = at;
+  }
+}
+
+/**
  * The failure codes scripts return, the one table of them: a script names one as `E_<code>`
  * (e.g. `return E_LEASE_LOST`) and the assembler binds the ones it uses to their `reply`
  * (lib/scripts/assemble.ts); scriptError turns such a reply into a typed error.

@@ -9,6 +9,7 @@ export {
   JobOutcomeError,
   NonRetryableError,
   RateLimitError,
+  DelayedError,
   errorMessage,
   type WorkQueueErrorCode,
 } from './errors.js';
@@ -25,6 +26,7 @@ export type * from './types/index.js';
 export {
   Worker,
   workerOptionProblems,
+  type BackoffStrategy,
   type Job,
   type Handler,
   type WorkerOptions,
@@ -35,6 +37,7 @@ export type { AddHook, RunHook } from './types/hooks.js';
 export { QueueEvents } from './events/queue-events.js';
 export type { WaitForResultOptions } from './queue/results.js';
 export type {
+  EventTimes,
   QueueEvent,
   QueueEventKind,
   QueueEventOf,

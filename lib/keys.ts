@@ -18,7 +18,7 @@ export const KEY_TABLE = {
   meta: { part: 'm', doc: 'meta hash (seq -> JSON, see lib/scripts/lib/meta.lua)' },
   callerIds: {
     part: 'ids',
-    doc: 'caller-id index (caller id -> seq, or ~<until ms> once completed)',
+    doc: 'caller-id index (caller id -> seq, or ~<until ms> once completed, ~<until ms>:<seq> while kept)',
   },
   delayed: { part: 'dl', doc: 'delayed zset (seq -> due ms)' },
   leased: { part: 'ls', doc: 'leased zset (seq -> lease deadline ms)' },
@@ -64,6 +64,28 @@ export const KEY_TABLE = {
   scheduleLatestJobs: {
     part: 'sc:r',
     doc: 'schedules hash (schedule id -> seq of its latest fired tick, for skipIfRunning)',
+  },
+  // History (docs/history.md; lib/scripts/lib/history.lua, lib/scripts/lib/completed.lua).
+  addedTimes: {
+    part: 't',
+    doc: 'time buckets t:<b>, strings of u48 slots per seq of payload bucket b: added ms, started ms (lib/scripts/lib/history.lua)',
+  },
+  completedJobs: { part: 'cj', doc: 'kept completed jobs zset (seq -> finished ms)' },
+  completedInfo: {
+    part: 'ci',
+    doc: 'kept completed jobs hash (seq -> "<worker id>:<attempts made>" then ":<result>" when kept)',
+  },
+  jobLogs: {
+    part: 'lg',
+    doc: "job logs lg:<seq> (a list, newest kept) and lg:<seq>:d (lines dropped), in the queue's slot",
+  },
+  metrics: {
+    part: 'mt',
+    doc: 'per-minute counts mt:<kind> (completed | failed | dead): strings of 1 440 u32 pairs (minute, count)',
+  },
+  workerInfo: {
+    part: 'wi',
+    doc: 'worker info hash (worker id -> "<started ms>:<JSON host, pid, name, concurrency>")',
   },
   // Flow control (docs/flow-control.md; lib/scripts/lib/flow_control.lua).
   flowControl: {

@@ -2,6 +2,7 @@ import { invalidOptions } from './errors.js';
 import { isPosInt } from './util/checks.js';
 import type {
   BackoffOptions,
+  KeepCompleted,
   GroupOptions,
   PayloadCodec,
   QueueLogger,
@@ -30,6 +31,9 @@ export interface ResolvedQueueOptions {
   groups: GroupOptions | undefined;
   /** The event log's approximate cap; 0 = events off. */
   eventMaxLen: number;
+  /** Kept completed jobs; count 0 = none kept (`keepCompleted: false`). */
+  keepCompleted: KeepCompleted;
+  maxLogLines: number;
 }
 
 export const QUEUE_DEFAULTS = {
@@ -47,7 +51,12 @@ export const QUEUE_DEFAULTS = {
   commandTimeoutMs: 5_000,
   dedupeWindowMs: 60_000,
   eventMaxLen: 10_000,
+  keepCompleted: { count: 1_000, ageMs: 86_400_000 },
+  maxLogLines: 100,
 } as const satisfies Partial<ResolvedQueueOptions>;
+
+/** Largest `keepCompleted.count` and `maxLogLines` (each is what Redis holds per queue/job). */
+export const HISTORY_BOUNDS = { keepCount: 1_000_000, maxLogLines: 100_000 } as const;
 
 const NAME_RE = /^[A-Za-z0-9._:-]{1,100}$/;
 
@@ -77,6 +86,30 @@ export function checkBackoff(what: string, b: unknown, problems: string[]): void
       `${what}.maxDelayMs must be a positive integer, got ${JSON.stringify(o.maxDelayMs)}`,
     );
   }
+  if (
+    o.jitter !== undefined &&
+    (typeof o.jitter !== 'number' || !(o.jitter >= 0 && o.jitter <= 1))
+  ) {
+    problems.push(`${what}.jitter must be a number 0..1, got ${JSON.stringify(o.jitter)}`);
+  }
+}
+
+/** Problems with `keepCompleted` (false, or { count, ageMs } of positive integers). */
+function checkKeepCompleted(what: string, k: unknown, problems: string[]): void {
+  if (k === undefined || k === false) return;
+  if (typeof k !== 'object' || k === null || Array.isArray(k)) {
+    problems.push(`${what} must be false or { count, ageMs }, got ${JSON.stringify(k)}`);
+    return;
+  }
+  const { count, ageMs, ...rest } = k as Record<string, unknown>;
+  for (const key of Object.keys(rest))
+    problems.push(`${what}: unknown option ${JSON.stringify(key)}; known: count, ageMs`);
+  if (!isPosInt(count) || count > HISTORY_BOUNDS.keepCount)
+    problems.push(
+      `${what}.count must be an integer 1..${HISTORY_BOUNDS.keepCount}, got ${JSON.stringify(count)}`,
+    );
+  if (!isPosInt(ageMs) || !Number.isSafeInteger(ageMs))
+    problems.push(`${what}.ageMs must be a positive integer (ms), got ${JSON.stringify(ageMs)}`);
 }
 
 /** Longest rate-limit window and largest `max` (the rate log holds up to `max` entries). */
@@ -186,6 +219,18 @@ export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
     );
   }
   checkBackoff(p('backoff'), o.backoff, problems);
+  checkKeepCompleted(p('keepCompleted'), o.keepCompleted, problems);
+  if (
+    o.maxLogLines !== undefined &&
+    (typeof o.maxLogLines !== 'number' ||
+      !Number.isInteger(o.maxLogLines) ||
+      o.maxLogLines < 0 ||
+      o.maxLogLines > HISTORY_BOUNDS.maxLogLines)
+  ) {
+    problems.push(
+      `${p('maxLogLines')} must be an integer 0..${HISTORY_BOUNDS.maxLogLines}, got ${JSON.stringify(o.maxLogLines)}`,
+    );
+  }
   if (o.limiter !== undefined) checkRateLimit(p('limiter'), o.limiter, problems);
   if (o.groups !== undefined) checkGroupOptions(p('groups'), o.groups, problems);
   if (o.storeResults !== undefined && o.storeResults !== false) {
@@ -240,6 +285,13 @@ export function resolveQueueOptions(name: string, o: WorkQueueOptions = {}): Res
     limiter: o.limiter ? { max: o.limiter.max, durationMs: o.limiter.durationMs } : undefined,
     groups: o.groups ? copyGroups(o.groups) : undefined,
     eventMaxLen: o.events === false ? 0 : (o.events?.maxLen ?? QUEUE_DEFAULTS.eventMaxLen),
+    keepCompleted:
+      o.keepCompleted === false
+        ? { count: 0, ageMs: 0 }
+        : o.keepCompleted
+          ? { count: o.keepCompleted.count, ageMs: o.keepCompleted.ageMs }
+          : { ...QUEUE_DEFAULTS.keepCompleted },
+    maxLogLines: o.maxLogLines ?? QUEUE_DEFAULTS.maxLogLines,
   };
 }
 
@@ -250,11 +302,20 @@ function copyGroups(g: GroupOptions): GroupOptions {
   return out;
 }
 
-/** Delay before the next attempt, after `attempt` failed attempts (1-based). */
-export function backoffDelay(b: BackoffOptions, attempt: number): number {
-  if (b.type === 'fixed') return b.delayMs;
-  const d = b.delayMs * 2 ** Math.max(0, attempt - 1);
-  return Math.min(d, b.maxDelayMs ?? Number.MAX_SAFE_INTEGER);
+/**
+ * Delay before the next attempt, after `attempt` failed attempts (1-based); with `jitter`, drawn
+ * between `delay * (1 - jitter)` and `delay`.
+ */
+export function backoffDelay(b: BackoffOptions, attempt: number, random = Math.random): number {
+  const d =
+    b.type === 'fixed'
+      ? b.delayMs
+      : Math.min(
+          b.delayMs * 2 ** Math.max(0, attempt - 1),
+          b.maxDelayMs ?? Number.MAX_SAFE_INTEGER,
+        );
+  const jitter = b.jitter ?? 0;
+  return jitter > 0 ? Math.round(d * (1 - jitter * random())) : d;
 }
 
 /**

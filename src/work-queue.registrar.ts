@@ -90,6 +90,8 @@ export class WorkQueueRegistrar
           )
         : this.router(p);
       const worker = new Worker(p.queue, handler, {
+        // getWorkers() shows the processor classes (unless @Processor() names the worker).
+        name: p.classNames.join(',').slice(0, 100) || undefined,
         ...this.context.workerDefaults,
         ...options,
         autostart: false,

@@ -29,8 +29,8 @@ export class WorkerEventHooks {
   /**
    * A handler is about to run `job`: tell 'active', and give the handler a job whose
    * `progress()` tells 'progress' once recorded (the same job otherwise: its own properties are
-   * copied as they are, and `signal`, a getter of the job's class, reads the job's; only when
-   * 'progress' has methods).
+   * copied as they are; `signal` and `finishedAt`, getters of the job's class, and `data`, which
+   * `updateData` replaces, read the job's; only when 'progress' has methods).
    */
   started(job: Job): Job {
     this.emit('active', [job]);
@@ -45,6 +45,8 @@ export class WorkerEventHooks {
       {
         ...Object.getOwnPropertyDescriptors(job),
         signal: { get: () => job.signal, enumerable: true, configurable: true },
+        data: { get: () => job.data, enumerable: true, configurable: true },
+        finishedAt: { get: () => job.finishedAt, enumerable: true, configurable: true },
         progress: { value: progress, enumerable: true, configurable: true, writable: true },
       },
     ) as Job;

@@ -4,7 +4,8 @@ import type { EventBase, QueueEvent } from './types.js';
 /**
  * The events of one entry, in order. An entry holds one or more sections ('e' <kind>, the
  * section's fields, then its jobs: 'i' <id> with the job's own fields, or 'n' <ids separated by
- * spaces>). Kinds this version does not know are left out.
+ * spaces>, and maybe a trailer 'tm' with a value per job of the section). Kinds this version
+ * does not know are left out.
  */
 export function parseEntry(eventId: string, fields: readonly string[]): QueueEvent[] {
   const at = Number(eventId.slice(0, eventId.indexOf('-')));
@@ -12,6 +13,7 @@ export function parseEntry(eventId: string, fields: readonly string[]): QueueEve
   let head: Record<string, string> = {};
   const jobs: Array<{ kind: string; f: Record<string, string> }> = [];
   let job: Record<string, string> | undefined;
+  let section = 0;
   for (let i = 0; i + 1 < fields.length; i += 2) {
     const f = fields[i]!;
     const v = fields[i + 1]!;
@@ -19,10 +21,17 @@ export function parseEntry(eventId: string, fields: readonly string[]): QueueEve
       kind = v;
       head = {};
       job = undefined;
+      section = jobs.length;
     } else if (f === 'i') jobs.push({ kind, f: (job = { ...head, i: v }) });
     else if (f === 'n') {
       for (const id of v.split(' ')) jobs.push({ kind, f: { ...head, i: id } });
       job = undefined;
+    } else if (f === 'tm') {
+      // One value per job of the section, in order (their times: see history.lua).
+      v.split(' ').forEach((t, k) => {
+        const j = jobs[section + k];
+        if (j) j.f.tm = t;
+      });
     } else (job ?? head)[f] = v;
   }
   const out: QueueEvent[] = [];
@@ -31,6 +40,25 @@ export function parseEntry(eventId: string, fields: readonly string[]): QueueEve
     if (j.f.g !== undefined) base.group = j.f.g;
     const e = toEvent(j.kind, j.f, base);
     if (e) out.push(e);
+  }
+  return out;
+}
+
+/**
+ * A job's times as an event carries them: 'ta'/'ts' absolute, or 'tm' ms before the section's
+ * time 'T' ('<added>' or '<added>,<started>'; empty when not known).
+ */
+function times(f: Record<string, string>): { addedAt?: number; startedAt?: number } {
+  const out: { addedAt?: number; startedAt?: number } = {};
+  const set = (k: 'addedAt' | 'startedAt', ms: number) => {
+    if (Number.isFinite(ms) && ms > 0) out[k] = ms;
+  };
+  if (f.ta !== undefined) set('addedAt', Number(f.ta));
+  if (f.ts !== undefined) set('startedAt', Number(f.ts));
+  if (f.tm !== undefined && f.T !== undefined) {
+    const [a = '', s = ''] = f.tm.split(',');
+    if (a !== '') set('addedAt', Number(f.T) - Number(a));
+    if (s !== '') set('startedAt', Number(f.T) - Number(s));
   }
   return out;
 }
@@ -45,14 +73,38 @@ function toEvent(kind: string, f: Record<string, string>, base: EventBase): Queu
     case 'released':
       return { ...base, kind };
     case 'active':
-      return { ...base, kind, workerId: f.w ?? '' };
+      return { ...base, kind, workerId: f.w ?? '', ...times(f) };
     case 'progress':
       return { ...base, kind, progress: json(f.v ?? '') };
-    case 'completed':
-      return { ...base, kind, resultStored: f.r === '1' };
-    case 'failed':
-      return { ...base, kind, attempt: Number(f.a), retried: f.r === '1', error: f.err ?? '' };
-    case 'dead':
+    case 'completed': {
+      const e: QueueEvent & { kind: 'completed' } = {
+        ...base,
+        kind,
+        resultStored: f.r === '1',
+        ...times(f),
+      };
+      if (f.w !== undefined) e.workerId = f.w;
+      if (f.v !== undefined) e.result = json(f.v);
+      if (f.vx !== undefined) e.resultBytes = Number(f.vx);
+      return e;
+    }
+    case 'failed': {
+      const e: QueueEvent & { kind: 'failed' } = {
+        ...base,
+        kind,
+        attempt: Number(f.a),
+        retried: f.r === '1',
+        error: f.err ?? '',
+        ...times(f),
+      };
+      if (f.w !== undefined) e.workerId = f.w;
+      return e;
+    }
+    case 'dead': {
+      const e: QueueEvent & { kind: 'dead' } = { ...base, kind, reason: f.why ?? '', ...times(f) };
+      if (f.err !== undefined) e.error = f.err;
+      return e;
+    }
     case 'reclaimed':
       return { ...base, kind, reason: f.why ?? '' };
     default:

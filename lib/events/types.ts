@@ -16,6 +16,14 @@ export interface EventBase {
   group?: string;
 }
 
+/** A job's times, as events about its runs carry them (Redis ms; absent when not known). */
+export interface EventTimes {
+  /** When the job was added. */
+  addedAt?: number;
+  /** When the lease of the attempt the event is about started. */
+  startedAt?: number;
+}
+
 /** One change of one job. */
 export type QueueEvent =
   /** Stored by add/addBulk, to run now. */
@@ -31,15 +39,36 @@ export type QueueEvent =
   | (EventBase & { kind: 'waiting-children' })
   /**
    * Leased by a worker: by a lease call, or, for a job handed off to a parked worker, when that
-   * worker adopts it (its next call; the handler may have started just before).
+   * worker adopts it (its next call; the handler may have started just before). Its `addedAt`;
+   * its lease started at `at` (a hand-off: when it was added).
    */
-  | (EventBase & { kind: 'active'; workerId: string })
+  | (EventBase & { kind: 'active'; workerId: string; addedAt?: number })
   | (EventBase & { kind: 'progress'; progress: unknown })
-  /** `resultStored`: the queue keeps results (read it with getJob / waitForResult). */
-  | (EventBase & { kind: 'completed'; resultStored: boolean })
-  /** A failed attempt; `retried`: it runs again (else a 'dead' event follows). */
-  | (EventBase & { kind: 'failed'; attempt: number; retried: boolean; error: string })
-  | (EventBase & { kind: 'dead'; reason: string })
+  /**
+   * Completed (`at` is its `finishedAt`) by worker `workerId`. `resultStored`: its result can be
+   * read (getJob / waitForResult: results are stored, or the job is kept); then `result` is it
+   * when it has one of at most 1 KiB of JSON (BullMQ's `returnvalue`), else `resultBytes` its
+   * size (read it with getJob).
+   */
+  | (EventBase &
+      EventTimes & {
+        kind: 'completed';
+        resultStored: boolean;
+        workerId?: string;
+        result?: unknown;
+        resultBytes?: number;
+      })
+  /** A failed attempt by `workerId`; `retried`: it runs again (else a 'dead' event follows). */
+  | (EventBase &
+      EventTimes & {
+        kind: 'failed';
+        attempt: number;
+        retried: boolean;
+        error: string;
+        workerId?: string;
+      })
+  /** Dead-lettered (`at` is its `finishedAt`): why, and its last error when that is not the reason. */
+  | (EventBase & EventTimes & { kind: 'dead'; reason: string; error?: string })
   | (EventBase & { kind: 'cancelled' })
   /** A lapsed lease taken back ('lease expired' or 'worker died'): the job waits again. */
   | (EventBase & { kind: 'reclaimed'; reason: string })

@@ -31,7 +31,7 @@ const BULLMQ_HINTS: Readonly<Record<string, string>> = {
   attempts: "BullMQ's attempts is `maxAttempts` here",
   lifo: 'jobs run first-in first-out within a priority; use `priority` 0 (highest) to run first',
   removeOnComplete:
-    'completed jobs are always removed (results are opt-in with the queue option `storeResults`)',
+    'completed jobs are kept per queue, bounded: the queue option `keepCompleted: { count, ageMs } | false`',
   removeOnFail: 'failed jobs go to the dead-letter set, capped by the queue option `maxDead`',
   timestamp: 'the add time is Redis time, not settable',
   repeat:

@@ -3,9 +3,8 @@
  * hand-off entries decoded into `LeasedJob`s, and the small readers of script replies.
  */
 import { checkBackoff } from '../options.js';
-import { errorMessage } from '../errors.js';
 import type { ResolvedQueueOptions } from '../options.js';
-import type { BackoffOptions, JobInfo, Lease, LeasedJob, ParentRef } from '../types/job.js';
+import type { BackoffOptions, Lease, LeasedJob, ParentRef } from '../types/job.js';
 import { decode, type Raw } from './codec.js';
 
 /** What turning replies into jobs needs of a queue (its QueueContext has it). */
@@ -34,6 +33,10 @@ export interface Meta {
   t?: number;
   /** The trace context an add hook stored (lib/hooks.ts). */
   c?: string;
+  /** The worker of its last attempt that did not complete (processedBy). */
+  k?: string;
+  /** 1: the job has a log. */
+  l?: number;
   /** The job's group (docs/groups.md). */
   g?: string;
   /** A flow child's parent: '<queue>\t<seq>\t<caller id or empty>' (lib/scripts/lib/flows.lua). */
@@ -78,11 +81,11 @@ export function parseMeta(s: string): Meta {
 function saneMeta(o: Record<string, unknown>): Meta {
   const meta: Meta = {};
   const count = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
-  for (const k of ['i', 'n', 'e', 'r', 'c', 'P'] as const)
+  for (const k of ['i', 'n', 'e', 'r', 'c', 'k', 'P'] as const)
     if (typeof o[k] === 'string') meta[k] = o[k];
   if (typeof o.g === 'string' && o.g !== '') meta.g = o.g;
   if (count(o.p) && o.p <= 9) meta.p = o.p;
-  for (const k of ['a', 'm', 'x', 'W'] as const) if (count(o[k])) meta[k] = o[k];
+  for (const k of ['a', 'm', 'x', 'l', 'W'] as const) if (count(o[k])) meta[k] = o[k];
   if (o.b !== undefined) {
     const problems: string[] = [];
     checkBackoff('b', o.b, problems);
@@ -106,6 +109,8 @@ export function leasedJob<T>(
   rawMeta: string,
   workerId: string,
   deadline: number,
+  addedAt: number,
+  startedAt: number,
 ): LeasedJob<T> | Unrunnable {
   let meta: Meta = {};
   let badMeta: string | undefined;
@@ -145,6 +150,8 @@ export function leasedJob<T>(
     leaseExpiries: meta.x ?? 0,
     backoff: meta.b ?? ctx.options.backoff,
     traceContext: meta.c,
+    addedAt,
+    startedAt,
     group: meta.g,
     parent: meta.P === undefined ? undefined : parentOf(meta),
   };
@@ -165,17 +172,18 @@ export interface DecodedBatch<T> {
   unrunnable: Unrunnable[];
 }
 
-/** Decode `reply` (head at 0..4, jobs as id, token, payload, meta from `offset`). */
+/** Decode `reply` (head at 0..4, jobs as id, token, payload, meta, added from `offset`). */
 export function decodeBatch<T>(
   ctx: RecordContext,
   reply: Reply,
   offset: number,
   workerId: string,
 ): DecodedBatch<T> {
+  const now = num(reply[0]);
   const deadline = num(reply[1]);
   const jobs: LeasedJob<T>[] = [];
   const unrunnable: Unrunnable[] = [];
-  for (let i = offset; i + 3 < reply.length; i += 4) {
+  for (let i = offset; i + 4 < reply.length; i += 5) {
     const job = leasedJob<T>(
       ctx,
       str(reply[i]),
@@ -184,12 +192,14 @@ export function decodeBatch<T>(
       str(reply[i + 3]),
       workerId,
       deadline,
+      num(reply[i + 4]),
+      now,
     );
     if ('data' in job) jobs.push(job);
     else unrunnable.push(job);
   }
   return {
-    now: num(reply[0]),
+    now,
     nextDue: num(reply[2]),
     drain: num(reply[3]) === 1,
     paused: num(reply[4]),
@@ -200,7 +210,8 @@ export function decodeBatch<T>(
 
 /**
  * A wake list entry that is a job handed off to parked workers (docs/internals/hand-off.md):
- * `h<id>:<token>:<deadline>:<priority>:<meta bytes>\n<meta><payload>`. Undefined for a plain
+ * `h<id>:<token>:<deadline>:<priority>:<meta bytes>:<added ms>\n<meta><payload>` (the added time
+ * is also the start of its lease). Undefined for a plain
  * wake-up, and for an entry that cannot be decoded: that one is not adopted, so its hand-off
  * lease lapses and clean() puts it back, to be dead-lettered by a regular lease.
  */
@@ -210,9 +221,12 @@ export function handedOffJob<T>(
   workerId: string,
 ): LeasedJob<T> | undefined {
   const nl = entry.indexOf(10);
-  const head = /^h(\d+):(\d+):(\d+):\d:(\d+)$/.exec(entry.toString('latin1', 0, Math.max(0, nl)));
+  const head = /^h(\d+):(\d+):(\d+):\d:(\d+)(?::(\d+))?$/.exec(
+    entry.toString('latin1', 0, Math.max(0, nl)),
+  );
   if (nl < 0 || !head) return undefined;
   const metaEnd = nl + 1 + Number(head[4]);
+  const added = Number(head[5] ?? 0);
   const job = leasedJob<T>(
     ctx,
     head[1]!,
@@ -221,49 +235,8 @@ export function handedOffJob<T>(
     entry.toString('utf8', nl + 1, metaEnd),
     workerId,
     Number(head[3]),
+    added,
+    added,
   );
   return 'data' in job ? job : undefined;
-}
-
-/**
- * The public view of a stored job (getJob, getJobs): `id` is its public id, `raw` its payload,
- * `score` its due time / deadline / death time ('' for pending), `prog` its progress ('' = none).
- */
-export function jobView<T, R>(
-  ctx: RecordContext,
-  id: string,
-  state: JobInfo['state'],
-  raw: Raw,
-  rawMeta: string,
-  score: Raw | number,
-  prog: Raw | number,
-): JobInfo<T, R> {
-  const meta = parseMeta(rawMeta);
-  const info: JobInfo<T, R> = {
-    id,
-    state,
-    name: meta.n,
-    priority: meta.p ?? 5,
-    attemptsMade: meta.a ?? 0,
-    leaseExpiries: meta.x ?? 0,
-  };
-  if (meta.g !== undefined) info.group = meta.g;
-  if (meta.e !== undefined) info.lastError = meta.e;
-  if (meta.r !== undefined) info.deadReason = meta.r;
-  const parent = parentOf(meta);
-  if (parent) info.parent = parent;
-  if (str(score) !== '') info.at = num(score);
-  if (str(prog) !== '') {
-    try {
-      info.progress = JSON.parse(str(prog)) as unknown;
-    } catch {
-      info.progress = str(prog); // written by hand, not JSON: shown as stored
-    }
-  }
-  try {
-    info.data = decode<T>(ctx.options, raw);
-  } catch (e) {
-    info.decodeError = errorMessage(e);
-  }
-  return info;
 }

@@ -13,7 +13,8 @@ import { repair } from './repair.js';
 import type { FlowDelivery } from './flows/delivery.js';
 import { flushQuietly } from './flows/delivery.js';
 import { readChildCounts } from './flows/children.js';
-import { jobView, num, str, type Raw, type Reply } from '../job/records.js';
+import { num, str, type Raw, type Reply } from '../job/records.js';
+import { jobView } from '../job/views.js';
 
 const CLEAN_LIMIT = 1000;
 
@@ -45,11 +46,12 @@ export class Admin<T, R> {
 
   async getJob(id: string): Promise<JobInfo<T, R> | null> {
     this.ctx.checkId(id);
-    // { state, seq, payload (or result), meta, score, progress }
+    // { state, seq, payload (or result), meta, score, progress, added, started, holder }
     const r = (await this.ctx.run('get_job', [id], { buffers: true })) as Reply;
     const state = str(r[0]) as JobInfo['state'];
     if (state === 'unknown') return null;
-    if (state === 'completed') {
+    if (state === 'completed' && str(r[1]) === '') {
+      // Not kept: its stored result, or its caller id within the dedupe window.
       const info: JobInfo<T, R> = { id, state };
       if (num(r[4]) !== 1) return info; // a caller id within its dedupe window, no result kept
       try {
@@ -59,14 +61,27 @@ export class Admin<T, R> {
       }
       return info;
     }
-    const info = jobView<T, R>(this.ctx, id, state, r[2] as Raw, str(r[3]), r[4]!, r[5]!);
-    if (str(r[3]).includes('"W":'))
-      info.children = await readChildCounts(this.flows.runner, this.ctx.name, str(r[1]));
+    const [, seq, raw, meta, score, prog, added, started, holder] = r;
+    const info = jobView<T, R>(this.ctx, {
+      id,
+      state,
+      raw: raw as Raw,
+      rawMeta: str(meta),
+      score: score!,
+      prog: prog!,
+      added: added!,
+      started: started!,
+      holder: holder!,
+    });
+    // A flow parent's children (a kept completed one's went when it ended: none left to count).
+    if (state !== 'completed' && str(meta).includes('"W":'))
+      info.children = await readChildCounts(this.flows.runner, this.ctx.name, str(seq));
     return info;
   }
 
   async counts(): Promise<QueueCounts> {
-    // { p0..p9 lengths, delayed, leased, dead, live workers, Redis time }
+    // { p0..p9 lengths, delayed, leased, dead, live workers, Redis time, kept completed,
+    //   waiting for children }
     const r = (await this.ctx.run('counts', [this.ctx.options.heartbeatTimeoutMs])) as number[];
     const pendingByPriority = r.slice(0, 10);
     return {
@@ -76,7 +91,8 @@ export class Admin<T, R> {
       leased: r[11]!,
       dead: r[12]!,
       workers: r[13]!,
-      waitingChildren: r[15]!,
+      completed: r[15]!,
+      waitingChildren: r[16]!,
     };
   }
 
@@ -90,34 +106,39 @@ export class Admin<T, R> {
       reclaimedFromWorkers: 0,
       resultsExpired: 0,
       callerIdsFreed: 0,
+      completedTrimmed: 0,
     };
     let flowWork = false;
     const hb = o.heartbeatTimeoutMs;
     for (;;) {
       // { promoted, reclaimed, dead-lettered, results dropped, caller ids freed, flow work left,
-      //   Redis now, s, s schedules due, dead worker ids… }
+      //   Redis now, kept completed jobs trimmed, s, s schedules due, dead worker ids… }
       const r = (await this.ctx.run('clean', [
         CLEAN_LIMIT,
         o.maxLeaseExpiries,
         o.maxDead,
         hb,
+        o.keepCompleted.count,
+        o.keepCompleted.ageMs,
       ])) as Reply;
       const [promoted = 0, reclaimed = 0, dead = 0, expired = 0, freed = 0] = r
         .slice(0, 5)
         .map(num);
+      const trimmed = num(r[7]);
       report.promoted += promoted;
       report.reclaimed += reclaimed;
       report.deadLettered += dead;
       report.resultsExpired += expired;
       report.callerIdsFreed += freed;
+      report.completedTrimmed += trimmed;
       if (num(r[5]) === 1) flowWork = true;
-      const s = num(r[7]);
-      const due = r.slice(8, 8 + s).map(str);
+      const s = num(r[8]);
+      const due = r.slice(9, 9 + s).map(str);
       if (due.length > 0 && this.schedules) {
         const made = await this.schedules.topUpDue(due);
         if (made > 0) report.ticksMade = (report.ticksMade ?? 0) + made;
       }
-      for (const workerId of r.slice(8 + s).map(str)) {
+      for (const workerId of r.slice(9 + s).map(str)) {
         // { reclaimed, dead-lettered }, or { -1 } when the worker is alive after all
         const x = (await this.ctx.run(
           'reclaim_worker',
@@ -129,7 +150,7 @@ export class Admin<T, R> {
         report.reclaimedFromWorkers += x[0]!;
         report.deadLettered += x[1]!;
       }
-      if (Math.max(promoted, reclaimed + dead, expired, freed) < CLEAN_LIMIT) break;
+      if (Math.max(promoted, reclaimed + dead, expired, freed, trimmed) < CLEAN_LIMIT) break;
     }
     // Flow work that crashes left over (docs/internals/flows.md).
     if (!flowWork) return report;

@@ -36,6 +36,8 @@ export interface RunOptions {
   pending?: string;
   /** Replies as Buffers when the codec is 'buffer' (scripts that return payloads). */
   buffers?: boolean;
+  /** Replies as Buffers whatever the codec (binary data). */
+  binary?: boolean;
   /** The operation errors name (default: the script's name). */
   op?: string;
 }
@@ -110,7 +112,7 @@ export class QueueContext {
     args: Readonly<ScriptArgs[N]>,
     o: RunOptions = {},
   ) {
-    const buffers = o.buffers === true && this.options.codec === 'buffer';
+    const buffers = o.binary === true || (o.buffers === true && this.options.codec === 'buffer');
     const context = `queue ${this.name}: ${o.op ?? name}`;
     let reply: unknown;
     try {

@@ -1,10 +1,11 @@
 /** The dead-letter set: list a page, requeue one, purge one or all (see dead_letters.lua). */
-import { errorMessage, invalid } from '../errors.js';
+import { invalid } from '../errors.js';
 import type { DeadJob } from '../types/index.js';
-import { decode, type Raw } from '../job/codec.js';
+import type { Raw } from '../job/codec.js';
 import { isPosInt } from '../util/checks.js';
 import { type QueueContext } from './context.js';
-import { num, parseMeta, str, type Reply } from '../job/records.js';
+import { str, type Reply } from '../job/records.js';
+import { deadView } from '../job/views.js';
 import { CLEAN_LIMIT } from './admin.js';
 
 export class DeadLetters<T> {
@@ -16,28 +17,14 @@ export class DeadLetters<T> {
     if (!Number.isInteger(offset) || offset < 0 || !isPosInt(limit) || limit > 10_000) {
       throw invalid(['listDead: offset must be an integer >= 0 and limit 1..10000']);
     }
-    // flat: id, payload, meta, died ms (oldest first)
+    // flat: seq, payload, meta, died ms, added ms, started ms (oldest first)
     const r = (await this.ctx.run('dead_letters', ['list', offset, limit], {
       buffers: true,
     })) as Reply;
     const out: DeadJob<T>[] = [];
-    for (let i = 0; i < r.length; i += 4) {
-      const meta = parseMeta(str(r[i + 2]));
-      const job: DeadJob<T> = {
-        id: meta.i ?? str(r[i]),
-        name: meta.n,
-        reason: meta.r ?? '',
-        lastError: meta.e,
-        attemptsMade: meta.a ?? 0,
-        diedAt: num(r[i + 3]),
-      };
-      if (meta.g !== undefined) job.group = meta.g;
-      try {
-        job.data = decode<T>(this.ctx.options, r[i + 1] as Raw);
-      } catch (e) {
-        job.decodeError = errorMessage(e);
-      }
-      out.push(job);
+    for (let i = 0; i + 5 < r.length; i += 6) {
+      const [seq, raw, meta, died, added, started] = r.slice(i, i + 6);
+      out.push(deadView<T>(this.ctx, str(seq), raw as Raw, str(meta), died!, added!, started!));
     }
     return out;
   }

@@ -5,8 +5,9 @@
  */
 import { errorMessage, invalid } from '../errors.js';
 import { backoffDelay } from '../options.js';
-import type { FailOutcome, Lease, LeasedJob, LeaseOptions } from '../types/index.js';
+import type { FailOptions, FailOutcome, Lease, LeasedJob, LeaseOptions } from '../types/index.js';
 import { encodeProgress, encodeResult } from '../job/codec.js';
+import { packLogs, type LogBatch } from '../job/logs.js';
 import { isPosInt } from '../util/checks.js';
 import type { QueueContext, ScriptArgs } from './context.js';
 import { BATCH_HEAD, decodeBatch, num, type Reply } from '../job/records.js';
@@ -40,6 +41,15 @@ export interface CompleteItem<R = unknown> {
   result?: R;
   /** `result` already encoded (the Worker encodes it once, when it checks it can be stored). */
   encoded?: string;
+  /** Log lines of the attempt not sent yet (`job.log`, lib/job/logs.ts), kept with the job. */
+  logs?: LogBatch;
+}
+
+/** How a failed attempt was recorded (the Worker's fail). */
+export interface FailRecord {
+  outcome: FailOutcome;
+  /** Redis time of the fail (undefined when the lease was lost). */
+  at?: number;
 }
 
 /** What a Worker adds to `completeAndLease` (see lib/scripts/complete_and_lease.lua). */
@@ -81,8 +91,10 @@ export class Leases<T, R> {
       ? this.leaseArgs({ ...next, workerId })
       : { count: 0, leaseMs: worker?.leaseMs ?? o.leaseMs };
     const ttl = o.resultTtlMs;
-    // Results go when the queue keeps them, or for a flow child's parent (docs/flows.md).
-    const withResults = ttl > 0 || items.some((it) => (it?.lease as LeasedJob)?.parent);
+    const keep = o.keepCompleted;
+    // Results go when the queue stores them, for a flow child's parent (docs/flows.md), or when
+    // the job is kept and has one.
+    const flowChild = (it: CompleteItem<R> | undefined) => !!(it?.lease as LeasedJob)?.parent;
     const args: ScriptArgs['complete_and_lease'] = [
       workerId,
       ttl,
@@ -91,6 +103,9 @@ export class Leases<T, R> {
       leaseMs,
       worker?.parkMs ?? 0,
       worker?.sweep ? 1 : 0,
+      keep.count,
+      keep.ageMs,
+      o.maxLogLines,
       adopt.length,
       items.length,
     ];
@@ -99,18 +114,32 @@ export class Leases<T, R> {
       if (lease.workerId !== workerId) throw oneWorker();
       args.push(lease.token);
     }
-    // The completed jobs as one argument 'seq token seq token ...' (`completions`), then their
-    // results when results are on.
+    // The completed jobs as one argument 'seq token seq token ...' (`completions`), their log
+    // lines, then their results when results are stored, or some job is a flow child, or kept
+    // and some job has one ('' for
+    // a job without: undefined is not kept).
     const done: string[] = [];
     const results: string[] = [];
+    let logged = false;
+    let withResult = false;
     for (const item of items) {
-      const { lease, result, encoded } = (item ?? {}) as CompleteItem<R>;
+      const { lease, result, encoded, logs } = (item ?? {}) as CompleteItem<R>;
       this.ctx.checkLease(lease);
       if (lease.workerId !== workerId) throw oneWorker();
       done.push(lease.seq, lease.token);
-      if (withResults) results.push(encoded ?? encodeResult(result));
+      if (logs) logged = true;
+      if (ttl > 0) results.push(encoded ?? encodeResult(result));
+      else if (flowChild(item) || keep.count > 0) {
+        // A flow child's goes to its parent ('': none, its parent gets null).
+        if (flowChild(item)) withResult = true;
+        const r = encoded ?? (result === undefined ? '' : encodeResult(result));
+        if (r !== '') withResult = true;
+        results.push(r);
+      } else results.push('');
     }
-    args.push(done.join(' '), ...results);
+    const logs = logged ? packLogs(items.map((it) => ({ seq: it.lease.seq, logs: it.logs }))) : '';
+    if (ttl > 0 || withResult) args.push(done.join(' '), logs, ...results);
+    else args.push(done.join(' '), logs);
     const reply = (await this.ctx.run('complete_and_lease', args, {
       workerId,
       buffers: true,
@@ -130,24 +159,30 @@ export class Leases<T, R> {
   async fail(
     lease: Lease,
     error: unknown,
-    opts: { retryable?: boolean } = {},
-  ): Promise<FailOutcome> {
+    opts: FailOptions = {},
+    logs?: LogBatch,
+  ): Promise<FailRecord> {
     this.ctx.checkLease(lease);
+    const o: FailOptions = typeof opts === 'object' && opts !== null ? opts : {};
+    if (o.delayMs !== undefined && !(Number.isSafeInteger(o.delayMs) && o.delayMs >= 0))
+      throw invalid([`fail delayMs must be an integer >= 0, got ${JSON.stringify(o.delayMs)}`]);
     const retryable =
-      opts.retryable ??
+      o.retryable ??
       !(
         typeof error === 'object' &&
         error !== null &&
         (error as { retryable?: unknown }).retryable === false
       );
     const job = lease as Partial<LeasedJob>;
-    const delay = backoffDelay(job.backoff ?? this.ctx.options.backoff, job.attempt ?? 1);
-    return this.failWith(lease, errorMessage(error), retryable ? 'retry' : 'dead', delay, '');
+    const delay =
+      o.delayMs ?? backoffDelay(job.backoff ?? this.ctx.options.backoff, job.attempt ?? 1);
+    const mode = retryable ? 'retry' : 'dead';
+    return this.failWith(lease, errorMessage(error), mode, delay, '', logs);
   }
 
   async deadLetter(lease: Lease, reason: string): Promise<FailOutcome> {
     this.ctx.checkLease(lease);
-    return this.failWith(lease, reason, 'dead', 0, reason);
+    return (await this.failWith(lease, reason, 'dead', 0, reason)).outcome;
   }
 
   async release(leases: Lease | readonly Lease[]): Promise<boolean[]> {
@@ -159,11 +194,18 @@ export class Leases<T, R> {
     });
   }
 
-  async extend(leases: Lease | readonly Lease[], ms: number): Promise<boolean[]> {
+  /** `logs`: per lease, its log lines not sent yet (a renewal carries them). */
+  async extend(
+    leases: Lease | readonly Lease[],
+    ms: number,
+    logs?: ReadonlyMap<Lease, LogBatch>,
+  ): Promise<boolean[]> {
     if (!isPosInt(ms))
       throw invalid([`extend ms must be a positive integer, got ${JSON.stringify(ms)}`]);
+    const o = this.ctx.options;
     return this.perWorker(leases, async (workerId, group) => {
-      const args: ScriptArgs['extend_leases'] = [workerId, ms, group.length];
+      const lines = logs ? packLogs(group.map((l) => ({ seq: l.seq, logs: logs.get(l) }))) : '';
+      const args: ScriptArgs['extend_leases'] = [workerId, ms, o.maxLogLines, lines, group.length];
       for (const l of group) args.push(l.seq, l.token);
       // { deadline, then per job 1 extended | 0 lease lost }
       const reply = (await this.ctx.run('extend_leases', args, { workerId })) as number[];
@@ -203,7 +245,8 @@ export class Leases<T, R> {
     mode: 'retry' | 'dead',
     delay: number,
     reason: string,
-  ): Promise<FailOutcome> {
+    logs?: LogBatch,
+  ): Promise<FailRecord> {
     const o = this.ctx.options;
     const { seq, token, workerId } = lease;
     const args: ScriptArgs['fail'] = [
@@ -216,9 +259,13 @@ export class Leases<T, R> {
       o.maxAttempts,
       o.maxDead,
       reason,
+      o.maxLogLines,
+      logs ? packLogs([{ seq, logs }]) : '',
     ];
+    // { 1 retried | 2 dead, now } or E_LEASE_LOST
     const r = await this.ctx.run('fail', args, { workerId });
-    return r === 1 ? 'retried' : r === 2 ? 'dead' : 'lost';
+    if (!Array.isArray(r)) return { outcome: 'lost' };
+    return { outcome: r[0] === 1 ? 'retried' : 'dead', at: num(r[1] as number) };
   }
 
   private leaseArgs(opts: LeaseOptions): { count: number; leaseMs: number; workerId: string } {

@@ -9,14 +9,22 @@ import { isPosInt } from '../util/checks.js';
 import { checkGroupName } from '../options.js';
 import { type QueueContext, type ScriptArgs } from './context.js';
 import { bounded } from '../redis/bounded.js';
-import { jobView, num, parseMeta, str, type Raw, type Reply } from '../job/records.js';
+import { num, parseMeta, str, type Raw, type Reply } from '../job/records.js';
+import { jobView } from '../job/views.js';
 import { readManyChildCounts } from './flows/children.js';
 import { flushQuietly, type FlowDelivery } from './flows/delivery.js';
 import { detachFlows } from './flows/obliterate.js';
 
 /** Most entries one script call touches (drain, obliterate, retry all); getJobs' largest page. */
 export const PAGE = 1000;
-const STATES: readonly ListState[] = ['pending', 'delayed', 'leased', 'dead', 'waiting-children'];
+const STATES: readonly ListState[] = [
+  'pending',
+  'delayed',
+  'leased',
+  'dead',
+  'waiting-children',
+  'completed',
+];
 
 export class Listings<T, R> {
   constructor(
@@ -40,17 +48,29 @@ export class Listings<T, R> {
       if (state !== 'pending') problems.push(`group lists pending jobs only, not ${state}`);
     }
     if (problems.length) throw invalid(problems, `${this.ctx.name}: getJobs refused`);
-    // flat: id, payload, meta, score, progress
+    // flat: seq, payload, meta, score, progress, added, started, holder
     const args: ScriptArgs['list_jobs'] = [state, offset, limit];
     if (o.group !== undefined) args.push(o.group);
     const r = (await this.ctx.run('list_jobs', args, { buffers: true })) as Reply;
     const out: JobInfo<T, R>[] = [];
     const parents: Array<[JobInfo<T, R>, string]> = [];
-    for (let i = 0; i + 4 < r.length; i += 5) {
-      const meta = str(r[i + 2]);
-      const id = parseMeta(meta).i ?? str(r[i]);
-      out.push(jobView<T, R>(this.ctx, id, state, r[i + 1] as Raw, meta, r[i + 3]!, r[i + 4]!));
-      if (meta.includes('"W":')) parents.push([out.at(-1)!, str(r[i])]);
+    for (let i = 0; i + 7 < r.length; i += 8) {
+      const rawMeta = str(r[i + 2]);
+      out.push(
+        jobView<T, R>(this.ctx, {
+          id: parseMeta(rawMeta).i ?? str(r[i]),
+          state,
+          raw: r[i + 1] as Raw,
+          rawMeta,
+          score: r[i + 3]!,
+          prog: r[i + 4]!,
+          added: r[i + 5]!,
+          started: r[i + 6]!,
+          holder: r[i + 7]!,
+        }),
+      );
+      // A kept completed parent's children went when it ended: none left to count.
+      if (state !== 'completed' && rawMeta.includes('"W":')) parents.push([out.at(-1)!, str(r[i])]);
     }
     // Flow parents: how far their children are.
     const seqs = parents.map(([, seq]) => seq);

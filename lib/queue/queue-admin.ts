@@ -20,10 +20,10 @@ import type {
   UpsertScheduleOutcome,
 } from '../types/index.js';
 
-import { QueueBase } from './queue-base.js';
+import { QueueHistory } from './queue-history.js';
 import type { WaitForResultOptions } from './results.js';
 
-export class QueueAdmin<T = unknown, R = unknown> extends QueueBase<T, R> {
+export class QueueAdmin<T = unknown, R = unknown> extends QueueHistory<T, R> {
   // ---------------------------------------------------------------- managing
 
   /**

@@ -13,6 +13,7 @@ import { CancelAcks } from './cancel-acks.js';
 import { QueueContext } from './context.js';
 import { DeadLetters } from './dead-letters.js';
 import { Flow } from './flow-control.js';
+import { History } from './history.js';
 import { Groups } from './groups.js';
 import { Leases } from './leases.js';
 import { Listings } from './listings.js';
@@ -37,6 +38,7 @@ export class QueueBase<T = unknown, R = unknown> {
   protected readonly groups: Groups;
   protected readonly listings: Listings<T, R>;
   protected readonly results: ResultWaiter<T, R>;
+  protected readonly history: History<T>;
   /** Flow notices and cancels of this queue's jobs, delivered to other queues (docs/flows.md). */
   protected readonly flows: FlowDelivery;
   protected readonly flowRunner: FlowRunner;
@@ -62,6 +64,7 @@ export class QueueBase<T = unknown, R = unknown> {
     this.groups = new Groups(this.ctx, this.flows);
     this.listings = new Listings(this.ctx, this.flows);
     this.results = new ResultWaiter(this.ctx, (id) => this.admin.getJob(id));
+    this.history = new History<T>(this.ctx);
   }
 
   /**
@@ -89,11 +92,12 @@ export class QueueBase<T = unknown, R = unknown> {
   // ---------------------------------------------------------------- the Worker's protocol
 
   /**
-   * Register a worker (its heartbeat starts now, from Redis time). Resolves its id.
+   * Register a worker (its heartbeat starts now, from Redis time). Resolves its id. `info`: what
+   * `getWorkers()` shows of it besides its host and process.
    * @internal The Worker's private protocol (not in the published typings).
    */
-  registerWorker(): Promise<string> {
-    return this.workers.register();
+  registerWorker(info?: { name?: string; concurrency?: number }): Promise<string> {
+    return this.workers.register(History.registration(info));
   }
 
   /** @internal The Worker's private protocol (not in the published typings). */

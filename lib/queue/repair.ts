@@ -59,7 +59,7 @@ export async function repair(ctx: QueueContext, flows: FlowDelivery): Promise<Re
   );
   for (const g of groups) await pages((a, b) => zrange(k.groupPending(g), a, b), mark);
   const waiting = k.key('waitingChildren');
-  for (const key of [k.delayed, k.leased, k.dead, waiting])
+  for (const key of [k.delayed, k.leased, k.dead, waiting, k.key('completedJobs')])
     await pages((a, b) => zrange(key, a, b), mark);
   const withData = new Set<string>();
   const buckets: string[] = [];
@@ -89,14 +89,15 @@ export async function repair(ctx: QueueContext, flows: FlowDelivery): Promise<Re
     if (!withData.has(id) || !leased.has(id)) suspects.add(id);
   });
   for (const id of leased) if (!tokens.has(id)) suspects.add(id);
-  for (const name of ['meta', 'progress'] as const) {
+  for (const name of ['meta', 'progress', 'completedInfo'] as const) {
     await hscanAll(k.key(name), (id) => {
       if (!withData.has(id)) suspects.add(id);
     });
   }
   const aliases: Array<[string, string]> = [];
   await hscanAll(k.key('callerIds'), (cid, id) => {
-    // '~<until>': a completed job's caller id kept for its dedupe window (clean() drops it).
+    // '~<until>[:<seq>]': a completed job's caller id kept for its dedupe window (clean() drops
+    // it), or naming the kept completed job (trimmed with it).
     if (!id.startsWith('~') && !withData.has(id)) aliases.push([cid, id]);
   });
   // A grouped job waits in its group, never in a pending list (its meta names its group).

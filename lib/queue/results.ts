@@ -112,6 +112,7 @@ export class ResultWaiter<T, R> {
       if (e.kind === 'dead') throw new JobOutcomeError('JOB_DEAD', id, e.reason);
       if (e.kind === 'cancelled') throw new JobOutcomeError('JOB_CANCELLED', id, '');
       if (!e.resultStored) return undefined;
+      if ('result' in e) return e.result as R;
       const done = await step(this.getJob(id));
       return done?.state === 'completed' ? done.result : undefined;
     } finally {

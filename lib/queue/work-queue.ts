@@ -9,16 +9,19 @@
 import type {
   AddOptions,
   AddResult,
+  FailOptions,
   FailOutcome,
   Lease,
   LeasedJob,
   LeaseOptions,
 } from '../types/index.js';
+import type { LogBatch } from '../job/logs.js';
 import { runAddHooks } from './add-hooks.js';
 import { type AddHook } from '../types/hooks.js';
 import {
   type CompleteItem,
   type CompleteReply,
+  type FailRecord,
   type LeaseBatch,
   type WorkerCallOptions,
 } from './leases.js';
@@ -108,17 +111,57 @@ export class WorkQueue<T = unknown, R = unknown> extends QueueAdmin<T, R> {
   }
 
   /**
-   * Count a failed attempt: retry after the job's backoff while attempts remain, else
-   * dead-letter it with the error. An error with `retryable === false` (e.g.
+   * Count a failed attempt: retry after the job's backoff (or `delayMs`) while attempts remain,
+   * else dead-letter it with the error. An error with `retryable === false` (e.g.
    * `NonRetryableError`) or `{ retryable: false }` dead-letters at once.
    * Resolves 'lost' when the caller no longer holds the lease (nothing changed).
    */
-  async fail(
+  async fail(lease: Lease, error: unknown, opts: FailOptions = {}): Promise<FailOutcome> {
+    return this.ended(lease, (await this.leases.fail(lease, error, opts)).outcome);
+  }
+
+  /**
+   * `fail`, with the attempt's log lines, resolving when it was recorded (Redis time).
+   * @internal The Worker's private protocol (not in the published typings).
+   */
+  async failAttempt(
     lease: Lease,
     error: unknown,
-    opts: { retryable?: boolean } = {},
-  ): Promise<FailOutcome> {
-    return this.ended(lease, await this.leases.fail(lease, error, opts));
+    opts: FailOptions,
+    logs?: LogBatch,
+  ): Promise<FailRecord> {
+    const rec = await this.leases.fail(lease, error, opts, logs);
+    await this.ended(lease, rec.outcome);
+    return rec;
+  }
+
+  /**
+   * `extend`, carrying the log lines of the leases' attempts (a worker's renewal).
+   * @internal The Worker's private protocol (not in the published typings).
+   */
+  renew(
+    leases: readonly Lease[],
+    ms: number,
+    logs: ReadonlyMap<Lease, LogBatch>,
+  ): Promise<boolean[]> {
+    return this.leases.extend(leases, ms, logs);
+  }
+
+  /**
+   * `job.updateData`: the data of a leased job, fenced by its lease (false: lost).
+   * @internal The Worker's private protocol (not in the published typings).
+   */
+  updateLeasedData(lease: Lease, data: T): Promise<boolean> {
+    return this.history.updateLeased(lease, data);
+  }
+
+  /**
+   * A handler's `DelayedError`: the job waits until `delay` (ms from now, or a Date), no attempt
+   * counted. Resolves its due time, or undefined when the lease was lost.
+   * @internal The Worker's private protocol (not in the published typings).
+   */
+  moveToDelayed(lease: Lease, delay: number | Date, logs?: LogBatch): Promise<number | undefined> {
+    return this.history.moveToDelayed(lease, delay, logs);
   }
 
   /** Dead-letter a leased job at once with a reason (undecodable payload, no handler, ...). */

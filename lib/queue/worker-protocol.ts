@@ -15,8 +15,10 @@ export class WorkerProtocol<T> {
     return this.ctx.run('worker_registry', [action, workerId, hb], { workerId });
   }
 
-  async register(): Promise<string> {
-    return str((await this.worker('register', '0')) as Raw);
+  /** `info`: JSON of what getWorkers() shows (lib/queue/history.ts). */
+  async register(info: string): Promise<string> {
+    const hb = this.ctx.options.heartbeatTimeoutMs;
+    return str((await this.ctx.run('worker_registry', ['register', '0', hb, info])) as Raw);
   }
 
   async beat(workerId: string): Promise<void> {

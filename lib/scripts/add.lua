@@ -1,6 +1,6 @@
 -- add: store and enqueue a batch of jobs (add_plain.lua: the same for jobs without caller ids
 -- or schedules).
---! keys: groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
+--! keys: groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending addedTimes jobLogs
 --! keys: seqCounter tokenCounter data dataBuckets meta callerIds delayed leased leaseHolders dead progress keptCallerIds wake parked addCallRecords flowControl rateLog eventLog waitingChildren flowParent pending*
 --! argv: priorities handoff_lease_ms count call record_ttl_ms ack_count acked_calls*ack_count
 --! argv: jobs(caller_id payload meta priority schedule)*count
@@ -93,6 +93,7 @@ end
 local base = 0
 if fresh > 0 then
   base = rcall('INCRBY', K_SEQ_COUNTER, fresh) - fresh
+  now = now or now_ms() -- the added time of the new jobs
 end
 -- Grouped jobs to place (group_pend).
 local gpend = {}
@@ -133,6 +134,7 @@ local any = false
 local function flush()
   if #data_args > 0 then
     data_set(data_args)
+    times_added_pairs(data_args, now)
     data_args = {}
   end
   if #meta_args > 0 then

@@ -1,6 +1,6 @@
 -- add_plain: store and enqueue a batch of plain jobs, those with neither a caller id, a schedule
 -- nor a group (the common add, with fewer keys and commands; add.lua does every other add).
---! keys: seqCounter tokenCounter data dataBuckets meta wake parked leased leaseHolders flowControl rateLog addCallRecords eventLog pending*
+--! keys: seqCounter tokenCounter data dataBuckets meta wake parked leased leaseHolders flowControl rateLog addCallRecords eventLog addedTimes pending*
 --! argv: priorities handoff_lease_ms count call record_ttl_ms ack_count acked_calls*ack_count
 --! argv: jobs(payload meta priority)*count
 -- The arguments of add.lua, but per job only its payload, meta (JSON, '' = none) and priority.
@@ -18,9 +18,12 @@ if call ~= '' then
 end
 local base = rcall('INCRBY', K_SEQ_COUNTER, count) - count
 local wake_len = rcall('LLEN', K_WAKE)
-local now, rate_ms = nil, false
+local now = now_ms()
+local can_hand, rate_ms = false, false
 if hand_ms > 0 then
-  now, rate_ms = hand_off_allowed(wake_len, nil)
+  local allowed
+  allowed, rate_ms = hand_off_allowed(wake_len, now)
+  can_hand = allowed ~= nil
 end
 local hand = nil
 local data_args = {}
@@ -38,7 +41,7 @@ for j = 1, count do
     meta_args[#meta_args + 1] = seq
     meta_args[#meta_args + 1] = meta
   end
-  if now and not hand then
+  if can_hand and not hand then
     hand = { seq, payload, meta, prio }
   else
     pend(pending, prio, seq)
@@ -47,6 +50,7 @@ end
 -- Data first: a write that fails (e.g. on a key of the wrong type) then leaves no wake entry
 -- for a job without data.
 data_set(data_args)
+times_set_added(seqs, now)
 if #meta_args > 0 then
   rcall_each('HSET', K_META, meta_args)
 end

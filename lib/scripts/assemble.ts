@@ -45,6 +45,7 @@ const LIBRARY_ORDER = [
   'data',
   'meta',
   'events',
+  'history',
   'ids',
   'groups',
   'flows',
@@ -58,6 +59,7 @@ const LIBRARY_ORDER = [
   'group_leasing',
   'leasing',
   'flow_parents',
+  'completed',
 ];
 
 interface Chunk {
@@ -204,7 +206,8 @@ function prelude(
     );
     bind.push('local EV_CAP = tonumber(table.remove(ARGV, 1))');
   }
-  if (keys.includes('data')) bind.push(`local DATA_SPAN = ${DATA_SPAN}`);
+  if (keys.includes('data') || keys.includes('addedTimes'))
+    bind.push(`local DATA_SPAN = ${DATA_SPAN}`);
   for (const c of codes) bind.push(`local ${c} = ${ERROR_CODES.get(c)}`);
   let i = 1;
   // Per-queue scripts: (re)bind queue q's keys with use_queue(q).

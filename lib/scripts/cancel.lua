@@ -2,7 +2,7 @@
 -- ('c:<seq>:<token>:<holder>:<ack_id>'), and acknowledges (lib/worker) once it will never start
 -- the job; the canceller waits for that acknowledgement so that no handler starts after cancel
 -- resolved.
---! keys: data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake progress noticeChannel heartbeatRecord eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels
+--! keys: data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake progress noticeChannel heartbeatRecord eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels addedTimes jobLogs completedJobs
 --! keys: groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: id ack_id heartbeat_timeout_ms
 -- id: the job's public id; ack_id: names the holder's acknowledgement (lib/queue/cancel-acks.ts).

@@ -1,7 +1,7 @@
 -- change_priority: change the priority of a pending or delayed job. A pending job moves to the
 -- back of its new list (LREM: O(length of its old list); a grouped job: to the back of its
 -- group, O(log of its group's size)); a delayed one keeps its due time.
---! keys: pending meta callerIds data delayed leased dead wake
+--! keys: pending meta callerIds data delayed leased dead wake completedJobs
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: id priority
 -- id: the job's public id; priority: 0..9.

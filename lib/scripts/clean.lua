@@ -1,15 +1,17 @@
 -- clean: promote due delayed jobs, reclaim expired leases to the FRONT (see expire_lease),
--- drop expired results and caller ids kept past their dedupe window, and report workers whose
+-- drop expired results and caller ids kept past their dedupe window, trim the kept completed
+-- jobs (keepCompleted: by age, or by count when it was lowered), and report workers whose
 -- heartbeat lapsed (reclaimed one by one with reclaim_worker) and schedules due for their next
 -- ticks (made one by one with schedule_make_ticks: cron times come from the client).
 -- Cost is proportional to the work found: every step reads only due/expired entries.
---! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake results resultExpiries progress heartbeatRecord keptCallerIds schedulesDue scheduleLatestJobs eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels flowRechecks flowReserved
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake results resultExpiries progress heartbeatRecord keptCallerIds schedulesDue scheduleLatestJobs eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels flowRechecks flowReserved addedTimes jobLogs metrics completedInfo completedJobs
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
---! argv: limit max_lease_expiries max_dead heartbeat_timeout_ms
--- limit: the most entries each step takes.
+--! argv: limit max_lease_expiries max_dead heartbeat_timeout_ms keep_count keep_age_ms
+-- limit: the most entries each step takes; keep_count, keep_age_ms: keepCompleted (0: none are
+-- kept, every kept job goes).
 -- Returns: { promoted, reclaimed, dead-lettered, results dropped, caller ids freed, 1 when flow
---   work is left (flow_due.lua then takes it), Redis now, count s of schedules due, s schedule
---   ids, then dead worker ids }.
+--   work is left (flow_due.lua then takes it), Redis now, kept completed jobs trimmed, count s of
+--   schedules due, s schedule ids, then dead worker ids }.
 local limit, max_exp, max_dead, hb_timeout =
   tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local now = now_ms()
@@ -48,15 +50,21 @@ local freed = rcall('ZRANGEBYSCORE', K_KEPT_CALLER_IDS, '-inf', now, 'LIMIT', 0,
 -- its id until it completes.
 local freed_ids = 0
 for _, cid in ipairs(freed) do
-  local until_ms = taken_until(rcall('HGET', K_CALLER_IDS, cid))
+  local v = rcall('HGET', K_CALLER_IDS, cid)
+  local until_ms = taken_until(v)
   if until_ms and until_ms <= now then
-    rcall('HDEL', K_CALLER_IDS, cid)
+    -- While its job is kept the id still names it (for getJob), free for adds all the same.
+    if not kept_of(v) then
+      rcall('HDEL', K_CALLER_IDS, cid)
+    end
     freed_ids = freed_ids + 1
   end
 end
 rcall_each('ZREM', K_KEPT_CALLER_IDS, freed)
+local trimmed = trim_completed(now, tonumber(ARGV[5]), tonumber(ARGV[6]), limit)
+metrics_flush(now)
 local due = rcall('ZRANGEBYSCORE', K_SCHEDULES_DUE, '-inf', now, 'LIMIT', 0, 100)
-local out = { promoted, reclaimed, dead, #old, freed_ids, flow_work_left(), now, #due }
+local out = { promoted, reclaimed, dead, #old, freed_ids, flow_work_left(), now, trimmed, #due }
 for _, sid in ipairs(due) do
   out[#out + 1] = sid
 end

@@ -1,14 +1,18 @@
 -- complete_and_lease: adopt hand-offs, complete a batch of jobs, then (optionally) lease more,
 -- in one call: the Worker's round trip (lease.lua serves only the manual lease()).
---! keys: pending tokenCounter data dataBuckets meta callerIds delayed leased leaseHolders dead wake results resultExpiries progress noticeChannel parked keptCallerIds workerLeases workerHandoffs scheduleLatestJobs flowControl rateLog eventLog waitingChildren flowParent flowOutbox flowOutboxAt
+--! keys: pending tokenCounter data dataBuckets meta callerIds delayed leased leaseHolders dead wake results resultExpiries progress noticeChannel parked keptCallerIds workerLeases workerHandoffs scheduleLatestJobs flowControl rateLog eventLog waitingChildren flowParent flowOutbox flowOutboxAt addedTimes jobLogs completedJobs metrics completedInfo
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: worker_id result_ttl_ms dedupe_window_ms lease_count lease_ms park_ms sweep
---! argv: adopt_count complete_count adopt_tokens*adopt_count completions results...
+--! argv: keep_count keep_age_ms max_log_lines adopt_count complete_count
+--! argv: adopt_tokens*adopt_count completions logs results...
 -- result_ttl_ms: 0 = results off; lease_count: 0 = lease none; park_ms: 0 = do not mark the
 -- worker parked; sweep: 1 when the worker's idle wait moved entries into its hand-off list since
--- its last sweep; adopt_tokens: the tokens of the hand-offs it takes over; completions: the
--- completed jobs in ONE argument, 'seq token seq token ...' (far cheaper for the client to send
--- than two arguments per job); results: per completed job its result, when results are on or
+-- its last sweep; keep_count, keep_age_ms: keepCompleted (0 = completed jobs are not kept;
+-- lib/scripts/lib/completed.lua); max_log_lines: the cap of a job's log; adopt_tokens: the
+-- tokens of the hand-offs it takes over; completions: the completed jobs in ONE argument, 'seq
+-- token seq token ...' (far cheaper for the client to send than two arguments per job); logs:
+-- their log lines (logs_apply, lib/scripts/lib/history.lua), '' = none; results: per completed
+-- job its result ('' = none), sent when results are stored, or kept and any job has one, or
 -- some job of the batch is a flow child (its result goes to its parent: lib/scripts/lib/flows.lua).
 -- Adopting comes first (docs/internals/hand-off.md, step 4): the worker takes over the jobs
 -- handed off to it that it received, so a complete of such a job in the same call is its own.
@@ -17,7 +21,8 @@
 -- stays for the next one.
 -- A job completes when it still exists, whoever holds it now (a stale holder saves the work);
 -- the current holder, if another, is told on the notice channel. A completed job's caller id
--- stays taken for the dedupe window.
+-- stays taken for the dedupe window. A kept completed job keeps its payload, meta, times and
+-- log (and its result); the kept jobs are trimmed to keepCompleted here.
 -- Under a global concurrency limit, completes that lease nothing in the same call wake an idle
 -- worker for the slots they freed.
 -- Returns: a lease reply (lease_reply in lib/scripts/lib/leasing.lua): { now, deadline, next
@@ -26,7 +31,10 @@
 local wid = ARGV[1]
 local ttl, window = tonumber(ARGV[2]), tonumber(ARGV[3])
 local lease_count, lease_ms, park_ms = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-local sweep, adopt_count, count = ARGV[7] == '1', tonumber(ARGV[8]), tonumber(ARGV[9])
+local sweep = ARGV[7] == '1'
+local keep_count, keep_age, max_log_lines = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+local adopt_count, count = tonumber(ARGV[11]), tonumber(ARGV[12])
+local keeping = keep_count > 0
 local now = now_ms()
 ev_gather() -- this call's events: one entry, written before it returns
 local adopted = {}
@@ -34,7 +42,7 @@ local adopted_seqs = {} -- for the event log
 local named = {}
 for j = 1, adopt_count do
   adopted[j] = 0
-  named[ARGV[9 + j]] = j
+  named[ARGV[12 + j]] = j
 end
 if sweep or adopt_count > 0 then
   local keep = {}
@@ -56,7 +64,7 @@ if sweep or adopt_count > 0 then
   keep_handoffs(keep)
   emit_jobs('active', adopted_seqs, nil, { 'w', wid })
 end
-local o = 9 + adopt_count
+local o = 12 + adopt_count
 local seqs, sent = {}, {}
 for seq, token in string.gmatch(ARGV[o + 1], '(%S+) (%S+)') do
   seqs[#seqs + 1] = seq
@@ -67,12 +75,12 @@ if count > 0 then
   tokens = hmget(K_LEASE_HOLDERS, seqs)
   metas = hmget(K_META, seqs)
 end
-local mine = {}
+local mine, mine_metas = {}, {}
 local ended = {} -- groups of the jobs completed by their holder
 local results = {}
 local done = {}
 local done_seqs = {}
-local completed, completed_metas = {}, {} -- for the event log
+local completed, completed_metas, completed_results = {}, {}, {} -- kept, and the event log
 for j = 1, count do
   local seq = seqs[j]
   local token = sent[j]
@@ -83,25 +91,30 @@ for j = 1, count do
     ok = 0
   elseif tokens[j] == token .. ':' .. wid then
     mine[#mine + 1] = seq
+    mine_metas[#mine] = metas[j]
     ok = 1
     -- Meta decoded only for a caller id (the hot path); the group is read without decoding.
     if metas[j] and string.find(metas[j], '"i":', 1, true) then
       meta = decode_meta(metas[j])
       if meta.i then
-        keep_taken(meta.i, seq, now, window, meta.t == 1)
+        keep_taken(meta.i, seq, now, window, meta.t == 1, keeping)
       end
     end
     local g = metas[j] and meta_group(metas[j])
     if g then
       ended[#ended + 1] = g
     end
-  elseif data_has(seq) then
+  elseif data_has(seq) and not is_kept(seq) then
     meta = decode_meta(metas[j])
     local cid_held = meta.i and rcall('HGET', K_CALLER_IDS, meta.i) == seq
-    destroy(seq, meta)
+    if keeping then
+      completed_unplace(seq, meta)
+    else
+      destroy(seq, meta)
+    end
     if cid_held then
       rcall('HSET', K_CALLER_IDS, meta.i, seq)
-      keep_taken(meta.i, seq, now, window, meta.t == 1)
+      keep_taken(meta.i, seq, now, window, meta.t == 1, keeping)
     end
     ok = 1
     if tokens[j] then
@@ -114,28 +127,47 @@ for j = 1, count do
       pid = meta.i
     end
     results[#results + 1] = pid
-    results[#results + 1] = ARGV[o + 1 + j]
+    results[#results + 1] = ARGV[o + 2 + j]
   end
   done[j] = ok
-  if ok == 1 and metas[j] and string.find(metas[j], '"[PW]":') then flow_completed(seq, metas[j], ARGV[o + 1 + j], now) end
+  if ok == 1 and metas[j] and string.find(metas[j], '"[PW]":') then
+    -- '' (no result: undefined is not kept) tells the parent null.
+    local r = ARGV[o + 2 + j]
+    flow_completed(seq, metas[j], r ~= '' and r or nil, now)
+  end
   if ok == 1 then
     done_seqs[seq] = true
     completed[#completed + 1] = seq
     completed_metas[#completed] = metas[j]
+    completed_results[#completed] = ARGV[o + 2 + j]
   end
 end
-emit_jobs('completed', completed, completed_metas, ttl > 0 and { 'r', '1' } or nil)
+emit_completed(completed, completed_metas, completed_results, now, wid, keeping or ttl > 0)
+metric_add('completed', #completed)
+if keeping then
+  keep_completed(completed, completed_metas, completed_results, now, wid)
+  logs_apply(ARGV[o + 2], max_log_lines, function(seq)
+    return done_seqs[seq] == true
+  end)
+end
 if #mine > 0 then
-  data_del(mine)
-  rcall_each('HDEL', K_META, mine)
+  if not keeping then
+    data_del(mine)
+    rcall_each('HDEL', K_META, mine)
+    rcall_each('HDEL', K_PROGRESS, mine)
+    logs_drop(mine, mine_metas)
+  end
   rcall_each('HDEL', K_LEASE_HOLDERS, mine)
-  rcall_each('HDEL', K_PROGRESS, mine)
   rcall_each('ZREM', K_LEASED, mine)
 end
 if wid ~= '0' and count > 0 then
   rcall_each('SREM', K_WORKER_LEASES, seqs)
 end
 group_runs_ended(ended, now)
+if keeping then
+  -- At least what this call pushed over the bound, and some of what aged.
+  trim_completed(now, keep_count, keep_age, TRIM_LIMIT + #completed)
+end
 if #results > 0 then
   rcall_each('HSET', K_RESULTS, results)
   local z = {}
@@ -157,5 +189,6 @@ if lease_count > 0 then
 elseif #mine > 0 and rcall('HEXISTS', K_FLOW_CONTROL, 'c') == 1 then
   wake()
 end
+metrics_flush(now)
 ev_flush()
 return out

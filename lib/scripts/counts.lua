@@ -1,8 +1,8 @@
 -- counts: sizes of every state, cheap enough for health checks (O(1) per key).
---! keys: pending delayed leased dead workers groupedPending waitingChildren
+--! keys: pending delayed leased dead workers groupedPending waitingChildren completedJobs
 --! argv: heartbeat_timeout_ms
 -- Returns: { p0..p9 lengths (grouped pending jobs included), delayed, leased, dead, live
---   workers, Redis time ms, waiting for children }.
+--   workers, Redis time ms, kept completed, waiting for children }.
 local now = now_ms()
 local out = {}
 local grouped = rcall('HMGET', K_GROUPED_PENDING, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9)
@@ -14,5 +14,6 @@ out[#out + 1] = rcall('ZCARD', K_LEASED)
 out[#out + 1] = rcall('ZCARD', K_DEAD)
 out[#out + 1] = rcall('ZCOUNT', K_WORKERS, now - tonumber(ARGV[1]), '+inf')
 out[#out + 1] = now
+out[#out + 1] = rcall('ZCARD', K_COMPLETED_JOBS)
 out[#out + 1] = rcall('ZCARD', K_WAITING_CHILDREN)
 return out

@@ -1,9 +1,9 @@
 -- dead_letters: the dead-letter set. List a page, requeue one, or purge one / a batch.
---! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress waitingChildren flowParent
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress waitingChildren flowParent addedTimes jobLogs completedJobs
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: action:list offset limit | action:retry id | action:purge id
 --! argv: | action:purgeall limit | action:retryall limit
--- list     -> flat: seq, payload, meta, died ms (oldest first)
+-- list     -> flat: seq, payload, meta, died ms, added ms, started ms (0: not known), oldest first
 -- retry    -> 1 requeued (attempts and expiries reset, to the back), 0 not dead (id: public id)
 -- purge    -> 1 purged, 0 not dead
 -- purgeall -> number purged (call until 0)
@@ -12,13 +12,19 @@ local action = ARGV[1]
 if action == 'list' then
   local offset, limit = tonumber(ARGV[2]), tonumber(ARGV[3])
   local seqs = rcall('ZRANGE', K_DEAD, offset, offset + limit - 1, 'WITHSCORES')
-  local out = {}
+  local only = {}
   for i = 1, #seqs, 2 do
-    local seq = seqs[i]
+    only[#only + 1] = seqs[i]
+  end
+  local added, started = times_get(only)
+  local out = {}
+  for i, seq in ipairs(only) do
     out[#out + 1] = seq
     out[#out + 1] = data_get(seq) or ''
     out[#out + 1] = rcall('HGET', K_META, seq) or ''
-    out[#out + 1] = seqs[i + 1]
+    out[#out + 1] = seqs[2 * i]
+    out[#out + 1] = added[i]
+    out[#out + 1] = started[i]
   end
   return out
 elseif action == 'purgeall' then

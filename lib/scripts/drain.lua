@@ -1,7 +1,7 @@
 -- drain: remove up to `limit` waiting jobs (pending: the ungrouped lists, then the groups by name;
 -- then delayed when asked); leased jobs stay. One page per call: the caller calls again, from the
 -- group it returns, until a call finds fewer than `limit` entries and no group is left.
---! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead progress waitingChildren flowParent flowOutbox flowOutboxAt flowCancels
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead progress waitingChildren flowParent flowOutbox flowOutboxAt flowCancels addedTimes jobLogs
 --! keys: wake groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: limit with_delayed after
 -- with_delayed: 1 = delayed jobs too; after: '' to start (the ungrouped lists, then the groups),

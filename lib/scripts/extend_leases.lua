@@ -1,10 +1,12 @@
 -- extend_leases: push the deadlines of leased jobs to now + lease_ms.
---! keys: leased leaseHolders workerLeases
---! argv: worker_id lease_ms count leases(seq token)*count
+--! keys: leased leaseHolders workerLeases meta jobLogs
+--! argv: worker_id lease_ms max_log_lines logs count leases(seq token)*count
+-- logs: log lines of the jobs (logs_apply, lib/scripts/lib/history.lua), '' = none; those of a
+-- job whose lease is lost are dropped.
 -- Returns: { deadline, then per job 1 extended | 0 lease lost }.
 local wid = ARGV[1]
 local ms = tonumber(ARGV[2])
-local count = tonumber(ARGV[3])
+local count = tonumber(ARGV[5])
 local now = now_ms()
 local deadline = now + ms
 local out = { deadline }
@@ -13,16 +15,18 @@ if count == 0 then
 end
 local seqs = {}
 for j = 1, count do
-  seqs[j] = ARGV[2 + j * 2]
+  seqs[j] = ARGV[4 + j * 2]
 end
 local tokens = hmget(K_LEASE_HOLDERS, seqs)
 local z = {}
 local lost = {}
+local held = {}
 for j = 1, count do
-  if tokens[j] == ARGV[3 + j * 2] .. ':' .. wid then
+  if tokens[j] == ARGV[5 + j * 2] .. ':' .. wid then
     z[#z + 1] = deadline
     z[#z + 1] = seqs[j]
     out[j + 1] = 1
+    held[seqs[j]] = true
   else
     -- Lost. Forget it from our lease set, unless we hold the job under a newer lease (a stale
     -- or forged token must not hide a job we hold from reclaim_worker).
@@ -40,4 +44,7 @@ end
 if #lost > 0 and wid ~= '0' then
   rcall_each('SREM', K_WORKER_LEASES, lost)
 end
+logs_apply(ARGV[4], tonumber(ARGV[3]), function(seq)
+  return held[seq] == true
+end)
 return out

@@ -1,10 +1,12 @@
 -- fail: count a failed attempt of a leased job; retry it after a delay or dead-letter it.
---! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress workerLeases eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress workerLeases eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels addedTimes jobLogs metrics
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: seq token worker_id error mode:retry|dead retry_delay_ms default_max_attempts max_dead
---! argv: reason
--- error: the error message; reason: the dead-letter reason when mode is dead ('' = the error).
--- Returns: 1 retried, 2 dead-lettered, E_LEASE_LOST when the caller does not hold the lease.
+--! argv: reason max_log_lines logs
+-- error: the error message; reason: the dead-letter reason when mode is dead ('' = the error);
+-- logs: the attempt's last log lines (logs_apply, lib/scripts/lib/history.lua), '' = none.
+-- Returns: { 1 retried | 2 dead-lettered, Redis now }, or E_LEASE_LOST when the caller does not
+--   hold the lease (nothing changed).
 local seq, token, wid, err, mode = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local delay, max_default, max_dead = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 if rcall('HGET', K_LEASE_HOLDERS, seq) ~= token .. ':' .. wid then
@@ -16,6 +18,10 @@ meta.a = (meta.a or 0) + 1
 meta.e = err
 -- It ran to an error without killing its worker: no longer a suspect.
 meta.s = nil
+meta.k = wid -- processedBy
+logs_apply(ARGV[11], tonumber(ARGV[10]), function()
+  return meta
+end)
 rcall('ZREM', K_LEASED, seq)
 rcall('HDEL', K_LEASE_HOLDERS, seq)
 if wid ~= '0' then
@@ -25,15 +31,18 @@ if meta.g then
   group_run_ended(meta.g, now)
 end
 local retried = not (mode == 'dead' or meta.a >= (meta.m or max_default))
-emit('failed', meta.i or seq, 'a', meta.a, 'r', retried and '1' or '0', 'err', string.sub(err, 1, 500), ev_group(meta))
+emit('failed', meta.i or seq, 'a', meta.a, 'r', retried and '1' or '0', 'err', string.sub(err, 1, 500), attempt_fields(seq, wid, meta))
 if not retried then
   local reason = ARGV[9]
   if reason == '' then
     reason = err
   end
   to_dead(seq, meta, reason, now, max_dead)
-  return 2
+  metrics_flush(now)
+  return { 2, now }
 end
+metric_add('failed', 1)
+metrics_flush(now)
 save_meta(seq, meta)
 if delay > 0 then
   schedule({ now + delay, seq })
@@ -41,4 +50,4 @@ else
   requeue(seq, meta, false)
   wake()
 end
-return 1
+return { 1, now }

@@ -5,7 +5,7 @@
 -- waits for its children (K_WAITING_CHILDREN, its key d), then applies the notices of children
 -- that ended before it was written. A block whose reservation is gone was written before (a
 -- call sent again after its reply was lost): skipped.
---! keys: per-queue pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress waitingChildren flowParent flowOutbox flowOutboxAt flowCancels flowReserved eventLog
+--! keys: per-queue pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress waitingChildren flowParent flowOutbox flowOutboxAt flowCancels flowReserved eventLog addedTimes jobLogs
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: block_count blocks...
 -- blocks: per block its queue (1-based, in the order of the keys), its reservation
@@ -94,6 +94,7 @@ for _, blk in ipairs(blocks) do
       end
     end
     data_set(data_args)
+    times_added_pairs(data_args, now)
     if #meta_args > 0 then
       rcall_each('HSET', K_META, meta_args)
     end

@@ -2,10 +2,10 @@
 -- parent that failed or was cancelled (K_FLOW_CANCELS of its queue): each that has not started
 -- (pending, delayed, waiting for children of its own) is cancelled, a parent among them
 -- stopping its own children in turn; one running is left to end (2: look again later); one
--- that ended or is gone: 0. Their parent has ended: they write no notice. detach (obliterate,
+-- that ended (a kept completed job too) or is gone: 0. Their parent has ended: they write no notice. detach (obliterate,
 -- which then removes them): each tells its parent that it was cancelled (`reason`) and stops its
 -- own children.
---! keys: data dataBuckets meta callerIds delayed leased leaseHolders dead progress waitingChildren flowParent flowOutbox flowOutboxAt flowCancels eventLog
+--! keys: data dataBuckets meta callerIds delayed leased leaseHolders dead progress waitingChildren flowParent flowOutbox flowOutboxAt flowCancels eventLog completedJobs addedTimes jobLogs
 --! keys: wake groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: mode:cancel|detach reason count seqs*count
 -- Returns: per seq 1 cancelled (detached) | 0 ended or gone | 2 running; then what this call
@@ -16,7 +16,8 @@ local out = {}
 for j = 1, count do
   local seq = ARGV[3 + j]
   local status = 0
-  if not data_has(seq) then
+  if not data_has(seq) or is_kept(seq) then
+    -- Gone, or completed and kept (keepCompleted): it ended.
     status = 0
   elseif mode == 'detach' then
     flow_job_ended(seq, decode_meta(rcall('HGET', K_META, seq)), 'x', reason, now)

@@ -1,7 +1,7 @@
 -- group_admin: pause, resume and limit one group, list the groups, drain a group's pending jobs
 -- (docs/groups.md; the state: lib/scripts/lib/groups.lua). Group '' stands for the queue's
 -- defaults in `conc` and `rate` (the `groups` queue option).
---! keys: data dataBuckets meta callerIds delayed leased leaseHolders dead progress wake waitingChildren flowParent flowOutbox flowOutboxAt flowCancels
+--! keys: data dataBuckets meta callerIds delayed leased leaseHolders dead progress wake waitingChildren flowParent flowOutbox flowOutboxAt flowCancels addedTimes jobLogs
 --! keys: groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: action:pause group | action:resume group | action:conc group concurrency
 --! argv: | action:rate group max duration_ms | action:list offset limit

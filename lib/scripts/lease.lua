@@ -1,6 +1,6 @@
 -- lease: the manual lease() (a Worker leases with complete_and_lease.lua): promote due delayed
 -- jobs, then lease up to `count` jobs, highest priority first.
---! keys: pending tokenCounter data dataBuckets meta callerIds delayed leased leaseHolders wake parked workerLeases scheduleLatestJobs flowControl rateLog eventLog
+--! keys: pending tokenCounter data dataBuckets meta callerIds delayed leased leaseHolders wake parked workerLeases scheduleLatestJobs flowControl rateLog eventLog addedTimes completedJobs
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: count lease_ms worker_id
 -- worker_id: '0' = none.

@@ -1,14 +1,17 @@
 -- list_jobs: one page of the jobs in one state, in the order the queue takes them. O(page).
---! keys: pending data meta delayed leased dead progress waitingChildren groupPending groups
---! argv: state:pending|delayed|leased|dead|waiting-children offset limit [group]
+--! keys: pending data meta delayed leased leaseHolders dead progress waitingChildren groupPending groups completedJobs completedInfo addedTimes
+--! argv: state:pending|delayed|leased|dead|waiting-children|completed offset limit [group]
 -- Pending: the lists p0..p9 one after the other (lease order), then each group's pending jobs
 -- (in its order), the groups by name (skipping groups before the page costs a ZCARD each);
 -- positions count stored entries, and the entry a cancelled job leaves in a list until a lease
 -- drops it is skipped (the page is then shorter). With `group`: only that group's pending jobs,
 -- O(log + page). Delayed by due time, leased by deadline, dead by time of death (oldest first),
--- flow parents waiting for children by the time they were added.
--- Returns: flat, per job: seq, payload, meta, score (due / deadline / died ms, '' for pending),
---   progress ('' = none).
+-- flow parents waiting for children by the time they were added, completed (the kept ones,
+-- keepCompleted) newest first (completed_page).
+-- Returns: flat, per job: seq, payload, meta, score (due / deadline / died / waiting since /
+--   finished ms, '' for pending), progress ('' = none), added ms, started ms (0: not known),
+--   holder (leased: '<token>:<worker id>'; completed: its info '<worker id>:<attempts
+--   made>[:<result>]'; else '').
 local state, offset, limit, group = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 local seqs, scores = {}, {}
 -- Append the entries of group g from position `offset` (of those not yet skipped) to the page.
@@ -57,6 +60,8 @@ elseif state == 'pending' then
     end
     after = '(' .. groups[#groups]
   end
+elseif state == 'completed' then
+  seqs, scores = completed_page(offset, limit)
 else
   local key = ({ delayed = K_DELAYED, leased = K_LEASED, dead = K_DEAD, ['waiting-children'] = K_WAITING_CHILDREN })[state]
   local got = rcall('ZRANGE', key, offset, offset + limit - 1, 'WITHSCORES')
@@ -70,6 +75,13 @@ if #seqs == 0 then
   return out
 end
 local d, m, g = data_mget(seqs), hmget(K_META, seqs), hmget(K_PROGRESS, seqs)
+local added, started = times_get(seqs)
+local holders = {}
+if state == 'leased' then
+  holders = hmget(K_LEASE_HOLDERS, seqs)
+elseif state == 'completed' then
+  holders = hmget(K_COMPLETED_INFO, seqs)
+end
 for i, seq in ipairs(seqs) do
   if d[i] then
     out[#out + 1] = seq
@@ -77,6 +89,9 @@ for i, seq in ipairs(seqs) do
     out[#out + 1] = m[i] or ''
     out[#out + 1] = scores[i]
     out[#out + 1] = g[i] or ''
+    out[#out + 1] = added[i]
+    out[#out + 1] = started[i]
+    out[#out + 1] = holders[i] or ''
   end
 end
 return out

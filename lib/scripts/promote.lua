@@ -1,5 +1,5 @@
 -- promote: a delayed job runs now (to the back of its pending list).
---! keys: pending meta callerIds data delayed wake
+--! keys: pending meta callerIds data delayed wake completedJobs
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: id
 -- id: the job's public id.

@@ -1,7 +1,7 @@
 -- reclaim_worker: if the worker's heartbeat lapsed (checked again here, atomically), put every
 -- job it still holds back at the FRONT (see expire_lease) — leased, prefetched, and handed off
 -- to it but not adopted yet (its hand-off list) — and forget the worker.
---! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake progress parked heartbeatRecord workerLeases workerHandoffs eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake progress parked heartbeatRecord workerLeases workerHandoffs eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels addedTimes jobLogs metrics workerInfo
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: worker_id heartbeat_timeout_ms max_lease_expiries max_dead
 -- Returns: { reclaimed, dead-lettered }, or { -1 } when the worker is alive after all.
@@ -39,9 +39,11 @@ end
 rcall('DEL', K_WORKER_LEASES)
 rcall('DEL', K_WORKER_HANDOFFS)
 rcall('ZREM', K_WORKERS, wid)
+rcall('HDEL', K_WORKER_INFO, wid)
 rcall('ZREM', K_PARKED, wid)
 unhand_if_none_parked(now)
 if reclaimed > 0 then
   wake()
 end
+metrics_flush(now)
 return { reclaimed, dead }

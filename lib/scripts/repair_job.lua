@@ -4,9 +4,10 @@
 -- meanwhile is left alone.
 -- Invariant: a job with a payload is in exactly one place (a pending list — for a grouped job
 -- its group's pending zset —, the delayed set, the leased set with a lease token, the dead set,
--- or waiting for its flow children); nothing refers to a job without one. A grouped job's lease
--- counts in its group's running jobs: a lease taken away here ends its run there.
---! keys: pending data meta callerIds delayed leased leaseHolders dead wake progress waitingChildren flowParent
+-- waiting for its flow children, or the kept completed jobs with their info); nothing refers to
+-- a job without one. A grouped job's lease counts in its group's running jobs: a lease taken away
+-- here ends its run there.
+--! keys: pending data meta callerIds delayed leased leaseHolders dead wake progress waitingChildren flowParent completedJobs completedInfo jobLogs
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: seq
 -- Returns: '' when nothing was wrong, '~tombstone' when only entries of cancelled jobs were
@@ -33,8 +34,15 @@ if not has_data then
     group_tidy(gmeta.g)
     fixed('group entry without payload')
   end
-  if rcall('ZREM', K_DELAYED, seq) + rcall('ZREM', K_DEAD, seq) + rcall('ZREM', K_WAITING_CHILDREN, seq) > 0 then
+  if rcall('ZREM', K_DELAYED, seq) + rcall('ZREM', K_DEAD, seq) + rcall('ZREM', K_WAITING_CHILDREN, seq) + rcall('ZREM', K_COMPLETED_JOBS, seq) > 0 then
     fixed('entry without payload')
+  end
+  if rcall('HDEL', K_COMPLETED_INFO, seq) > 0 then
+    fixed('completed info without payload')
+  end
+  if rcall('EXISTS', logs_key(seq), logs_key(seq) .. ':d') > 0 then
+    logs_forget(seq)
+    fixed('log without payload')
   end
   if rcall('HDEL', K_META, seq) + rcall('HDEL', K_PROGRESS, seq) > 0 then
     fixed('metadata without payload')
@@ -64,6 +72,8 @@ elseif token and not leased then
 end
 local delayed = rcall('ZSCORE', K_DELAYED, seq)
 local dead = rcall('ZSCORE', K_DEAD, seq)
+local kept = rcall('ZSCORE', K_COMPLETED_JOBS, seq)
+local info = rcall('HEXISTS', K_COMPLETED_INFO, seq) == 1
 local in_group = meta.g ~= nil and rcall('ZSCORE', group_key(meta.g), seq) ~= false
 local in_lists = 0
 local where = {}
@@ -87,10 +97,36 @@ local function unlist(keep_one)
   end
 end
 -- A flow parent waiting for its children: in no other place, and awaiting some.
-if flow_repair_waiting(seq, meta, leased or dead or delayed or in_lists > 0, fixed) then
+if flow_repair_waiting(seq, meta, kept or leased or dead or delayed or in_lists > 0, fixed) then
   return table.concat(fixes, '; ')
 end
 -- Keep the most advanced place; drop the others.
+if kept then
+  if leased or delayed or dead or in_lists > 0 or in_group then
+    fixed('completed job also queued elsewhere')
+  end
+  rcall('ZREM', K_LEASED, seq)
+  rcall('HDEL', K_LEASE_HOLDERS, seq)
+  rcall('ZREM', K_DELAYED, seq)
+  rcall('ZREM', K_DEAD, seq)
+  unlist(false)
+  if in_group then
+    group_take(seq, meta)
+    group_tidy(meta.g)
+  end
+  if leased and meta.g then
+    group_run_ended(meta.g, nil)
+  end
+  if not info then
+    rcall('HSET', K_COMPLETED_INFO, seq, '0:' .. ((meta.a or 0) + 1))
+    fixed('completed job without its info')
+  end
+  return table.concat(fixes, '; ')
+end
+if info then
+  rcall('HDEL', K_COMPLETED_INFO, seq)
+  fixed('completed info of a job not kept')
+end
 if (leased or dead or delayed) and in_group then
   group_take(seq, meta)
   group_refresh(meta.g, nil)

@@ -7,7 +7,7 @@
 -- tick + missed-after ms; with 'once' each but the latest gets max(tick + missed-after, next
 -- tick), so after an outage only the latest overdue tick fires. A tick due already fires at
 -- once (fire_tick).
---! keys: schedules schedulePayloads schedulesDue seqCounter data dataBuckets meta callerIds delayed wake pending scheduleLatestJobs
+--! keys: schedules schedulePayloads schedulesDue seqCounter data dataBuckets meta callerIds delayed wake pending scheduleLatestJobs addedTimes completedJobs
 --! keys: groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: schedule_id version ended due_ahead_ms missed:once|skip missed_after_ms ticks...
 -- version: of the record read; ended: 1 when the schedule ends after these ticks; due_ahead_ms:
@@ -57,6 +57,7 @@ for i, tick in ipairs(ticks) do
     end
     rcall('HSET', K_CALLER_IDS, cid, seq)
     data_set({ seq, payload })
+    times_set_added({ seq }, now)
     rcall('HSET', K_META, seq, cjson.encode(meta))
     if tick > now then
       delayed[#delayed + 1] = tick

@@ -2,7 +2,7 @@
 -- change nothing at all (safe on every deploy). A changed one drops the tick jobs of the old
 -- definition that have not fired, restarts the count and marks the schedule due for its first
 -- ticks: the caller makes them next (schedule_make_ticks), or the next clean() does.
---! keys: schedules schedulePayloads schedulesDue scheduleIds data dataBuckets meta callerIds delayed
+--! keys: schedules schedulePayloads schedulesDue scheduleIds data dataBuckets meta callerIds delayed addedTimes
 --! argv: schedule_id definition payload tick_meta anchor
 -- definition, tick_meta: JSON; payload: the template payload; anchor: 'a<ms>' absolute ms,
 -- 'd<ms>' Redis now + ms.

@@ -1,17 +1,19 @@
 -- worker_registry: register a worker, beat for it, unpark it or let it leave. Heartbeat times
 -- come from Redis.
---! keys: pending meta leased leaseHolders workers wake workerIdCounter parked heartbeatRecord workerLeases workerHandoffs eventLog
+--! keys: pending meta leased leaseHolders workers wake workerIdCounter parked heartbeatRecord workerLeases workerHandoffs workerInfo eventLog
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
---! argv: action:register|beat|unpark|leave worker_id heartbeat_timeout_ms
+--! argv: action:register|beat|unpark|leave worker_id heartbeat_timeout_ms [info]
 -- worker_id: ignored by register. unpark (pause) and leave take the worker out of the parked
 -- set; a hand-off left in the wake list with no parked worker to pop it goes back to its
--- pending list.
+-- pending list. info: register only, what getWorkers() shows of it (JSON: host, pid, name,
+-- concurrency), stored with the registration's time until the worker leaves or is reclaimed.
 -- Returns: the worker id for register, 1 otherwise.
 local action, wid, hb_timeout = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local now = now_ms()
 if action == 'register' then
   wid = int(rcall('INCR', K_WORKER_ID_COUNTER))
   beat(wid, now, hb_timeout)
+  rcall('HSET', K_WORKER_INFO, wid, now .. ':' .. (ARGV[4] or '{}'))
   return wid
 elseif action == 'beat' then
   beat(wid, now, hb_timeout)
@@ -32,5 +34,6 @@ for i = #taken, 1, -1 do
 end
 rcall('DEL', K_WORKER_HANDOFFS)
 rcall('ZREM', K_WORKERS, wid)
+rcall('HDEL', K_WORKER_INFO, wid)
 rcall('DEL', K_WORKER_LEASES)
 return 1

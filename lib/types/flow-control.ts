@@ -18,8 +18,9 @@ export interface FlowState {
 
 // ---------------------------------------------------------------- listings
 
-/** The states `getJobs` lists. */
-export type ListState = 'pending' | 'delayed' | 'leased' | 'dead' | 'waiting-children';
+/** The states `getJobs` lists (`completed`: the kept completed jobs, newest first). */
+export type ListState =
+  'pending' | 'delayed' | 'leased' | 'dead' | 'waiting-children' | 'completed';
 
 export interface PageOptions {
   /** Position of the first job of the page (0-based). Default 0. */

@@ -5,6 +5,7 @@ export type * from './hooks.js';
 export type * from './schedules.js';
 export type * from './flow-control.js';
 export type * from './worker.js';
+export type * from './history.js';
 export type * from './sandbox.js';
 export type * from './groups.js';
 export type * from './flows.js';

@@ -6,6 +6,11 @@ export interface BackoffOptions {
   type: 'fixed' | 'exponential';
   delayMs: number;
   maxDelayMs?: number;
+  /**
+   * 0..1: each delay is drawn at random between `delay * (1 - jitter)` and `delay`, so that jobs
+   * that failed together do not all come back at once. Default 0.
+   */
+  jitter?: number;
 }
 
 export interface AddOptions {
@@ -81,6 +86,10 @@ export interface LeasedJob<T = unknown> extends Lease {
   readonly backoff: BackoffOptions;
   /** The trace context an add hook gave the job (see `AddHook`); undefined when none. */
   readonly traceContext?: string | undefined;
+  /** When the job was added (Redis ms; 0 when not known). */
+  readonly addedAt: number;
+  /** When this lease started (Redis ms). */
+  readonly startedAt: number;
   /** The job's group (`AddOptions.group`); undefined when ungrouped. */
   readonly group?: string | undefined;
   /** A flow child: its parent (its result goes there when it completes). */
@@ -127,17 +136,31 @@ export interface JobInfo<T = unknown, R = unknown> {
   priority?: number;
   /** The job's group (`AddOptions.group`), when it has one. */
   group?: string;
-  /** Failed attempts so far. */
+  /** Attempts made: failed ones so far; for a completed job, those plus the one that completed. */
   attemptsMade?: number;
   leaseExpiries?: number;
   lastError?: string;
   /** For dead jobs: why. */
   deadReason?: string;
-  /** Due time (delayed), lease deadline (leased) or death time (dead), ms in Redis time. */
+  /**
+   * Due time (delayed), lease deadline (leased), death time (dead) or completion time
+   * (completed and kept), ms in Redis time.
+   */
   at?: number;
   progress?: unknown;
-  /** For completed jobs, when results are stored. */
+  /** For completed jobs: the result, when results are stored or the job is kept with one. */
   result?: R;
+  /** When it was added (`add`, `addBulk`, a schedule tick, `rerun`), Redis ms. */
+  addedAt?: number;
+  /** When its current or last attempt's lease started, Redis ms (none before its first). */
+  startedAt?: number;
+  /** When it completed (kept) or was dead-lettered, Redis ms. */
+  finishedAt?: number;
+  /**
+   * The worker id that runs (leased) or ran its last attempt (`getWorkers` lists live workers);
+   * '0' for a lease taken without a worker (`lease()`).
+   */
+  processedBy?: string;
   /** When the stored payload cannot be decoded. */
   decodeError?: string;
   /** A flow child: its parent. */
@@ -156,7 +179,21 @@ export interface DeadJob<T = unknown> {
   lastError?: string;
   attemptsMade: number;
   diedAt: number;
+  /** When it was added, Redis ms. */
+  addedAt?: number;
+  /** When its last attempt's lease started, Redis ms. */
+  startedAt?: number;
+  /** The worker id that ran its last attempt. */
+  processedBy?: string;
   decodeError?: string;
+}
+
+/** `fail()`'s options. */
+export interface FailOptions {
+  /** false: dead-letter at once. Default: the error's own `retryable`, else true. */
+  retryable?: boolean;
+  /** Wait this long (ms, an integer >= 0) before the retry, instead of the job's backoff. */
+  delayMs?: number;
 }
 
 /** What a handler receives. */
@@ -171,6 +208,15 @@ export interface Job<T = unknown> {
   readonly queueName: string;
   /** The trace context the job was added with (see `AddHook`); undefined when none. */
   readonly traceContext?: string | undefined;
+  /** When the job was added (Redis ms; 0 when not known). */
+  readonly addedAt: number;
+  /** When this attempt's lease started (Redis ms). */
+  readonly startedAt: number;
+  /**
+   * When this attempt's outcome was recorded (Redis ms): set before the worker's `completed`,
+   * `failed`, `retried` and `dead` events; undefined before.
+   */
+  readonly finishedAt?: number;
   /** The job's group (`AddOptions.group`); undefined when ungrouped. */
   readonly group?: string | undefined;
   /** Aborts when the lease is lost, the job is cancelled, times out, or the worker closes. */
@@ -189,6 +235,19 @@ export interface Job<T = unknown> {
   getChildrenFailures(): Promise<Record<string, string>>;
   /** Record and publish progress; false when the lease is lost. */
   progress(value: unknown): Promise<boolean>;
+  /**
+   * Append a line to the job's log (`getJobLogs`), kept with the job. Lines travel with the
+   * attempt's next lease renewal or its outcome (no round trip of their own); resolves true at
+   * once, false when the lease is known to be lost (the line is dropped). A non-string is turned
+   * into one (an Error: its message; anything else: JSON); a line over 2 KiB is cut there.
+   */
+  log(message: unknown): Promise<boolean>;
+  /**
+   * Replace the job's data (fenced by the lease: a step job's state for its next run, see
+   * `DelayedError`); `job.data` is the new data once it resolves true; false when the lease is
+   * lost (nothing changed). PAYLOAD_TOO_LARGE / ENCODE_FAILED when it cannot be stored.
+   */
+  updateData(data: T): Promise<boolean>;
   /** Push the lease deadline to now + ms; false when the lease is lost. */
   extend(ms?: number): Promise<boolean>;
   /**

@@ -1,5 +1,6 @@
 /** Types of a queue: its options, counts and the reports of clean() and repair(). */
 import type { RateLimit } from './flow-control.js';
+import type { KeepCompleted } from './history.js';
 import type { GroupOptions } from './groups.js';
 import type { BackoffOptions } from './job.js';
 
@@ -23,8 +24,25 @@ export interface WorkQueueOptions {
   maxLeaseExpiries?: number;
   /** Dead-letter set size; the oldest are purged past it. Default 10 000. */
   maxDead?: number;
-  /** Keep handler results for `ttlMs` (read them with `getResult`). Default off. */
+  /**
+   * Keep handler results by job id for `ttlMs` (read them with `getResult`/`waitForResult`,
+   * also after a kept completed job was trimmed). Default off. See docs/history.md for how it
+   * relates to `keepCompleted`.
+   */
   storeResults?: false | { ttlMs: number };
+  // ---------------------------------------------------------------- history (docs/history.md)
+  /**
+   * Keep completed jobs (data, name, times, result, log) for `getJob` and
+   * `getJobs('completed')`: the newest `count`, none older than `ageMs`. Trimmed by the calls
+   * that complete jobs and by `clean()`. Default `{ count: 1000, ageMs: 86_400_000 }`; `false`:
+   * a completed job is removed at once.
+   */
+  keepCompleted?: KeepCompleted | false;
+  /**
+   * Most lines a job's log keeps (`job.log`); past it the oldest go (`getJobLogs` says how many).
+   * Default 100; 0 turns logs off (`job.log` then keeps nothing).
+   */
+  maxLogLines?: number;
   /**
    * A worker whose heartbeat is older than this is dead; `clean` reclaims its jobs. Default
    * 2 000 ms (heartbeats come every quarter of it from a thread, so a busy event loop does not
@@ -107,6 +125,8 @@ export interface QueueCounts {
   dead: number;
   /** Workers whose heartbeat is fresh. */
   workers: number;
+  /** Kept completed jobs (`keepCompleted`). */
+  completed: number;
   /** Flow parents waiting for their children. */
   waitingChildren: number;
 }
@@ -124,6 +144,8 @@ export interface CleanReport {
   resultsExpired: number;
   /** Caller ids of completed jobs freed at the end of their dedupe window. */
   callerIdsFreed: number;
+  /** Kept completed jobs trimmed (past `keepCompleted`'s age, or its count when lowered). */
+  completedTrimmed: number;
   /** Schedule ticks made (as delayed jobs) by this clean; present only when some were. */
   ticksMade?: number;
   /**

@@ -1,25 +1,30 @@
-// The job handle a handler receives (`Job`, declared in lib/types/job.ts): its data, signal,
-// progress, extend and rateLimited, and a flow job's parent and children.
+// The job handle a handler receives (`Job`, declared in lib/types/job.ts): its data, times,
+// signal, progress, extend, log, updateData and rateLimited, and a flow job's parent and children.
 import { RateLimitError, WorkQueueError } from '../errors.js';
+import { addLine, logLine, type LogBatch } from '../job/logs.js';
 import type { Job, ParentRef } from '../types/job.js';
 import type { WorkerContext } from './context.js';
 import type { Run } from './parts.js';
 
 /**
  * The handle for a run's handler. One class, so every job shares one shape: its data as own
- * fields, `progress`, `extend` and `rateLimited` as own functions (a handler may pass them around unbound),
- * `signal` a getter of the class, creating the AbortController on first read (most handlers never
- * read it). Progress and extend of a handed-off job wait until its lease is adopted (ours).
+ * fields, `progress`, `extend`, `log`, `updateData` and `rateLimited` as own functions (a handler
+ * may pass them around unbound), `signal` a getter of the class, creating the AbortController on
+ * first read (most handlers never read it). Progress, extend and updateData of a handed-off job
+ * wait until its lease is adopted (ours).
  */
 class RunJob<T, R> implements Job<T> {
   readonly id: string;
-  readonly data: T;
+  /** Replaced by `updateData` once stored. */
+  data: T;
   readonly name: string | undefined;
   readonly priority: number;
   readonly attempt: number;
   readonly maxAttempts: number;
   readonly queueName: string;
   readonly traceContext: string | undefined;
+  readonly addedAt: number;
+  readonly startedAt: number;
   readonly group: string | undefined;
   readonly parent: ParentRef | undefined;
   readonly #ctx: WorkerContext<T, R>;
@@ -35,6 +40,8 @@ class RunJob<T, R> implements Job<T> {
     this.maxAttempts = lease.maxAttempts;
     this.queueName = ctx.queue.name;
     this.traceContext = lease.traceContext;
+    this.addedAt = lease.addedAt;
+    this.startedAt = lease.startedAt;
     this.group = lease.group;
     this.parent = lease.parent;
     this.#ctx = ctx;
@@ -43,6 +50,10 @@ class RunJob<T, R> implements Job<T> {
 
   get signal(): AbortSignal {
     return this.#ctx.runs.signal(this.#run);
+  }
+
+  get finishedAt(): number | undefined {
+    return this.#run.finishedAt;
   }
 
   readonly progress = async (value: unknown): Promise<boolean> => {
@@ -55,6 +66,26 @@ class RunJob<T, R> implements Job<T> {
     const { handoffs, queue } = this.#ctx;
     const lease = this.#run.lease;
     return this.#lost((await handoffs.adopted(lease)) && (await queue.extend(lease, ms))[0]!);
+  };
+
+  readonly log = (message: unknown): Promise<boolean> => {
+    const run = this.#run;
+    const max = this.#ctx.queue.options.maxLogLines;
+    // A run that ended (its lease lost, or its outcome on its way with its lines) logs nothing.
+    if (run.ended) return Promise.resolve(false);
+    if (max === 0) return Promise.resolve(true);
+    addLine((run.logs ??= { lines: [], dropped: 0 }), logLine(message), max);
+    return Promise.resolve(true);
+  };
+
+  readonly updateData = async (data: T): Promise<boolean> => {
+    const { handoffs, queue } = this.#ctx;
+    const lease = this.#run.lease;
+    const ok = this.#lost(
+      (await handoffs.adopted(lease)) && (await queue.updateLeasedData(lease, data)),
+    );
+    if (ok) this.data = data;
+    return ok;
   };
 
   readonly rateLimited = (ms: number): never => {
@@ -82,4 +113,11 @@ class RunJob<T, R> implements Job<T> {
 /** The job handle of `run` (see RunJob). */
 export function createJob<T, R>(ctx: WorkerContext<T, R>, run: Run<T>): Job<T> {
   return new RunJob(ctx, run);
+}
+
+/** The log lines of `run` not sent yet (taken: the caller sends them). */
+export function takeLogs<T>(run: Run<T>): LogBatch | undefined {
+  const logs = run.logs;
+  run.logs = undefined;
+  return logs;
 }

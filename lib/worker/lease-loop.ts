@@ -128,7 +128,9 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       if (want > 0) this.callMs = average(this.callMs, performance.now() - sentAt);
       if (r.drain) this.draining = true;
       r.adopted.forEach((ok, i) => handoffs.afterAdopt(adopt[i]!, ok));
-      items.forEach((it, i) => ctx.runner.afterComplete(it.run, it.result as R, r.completed[i]!));
+      items.forEach((it, i) =>
+        ctx.runner.afterComplete(it.run, it.result as R, r.completed[i]!, r.now),
+      );
       deliverFlowNotices(ctx, items, r.completed);
       if (ctx.closing) {
         // Too late to start them: straight back to the front.

@@ -4,6 +4,19 @@ import { invalidOptions } from '../errors.js';
 import { defaultCleanInterval } from '../options.js';
 import type { WorkQueue } from '../queue/index.js';
 import { handlerProblems } from '../sandbox/options.js';
+import type { Job } from '../types/job.js';
+
+/**
+ * The delay before a failed job's next attempt (ms, an integer >= 0), from the attempt that
+ * failed (1-based), its error and its job; undefined: the job's own backoff (the queue's
+ * `backoff`, or the job's). Not called for an error that dead-letters (last attempt,
+ * `NonRetryableError`).
+ */
+export type BackoffStrategy = (
+  attempt: number,
+  error: unknown,
+  job: Job<unknown>,
+) => number | undefined;
 
 export interface WorkerOptions {
   /** Jobs in flight at once. Default 1. */
@@ -36,6 +49,10 @@ export interface WorkerOptions {
    * with defaults); 0 turns it off (the Nest module runs its own cleaner instead).
    */
   cleanIntervalMs?: number;
+  /** Retry delays of this worker's failed jobs (see {@link BackoffStrategy}). */
+  backoffStrategy?: BackoffStrategy;
+  /** A name `getWorkers()` shows (1-100 characters), e.g. the service or processor. */
+  name?: string;
 }
 
 /** Every option with its default applied (what the parts of a worker read). */
@@ -49,6 +66,8 @@ export interface WorkerSettings {
   readonly heartbeatIntervalMs: number;
   readonly closeTimeoutMs: number;
   readonly cleanIntervalMs: number;
+  readonly backoffStrategy: BackoffStrategy | undefined;
+  readonly name: string | undefined;
 }
 
 /**
@@ -75,6 +94,8 @@ export function resolveWorkerOptions<T, R>(
       Math.max(100, Math.floor(queue.options.heartbeatTimeoutMs / 4)),
     closeTimeoutMs: options.closeTimeoutMs ?? 10_000,
     cleanIntervalMs: options.cleanIntervalMs ?? defaultCleanInterval([queue]),
+    backoffStrategy: options.backoffStrategy,
+    name: options.name,
   };
 }
 
@@ -124,5 +145,16 @@ export function workerOptionProblems(o: WorkerOptions, path = ''): string[] {
   }
   if (o.concurrency !== undefined && o.concurrency > 10_000)
     problems.push(`${path}concurrency must be at most 10000`);
+  if (o.backoffStrategy !== undefined && typeof o.backoffStrategy !== 'function')
+    problems.push(
+      `${path}backoffStrategy must be a function (attempt, error, job) => ms | undefined`,
+    );
+  if (
+    o.name !== undefined &&
+    (typeof o.name !== 'string' || o.name.length === 0 || o.name.length > 100)
+  )
+    problems.push(
+      `${path}name must be a string of 1-100 characters, got ${JSON.stringify(o.name)}`,
+    );
   return problems;
 }

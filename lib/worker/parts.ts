@@ -2,6 +2,7 @@
 // constructor wires the classes that implement these into the WorkerContext). Declared here, not
 // taken from the classes, so that the parts and the context import this file and never each other.
 import type { WorkQueueError } from '../errors.js';
+import type { LogBatch } from '../job/logs.js';
 import type { CompleteItem } from '../queue/index.js';
 import type { Job, LeasedJob } from '../types/job.js';
 
@@ -16,6 +17,10 @@ export interface Run<T> {
   ended: boolean;
   /** The `jobTimeoutMs` timer, if any. */
   timer?: NodeJS.Timeout;
+  /** `job.log` lines not sent yet (they go with its next renewal or its outcome). */
+  logs?: LogBatch;
+  /** When its outcome was recorded (Redis ms): `job.finishedAt`. */
+  finishedAt?: number;
 }
 
 /** How a run ended (see RunTable.end). */
@@ -53,7 +58,8 @@ export interface RunTablePart<T> {
 /** Calls the handler and reports its outcome (runner.ts). */
 export interface RunnerPart<T, R> {
   execute(run: Run<T>): void;
-  afterComplete(run: Run<T>, result: R, ok: boolean): void;
+  /** `at`: the complete call's Redis time. */
+  afterComplete(run: Run<T>, result: R, ok: boolean, at: number): void;
 }
 
 /** Complete-and-lease calls and prefetch (lease-loop.ts). */

@@ -1,13 +1,29 @@
 // The runner: calls the handler of each run the run table starts, enforces `jobTimeoutMs`, and
 // tells how the run ended (a complete batched into the next lease call, or a fail) and events.
-import { errorMessage, RateLimitError, WorkQueueError } from '../errors.js';
+import { DelayedError, errorMessage, RateLimitError, WorkQueueError } from '../errors.js';
 import { encodeResult } from '../job/codec.js';
 import { runRunHooks } from './run-hooks.js';
-import type { FailOutcome } from '../types/index.js';
+import type { FailOptions, FailOutcome } from '../types/index.js';
+import { backoffDelayFor } from './backoff.js';
+import { takeLogs } from './job.js';
 import { delay } from '../util/timeout.js';
 import type { WorkerContext } from './context.js';
 import type { Run, RunOutcome, RunnerPart } from './parts.js';
 import type { Job } from '../types/job.js';
+
+/**
+ * When a handler's error is a DelayedError (also one from another realm, e.g. a sandbox: by its
+ * name and fields), its delay (ms) or time; else undefined.
+ */
+function asDelayed(e: unknown): number | Date | undefined {
+  if (typeof e !== 'object' || e === null) return undefined;
+  const d = e as Partial<DelayedError>;
+  if (!(e instanceof DelayedError) && d.name !== 'DelayedError') return undefined;
+  if (typeof d.runAt === 'number' && Number.isFinite(d.runAt)) return new Date(d.runAt);
+  return typeof d.delayMs === 'number' && Number.isSafeInteger(d.delayMs) && d.delayMs >= 0
+    ? d.delayMs
+    : undefined;
+}
 
 export class Runner<T, R> implements RunnerPart<T, R> {
   constructor(private readonly ctx: WorkerContext<T, R>) {}
@@ -42,19 +58,27 @@ export class Runner<T, R> implements RunnerPart<T, R> {
     );
   }
 
-  /** The answer to a run's complete (sent by the lease loop). */
-  afterComplete(run: Run<T>, result: R, ok: boolean): void {
+  /** The answer to a run's complete (sent by the lease loop at Redis time `at`). */
+  afterComplete(run: Run<T>, result: R, ok: boolean, at: number): void {
     this.ctx.runs.settled(run);
-    if (ok) this.ctx.emit('completed', run.job, result);
-    else
+    if (ok) {
+      run.finishedAt = at;
+      this.ctx.emit('completed', run.job, result);
+    } else
       this.ctx.emit('leaseLost', run.job, 'completed or cancelled elsewhere before this complete');
   }
 
   private succeeded(run: Run<T>, result: R): void {
     if (run.ended) return;
     let encoded: string | undefined;
-    if (this.ctx.queue.options.resultTtlMs > 0 || run.lease.parent) {
-      // Encoded once, here: the complete sends this string (a flow child's goes to its parent).
+    const o = this.ctx.queue.options;
+    // Results are stored, or go to a flow child's parent or are kept with their job (undefined
+    // is not kept, and a parent gets null for it).
+    if (
+      o.resultTtlMs > 0 ||
+      ((run.lease.parent || o.keepCompleted.count > 0) && result !== undefined)
+    ) {
+      // Encoded once, here: the complete sends this string.
       try {
         encoded = encodeResult(result);
       } catch (e) {
@@ -70,7 +94,7 @@ export class Runner<T, R> implements RunnerPart<T, R> {
       }
     }
     this.ctx.runs.end(run, { kind: 'completed' });
-    this.ctx.loop.complete({ lease: run.lease, result, encoded, run });
+    this.ctx.loop.complete({ lease: run.lease, result, encoded, run, logs: takeLogs(run) });
   }
 
   private async failed(run: Run<T>, error: unknown, outcome: RunOutcome): Promise<void> {
@@ -93,9 +117,18 @@ export class Runner<T, R> implements RunnerPart<T, R> {
       await this.rateLimited(run, error.delayMs);
       return;
     }
+    const delayed = asDelayed(error);
+    if (owned && delayed) {
+      await this.delayed(run, delayed);
+      return;
+    }
+    const opts: FailOptions = { delayMs: backoffDelayFor(ctx, run, error) };
+    const logs = takeLogs(run);
     for (let attempt = 0; owned; attempt++) {
       try {
-        told = await ctx.track(ctx.queue.fail(run.lease, error));
+        const rec = await ctx.track(ctx.queue.failAttempt(run.lease, error, opts, logs));
+        told = rec.outcome;
+        run.finishedAt = rec.at;
         break;
       } catch (e) {
         ctx.report(e);
@@ -121,6 +154,21 @@ export class Runner<T, R> implements RunnerPart<T, R> {
     try {
       const until = await ctx.track(ctx.queue.rateLimited(run.lease, delayMs));
       if (until < 0) ctx.emit('leaseLost', run.job, 'lease lost before rate limit');
+    } catch (e) {
+      ctx.report(e);
+    }
+    ctx.loop.schedule();
+  }
+
+  /**
+   * The handler threw `DelayedError`: its job waits in the delayed set (no attempt counted, its
+   * data as last updated). Failing that (Redis), the lease lapses and clean() puts it back.
+   */
+  private async delayed(run: Run<T>, when: number | Date): Promise<void> {
+    const ctx = this.ctx;
+    try {
+      const due = await ctx.track(ctx.queue.moveToDelayed(run.lease, when, takeLogs(run)));
+      if (due === undefined) ctx.emit('leaseLost', run.job, 'lease lost before DelayedError');
     } catch (e) {
       ctx.report(e);
     }

@@ -24,7 +24,7 @@ import type { SandboxOptions } from '../types/sandbox.js';
 
 export type { Handler, WorkerEvents } from '../types/worker.js';
 export type { Job } from '../types/job.js';
-export { workerOptionProblems, type WorkerOptions } from './options.js';
+export { workerOptionProblems, type BackoffStrategy, type WorkerOptions } from './options.js';
 
 /**
  * Consumes one queue: keeps up to `concurrency` jobs in flight, leasing in batches and fusing
@@ -147,7 +147,10 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     try {
       // A sandboxed handler's module is loaded meanwhile: one that cannot run fails the start.
       await Promise.all([q.ready(), this.sandbox?.start()]);
-      ctx.id = await q.registerWorker();
+      ctx.id = await q.registerWorker({
+        concurrency: ctx.settings.concurrency,
+        ...(ctx.settings.name === undefined ? {} : { name: ctx.settings.name }),
+      });
     } catch (e) {
       await this.releaseConnections();
       throw e;

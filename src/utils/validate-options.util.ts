@@ -34,6 +34,8 @@ const QUEUE_DEFAULT_KEYS: Record<keyof WorkQueueQueueDefaults, true> = {
   limiter: true,
   groups: true,
   events: true,
+  keepCompleted: true,
+  maxLogLines: true,
 };
 const WORKER_DEFAULT_KEYS: Record<keyof WorkQueueWorkerDefaults, true> = {
   concurrency: true,
@@ -45,6 +47,8 @@ const WORKER_DEFAULT_KEYS: Record<keyof WorkQueueWorkerDefaults, true> = {
 const PROCESSOR_KEYS: Record<keyof ProcessorOptions, true> = {
   ...WORKER_DEFAULT_KEYS,
   leaseMs: true,
+  backoffStrategy: true,
+  name: true,
   sandbox: true,
 };
 const MODULE_KEYS: Record<keyof WorkQueueModuleOptions, true> = {

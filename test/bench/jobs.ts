@@ -6,7 +6,12 @@ import { errorText, wallMs } from './util.js';
 export const QUEUE = 'bench';
 
 export async function loadAdapter(lib: LibName, p: ChildParams): Promise<Adapter> {
-  const config = { host: p.host, port: p.port, retries: p.failEvery > 0 };
+  const config = {
+    host: p.host,
+    port: p.port,
+    retries: p.failEvery > 0,
+    keepCompleted: p.keepCompleted !== false,
+  };
   switch (lib) {
     case 'ours':
       return (await import('./libs/ours.js')).create(config);

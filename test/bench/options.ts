@@ -31,6 +31,7 @@ export const GROUPS = [
   'firstJob',
   'memory',
   'scale',
+  'keep',
   'sandbox',
   'groups',
   'fairness',

@@ -8,6 +8,7 @@ import type { Group, Settings } from './options.js';
 import type { ChildResult } from './protocol.js';
 import { concurrentAddPlan } from './rows/concurrent-add.js';
 import { firstJobPlan } from './rows/first-job.js';
+import { keepCompletedPlan } from './rows/keep-completed.js';
 import { flowsPlan } from './rows/flows.js';
 import { memoryPlan } from './rows/memory.js';
 import { sandboxPlan } from './rows/sandbox.js';
@@ -25,6 +26,7 @@ export function plan(s: Settings): { measurements: Measurement[]; specs: RowSpec
     firstJobPlan(s),
     memoryPlan(s),
     scalePlan(s),
+    keepCompletedPlan(s),
     sandboxPlan(s),
     groupsPlan(s),
     flowsPlan(s),

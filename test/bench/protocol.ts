@@ -77,6 +77,8 @@ export interface ChildParams {
   callers?: number;
   /** memory: idle workers started (each on its own queue, at `concurrency`). */
   workers?: number;
+  /** false: ours runs with `keepCompleted: false` (rows/keep-completed.ts). */
+  keepCompleted?: false;
   /** groups: active groups the grouped run spreads its jobs over. */
   groups?: number;
 }

@@ -36,9 +36,10 @@
  *   --libs <list>      libraries, comma-separated: ours,bullmq,bee,bare,fused (default all)
  *   --only <list>      figures, comma-separated (default all but scale): add, addBulk, c1, c50,
  *                      latency, bytes, commands (from the c50 run), aof, scaling, payload, mixed,
- *                      addConcurrent, firstJob, memory, scale, sandbox, groups (ours: c=50
- *                      ungrouped / over 1 000 groups / named, bytes per grouped job), fairness
- *                      (ours, BullMQ), flows
+ *                      addConcurrent, firstJob, memory, scale, keep (c=50 with keepCompleted:
+ *                      false, ours only: the c50 figure keeps the default 1 000), sandbox, groups
+ *                      (ours: c=50 ungrouped / over 1 000 groups / named, bytes per grouped job),
+ *                      fairness (ours, BullMQ), flows
  *   --callers <k>      addConcurrent: concurrent callers on one queue object (default 64)
  *   --first-samples <k> firstJob: worker starts per child, one job waiting (default 7; quick 3)
  *   --mem-workers <l>  memory: idle worker counts, one fresh child each (default 1,10,30); each

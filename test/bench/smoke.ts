@@ -40,6 +40,7 @@ const ROW_IDS = [
   'scaleTakeBig',
   'scaleBytesBase',
   'scaleBytesBig',
+  'c50KeepOff',
   'sandboxInProcess',
   'sandboxThread',
   'sandboxProcess',

@@ -110,9 +110,11 @@ describe('flows on a Redis Cluster, parent and children on different masters', (
       [`${pays}:pay`]: 10,
       [`${stock}:${tree.children![1]!.job.id}`]: 'reserved',
     });
-    await waitFor(async () => (await queue(orders!).getJob(tree.job.id)) === null, {
-      what: 'the parent gone',
+    // Kept as completed (keepCompleted), like any job.
+    await waitFor(async () => (await queue(orders!).getJob(tree.job.id))?.state === 'completed', {
+      what: 'the parent completed',
     });
+    expect(await queue(pays!).getJob('pay')).toMatchObject({ state: 'completed', result: 10 });
     expect(runs).toBe(1);
   });
 

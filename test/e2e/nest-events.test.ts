@@ -111,7 +111,13 @@ describe('@QueueEventsListener / @OnQueueEvent', () => {
       () => listener.heard.find((e) => e.kind === 'completed' && e.id === id),
       { what: 'the completed event in app A' },
     );
-    expect(done).toMatchObject({ kind: 'completed', id, resultStored: false });
+    // Kept (keepCompleted): its result is in the event and readable with getJob.
+    expect(done).toMatchObject({
+      kind: 'completed',
+      id,
+      resultStored: true,
+      result: { sentTo: 'x' },
+    });
     // B's own worker event may come a moment later than A's read of the log: wait for it too.
     const processor = b.get(MailProcessor);
     await waitFor(() => processor.results.has(id), { what: "B's completed worker event" });

@@ -130,7 +130,7 @@ describe('processing through the Nest layer', () => {
     expect(attempts.get(recovers.id)).toEqual([1, 2, 3]);
     expect(attempts.get(broken.id)).toEqual([1, 2, 3]);
     expect(attempts.get(fatal.id)).toEqual([1]);
-    expect(await queue.getJob(recovers.id)).toBeNull(); // completed
+    expect(await queue.getJob(recovers.id)).toMatchObject({ state: 'completed', attemptsMade: 3 });
     const dead = Object.fromEntries((await queue.listDead()).map((d) => [d.id, d]));
     expect(dead[broken.id]).toMatchObject({ reason: 'broken on attempt 3', attemptsMade: 3 });
     expect(dead[fatal.id]).toMatchObject({ reason: 'invalid input', attemptsMade: 1 });

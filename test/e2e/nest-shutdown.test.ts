@@ -61,7 +61,7 @@ describe('graceful shutdown', () => {
     expect(events).toEqual([`start ${id}`, `end ${id} aborted=false`, 'closed']);
 
     const check = inspector.queue('work', prefix);
-    expect(await check.getJob(id)).toBeNull(); // completed
+    expect(await check.getJob(id)).toMatchObject({ state: 'completed' });
     expect(await check.counts()).toMatchObject({ pending: 0, leased: 0, dead: 0, workers: 0 });
   });
 

@@ -78,6 +78,7 @@ describe('sample GET /metrics', () => {
         };
         const expected = { ...c, paused: 1 } as Record<string, unknown>;
         delete expected.pendingByPriority;
+        delete expected.completed; // kept completed jobs (issue 25) have no gauge yet
         return JSON.stringify(gauges) === JSON.stringify(expected) && c.delayed >= 2;
       },
       { what: 'gauges equal to counts()' },

@@ -251,7 +251,7 @@ describe('sample app', () => {
     const problems = (bad.body as { message: string[] }).message;
     expect(problems).toEqual([
       expect.stringContaining(
-        'state must be one of pending, delayed, leased, dead, waiting-children, got "bogus"',
+        'state must be one of pending, delayed, leased, dead, waiting-children, completed, got "bogus"',
       ),
       expect.stringContaining('offset must be an integer >= 0, got -1'),
       expect.stringContaining('limit must be an integer 1..1000, got 5000'),

@@ -71,4 +71,30 @@ export const FLOW_OPS: Array<{ name: string; run(q: WorkQueue<unknown>): Promise
       return q.repair();
     },
   },
+  {
+    name: 'flow: a kept child, its parent cancelled before its notice (complete_and_lease, cancel, flow_cancel)',
+    run: async (q) => {
+      const { k, lease } = await leasedChild(q);
+      await k.completeAndLease([{ lease, result: 'kept' }]);
+      return q.cancel('flow-p');
+    },
+  },
+  {
+    name: 'flow: a kept child whose notice was lost, written again (flow_probe, flow_notice)',
+    run: async (q) => {
+      const { k, lease } = await leasedChild(q);
+      await k.completeAndLease([{ lease, result: 'kept' }]);
+      await q.client.hdel(k.keys.key('flowOutbox'), lease.seq);
+      await q.client.zrem(k.keys.key('flowOutboxAt'), lease.seq);
+      return q.repair();
+    },
+  },
+  {
+    name: 'flow: rerun of a kept child runs it plain (completed_jobs)',
+    run: async (q) => {
+      const { k, lease } = await leasedChild(q);
+      await k.complete(lease, 'kept');
+      return k.rerun('k1');
+    },
+  },
 ];

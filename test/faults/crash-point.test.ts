@@ -62,6 +62,8 @@ const SHORT_HEARTBEAT_MS = 100;
 const OPTIONS = {
   logger: false as const,
   backoff: { type: 'fixed' as const, delayMs: 60_000 },
+  // Small, so that completing two more jobs trims (lib/scripts/lib/completed.lua).
+  keepCompleted: { count: 2, ageMs: 600_000 },
 };
 
 /** A client that records every script call it sends (EVALSHA/EVAL), in order, and its outcome. */
@@ -162,6 +164,29 @@ async function crash(cmd: Recorded, variant: Variant): Promise<'before' | 'after
   return 'after';
 }
 
+/** A time (Redis ms) as a 10 s bucket of `now`, so that the twin queues compare equal. */
+const bucket = (ms: number, now: number) => `@${Math.round((ms - now) / 10_000)}`;
+
+/**
+ * A string key of the history (lib/scripts/lib/history.lua) with its times in buckets: the time
+ * slots of a payload bucket (`t:<b>`, u48 each, 0 = none), the per-minute counts (`mt:<kind>`:
+ * their total; the minute two twins ran in may differ).
+ */
+async function historyString(part: string, key: string, now: number): Promise<unknown> {
+  const raw = (await admin.getBuffer(key)) ?? Buffer.alloc(0);
+  if (part.startsWith('t:')) {
+    const slots: string[] = [];
+    for (let i = 0; i + 6 <= raw.length; i += 6) {
+      const ms = raw.readUIntBE(i, 6);
+      slots.push(ms === 0 ? '0' : bucket(ms, now));
+    }
+    return slots;
+  }
+  let total = 0;
+  for (let i = 0; i + 8 <= raw.length; i += 8) total += raw.readUInt32BE(i + 4);
+  return total;
+}
+
 /**
  * Every key of the queue's prefix (the queue, and the other queues of its flows), relative to the
  * prefix, with contents; scores in 10 s buckets of now.
@@ -177,7 +202,9 @@ async function snapshot(q: WorkQueue<unknown>): Promise<Record<string, unknown>>
     // differ between the two producers compared: not part of the queue's state.
     if (part.includes('}:ik:')) continue;
     const type = await admin.type(key);
-    if (type === 'string') out[part] = await admin.get(key);
+    const own = part.slice(part.indexOf('}:') + 2); // the key's part within its queue
+    if (/^(t|mt):/.test(own)) out[part] = await historyString(own, key, now);
+    else if (type === 'string') out[part] = await admin.get(key);
     else if (type === 'list') out[part] = await admin.lrange(key, 0, -1);
     else if (type === 'set') out[part] = (await admin.smembers(key)).sort();
     else if (part.endsWith('}:hb')) {
@@ -186,19 +213,22 @@ async function snapshot(q: WorkQueue<unknown>): Promise<Record<string, unknown>>
         .map(([f, v]) => `${f}@${Math.round((Number(v) - now) / 10_000)}`)
         .sort();
     } else if (type === 'hash') {
-      // Caller ids kept after completion hold '~<until ms>': a time, in 10 s buckets too.
+      // Caller ids kept after completion hold '~<until ms>[:<seq>]', worker info '<ms>:<JSON>':
+      // times, in 10 s buckets too.
       out[part] = Object.entries(await admin.hgetall(key))
-        .map(([f, v]) => [
-          f,
-          v.startsWith('~') ? `~@${Math.round((Number(v.slice(1)) - now) / 10_000)}` : v,
-        ])
+        .map(([f, v]) => {
+          const kept = /^~(\d+)(:.*)?$/.exec(v);
+          if (kept) return [f, `~${bucket(Number(kept[1]), now)}${kept[2] ?? ''}`];
+          const info = own === 'wi' && /^(\d+):(.*)$/.exec(v);
+          if (info) return [f, `${bucket(Number(info[1]), now)}:${info[2]}`];
+          return [f, v];
+        })
         .sort();
     } else if (type === 'zset') {
       const flat = await admin.zrange(key, '0', '-1', 'WITHSCORES');
       const pairs: string[] = [];
       // Scores that are not times (groups: places in line, turns; the list of groups; a flow
       // reservation's first seq) as stored.
-      const own = part.slice(part.indexOf('}:') + 2); // the key's part within its queue
       const untimed = own.startsWith('gp:') || own === 'gq' || own === 'ga' || own === 'fv';
       // A flow reservation's member ends with its time: in 10 s buckets too.
       const member = (m: string) =>
@@ -226,7 +256,8 @@ interface Setup {
  * of several priorities (caller ids too), grouped jobs (group A with its own concurrency 2, B
  * with its own rate limit), a delayed job, a due delayed job, three leases of the worker (A0,
  * B0, A1: A is at its concurrency), one of the dead worker (B1), an expired lease, a
- * dead-lettered job.
+ * dead-lettered job, a kept completed job with a result and a log (keepCompleted), a retried
+ * one with a log.
  */
 async function setup(q: WorkQueue<unknown>): Promise<Setup> {
   const worker = await q.registerWorker();
@@ -244,6 +275,12 @@ async function setup(q: WorkQueue<unknown>): Promise<Setup> {
   ]);
   const [doomed] = await q.lease({ count: 1, leaseMs: 60_000, workerId: worker });
   await q.fail(doomed!, new NonRetryableError('setup: dead job'));
+  // A kept completed job with a result and a log (keepCompleted), and a retried one with a log.
+  await q.add({ n: 11 }, { id: 'cid-11', priority: 0 });
+  await q.add({ n: 12 }, { priority: 0 });
+  const [kept, retried] = await q.lease({ count: 2, leaseMs: 60_000, workerId: worker });
+  await q.completeAndLease([{ lease: kept!, result: { r: 11 }, logs: log('kept') }]);
+  await q.failAttempt(retried!, new Error('retry me'), { delayMs: 60_000 }, log('failed once'));
   await q.setGroupConcurrency('A', 2);
   await q.setGroupRateLimit('B', { max: 10, durationMs: 60_000 });
   await q.addBulk([
@@ -261,6 +298,8 @@ async function setup(q: WorkQueue<unknown>): Promise<Setup> {
   await q.add({ n: 10 }, { delayMs: 1 });
   return { worker, held, deadId: doomed!.id };
 }
+
+const log = (...lines: string[]) => ({ lines, dropped: 0 });
 
 interface Op {
   name: string;
@@ -296,7 +335,53 @@ const OPS: Op[] = [
         workerId: s.worker,
       }),
   },
+  {
+    name: 'complete + lease (results, logs, trims the kept jobs)',
+    run: (q, s) =>
+      q.completeAndLease(
+        [
+          { lease: s.held[0]!, result: 'one', logs: log('a', 'b') },
+          { lease: s.held[1]!, logs: { lines: ['c'], dropped: 3 } },
+        ],
+        { count: 1, leaseMs: 60_000, workerId: s.worker },
+      ),
+  },
   { name: 'fail (retry)', run: (q, s) => q.fail(s.held[0]!, new Error('boom')) },
+  {
+    name: 'fail (retry, with log lines)',
+    run: (q, s) => q.failAttempt(s.held[0]!, new Error('boom'), {}, log('x', 'y')),
+  },
+  {
+    name: 'extend (with log lines)',
+    run: (q, s) => q.renew(s.held, 600_000, new Map([[s.held[1]!, log('renewed')]])),
+  },
+  {
+    name: 'DelayedError (move_to_delayed)',
+    run: (q, s) => q.moveToDelayed(s.held[2]!, 60_000, log('see you later')),
+  },
+  { name: 'updateData (leased job)', run: (q, s) => q.updateLeasedData(s.held[0]!, { n: 'u' }) },
+  { name: 'updateData (by id)', run: (q) => q.updateData('cid-6', { n: 'u' }) },
+  { name: 'changeDelay (pending)', run: (q) => q.changeDelay('cid-6', 60_000) },
+  { name: 'changeDelay (delayed, to now)', run: (q) => q.changeDelay('7', 0) },
+  { name: 'completed: rerun', run: (q) => q.rerun('cid-11') },
+  {
+    name: 'completed: rerun (grouped: back in its group)',
+    run: async (q, s) => {
+      await q.complete(s.held[0]!, 'a0');
+      return q.rerun(s.held[0]!.id);
+    },
+  },
+  { name: 'completed: purge one', run: (q) => q.purgeCompleted('cid-11') },
+  { name: 'completed: purge all', run: (q) => q.purgeCompleted() },
+  {
+    name: 'clean (trims the kept jobs: keepCompleted false)',
+    run: (q) =>
+      new WorkQueue(q.client, q.name, {
+        ...OPTIONS,
+        prefix: q.options.prefix,
+        keepCompleted: false,
+      }).clean(),
+  },
   { name: 'fail (dead)', run: (q, s) => q.fail(s.held[1]!, new NonRetryableError('bad')) },
   { name: 'release', run: (q, s) => q.release([s.held[0]!, s.held[2]!]) },
   { name: 'extend', run: (q, s) => q.extend(s.held, 600_000) },

@@ -78,6 +78,10 @@ const COMMANDS = [
   'zrem',
   'zscore',
   'xadd', // the event log
+  'bitfield', // job times and per-minute counts (docs/history.md)
+  'bitfield_ro',
+  'strlen', // a per-minute ring's first write sizes it at once
+  'get',
 ];
 
 /** `+client|setinfo` when this Redis has it (>= 7.2): ioredis sends it at connect. */
@@ -179,7 +183,7 @@ describe('a user limited to ~wq:* &wq:* and the minimal command set', () => {
     expect(await q.purgeDead()).toBe(1);
     await q.clean();
     expect((await q.counts()).workers).toBe(1);
-    expect(await q.getJob('cid-1')).toEqual({ id: 'cid-1', state: 'completed' });
+    expect(await q.getJob('cid-1')).toMatchObject({ id: 'cid-1', state: 'completed' });
     // Closing with a job still running gives it back to the front of its queue.
     await q.add('hold-at-close', { id: 'hold-at-close' });
     await waitFor(async () => (await q.getJob('hold-at-close'))?.state === 'leased', {

@@ -26,16 +26,18 @@ export async function errorOf(p: Promise<unknown> | (() => unknown)): Promise<un
 }
 
 /**
- * The same queue as `q` (same name and prefix) on a fresh connection of the fixture, e.g. for
- * several concurrent clients of one queue.
+ * The same queue as `q` (same name, prefix and kept completed jobs) on a fresh connection of the
+ * fixture, e.g. for several concurrent clients of one queue.
  */
 export function sameQueue<T, R>(
   fx: QueueFixture,
   q: WorkQueue<T, R>,
   options: WorkQueueOptions = {},
 ): WorkQueue<T, R> {
+  const keep = q.options.keepCompleted;
   return new WorkQueue<T, R>(fx.client(), q.name, {
     logger: false,
+    keepCompleted: keep.count > 0 ? keep : false,
     ...options,
     prefix: q.options.prefix,
   });

@@ -45,6 +45,7 @@ describe('Lua scripts', () => {
       'workers',
       'groupedPending',
       'waitingChildren',
+      'completedJobs',
     ]);
     expect(script('add').keys.at(-1)).toBe('pending*');
     const lease = script('lease');

@@ -37,6 +37,7 @@ end
 
 -- Hand job `seq` off: lease it to holder 'h' until now + hand_ms and push it whole to the wake list
 -- (a hand-off counts as a lease for a rate limit of window rate_ms). Returns its lease token.
+-- The entry's head ends with the job's added time (the add's `now`), also its start.
 local function hand_off(seq, payload, meta, prio, now, hand_ms, rate_ms)
   local token = int(rcall('INCR', K_TOKEN_COUNTER))
   local deadline = now + hand_ms
@@ -45,7 +46,8 @@ local function hand_off(seq, payload, meta, prio, now, hand_ms, rate_ms)
   if rate_ms then
     log_lease_starts(now, { token }, rate_ms)
   end
-  rcall('RPUSH', K_WAKE, 'h' .. seq .. ':' .. token .. ':' .. deadline .. ':' .. prio .. ':' .. #meta .. '\n' .. meta .. payload)
+  times_set_started({ seq }, now)
+  rcall('RPUSH', K_WAKE, 'h' .. seq .. ':' .. token .. ':' .. deadline .. ':' .. prio .. ':' .. #meta .. ':' .. now .. '\n' .. meta .. payload)
   return token
 end
 

@@ -82,7 +82,8 @@ local function data_set(pairs)
   rcall_each('SADD', K_DATA_BUCKETS, order)
 end
 
--- Drop the payloads of `seqs`; a bucket left empty leaves the bucket set.
+-- Drop the payloads of `seqs`; a bucket left empty leaves the bucket set, and its jobs' times
+-- (K_ADDED_TIMES:<b>, history.lua) go with it.
 local function data_del(seqs)
   local order, groups = data_groups(seqs)
   for _, b in ipairs(order) do
@@ -90,6 +91,7 @@ local function data_del(seqs)
     rcall_each('HDEL', key, groups[b].seqs)
     if rcall('EXISTS', key) == 0 then
       rcall('SREM', K_DATA_BUCKETS, b)
+      rcall('DEL', K_ADDED_TIMES .. ':' .. b)
     end
   end
 end

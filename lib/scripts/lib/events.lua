@@ -3,7 +3,8 @@
 -- prelude from the first ARGV of every script that declares the key; 0 = events off.
 -- An entry holds one or more sections, in order; a section is 'e' <kind>, then fields of the
 -- whole section, then its jobs: 'i' <public id> followed by that job's own fields, or 'n' <ids>
--- (several public ids without spaces, separated by single spaces: no fields of their own).
+-- (several public ids without spaces, separated by single spaces: no fields of their own), and
+-- maybe a trailer 'tm' with a value per job of the section, in order (their times).
 -- A call that gathers (ev_gather ... ev_flush: the lease paths, complete_and_lease and lease) writes all its
 -- sections as one entry; otherwise each emit writes its own entry.
 
@@ -66,7 +67,9 @@ end
 -- `head`. `raws`: their meta JSON (public ids are caller ids where set; a grouped job's event
 -- carries its group, 'g'); nil: read from K_META; false: `seqs` are public ids already (no
 -- groups). Runs of ids without a space and without a group go in one 'n' field.
-local function emit_jobs(kind, seqs, raws, head)
+-- `tails` (optional): a string per job without spaces; a section ends with 'tm' and those of its
+-- jobs, in order ('n' and 'i' jobs alike), separated by spaces (history.lua: the jobs' times).
+local function emit_jobs(kind, seqs, raws, head, tails)
   if EV_CAP == 0 or #seqs == 0 then
     return
   end
@@ -106,6 +109,10 @@ local function emit_jobs(kind, seqs, raws, head)
     if #run > 0 then
       f[#f + 1] = 'n'
       f[#f + 1] = table.concat(run, ' ')
+    end
+    if tails then
+      f[#f + 1] = 'tm'
+      f[#f + 1] = table.concat(tails, ' ', i, math.min(i + 499, #seqs))
     end
     ev_add(f)
   end

@@ -25,7 +25,8 @@ end
 -- holds, lease nothing meanwhile) so that it can take the suspect next.
 -- Flow control (leases_allowed) may allow fewer than `count`: then nobody else is woken for the
 -- jobs left (there is no room for them) and the worker is not parked.
--- Appends seq, token, payload, meta to `out`; returns the number leased, whether the worker
+-- Appends seq, token, payload, meta, added ms (0: not known) to `out`; returns the number
+-- leased, whether the worker
 -- should drain, when to look again when limited (see leases_allowed; 0: not limited) and the
 -- pause version (0: not paused).
 local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
@@ -155,6 +156,7 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
   end
   local base = rcall('INCRBY', K_TOKEN_COUNTER, live) - live
   local deadline = now + lease_ms
+  local added = times_set_started(seqs, now)
   local zargs, hargs, sargs, started = {}, {}, {}, {}
   for i, seq in ipairs(seqs) do
     local token = int(base + i)
@@ -171,6 +173,7 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
     out[#out + 1] = token
     out[#out + 1] = datas[i]
     out[#out + 1] = metas[i] or ''
+    out[#out + 1] = added[i]
   end
   rcall_each('ZADD', K_LEASED, zargs)
   rcall_each('HSET', K_LEASE_HOLDERS, hargs)
@@ -183,7 +186,7 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
   if gl and gl.on then
     group_commit(gl, seqs, started)
   end
-  emit_jobs('active', seqs, metas, { 'w', wid })
+  emit_jobs('active', seqs, metas, { 'w', wid, 'T', now }, time_deltas(now, added))
   if limited then
     return live, drain, limited_until, 0
   end
@@ -192,7 +195,8 @@ end
 
 -- The head of a lease reply, { now, deadline, next due, drain, paused }, for a lease of
 -- `lease_ms` from `now`; lease_into fills it in. The caller may append entries of its own after
--- the head (complete_and_lease's flags) before the leased jobs.
+-- the head (complete_and_lease's flags) before the leased jobs (seq, token, payload, meta, added
+-- ms each).
 -- next due: when to look again (the next delayed job, or the next time flow control allows a
 -- lease; -1 = none: wait for a wake-up or a resume; 0 = not looked up because the batch is
 -- full); drain: 1 when the worker should finish what it holds before leasing again (see
@@ -202,7 +206,7 @@ local function lease_reply(now, lease_ms)
 end
 
 -- Lease up to `count` jobs for worker `wid` into lease reply `out`: appends per job seq, token,
--- payload, meta (lease_jobs) and fills in the head's next due, drain and paused.
+-- payload, meta, added ms (lease_jobs) and fills in the head's next due, drain and paused.
 local function lease_into(out, count, lease_ms, wid, now, park_ms)
   local live, drain, limited_until, paused, group_due =
     lease_jobs(count, lease_ms, wid, now, out, park_ms)

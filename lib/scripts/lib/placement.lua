@@ -29,6 +29,7 @@ local function destroy(seq, meta)
   if meta.i and rcall('HGET', K_CALLER_IDS, meta.i) == seq then
     rcall('HDEL', K_CALLER_IDS, meta.i)
   end
+  logs_forget(seq)
   flow_forget(seq, meta)
 end
 
@@ -48,7 +49,8 @@ local function to_dead(seq, meta, reason, now, max_dead)
   save_meta(seq, meta)
   rcall('HDEL', K_PROGRESS, seq)
   rcall('ZADD', K_DEAD, now, seq)
-  emit('dead', meta.i or seq, 'why', string.sub(reason, 1, 500), ev_group(meta))
+  emit('dead', meta.i or seq, 'why', string.sub(reason, 1, 500), dead_fields(seq, meta))
+  metric_add('dead', 1)
   flow_job_ended(seq, meta, 'f', reason, now)
   trim_dead(max_dead)
 end
@@ -90,7 +92,8 @@ end
 -- A schedule tick comes due (lib/schedules): false when it is dropped instead, because it missed
 -- its window (meta z: drop-by time) or because the job of an earlier tick of its schedule still
 -- exists (meta w: the schedule, when its template says skipIfRunning; K_SCHEDULE_LATEST_JOBS holds the job
--- of its latest tick that fired). Else its tick fields go.
+-- of its latest tick that fired; a dead or kept completed one does not count). Else its tick
+-- fields go.
 local function fire_tick(seq, meta, now)
   if meta.z and now > meta.z then
     drop_delayed(seq, meta.i)
@@ -103,6 +106,7 @@ local function fire_tick(seq, meta, now)
       and prev ~= seq
       and data_has(prev)
       and decode_meta(rcall('HGET', K_META, prev)).r == nil
+      and not is_kept(prev)
     then
       drop_delayed(seq, meta.i)
       return false

@@ -18,6 +18,7 @@ local function expire_lease(seq, now, max_exp, max_dead, why)
     requeue(seq, meta, true)
     return true
   end
+  meta.k = string.match(holder or '', ':(.+)$') -- processedBy: the worker of the lapsed run
   if holder and string.sub(holder, 1, 1) == 's' then
     meta.x = (meta.x or 0) + 1
     if meta.x >= max_exp then

@@ -12,7 +12,7 @@ import type {
 
 export function create(config: AdapterConfig): Adapter {
   const client = () => new Redis({ host: config.host, port: config.port });
-  const options = oursQueueOptions(config.retries);
+  const options = oursQueueOptions(config.retries, config.keepCompleted);
   return {
     lib: 'ours',
     async producer(name: string): Promise<Producer> {

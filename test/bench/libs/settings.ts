@@ -10,11 +10,15 @@ import { ownVersion, packageVersion } from './version.js';
 
 // ---------------------------------------------------------------------------------- ours
 
-/** Queue options: the defaults, except for the mixed workload (one immediate retry). */
-export function oursQueueOptions(retries: boolean): WorkQueueOptions {
+/**
+ * Queue options: the defaults, except for the mixed workload (one immediate retry) and the
+ * keepCompleted-off row (`keep` false).
+ */
+export function oursQueueOptions(retries: boolean, keep = true): WorkQueueOptions {
   // BENCH_EVENTS=off measures the queue without its event log (the cost of events).
-  const events: WorkQueueOptions = process.env.BENCH_EVENTS === 'off' ? { events: false } : {};
-  return retries ? { ...events, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 0 } } : events;
+  const o: WorkQueueOptions = process.env.BENCH_EVENTS === 'off' ? { events: false } : {};
+  if (!keep) o.keepCompleted = false;
+  return retries ? { ...o, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 0 } } : o;
 }
 
 // -------------------------------------------------------------------------------- BullMQ
@@ -81,7 +85,7 @@ export function describeLib(lib: LibName): LibDescription {
           connection:
             'one ioredis client (library defaults) per producer and per worker; the Worker opens 2 more (blocking wait, events) and a heartbeat thread with its own',
           queue:
-            'new WorkQueue(client, name) with defaults (json codec, no stored results, leaseMs 30000, maxDead 10000)',
+            'new WorkQueue(client, name) with defaults (json codec, no stored results, the newest 1000 completed jobs kept for a day, leaseMs 30000, maxDead 10000); the keepCompleted-off row: keepCompleted false',
           worker: 'new Worker(queue, handler, { concurrency }) (autostart)',
           add: 'queue.add(data)',
           addBulk: 'queue.addBulk(jobs) (scripts of 2000 jobs, pipelined)',

@@ -41,6 +41,8 @@ export interface AdapterConfig {
    * fixed backoff 0; BullMQ: attempts 2, fixed backoff 0; Bee-Queue: retries(1), immediate).
    */
   retries: boolean;
+  /** Ours: keep completed jobs (the default) or not (`keepCompleted: false`). */
+  keepCompleted: boolean;
 }
 
 export interface Producer {

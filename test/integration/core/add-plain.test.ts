@@ -18,7 +18,13 @@ async function state(client: Redis, q: WorkQueue<unknown>): Promise<Record<strin
     const rel = key.slice(base.length);
     if (rel.startsWith('ik:')) continue;
     const type = await client.type(key);
-    if (type === 'string') out[rel] = await client.get(key);
+    if (rel.startsWith('t:')) {
+      // Job times (u48 slots, lib/scripts/lib/history.lua): which slots are set, not the times.
+      const raw = (await client.getBuffer(key))!;
+      const set: number[] = [];
+      for (let i = 0; i + 6 <= raw.length; i += 6) if (raw.readUIntBE(i, 6) > 0) set.push(i / 6);
+      out[rel] = set;
+    } else if (type === 'string') out[rel] = await client.get(key);
     else if (type === 'list') out[rel] = await client.lrange(key, 0, -1);
     else if (type === 'hash') out[rel] = await client.hgetall(key);
     else if (type === 'zset') out[rel] = await client.zrange(key, '0', '-1', 'WITHSCORES');
@@ -75,8 +81,11 @@ describe('add: plain jobs', () => {
       'p2',
       'p5',
       'p9',
+      't:0',
       'wake',
     ]);
+    // Added times of jobs 1..5 (slots 2, 4, …), no start yet.
+    expect(s['t:0']).toEqual([2, 4, 6, 8, 10]);
   });
 
   it('hand off to a parked worker the way add.lua does', async () => {
@@ -96,7 +105,7 @@ describe('add: plain jobs', () => {
       JSON.parse(JSON.stringify(v).replace(/\d{13}/g, 'T')) as unknown;
     const s = await state(client, plain);
     expect(timeless(s)).toEqual(timeless(await state(client, general)));
-    expect(s.wake).toEqual([expect.stringMatching(/^h1:1:\d+:5:0\n"h"$/)]);
+    expect(s.wake).toEqual([expect.stringMatching(/^h1:1:\d+:5:0:\d+\n"h"$/)]);
     expect(s.lt).toEqual({ '1': '1:h' });
     expect(s.p5).toEqual(['2']);
   });

@@ -43,7 +43,8 @@ describe('add: caller ids dedupe while the job exists', () => {
   });
 
   it('after completion the id stays taken for dedupeWindowMs, then clean() frees it', async () => {
-    const q = fx.queue<{ v: number }>({ dedupeWindowMs: 300 });
+    // Not kept once completed (keepCompleted: false): only the window holds the id.
+    const q = fx.queue<{ v: number }>({ dedupeWindowMs: 300, keepCompleted: false });
     await q.add({ v: 1 }, { id: 'x' });
     const [a] = await q.lease({ leaseMs: 5_000 });
     expect(await q.complete(a!)).toBe(true);

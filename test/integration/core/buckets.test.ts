@@ -13,7 +13,8 @@ const range = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, i)
 
 describe('payload buckets', () => {
   it('batches across buckets read and drop the right payloads; the bucket set stays exact', async () => {
-    const q = fx.queue<{ n: number }>();
+    // Completed jobs leave their buckets at once (keepCompleted: false).
+    const q = fx.queue<{ n: number }>({ keepCompleted: false });
     const c = fx.client();
     const added = await q.addBulk(range(1, 1_000).map((n) => ({ data: { n } })));
     const ids = added.map((a) => a.id);

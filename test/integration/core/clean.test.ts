@@ -14,6 +14,7 @@ const NOTHING: CleanReport = {
   reclaimedFromWorkers: 0,
   resultsExpired: 0,
   callerIdsFreed: 0,
+  completedTrimmed: 0,
 };
 
 describe('clean: expired leases', () => {

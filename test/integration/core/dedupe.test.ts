@@ -17,7 +17,8 @@ async function runOne<T>(q: WorkQueue<T>): Promise<T> {
 
 describe('dedupe: throttle', () => {
   it('ignores adds of the id for ttlMs from the first add, even after completion; clean() frees it', async () => {
-    const q = fx.queue<number>({ dedupeWindowMs: 0 });
+    // Completed jobs not kept: only the window holds the id (kept ones: history/kept.test.ts).
+    const q = fx.queue<number>({ dedupeWindowMs: 0, keepCompleted: false });
     expect(await q.add(1, { id: 't', dedupe: { ttlMs: 400 } })).toEqual({ id: 't', added: true });
     expect(await q.add(2, { id: 't', dedupe: { ttlMs: 400 } })).toEqual({ id: 't', added: false });
     expect(await runOne(q)).toBe(1);
@@ -39,7 +40,7 @@ describe('dedupe: throttle', () => {
   });
 
   it('a job that outlives its window keeps its id until it completes, then dedupeWindowMs applies', async () => {
-    const q = fx.queue<number>({ dedupeWindowMs: 60_000 });
+    const q = fx.queue<number>({ dedupeWindowMs: 60_000, keepCompleted: false });
     await q.add(1, { id: 'long', dedupe: { ttlMs: 1 } });
     await waitFor(async () => (await q.clean()).callerIdsFreed === 0, { what: 'a clean' });
     // The window's entry is gone, the job still holds the id.

@@ -72,7 +72,7 @@ describe('lease', () => {
 
 describe('complete', () => {
   it('returns true exactly once, even under 50 concurrent completers on several clients', async () => {
-    const q = fx.queue<string>();
+    const q = fx.queue<string>({ keepCompleted: false });
     const clones = Array.from({ length: 5 }, () => sameQueue(fx, q));
     await q.add('once');
     const [job] = await q.lease({ leaseMs: 10_000 });
@@ -86,7 +86,7 @@ describe('complete', () => {
   });
 
   it('a stale lease may complete the same incarnation once; the new holder then loses it', async () => {
-    const q = fx.queue<string>();
+    const q = fx.queue<string>({ keepCompleted: false });
     await q.add('work');
     const stale = await leaseThenExpire(q);
     const [fresh] = await q.lease({ leaseMs: 10_000 });

@@ -12,6 +12,7 @@ describe('results', () => {
     const q = fx.queue<string, { sum: number }>({
       storeResults: { ttlMs: 60_000 },
       dedupeWindowMs: 0,
+      keepCompleted: false, // results by id alone (with kept jobs: history/kept.test.ts)
     });
     await q.add('gen');
     await q.add('named', { id: 'invoice-7' });
@@ -30,6 +31,7 @@ describe('results', () => {
       'es',
       'id',
       'ik:*',
+      'mt:completed',
       'res',
       'rx',
       'tok',
@@ -37,7 +39,7 @@ describe('results', () => {
   });
 
   it('off by default: getResult is undefined and no results key is written', async () => {
-    const q = fx.queue<string, { sum: number }>();
+    const q = fx.queue<string, { sum: number }>({ keepCompleted: false });
     await q.add('x', { id: 'cid' });
     const [a] = await q.lease({ leaseMs: 10_000 });
     expect(await q.complete(a!, { sum: 1 })).toBe(true);
@@ -50,7 +52,7 @@ describe('results', () => {
   });
 
   it('expired results are dropped by clean', async () => {
-    const q = fx.queue<string, string>({ storeResults: { ttlMs: 80 } });
+    const q = fx.queue<string, string>({ storeResults: { ttlMs: 80 }, keepCompleted: false });
     await q.addBulk([{ data: 'a' }, { data: 'b' }]);
     const [a, b] = await q.lease({ count: 2, leaseMs: 10_000 });
     await q.complete(a!, 'ra');
@@ -67,6 +69,12 @@ describe('results', () => {
     );
     expect(await q.getResult(a!.id)).toBeUndefined();
     expect(await q.getResult(b!.id)).toBeUndefined();
-    expect(await keysLeft(fx.client(), q.keys.base)).toEqual(['es', 'id', 'ik:*', 'tok']);
+    expect(await keysLeft(fx.client(), q.keys.base)).toEqual([
+      'es',
+      'id',
+      'ik:*',
+      'mt:completed',
+      'tok',
+    ]);
   });
 });

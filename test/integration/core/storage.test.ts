@@ -47,6 +47,7 @@ describe('bounded storage', () => {
 
   it('after a mixed workload finishes, only the counters remain', async () => {
     const q = fx.queue<{ k: string }>({
+      keepCompleted: false, // kept completed jobs: test/integration/history/kept.test.ts
       maxAttempts: 2,
       backoff: { type: 'fixed', delayMs: 30 },
       maxLeaseExpiries: 5,
@@ -104,9 +105,20 @@ describe('bounded storage', () => {
     expect(done.sort()).toEqual(['delayed', 'expires', 'named', 'retry']);
     await q.deregisterWorker(worker);
 
-    // Counters, the heartbeat record, this producer's add record (expires by itself), and the
-    // event log (capped: `events: { maxLen }`; none with `events: false`).
-    expect(await keysLeft(c, q.keys.base)).toEqual(['es', 'hb', 'id', 'ik:*', 'tok', 'wseq']);
-    expect(await keysMatching(c, `${q.options.prefix}:*`)).toHaveLength(6);
+    // Counters, the heartbeat record, this producer's add record (expires by itself), the
+    // event log (capped: `events: { maxLen }`; none with `events: false`) and the per-minute
+    // counts (a day, bounded: docs/history.md).
+    expect(await keysLeft(c, q.keys.base)).toEqual([
+      'es',
+      'hb',
+      'id',
+      'ik:*',
+      'mt:completed',
+      'mt:dead',
+      'mt:failed',
+      'tok',
+      'wseq',
+    ]);
+    expect(await keysMatching(c, `${q.options.prefix}:*`)).toHaveLength(9);
   });
 });

@@ -35,7 +35,9 @@ describe('event log', () => {
       `completed ${id}`,
     ]);
     expect(events[2]).toMatchObject({ progress: 0.5 });
-    expect(events[3]).toMatchObject({ resultStored: false });
+    // Kept (keepCompleted): its result (none here) is read with getJob.
+    expect(events[3]).toMatchObject({ resultStored: true });
+    expect('result' in events[3]!).toBe(false);
     // Completing again (the job is gone) changes nothing and logs nothing.
     expect(await q.complete(job!)).toBe(false);
     expect(await q.progress(job!, 1)).toBe(false);

@@ -60,13 +60,23 @@ describe('waitForResult', () => {
     expect(await Promise.all(waits)).toEqual(added.map(() => undefined));
   });
 
-  it('without stored results: resolves undefined when it completes', async () => {
-    const q = queue<number, number>({ storeResults: false });
+  it('without stored results nor kept jobs: resolves undefined when it completes', async () => {
+    const q = queue<number, number>({ storeResults: false, keepCompleted: false });
     const { id } = await q.add(1);
     const waiting = q.waitForResult(id, { timeoutMs: 10_000 });
     const [job] = await q.lease();
     await q.complete(job!, 5);
     await expect(waiting).resolves.toBeUndefined();
+  });
+
+  it('a kept completed job (keepCompleted): resolves its result, before or after', async () => {
+    const q = queue<number, number>({ storeResults: false });
+    const { id } = await q.add(1);
+    const waiting = q.waitForResult(id, { timeoutMs: 10_000 });
+    const [job] = await q.lease();
+    await q.complete(job!, 5);
+    await expect(waiting).resolves.toBe(5);
+    await expect(q.waitForResult(id, { timeoutMs: 10_000 })).resolves.toBe(5);
   });
 
   it('a job that fails for good: rejects with JOB_DEAD and the reason, before or after', async () => {

@@ -66,9 +66,20 @@ describe('a flow', () => {
       },
     });
     expect((runs[0] as { ended: string[] }).ended).toHaveLength(3);
-    await waitFor(async () => (await orders.getJob(tree.job.id)) === null, { what: 'done' });
+    // Kept (keepCompleted) like any job, as completed; its children counts went with its keys.
+    await waitFor(async () => (await orders.getJob(tree.job.id))?.state === 'completed', {
+      what: 'done',
+    });
+    const kept = await orders.getJob(tree.job.id);
+    expect(kept).toMatchObject({ state: 'completed', result: 'shipped' });
+    expect(kept?.children).toBeUndefined();
+    expect(await fx.queue('c-payments').getJob('pay-1')).toMatchObject({
+      state: 'completed',
+      result: { paid: 5 },
+      parent: { queue: 'c-orders', id: tree.job.id },
+    });
     expect(runs).toHaveLength(1);
-    // Its children's results went with it.
+    // Its children's results went when it ended.
     expect(await fx.client.exists(orders.keys.parentKey('results', tree.job.id))).toBe(0);
   });
 

@@ -55,6 +55,8 @@ describe('notices across crashes', () => {
   });
 
   it('a notice lost (deleted by hand) is found by repair: the child counts as failed', async () => {
+    // Not kept: the child is gone with its notice (a kept one is below).
+    fx.queue('l-kids', { keepCompleted: false });
     const { tree, kids, seq } = await completedUndelivered('l-parent', 'l-kids');
     await fx.client.hdel(kids.keys.key('flowOutbox'), seq);
     await fx.client.zrem(kids.keys.key('flowOutboxAt'), seq);
@@ -68,6 +70,26 @@ describe('notices across crashes', () => {
       deadReason: `child l-kids/${seq} failed: ended without its notice reaching the parent (found by repair)`,
     });
     expect((await parents.repair()).fixes).toEqual([]);
+  });
+
+  it('a lost notice of a kept completed child (keepCompleted) is written again by repair: it completed', async () => {
+    const { tree, kids, seq } = await completedUndelivered('k-parent', 'k-kids');
+    expect(await kids.getJob(seq)).toMatchObject({ state: 'completed', result: { n: 1 } });
+    await fx.client.hdel(kids.keys.key('flowOutbox'), seq);
+    await fx.client.zrem(kids.keys.key('flowOutboxAt'), seq);
+    const parents = fx.queue('k-parent');
+    // The child ended (kept, not pending): its notice goes out again, with its kept result.
+    expect((await parents.repair()).fixes).toEqual([]);
+    expect(await fx.client.hget(kids.keys.key('flowOutbox'), seq)).toBe(
+      `c\tk-parent\t${tree.job.id}\t{"n":1}`,
+    );
+    await kids.deliverFlowNotices([seq]);
+    expect((await parents.getJob(tree.job.id))?.children).toMatchObject({
+      pending: 1,
+      completed: 1,
+    });
+    expect(await parents.getChildrenResults(tree.job.id)).toEqual({ [`k-kids:${seq}`]: { n: 1 } });
+    expect(await kids.getJob(seq)).toMatchObject({ state: 'completed' });
   });
 
   it("a delivery the parent's Redis lost (failover) is made again by the second delivery", async () => {

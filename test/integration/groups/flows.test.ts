@@ -66,9 +66,24 @@ describe('flow nodes with a group', () => {
       seen.push({ group: job.group, results: await job.getChildrenResults() });
       return 'done';
     });
-    await waitFor(async () => (await fx.queue('gf-parent').getJob(tree.job.id)) === null, {
-      what: 'the parent to complete',
+    await waitFor(
+      async () => (await fx.queue('gf-parent').getJob(tree.job.id))?.state === 'completed',
+      { what: 'the parent to complete' },
+    );
+    // Kept (keepCompleted) with its group; the kept children left their groups' running counts.
+    expect(await fx.queue('gf-parent').getJob(tree.job.id)).toMatchObject({
+      state: 'completed',
+      group: 'tenant-p',
+      result: 'done',
     });
+    const kept = await kids.getJobs('completed');
+    expect(kept.map((j) => [j.group, j.result]).sort()).toEqual([
+      ['tenant-a', 10],
+      ['tenant-a', 30],
+      ['tenant-b', 20],
+      ['tenant-b', 40],
+    ]);
+    expect(await kids.getGroups()).toEqual([]);
     expect(most).toBe(1);
     expect(order.filter((n) => n % 2).sort()).toEqual([1, 3]);
     expect(seen).toHaveLength(1);

@@ -45,7 +45,7 @@ describe('Worker.close()', () => {
     expect(took).toBeLessThan(5_000);
     expect(events.map(([e, , r]) => [e, r])).toEqual([['completed', 'finished']]);
     expect(signal!.aborted).toBe(false);
-    expect(await q.getJob(id)).toBeNull();
+    expect(await q.getJob(id)).toMatchObject({ state: 'completed', attemptsMade: 1 });
     expect(await q.counts()).toMatchObject({ pending: 0, leased: 0, workers: 0 });
   });
 

@@ -252,7 +252,9 @@ describe('reconcile after a dropped connection', () => {
         what: 'the orphaned job to run',
         timeoutMs: 10_000,
       });
-      await waitFor(async () => (await q.getJob(orphan!.id)) === null, { what: 'completed' });
+      await waitFor(async () => (await q.getJob(orphan!.id))?.state === 'completed', {
+        what: 'completed',
+      });
       expect(ran).toEqual(['lost-reply']);
       await w.close({ timeoutMs: 1_000 });
     } finally {

@@ -50,7 +50,8 @@ describe('a finished run across a dropped connection', () => {
         what: 'the completed event',
         timeoutMs: 10_000,
       });
-      expect(await q.getJob(id)).toBeNull();
+      // Completed once, and kept (keepCompleted): not pending or leased again.
+      expect(await q.getJob(id)).toMatchObject({ state: 'completed', result: 'finished' });
       // Read the log up to a later job's completion: the job was never given back.
       const marker = await q.add('marker');
       await waitFor(() => completed.includes(marker.id), { what: `marker ${marker.id} logged` });

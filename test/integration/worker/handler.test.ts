@@ -52,7 +52,9 @@ describe('Worker handler', () => {
     expect(after - before).toBeGreaterThan(50_000);
 
     proceed.resolve();
-    await waitFor(async () => (await q.getJob(id)) === null, { what: 'job completed' });
+    await waitFor(async () => (await q.getJob(id))?.state === 'completed', {
+      what: 'job completed',
+    });
     expect(w.activeCount).toBe(0);
   });
 
@@ -69,7 +71,9 @@ describe('Worker handler', () => {
     expect(await outcomes.promise).toEqual([true, true]);
     expect(await q.getJob(id)).toMatchObject({ state: 'leased', progress: 0.5 });
     proceed.resolve();
-    await waitFor(async () => (await q.getJob(id)) === null, { what: 'job completed' });
+    await waitFor(async () => (await q.getJob(id))?.state === 'completed', {
+      what: 'job completed',
+    });
   });
 
   it('a returned value completes the job; the result is stored when storeResults is on', async () => {
@@ -87,8 +91,8 @@ describe('Worker handler', () => {
     expect(await q.counts()).toMatchObject({ pending: 0, leased: 0, delayed: 0, dead: 0 });
   });
 
-  it('without storeResults a completed job leaves nothing behind', async () => {
-    const q = fx.queue<number, number>();
+  it('without storeResults nor keepCompleted a completed job leaves nothing behind', async () => {
+    const q = fx.queue<number, number>({ keepCompleted: false });
     const w = worker(q, (job) => job.data + 1);
     const events = recordEvents(w);
     const { id } = await q.add(1);

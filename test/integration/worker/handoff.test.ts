@@ -66,7 +66,7 @@ describe('hand-off to a parked worker', () => {
       expect(calls).toEqual([true, true]);
       expect(events[0]![0]).toBe('completed');
       expect((events[0]![1] as Job).id).toBe(id);
-      expect(await q.getJob(id)).toBeNull();
+      expect(await q.getJob(id)).toMatchObject({ state: 'completed', data: { n: 7 } });
       // Parked again, nothing left behind.
       await waitFor(async () => (await admin.zscore(parkedKey(q), w.workerId)) !== null, {
         what: 'parked again',
@@ -100,7 +100,7 @@ describe('hand-off to a parked worker', () => {
     expect(await q.counts()).toMatchObject({ pending: 1, leased: 1 });
     // The "worker" pops the entry and dies before adopting it.
     const popped = await admin.lpop(q.keys.wake);
-    expect(popped).toMatch(new RegExp(`^h${id}:\\d+:\\d+:5:0\\n"first"$`));
+    expect(popped).toMatch(new RegExp(`^h${id}:\\d+:\\d+:5:0:\\d+\\n"first"$`));
     expect((await q.repair()).fixes).toEqual([]);
     await waitFor(async () => (await q.clean()).reclaimed === 1, { what: 'hand-off lapsed' });
     const [job] = await q.lease();

@@ -184,7 +184,7 @@ describe('the shared heartbeat thread', () => {
       what: 'main-thread beats',
     });
     const { id } = await q.add('job');
-    await waitFor(async () => (await q.getJob(id)) === null, { what: 'job done' });
+    await waitFor(async () => (await q.getJob(id))?.state === 'completed', { what: 'job done' });
     await worker.close();
     expect(errors).toHaveLength(1);
     expect(await beatOf(q, worker.workerId)).toBeNull();

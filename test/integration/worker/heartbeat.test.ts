@@ -82,7 +82,7 @@ describe('Worker heartbeat (child processes)', () => {
     try {
       await waitFor(() => done.length === 1, { what: 'job completed by a new worker' });
       expect(done).toEqual([id]);
-      expect(await q.getJob(id)).toBeNull();
+      expect(await q.getJob(id)).toMatchObject({ state: 'completed', attemptsMade: 1 });
     } finally {
       await w.close();
     }
@@ -143,7 +143,7 @@ describe('Worker heartbeat (child processes)', () => {
     expect(beatsSeen).toBeGreaterThanOrEqual(5);
     expect(readLog(execLog)).toEqual([{ id, pid: child.pid }]);
     expect(readLog(doneLog)).toEqual([{ id, pid: child.pid }]);
-    expect(await q.getJob(id)).toBeNull();
+    expect(await q.getJob(id)).toMatchObject({ state: 'completed', attemptsMade: 1 });
     await child.close();
     expect(await q.counts()).toMatchObject({ pending: 0, leased: 0, workers: 0 });
   });

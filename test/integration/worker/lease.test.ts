@@ -70,7 +70,7 @@ describe('Worker lease renewal', () => {
     expect(signal!.aborted).toBe(false);
     expect(events.map(([e]) => e)).toEqual(['completed']);
     expect(events[0]![2]).toBe('done');
-    expect(await q.getJob(id)).toBeNull();
+    expect(await q.getJob(id)).toMatchObject({ state: 'completed', attemptsMade: 1 });
   });
 });
 
@@ -101,7 +101,7 @@ describe('Worker lease loss', () => {
       ['completed', next.id],
     ]);
     expect(await q.getJob(id)).toBeNull();
-    expect(await q.counts()).toMatchObject({ pending: 0, leased: 0, dead: 0 });
+    expect(await q.counts()).toMatchObject({ pending: 0, leased: 0, dead: 0, completed: 1 });
   });
 
   it('lease reclaimed and taken by another holder: signal aborts, the new holder keeps the job', async () => {
@@ -172,8 +172,8 @@ describe('Worker lease loss', () => {
       ['leaseLost', id],
       ['completed', next.id],
     ]);
-    expect(await q.getJob(id)).toBeNull();
-    expect(await q.counts()).toMatchObject({ pending: 0, leased: 0, dead: 0 });
+    expect(await q.getJob(id)).toMatchObject({ state: 'completed', attemptsMade: 1 });
+    expect(await q.counts()).toMatchObject({ pending: 0, leased: 0, dead: 0, completed: 2 });
   });
 
   it('a job reclaimed and leased again by the same worker: the stale run aborts, the new one completes once', async () => {

@@ -31,6 +31,9 @@ export interface Snapshot {
   meta: string[];
   progress: Record<string, string>;
   ids: Record<string, string>;
+  /** Kept completed jobs (seqs) and the seqs with a kept job's info. */
+  completed: string[];
+  info: string[];
   groups: GroupKeys;
   /** Flow parents waiting for their children. */
   waiting: string[];
@@ -122,6 +125,8 @@ export async function snapshot(r: Real): Promise<Snapshot & { flows: FlowKeys }>
     .hkeys(k.key('meta'))
     .hgetall(k.key('progress'))
     .hgetall(k.key('callerIds'))
+    .zrange(k.key('completedJobs'), '0', '-1')
+    .hkeys(k.key('completedInfo'))
     .eval(
       GROUP_KEYS,
       6,
@@ -156,14 +161,22 @@ export async function snapshot(r: Real): Promise<Snapshot & { flows: FlowKeys }>
     dead: (replies[14] as string[]).sort(),
     meta: replies[15] as string[],
     progress: replies[16] as Record<string, string>,
-    ids: replies[17] as Record<string, string>,
-    groups: groupKeys(replies[18] as string),
-    waiting: (replies[19] as string[]).sort(),
+    // A caller id of a kept job is '~<until>:<seq>': the time is the job's, not modelled here.
+    ids: Object.fromEntries(
+      Object.entries(replies[17] as Record<string, string>).map(([c, v]) => [
+        c,
+        v.replace(/^~\d+:/, '~:'),
+      ]),
+    ),
+    completed: (replies[18] as string[]).sort(),
+    info: (replies[19] as string[]).sort(),
+    groups: groupKeys(replies[20] as string),
+    waiting: (replies[21] as string[]).sort(),
     flows: {
-      undelivered: scores(replies[20]),
-      rechecks: scores(replies[21]),
-      cancels: scores(replies[22]),
-      outbox: (replies[23] as string[]).sort(),
+      undelivered: scores(replies[22]),
+      rechecks: scores(replies[23]),
+      cancels: scores(replies[24]),
+      outbox: (replies[25] as string[]).sort(),
     },
   };
 }
@@ -185,6 +198,7 @@ export function invariantViolations(s: Snapshot): string[] {
   for (const id of Object.keys(s.delayed)) at(id, 'dl');
   for (const id of Object.keys(s.leased)) at(id, 'ls');
   for (const id of s.dead) at(id, 'dead');
+  for (const id of s.completed) at(id, 'cj');
   for (const id of s.waiting) at(id, 'wc');
   for (const id of data) {
     const where = places.get(id) ?? [];
@@ -199,30 +213,38 @@ export function invariantViolations(s: Snapshot): string[] {
     ['wc', s.waiting],
     ['m', s.meta],
     ['pg', Object.keys(s.progress)],
-    ['ids (value)', Object.values(s.ids)],
+    ['cj', s.completed],
+    ['ci', s.info],
+    ['ids (value)', Object.values(s.ids).map((v) => v.replace(/^~:/, ''))],
   ];
   for (const [key, ids] of refs)
     for (const id of ids) if (!data.has(id)) bad.push(`${key} refers to ${id}, which has no data`);
+  if (s.info.join() !== s.completed.join()) bad.push('ci and cj name different jobs');
   return bad;
 }
 
 /** What the keys must hold according to the model (exact, tombstones and order included). */
 function expectedKeys(m: Model): Omit<Snapshot, 'meta'> {
+  const kept = [...m.kept.jobs.keys()].sort();
   const e: Omit<Snapshot, 'meta'> = {
     waiting: [...m.jobs.values()]
       .filter((j) => j.state === 'waiting-children')
       .map((j) => j.seq)
       .sort(),
-    data: [...m.jobs.keys()].sort(),
+    data: [...m.jobs.keys(), ...kept].sort(),
     lists: m.lists.map((l) => [...l]),
     delayed: {},
     leased: {},
     tokens: {},
     dead: [],
     progress: {},
-    ids: Object.fromEntries(m.cids),
+    ids: Object.fromEntries([...[...m.kept.cids].map(([c, seq]) => [c, `~:${seq}`]), ...m.cids]),
+    completed: kept,
+    info: kept,
     groups: expectedGroups(m),
   };
+  for (const k of m.kept.jobs.values())
+    if (k.progress !== undefined) e.progress[k.seq] = JSON.stringify(k.progress);
   for (const j of m.jobs.values()) {
     if (j.state === 'delayed') e.delayed[j.seq] = j.due!;
     if (j.state === 'leased') {
@@ -319,36 +341,85 @@ export async function checkAll(m: Model, r: Real): Promise<void> {
     return !job || job.state !== 'pending' || front.has(job.seq);
   });
   const infos = await Promise.all(ids.map((id) => r.q.getJob(id)));
+  const now = await redisTime(r);
   ids.forEach((id, i) => {
     const job = m.byPublicId(id);
     const info = infos[i];
-    if (!job) {
+    const kept = job ? undefined : m.kept.byPublicId(id);
+    if (!job && !kept) {
       expect({ id, info }).toEqual({ id, info: null });
       return;
     }
-    const want: Record<string, unknown> = {
-      id,
-      state: job.state,
-      data: job.data,
-      priority: job.priority,
-      attemptsMade: job.attempts,
-      progress: job.progress,
-    };
-    if (job.group !== undefined) want.group = job.group;
-    if (job.state === 'leased') want.at = job.deadline;
-    if (job.state === 'delayed') want.at = job.due;
-    const child = m.flows.parentOf.get(job.seq);
-    if (child) want.parent = { queue: r.q.name, id: child.parent };
-    const counts = m.flows.parents.get(job.seq)?.counts;
-    if (counts) want.children = counts;
     const got: Record<string, unknown> = { ...info };
-    if (['pending', 'dead', 'waiting-children'].includes(job.state)) delete got.at;
     delete got.leaseExpiries; // not modelled: its rules are changing
     delete got.lastError;
     delete got.deadReason;
     delete got.name;
+    if (kept) {
+      sameAs(got, {
+        id,
+        state: 'completed',
+        data: kept.data,
+        priority: kept.priority,
+        attemptsMade: kept.attemptsMade,
+        progress: kept.progress,
+        at: kept.finishedAt,
+        finishedAt: kept.finishedAt,
+        addedAt: kept.addedAt ?? got.addedAt,
+        startedAt: kept.startedAt,
+        processedBy: kept.processedBy,
+        ...(kept.group === undefined ? {} : { group: kept.group }),
+        ...(kept.parent === undefined ? {} : { parent: { queue: r.q.name, id: kept.parent } }),
+      });
+      checkTimes(id, [kept.addedAt, kept.startedAt, kept.finishedAt], now);
+      return;
+    }
+    // Its added time is read back once (within the add call), then never changes.
+    if (job!.addedAt === undefined) {
+      const [t0, t1] = job!.addedWithin!;
+      const added = info?.addedAt ?? 0;
+      expect({ id, added, within: added >= t0 && added <= t1 }).toEqual({
+        id,
+        added,
+        within: true,
+      });
+      job!.addedAt = added;
+    }
+    const want: Record<string, unknown> = {
+      id,
+      state: job!.state,
+      data: job!.data,
+      priority: job!.priority,
+      attemptsMade: job!.attempts,
+      progress: job!.progress,
+      addedAt: job!.addedAt,
+      startedAt: job!.startedAt,
+      processedBy: job!.state === 'leased' ? job!.lease!.workerId : job!.lastWorker,
+    };
+    if (job!.group !== undefined) want.group = job!.group;
+    if (job!.state === 'leased') want.at = job!.deadline;
+    if (job!.state === 'delayed') want.at = job!.due;
+    const child = m.flows.parentOf.get(job!.seq);
+    if (child) want.parent = { queue: r.q.name, id: child.parent };
+    const counts = m.flows.parents.get(job!.seq)?.counts;
+    if (counts) want.children = counts;
+    if (['pending', 'dead', 'waiting-children'].includes(job!.state)) delete got.at;
+    // A dead job's finishedAt is its death time (not modelled): after its start, before now.
+    if (job!.state === 'dead') {
+      checkTimes(id, [job!.addedAt, job!.startedAt, got.finishedAt as number], now);
+      delete got.finishedAt;
+    } else checkTimes(id, [job!.addedAt, job!.startedAt], now);
     sameAs(got, want);
   });
+
+  // The kept completed jobs, newest first (a page).
+  const page = await r.q.getJobs('completed', { limit: 10 });
+  expect(page.map((j) => j.id)).toEqual(
+    m.kept
+      .newestFirst()
+      .slice(0, 10)
+      .map((k) => k.id),
+  );
 
   // (e) counts() agrees (pending counts include tombstones, as documented).
   const c = await r.q.counts();
@@ -361,8 +432,22 @@ export async function checkAll(m: Model, r: Real): Promise<void> {
     leased: count('leased'),
     dead: count('dead'),
     workers: 0,
+    completed: m.kept.jobs.size,
     waitingChildren: count('waiting-children'),
   });
+}
+
+/** A job's times in order (added ≤ started ≤ finished; unknown ones skipped), none after now. */
+function checkTimes(id: string, times: Array<number | undefined>, now: number): void {
+  const known = times.filter((t): t is number => t !== undefined);
+  const sorted = [...known].sort((a, b) => a - b);
+  expect({ id, times: known, ok: known.join() === sorted.join() && sorted.at(-1)! <= now }).toEqual(
+    {
+      id,
+      times: known,
+      ok: true,
+    },
+  );
 }
 
 /** Redis server time in ms. */

@@ -7,7 +7,7 @@ import { expect } from '@jest/globals';
 import fc from 'fast-check';
 import { NonRetryableError, WorkQueueError } from '../../../lib/index.js';
 import type { AddOptions, Lease } from '../../../lib/index.js';
-import { checkAll, type Real } from './check.js';
+import { checkAll, redisTime, type Real } from './check.js';
 import type { AddSpec, Leased, Model } from './model.js';
 
 export type Step = fc.AsyncCommand<Model, Real>;
@@ -70,8 +70,10 @@ export class Add extends Checked {
   async act(m: Model, r: Real): Promise<void> {
     const datas = this.specs.map(() => m.newData());
     const jobs = this.specs.map((s, i) => ({ data: datas[i], opts: addOptions(s) }));
+    const t0 = await redisTime(r);
     const results =
       jobs.length === 1 ? [await r.q.add(jobs[0].data, jobs[0].opts)] : await r.q.addBulk(jobs);
+    const t1 = await redisTime(r);
     expect(results).toHaveLength(jobs.length);
     // What the replies do not say, read for all jobs at once: a caller id's internal number
     // (from the caller-id index) and a delayed job's due time.
@@ -100,7 +102,7 @@ export class Add extends Checked {
         `add: ${res.added ? 'added' : 'refused'}${again ? ' (caller id of a completed job)' : ''}`,
       );
       if (spec.cid !== undefined) expect(res.id).toBe(spec.cid);
-      if (res.added) m.added(spec, datas[i], seqs[i] ?? '(missing)', dues[i]);
+      if (res.added) m.added(spec, datas[i], seqs[i] ?? '(missing)', dues[i], undefined, [t0, t1]);
     }
     m.addCallDone();
   }
@@ -140,12 +142,15 @@ function tookAsModelSays(m: Model, jobs: Leased[], count: number, now: number): 
   }
   for (const j of jobs) {
     const job = m.jobs.get(j.seq)!;
-    expect([j.id, j.data, j.priority, j.attempt]).toEqual([
+    expect([j.id, j.data, j.priority, j.attempt, j.startedAt]).toEqual([
       job.id,
       job.data,
       job.priority,
       job.attempts + 1,
+      now,
     ]);
+    if (job.addedAt !== undefined)
+      expect({ seq: j.seq, added: j.addedAt }).toEqual({ seq: j.seq, added: job.addedAt });
     m.leased(j);
   }
 }
@@ -180,6 +185,7 @@ export class Complete extends Checked {
     const was = kind(m, lease);
     const got = await r.q.complete(lease);
     expect({ complete: lease.seq, got }).toEqual({ complete: lease.seq, got: m.complete(lease) });
+    await m.kept.finish(r.q, r.redis);
     // complete() delivers a flow child's notice before it resolves.
     if (got && m.flows.parentOf.has(lease.seq)) m.flows.deliver(m, [lease.seq]);
     r.note(`complete: ${was} -> ${got}`);
@@ -220,6 +226,7 @@ export class CompleteBatch extends Checked {
       next > 0 ? { count: next, leaseMs: 60_000 } : undefined,
     );
     const want = m.completeBatch(leases);
+    await m.kept.finish(r.q, r.redis, got.now);
     const seqs = leases.map((l) => l.seq);
     expect({ seqs, completed: got.completed }).toEqual({ seqs, completed: want });
     r.note(`completeAndLease: ${new Set(seqs).size < seqs.length ? 'one job twice' : kinds}`);

@@ -82,8 +82,14 @@ export class Death extends Checked {
     } else if (!last || this.lastWords === 'none') {
       return r.note(`death: ${this.asWorker ? 'worker' : 'no worker'}`);
     } else if (this.lastWords === 'complete') {
-      ran = (await r.redis.hexists(r.q.keys.dataBucket(last.seq), last.seq)) === 0;
-      if (ran) expect(m.complete(last)).toBe(true);
+      // Completed: kept (or trimmed at once, its payload gone).
+      ran =
+        (await r.redis.zscore(r.q.keys.key('completedJobs'), last.seq)) !== null ||
+        (await r.redis.hexists(r.q.keys.dataBucket(last.seq), last.seq)) === 0;
+      if (ran) {
+        expect(m.complete(last)).toBe(true);
+        await m.kept.finish(r.q, r.redis);
+      }
     } else {
       const deadline = Number(await r.redis.zscore(r.q.keys.leased, last.seq));
       expect(deadline).toBeGreaterThanOrEqual(leasedUntil);
@@ -151,6 +157,8 @@ export class Death extends Checked {
         deadline: expect.any(Number),
       });
       expect(deadline).toBeGreaterThanOrEqual(t0 + leaseMs);
+      // Its lease started when the lost call ran (deadline = start + leaseMs).
+      expect((await r.q.getJob(job.id))!.startedAt).toBe(deadline - leaseMs);
       m.leased({
         queueKey: r.q.keys.base,
         id: job.id,
@@ -163,6 +171,8 @@ export class Death extends Checked {
         priority: job.priority,
         attempt: job.attempts + 1,
         maxAttempts: job.maxAttempts,
+        addedAt: job.addedAt ?? 0,
+        startedAt: deadline - leaseMs,
         leaseExpiries: 0,
         backoff: { type: 'fixed', delayMs: job.retryMs },
         ...(job.group !== undefined ? { group: job.group } : {}),

@@ -5,7 +5,7 @@
 import { expect } from '@jest/globals';
 import { FlowProducer, type FlowNode } from '../../../lib/index.js';
 import { Checked } from './commands.js';
-import type { Real } from './check.js';
+import { redisTime, type Real } from './check.js';
 import type { Policy } from './flows.js';
 import type { AddSpec, Model } from './model.js';
 
@@ -19,9 +19,9 @@ const POLICY = { f: 'fail-parent', i: 'ignore', r: 'remove' } as const;
 function node(queue: string, s: AddSpec, data: unknown): FlowNode {
   const n: FlowNode = { queue, data, priority: s.priority };
   if (s.delayMs !== undefined) n.delayMs = s.delayMs;
-  if (s.group !== undefined) n.group = s.group;
   if (s.maxAttempts !== undefined) n.maxAttempts = s.maxAttempts;
   if (s.retryMs > 0) n.backoff = { type: 'fixed', delayMs: s.retryMs };
+  if (s.group !== undefined) n.group = s.group;
   return n;
 }
 
@@ -40,19 +40,22 @@ export class AddFlow extends Checked {
         onFailure: POLICY[c.policy],
       })),
     };
+    const t0 = await redisTime(r);
     const added = await flows.add(parent);
+    const t1 = await redisTime(r);
     const seqs = added.children!.map((c) => c.job.id);
     const dues = await Promise.all(
       this.flow.children.map(async (c, i) =>
         c.spec.delayMs ? (await r.q.getJob(seqs[i]!))?.at : undefined,
       ),
     );
-    // Children first: their seqs come before their parent's; every node takes a fresh seq (no
-    // caller ids here).
+    // Children first: their seqs come before their parent's.
+    m.flowCall(this.flow.children.length + 1);
+    this.flow.children.forEach((c, i) =>
+      m.added(c.spec, datas[i]!, seqs[i]!, dues[i], undefined, [t0, t1]),
+    );
     const p = { ...this.flow.parent, delayMs: undefined };
-    m.addCall([...this.flow.children.map((c) => c.spec), p].map((s) => ({ ...s, cid: undefined })));
-    this.flow.children.forEach((c, i) => m.added(c.spec, datas[i]!, seqs[i]!, dues[i]));
-    m.added(p, pData, added.job.id, undefined, 'waiting-children');
+    m.added(p, pData, added.job.id, undefined, 'waiting-children', [t0, t1]);
     m.addCallDone();
     m.flows.added(
       added.job.id,

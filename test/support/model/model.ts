@@ -7,6 +7,7 @@
  * `callerIdFreeAfterComplete` and `onLeaseLapsed`.
  */
 import type { Lease } from '../../../lib/index.js';
+import { Kept } from './kept.js';
 import type {
   AddSpec,
   CleanCounts,
@@ -41,6 +42,7 @@ export function callerIdFreeAfterComplete(): boolean {
  */
 function onLeaseLapsed(m: Model, job: ModelJob): void {
   if (!job.lease?.token.startsWith('s')) job.suspect = true;
+  job.lastWorker = job.lease!.workerId;
   if (job.group !== undefined) m.groups.runsEnded([job.group]);
   m.toList(job, 'front');
 }
@@ -67,6 +69,8 @@ export class Model {
   readonly leases: Leased[] = [];
   /** complete() calls that returned true, per incarnation (rule: at most 1 each). */
   readonly completedTrue = new Map<string, number>();
+  /** Kept completed jobs (keepCompleted). */
+  readonly kept = new Kept();
   /** Groups: pending jobs per group, the round robin, running counts, limits (groups.ts). */
   groups = new Groups();
   /** The seq counter: the last seq given (adds, and grouped jobs put at the back). */
@@ -155,6 +159,11 @@ export class Model {
     this.counterAfterAdd = this.lastSeq + fresh;
   }
 
+  /** A flow's nodes are about to be recorded: flow_reserve.lua took `n` seqs at once. */
+  flowCall(n: number): void {
+    this.counterAfterAdd = this.lastSeq + n;
+  }
+
   /** After an add call's `added`s: the counter where its INCRBY left it. */
   addCallDone(): void {
     this.lastSeq = Math.max(this.lastSeq, this.counterAfterAdd);
@@ -177,6 +186,7 @@ export class Model {
     seq: string,
     due: number | undefined,
     state: 'waiting-children' | undefined = undefined,
+    within?: [number, number],
   ): ModelJob {
     if (!/^\d+$/.test(seq) || Number(seq) <= this.lastSeq || Number(seq) > this.counterAfterAdd)
       throw new Error(`add gave seq ${seq}, not a fresh number after ${this.lastSeq}`);
@@ -191,11 +201,13 @@ export class Model {
       maxAttempts: spec.maxAttempts ?? MODEL_QUEUE.maxAttempts,
       retryMs: spec.retryMs,
     };
+    if (within) job.addedWithin = within;
     if (spec.group !== undefined) job.group = spec.group;
     if (spec.cid !== undefined) {
       job.cid = spec.cid;
       this.cids.set(spec.cid, seq);
       this.completedCids.delete(spec.cid);
+      this.kept.added(spec.cid);
     }
     this.jobs.set(seq, job);
     this.publicIds.add(job.id);
@@ -260,18 +272,23 @@ export class Model {
     const job = this.jobs.get(lease.seq)!;
     job.lease = lease;
     job.deadline = lease.deadline;
+    job.startedAt = lease.startedAt;
     this.leases.push(lease);
   }
 
-  /** complete(): true iff this incarnation still exists, whoever holds it. */
+  /**
+   * complete(): true iff this incarnation still exists, whoever holds it. It is kept (the step
+   * then tells `kept.finish` when); a pending one leaves its list (a stale lease completed it).
+   */
   complete(lease: Lease): boolean {
     return this.completeBatch([lease])[0]!;
   }
 
   /**
-   * completeAndLease's completes, in order (complete_and_lease.lua): a job completes once; a
-   * lease that was current when the call came ends its group's run after the batch, a stale
-   * one that still finds its job destroys it (and its group state) at once.
+   * completeAndLease's completes, in order (complete_and_lease.lua): a job completes once and is
+   * kept (keepCompleted: with its group and parent); a lease that was current when the call came
+   * ends its group's run after the batch, a stale one that still finds its job takes it out of
+   * its place (and its group state) at once: a pending job leaves its list (no tombstone).
    */
   completeBatch(leases: Lease[]): boolean[] {
     const current = leases.map((l) => this.isCurrent(l));
@@ -282,6 +299,11 @@ export class Model {
       if (!job || done.has(lease.seq)) return false;
       done.add(lease.seq);
       if (current[i] && job.group !== undefined) ended.push(job.group);
+      if (job.state === 'pending' && job.group === undefined) {
+        const list = this.lists[job.priority]!;
+        list.splice(list.indexOf(job.seq), 1);
+      }
+      this.kept.completed(job, lease.workerId, this.flows.parentOf.get(job.seq)?.parent);
       this.destroy(job, !current[i]);
       this.flows.ended(this, job, 'c');
       this.completedTrue.set(job.seq, (this.completedTrue.get(job.seq) ?? 0) + 1);
@@ -301,6 +323,7 @@ export class Model {
     if (!this.isCurrent(lease)) return 'lost';
     const job = this.jobs.get(lease.seq)!;
     job.attempts += 1;
+    job.lastWorker = lease.workerId;
     job.suspect = false; // it failed without killing its worker
     if (job.group !== undefined) this.groups.runsEnded([job.group]);
     if (!retryable || job.attempts >= job.maxAttempts) {

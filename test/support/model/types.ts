@@ -28,6 +28,12 @@ export interface ModelJob {
   progress?: unknown;
   /** Its lease lapsed while it ran beside others: it runs alone next (see lease_jobs). */
   suspect?: boolean;
+  /** Redis ms: when added (read back: within `addedWithin`), when its last lease started. */
+  addedAt?: number;
+  addedWithin?: [number, number];
+  startedAt?: number;
+  /** The worker of its last attempt that did not complete (getJob's processedBy). */
+  lastWorker?: string;
   /** Its group (test/support/model/groups.ts). */
   group?: string;
 }
@@ -50,6 +56,9 @@ export const MODEL_QUEUE = {
   maxLeaseExpiries: 1000,
   // Caller ids free again at completion (the window is tested in core-add).
   dedupeWindowMs: 0,
+  // A few kept completed jobs, so that completions trim (the age bound is tested in
+  // history/kept.test.ts).
+  keepCompleted: { count: 5, ageMs: 3_600_000 },
   backoff: { type: 'fixed' as const, delayMs: 0 },
 };
 

@@ -1,0 +1,215 @@
+-- Kept completed jobs (keepCompleted, docs/history.md): a completed job keeps its payload, meta,
+-- times and log, and enters K_COMPLETED_JOBS (seq -> finished ms) with its K_COMPLETED_INFO
+-- ('<worker id>:<attempts made>', then ':<result>' when a result came with its completion).
+-- The newest `count`, at most `age_ms` old, are kept: the scripts that complete jobs trim what
+-- they pushed over the bound, clean() what aged (trim_completed, bounded per call).
+
+-- Most kept jobs one call trims (the rest go with the next call).
+local TRIM_LIMIT = 1000
+
+-- Most bytes of a result carried by a 'completed' event (larger: its size only, 'vx').
+local EVENT_RESULT_MAX = 1024
+
+-- Keep completed jobs `seqs` (their meta JSON in `raws`, their results in `results`: '' or nil
+-- when none) finished at `now` by worker `wid`.
+local function keep_completed(seqs, raws, results, now, wid)
+  if #seqs == 0 then
+    return
+  end
+  local z, h = {}, {}
+  for i, seq in ipairs(seqs) do
+    local raw = raws[i]
+    local attempts = 1
+    if raw and string.find(raw, '"a":', 1, true) then
+      attempts = (decode_meta(raw).a or 0) + 1
+    end
+    local info = wid .. ':' .. attempts
+    if results[i] and results[i] ~= '' then
+      info = info .. ':' .. results[i]
+    end
+    z[#z + 1] = now
+    z[#z + 1] = seq
+    h[#h + 1] = seq
+    h[#h + 1] = info
+  end
+  rcall_each('ZADD', K_COMPLETED_JOBS, z)
+  rcall_each('HSET', K_COMPLETED_INFO, h)
+end
+
+-- A job completed by a stale lease (a worker whose lease lapsed finished it after all) leaves
+-- wherever it is now to be kept: the leased set, the delayed set, the dead set or its pending
+-- list (LREM: it was put back at the front when its lease lapsed, so it is near the head).
+-- A grouped job leaves its group's pending jobs, or its group's running count.
+local function completed_unplace(seq, meta)
+  if meta.g then
+    group_unplace(seq, meta)
+  end
+  rcall('ZREM', K_LEASED, seq)
+  rcall('HDEL', K_LEASE_HOLDERS, seq)
+  if rcall('ZREM', K_DELAYED, seq) + rcall('ZREM', K_DEAD, seq) == 0 and not meta.g then
+    rcall('LREM', pending_key(prio_of(meta)), 1, seq)
+  end
+end
+
+-- Remove kept completed jobs `seqs` (their meta JSON `raws`): payload, meta, info, progress, log;
+-- a caller id still naming one ('~<until>:<seq>') keeps only its dedupe window, or goes.
+local function forget_completed(seqs, raws, now)
+  for i, seq in ipairs(seqs) do
+    local raw = raws[i]
+    if raw and string.find(raw, '"i":', 1, true) then
+      local cid = decode_meta(raw).i
+      local v = cid and rcall('HGET', K_CALLER_IDS, cid)
+      if v and kept_of(v) == seq then
+        local until_ms = taken_until(v)
+        if until_ms > now then
+          rcall('HSET', K_CALLER_IDS, cid, '~' .. int(until_ms))
+        else
+          rcall('HDEL', K_CALLER_IDS, cid)
+        end
+      end
+    end
+  end
+  logs_drop(seqs, raws)
+  data_del(seqs)
+  rcall_each('HDEL', K_META, seqs)
+  rcall_each('HDEL', K_COMPLETED_INFO, seqs)
+  rcall_each('HDEL', K_PROGRESS, seqs)
+end
+
+-- The `take` oldest kept completed jobs: by finish time, then by seq (a sorted set orders equal
+-- scores by the member's bytes, which puts '10' before '9'); the jobs of the last finish time
+-- taken are read whole (one batch's, at most) to cut it exactly.
+local function oldest_completed(take)
+  local got = rcall('ZRANGE', K_COMPLETED_JOBS, 0, take - 1, 'WITHSCORES')
+  local last = got[#got]
+  local seqs = {}
+  for i = 1, #got, 2 do
+    if got[i + 1] ~= last then
+      seqs[#seqs + 1] = got[i]
+    end
+  end
+  local group = rcall('ZRANGEBYSCORE', K_COMPLETED_JOBS, last, last)
+  table.sort(group, function(a, b)
+    return (tonumber(a) or 0) < (tonumber(b) or 0)
+  end)
+  for i = 1, #got / 2 - #seqs do
+    seqs[#seqs + 1] = group[i]
+  end
+  return seqs
+end
+
+-- Trim the kept completed jobs to the newest `count`, none finished before now - age_ms, at most
+-- `limit` per call (oldest first). Returns how many went.
+local function trim_completed(now, count, age_ms, limit)
+  local over = rcall('ZCARD', K_COMPLETED_JOBS) - count
+  local aged = rcall('ZCOUNT', K_COMPLETED_JOBS, '-inf', '(' .. (now - age_ms))
+  local take = math.min(math.max(over, aged), limit)
+  if take <= 0 then
+    return 0
+  end
+  local seqs = oldest_completed(take)
+  forget_completed(seqs, hmget(K_META, seqs), now)
+  rcall_each('ZREM', K_COMPLETED_JOBS, seqs)
+  return take
+end
+
+-- Kept jobs `seqs` sorted newest first: by seq, highest first (those of one finish time).
+local function newest_first(seqs)
+  table.sort(seqs, function(a, b)
+    return (tonumber(a) or 0) > (tonumber(b) or 0)
+  end)
+  return seqs
+end
+
+-- A page of the kept completed jobs, newest first: by finish time, then by seq (a sorted set
+-- orders equal scores by the member's bytes, which puts '9' before '10'). The jobs of the page's
+-- first and last finish times are read whole (one batch's, at most) to place them exactly.
+-- Returns their seqs and finish times.
+local function completed_page(offset, limit)
+  local got = rcall('ZREVRANGE', K_COMPLETED_JOBS, offset, offset + limit - 1, 'WITHSCORES')
+  local runs = {}
+  for i = 1, #got, 2 do
+    local r = runs[#runs]
+    if not r or r.score ~= got[i + 1] then
+      r = { score = got[i + 1], seqs = {} }
+      runs[#runs + 1] = r
+    end
+    r.seqs[#r.seqs + 1] = got[i]
+  end
+  local seqs, scores = {}, {}
+  local stop = offset + limit
+  local start = 0 -- rank of the first job of the run (newest first)
+  for k, r in ipairs(runs) do
+    local group = r.seqs
+    if k == 1 then
+      start = rcall('ZCOUNT', K_COMPLETED_JOBS, '(' .. r.score, '+inf')
+    end
+    if k == 1 or k == #runs then
+      group = rcall('ZRANGEBYSCORE', K_COMPLETED_JOBS, r.score, r.score)
+    end
+    newest_first(group)
+    for i, seq in ipairs(group) do
+      local rank = start + i - 1
+      if rank >= offset and rank < stop then
+        seqs[#seqs + 1] = seq
+        scores[#seqs] = r.score
+      end
+    end
+    start = start + #group
+  end
+  return seqs, scores
+end
+
+-- Log 'completed' for jobs `seqs` (meta JSON `raws`) finished at `now` by worker `wid`: with
+-- their times (a 'tm' trailer: ms before 'T', added and started), and their results when
+-- `readable` (stored or kept: 'r' 1; a job with a result gets its own entry, 'v' its result up to
+-- EVENT_RESULT_MAX bytes, else 'vx' its size).
+local function emit_completed(seqs, raws, results, now, wid, readable)
+  if EV_CAP == 0 or #seqs == 0 then
+    return
+  end
+  local added, started = times_get(seqs)
+  local tails = time_deltas(now, added, started)
+  local head = { 'w', wid, 'T', now }
+  if readable then
+    head[#head + 1] = 'r'
+    head[#head + 1] = '1'
+  end
+  local plain, plain_raws, plain_tails = {}, {}, {}
+  local f = nil
+  for i, seq in ipairs(seqs) do
+    local r = readable and results[i]
+    if r and r ~= '' then
+      if not f then
+        f = { 'e', 'completed', unpack(head) }
+      end
+      local raw = raws[i]
+      f[#f + 1] = 'i'
+      f[#f + 1] = raw and string.find(raw, '"i":', 1, true) and decode_meta(raw).i or seq
+      if #r <= EVENT_RESULT_MAX then
+        f[#f + 1] = 'v'
+        f[#f + 1] = r
+      else
+        f[#f + 1] = 'vx'
+        f[#f + 1] = #r
+      end
+      local g = raw and meta_group(raw)
+      if g then
+        f[#f + 1] = 'g'
+        f[#f + 1] = g
+      end
+      f[#f + 1] = 'ta'
+      f[#f + 1] = added[i]
+      f[#f + 1] = 'ts'
+      f[#f + 1] = started[i]
+    else
+      plain[#plain + 1] = seq
+      plain_raws[#plain] = raws[i]
+      plain_tails[#plain] = tails[i]
+    end
+  end
+  emit_jobs('completed', plain, plain_raws, head, plain_tails)
+  if f then
+    ev_add(f)
+  end
+end

@@ -1,0 +1,263 @@
+-- History (docs/history.md): a job's times, its log, whether it is a kept completed job, and the
+-- per-minute counts. Trimming kept completed jobs is in completed.lua (it needs destroy()).
+
+-- Times: per payload bucket b (data.lua), the string K_ADDED_TIMES:<b> holds two u48 slots per
+-- seq n of the bucket: slot 2·(n mod DATA_SPAN) its added time, 2·(n mod DATA_SPAN)+1 the start
+-- of its current or last lease (Redis ms; 0 = not known). One BITFIELD per bucket per call, with
+-- as many operations as jobs. The string goes with its bucket (data_del); seqs that are not
+-- counter values (bucket 'x') have no times.
+-- Run BITFIELD (`cmd`) on the time buckets of `seqs`, each job's operations given by `ops(slot)`
+-- (slot: its added slot number); calls `each(i, reply, k)` for the job at position i of `seqs`,
+-- its operations' replies starting at reply[k].
+local function times_call(cmd, seqs, ops, per_job, each)
+  local order, groups = data_groups(seqs)
+  for _, b in ipairs(order) do
+    if b ~= 'x' then
+      local args = { K_ADDED_TIMES .. ':' .. b }
+      for _, seq in ipairs(groups[b].seqs) do
+        ops(args, 2 * (tonumber(seq) % DATA_SPAN))
+      end
+      local r = rcall(cmd, unpack(args))
+      if each then
+        for k, i in ipairs(groups[b].at) do
+          each(i, r, (k - 1) * per_job + 1)
+        end
+      end
+    end
+  end
+end
+
+local function bitfield_op(args, op, slot, value)
+  args[#args + 1] = op
+  args[#args + 1] = 'u48'
+  args[#args + 1] = '#' .. slot
+  if value then
+    args[#args + 1] = value
+  end
+end
+
+-- Record `now` as the added time of `seqs` (every add path).
+local function times_set_added(seqs, now)
+  times_call('BITFIELD', seqs, function(args, slot)
+    bitfield_op(args, 'SET', slot, now)
+  end, 1, nil)
+end
+
+-- Record `now` as the added time of the jobs of `pairs` ({ seq, payload, seq, payload, … }).
+local function times_added_pairs(pairs, now)
+  local seqs = {}
+  for i = 1, #pairs, 2 do
+    seqs[#seqs + 1] = pairs[i]
+  end
+  times_set_added(seqs, now)
+end
+
+-- Record `now` as the start of the lease of `seqs` (lease_jobs, hand_off); returns their added
+-- times, in order (0 when not known).
+local function times_set_started(seqs, now)
+  local added = {}
+  for i = 1, #seqs do
+    added[i] = 0
+  end
+  times_call('BITFIELD', seqs, function(args, slot)
+    bitfield_op(args, 'SET', slot + 1, now)
+    bitfield_op(args, 'GET', slot)
+  end, 2, function(i, r, k)
+    added[i] = r[k + 1]
+  end)
+  return added
+end
+
+-- The times of `seqs`, in order: added, started (0 when not known).
+local function times_get(seqs)
+  local added, started = {}, {}
+  for i = 1, #seqs do
+    added[i], started[i] = 0, 0
+  end
+  times_call('BITFIELD_RO', seqs, function(args, slot)
+    bitfield_op(args, 'GET', slot)
+    bitfield_op(args, 'GET', slot + 1)
+  end, 2, function(i, r, k)
+    added[i], started[i] = r[k], r[k + 1]
+  end)
+  return added, started
+end
+
+-- Job logs: K_JOB_LOGS:<seq> a list of lines (the newest max_lines kept), K_JOB_LOGS:<seq>:d how
+-- many were dropped. Both go with the job (destroy, trim_completed).
+local function logs_key(seq)
+  return K_JOB_LOGS .. ':' .. seq
+end
+
+-- Append `lines` to job `seq`'s log, keeping the newest `max_lines`.
+local function logs_append(seq, lines, max_lines)
+  local key = logs_key(seq)
+  local n = 0
+  if #lines == 0 then
+    return
+  end
+  for i = 1, #lines, CHUNK do
+    n = rcall('RPUSH', key, unpack(lines, i, math.min(i + CHUNK - 1, #lines)))
+  end
+  if n > max_lines then
+    rcall('LTRIM', key, -max_lines, -1)
+    rcall('INCRBY', key .. ':d', n - max_lines)
+  end
+end
+
+-- The log lines of a call, packed in one argument as records '<seq>:<bytes>:<line>' (and
+-- '<seq>:d<n>:' for n lines the worker dropped over the cap before sending), appended to the
+-- logs of the jobs `owned(seq)` allows: false for a job that may not log (its lease is lost), a
+-- meta table for one whose meta the caller saves (meta l set on it), true for one whose meta is
+-- marked here (meta l: the job has a log).
+local function logs_apply(packed, max_lines, owned)
+  if packed == '' or max_lines <= 0 then
+    return
+  end
+  local per, drops, order = {}, {}, {}
+  local i = 1
+  while i <= #packed do
+    local seq, dropped, len, at = string.match(packed, '^(%d+):(d?)(%d+):()', i)
+    if not seq then
+      break
+    end
+    local lines = per[seq]
+    if not lines then
+      lines = {}
+      per[seq] = lines
+      drops[seq] = 0
+      order[#order + 1] = seq
+    end
+    if dropped == 'd' then
+      drops[seq] = drops[seq] + tonumber(len)
+      i = at
+    else
+      lines[#lines + 1] = string.sub(packed, at, at + tonumber(len) - 1)
+      i = at + tonumber(len)
+    end
+  end
+  for _, seq in ipairs(order) do
+    local meta = owned(seq)
+    if meta then
+      logs_append(seq, per[seq], max_lines)
+      if drops[seq] > 0 then
+        rcall('INCRBY', logs_key(seq) .. ':d', drops[seq])
+      end
+      if meta == true then
+        local raw = rcall('HGET', K_META, seq)
+        if not (raw and string.find(raw, '"l":', 1, true)) then
+          meta = decode_meta(raw)
+          meta.l = 1
+          save_meta(seq, meta)
+        end
+      else
+        meta.l = 1
+      end
+    end
+  end
+end
+
+-- Drop job `seq`'s log (it stops existing).
+local function logs_forget(seq)
+  rcall('DEL', logs_key(seq), logs_key(seq) .. ':d')
+end
+
+-- Drop the logs of jobs `seqs` (their meta JSON `raws`) that have one (meta l): one DEL.
+local function logs_drop(seqs, raws)
+  local keys = {}
+  for i, seq in ipairs(seqs) do
+    local raw = raws[i]
+    if raw and string.find(raw, '"l":', 1, true) and decode_meta(raw).l then
+      keys[#keys + 1] = logs_key(seq)
+      keys[#keys + 1] = logs_key(seq) .. ':d'
+    end
+  end
+  for i = 1, #keys, CHUNK do
+    rcall('DEL', unpack(keys, i, math.min(i + CHUNK - 1, #keys)))
+  end
+end
+
+-- Per job, its times as an event's section tail ('tm', lib/scripts/lib/events.lua) gives them:
+-- ms before the section's 'T' (its time), '' when not known; `started` optional.
+local function time_deltas(now, added, started)
+  local out = {}
+  for i = 1, #added do
+    local d = added[i] > 0 and int(now - added[i]) or ''
+    if started then
+      d = d .. ',' .. (started[i] > 0 and int(now - started[i]) or '')
+    end
+    out[i] = d
+  end
+  return out
+end
+
+-- The fields of an event about one attempt of job `seq` (meta `meta`) by worker `wid`
+-- ('failed'): the worker, the job's times (absolute: 'ta' added, 'ts' started) and its group
+-- (ev_group's 'g').
+local function attempt_fields(seq, wid, meta)
+  if EV_CAP == 0 then
+    return nil
+  end
+  local added, started = times_get({ seq })
+  if meta.g then
+    return 'w', wid, 'ta', added[1], 'ts', started[1], 'g', meta.g
+  end
+  return 'w', wid, 'ta', added[1], 'ts', started[1]
+end
+
+-- The fields of a 'dead' event (lib/events/): the last error, when not the reason, the job's
+-- times (absolute: 'ta' added, 'ts' started) and its group (ev_group's 'g').
+local function dead_fields(seq, meta)
+  if EV_CAP == 0 then
+    return nil
+  end
+  local added, started = times_get({ seq })
+  local f = { 'ta', added[1], 'ts', started[1] }
+  if meta.e and meta.e ~= meta.r then
+    f[#f + 1] = 'err'
+    f[#f + 1] = string.sub(meta.e, 1, 500)
+  end
+  if meta.g then
+    f[#f + 1] = 'g'
+    f[#f + 1] = meta.g
+  end
+  return unpack(f)
+end
+
+-- Kept completed jobs (keepCompleted): K_COMPLETED_JOBS seq -> finished ms.
+local function is_kept(seq)
+  return rcall('ZSCORE', K_COMPLETED_JOBS, seq) ~= false
+end
+
+-- Per-minute counts (getMetrics): K_METRICS:<kind> is a ring of METRIC_SLOTS u32 pairs (minute
+-- number, count), slot minute mod METRIC_SLOTS: the last day. A call adds up its counts
+-- (metric_add) and writes each kind once (metrics_flush): one BITFIELD, two in the call that
+-- starts a minute's slot.
+local METRIC_SLOTS = 1440
+
+local metric_counts = {}
+
+local function metric_add(kind, n)
+  if n > 0 then
+    metric_counts[kind] = (metric_counts[kind] or 0) + n
+  end
+end
+
+local function metrics_flush(now)
+  local minute = math.floor(now / 60000)
+  local slot = minute % METRIC_SLOTS
+  for kind, n in pairs(metric_counts) do
+    local key = K_METRICS .. ':' .. kind
+    local r = rcall('BITFIELD', key, 'SET', 'u32', '#' .. (2 * slot), minute, 'INCRBY', 'u32', '#' .. (2 * slot + 1), n)
+    if r[1] ~= minute then
+      -- A new minute in this slot: its count starts over. The string gets its full size at
+      -- once (one allocation rather than doublings as the slots fill).
+      rcall('BITFIELD', key, 'SET', 'u32', '#' .. (2 * slot + 1), n)
+      local len = rcall('STRLEN', key)
+      if len < METRIC_SLOTS * 8 then
+        rcall('SET', key, rcall('GET', key) .. string.rep('\0', METRIC_SLOTS * 8 - len))
+      end
+    end
+  end
+  metric_counts = {}
+end
