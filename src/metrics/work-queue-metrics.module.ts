@@ -23,6 +23,8 @@ export interface WorkQueueMetricsModuleOptions {
   prefix?: string;
   /** Buckets (seconds) of the handler duration histogram. */
   durationBuckets?: number[];
+  /** Buckets (seconds) of the wait time histogram (added → first start). */
+  waitBuckets?: number[];
   /** Queues to report (default: every registered queue). */
   queues?: string[];
 }
@@ -48,7 +50,13 @@ export class WorkQueueMetrics implements OnApplicationBootstrap, OnApplicationSh
     @Inject(WORK_QUEUE_METRICS_OPTIONS)
     options: WorkQueueMetricsModuleOptions | undefined,
   ) {
-    const { registry = new Registry(), prefix, durationBuckets, queues: names } = options ?? {};
+    const {
+      registry = new Registry(),
+      prefix,
+      durationBuckets,
+      waitBuckets,
+      queues: names,
+    } = options ?? {};
     this.registry = registry;
     const queues = names
       ? () => context.queues.filter((q) => names.includes(q.name))
@@ -56,7 +64,13 @@ export class WorkQueueMetrics implements OnApplicationBootstrap, OnApplicationSh
     const workers = names
       ? () => context.workers.filter((w) => names.includes(w.queue.name))
       : () => context.workers;
-    this.handle = registerQueueMetrics(registry, { queues, workers, prefix, durationBuckets });
+    this.handle = registerQueueMetrics(registry, {
+      queues,
+      workers,
+      prefix,
+      durationBuckets,
+      waitBuckets,
+    });
   }
 
   /** Picks up the processors' workers (also done at each scrape). */

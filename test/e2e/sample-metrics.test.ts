@@ -54,6 +54,37 @@ describe('sample GET /metrics', () => {
     expect(
       value(samples, 'work_queue_job_duration_seconds_count', { outcome: 'success' }),
     ).toBeGreaterThanOrEqual(1);
+    // Added → first start, from the job's Redis times.
+    expect(value(samples, 'work_queue_job_wait_seconds_count')).toBeGreaterThanOrEqual(1);
+  });
+
+  it('GET /jobs/:id shows the times and the log; GET /queues/:name/metrics the last hour', async () => {
+    const before = Date.now();
+    await http()
+      .post('/jobs')
+      .send({ name: 'welcome', data: { to: 'h@example.com' }, id: 'm-history' })
+      .expect(201);
+    await waitFor(async () => (await jobState('m-history')) === 'completed');
+    const job = (await http().get('/jobs/m-history').expect(200)).body as Record<string, unknown>;
+    expect(job).toMatchObject({
+      state: 'completed',
+      attemptsMade: 1,
+      logs: ['welcome email to ***@example.com'],
+      result: { messageId: 'welcome-m-history' },
+    });
+    const [added, started, finished] = [job.addedAt, job.startedAt, job.finishedAt] as number[];
+    expect(added).toBeGreaterThan(before - 60_000);
+    expect(started).toBeGreaterThanOrEqual(added!);
+    expect(finished).toBeGreaterThanOrEqual(started!);
+    expect(typeof job.processedBy).toBe('string');
+    const m = (await http().get(`/queues/${EMAILS}/metrics`).expect(200)).body as Record<
+      string,
+      { perMinute: Array<{ at: number; count: number }>; total: number }
+    >;
+    expect(m.completed!.total).toBeGreaterThanOrEqual(2);
+    expect(m.completed!.perMinute.reduce((a, p) => a + p.count, 0)).toBe(m.completed!.total);
+    expect(m.dead).toEqual({ perMinute: [], total: 0 });
+    await http().get('/queues/nope/metrics').expect(404);
   });
 
   it('reports counts() and the paused state as gauges', async () => {
