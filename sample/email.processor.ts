@@ -9,6 +9,7 @@ export class EmailProcessor {
 
   @Process('welcome')
   async welcome(job: Job<EmailJob>): Promise<EmailResult> {
+    await job.log(`welcome email to ${redact(job.data.to)}`);
     await pause(20, job.signal);
     this.logger.debug(`welcome email ${job.id} sent to ${redact(job.data.to)}`);
     return { messageId: `welcome-${job.id}`, sentAt: new Date().toISOString() };
@@ -20,6 +21,7 @@ export class EmailProcessor {
     for (let step = 1; step <= 4; step++) {
       await pause(25, job.signal);
       await job.progress(step / 4);
+      await job.log(`digest part ${step}/4 rendered`);
     }
     if (job.data.alwaysFail || job.attempt <= (job.data.failTimes ?? 0)) {
       throw new Error(`mail server refused the digest (attempt ${job.attempt})`);
@@ -31,6 +33,7 @@ export class EmailProcessor {
 
   @Process()
   async other(job: Job<EmailJob>): Promise<EmailResult> {
+    await job.log(`sending ${job.name ?? 'an unnamed email'} to ${redact(job.data.to)}`);
     await pause(5, job.signal);
     this.logger.debug(`email ${job.id} (${job.name ?? 'unnamed'}) sent`);
     return { messageId: `mail-${job.id}`, sentAt: new Date().toISOString() };

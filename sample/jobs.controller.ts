@@ -26,9 +26,17 @@ export class JobsController {
     });
   }
 
+  /**
+   * A job in any state with its times (addedAt, startedAt, finishedAt: Redis ms), attempts, the
+   * worker that ran it, its result, and its log (newest 100 lines).
+   */
   @Get('jobs/:id')
-  async get(@Param('id') id: string): Promise<JobInfo<EmailJob, EmailResult>> {
-    return (await this.emails.getJob(id)) ?? { id, state: 'unknown' };
+  async get(@Param('id') id: string): Promise<JobInfo<EmailJob, EmailResult> & { logs: string[] }> {
+    const info = await this.emails.getJob(id);
+    if (!info) return { id, state: 'unknown', logs: [] };
+    const head = await this.emails.getJobLogs(id, { limit: 1 });
+    const page = await this.emails.getJobLogs(id, { offset: Math.max(0, head.count - 100) });
+    return { ...info, logs: page.lines };
   }
 
   @Delete('jobs/:id')

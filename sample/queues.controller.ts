@@ -16,8 +16,12 @@ import {
   type GroupInfo,
   type JobInfo,
   type ListState,
+  type Metrics,
+  type MetricsKind,
   type WorkQueue,
 } from '../src/index.js';
+
+const KINDS: readonly MetricsKind[] = ['completed', 'failed', 'dead'];
 
 @Controller()
 export class QueuesController {
@@ -78,6 +82,20 @@ export class QueuesController {
     } catch (e) {
       throw badRequest(e);
     }
+  }
+
+  /**
+   * The last hour per minute (Redis time): completed jobs, failed attempts that were retried,
+   * dead-lettered jobs; minutes without any are left out.
+   */
+  @Get('queues/:name/metrics')
+  async metrics(@Param('name') name: string): Promise<Record<MetricsKind, Metrics>> {
+    const queue = this.queue(name);
+    const sinceMs = Date.now() - 3_600_000;
+    const [completed, failed, dead] = await Promise.all(
+      KINDS.map((kind) => queue.getMetrics(kind, { sinceMs })),
+    );
+    return { completed: completed!, failed: failed!, dead: dead! };
   }
 
   /** Run a delayed job now, on whichever of the app's queues holds it. */

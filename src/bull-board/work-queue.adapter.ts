@@ -11,10 +11,13 @@ import type {
   QueueJob,
   QueueJobOptions,
   QueueMetrics,
+  MetricsType,
   QueueRateLimit,
+  QueueWorker,
   Status,
 } from '@bull-board/api/dist/types.js';
 import type { JobInfo, ListState, WorkQueue } from '../../lib/internal.js';
+import { boardLogs, boardMetrics, boardWorker } from './history.js';
 import { qualifiedName, UnsupportedBoardActionError, WorkQueueBoardJob } from './work-queue.job.js';
 
 /** Options of `WorkQueueAdapter`: bull-board's own adapter options. */
@@ -31,6 +34,7 @@ const LISTED: ReadonlyArray<readonly [JobStatus, ListState]> = [
   ['waiting', 'pending'],
   ['delayed', 'delayed'],
   ['failed', 'dead'],
+  ['completed', 'completed'],
   ['waiting-children', 'waiting-children'],
 ];
 const OUR_STATE = new Map<string, ListState>(LISTED);
@@ -43,9 +47,9 @@ export class WorkQueueAdapter<T = unknown, R = unknown> extends BaseAdapter {
     private readonly queue: WorkQueue<T, R>,
     options: WorkQueueAdapterOptions = {},
   ) {
-    // 'bullmq' is the board's richer UI (priorities, global concurrency); no retry of completed
-    // jobs (we keep no completed job to re-run).
-    super('bullmq', { ...options, allowCompletedRetries: false });
+    // 'bullmq' is the board's richer UI (priorities, global concurrency); a kept completed job
+    // can be run again (`rerun`).
+    super('bullmq', { ...options, allowCompletedRetries: true });
   }
 
   private get q(): WorkQueue {
@@ -69,7 +73,7 @@ export class WorkQueueAdapter<T = unknown, R = unknown> extends BaseAdapter {
     return null;
   }
 
-  /** Only the statuses we have: no completed (not kept), paused (queue-wide here). */
+  /** Only the statuses we have: no paused (queue-wide here). */
   getStatuses(): Status[] {
     return ['latest', ...LISTED.map(([s]) => s)];
   }
@@ -86,7 +90,7 @@ export class WorkQueueAdapter<T = unknown, R = unknown> extends BaseAdapter {
       waiting: c.pending,
       delayed: c.delayed,
       failed: c.dead,
-      completed: 0,
+      completed: c.completed,
       paused: 0,
       prioritized: 0,
       'waiting-children': c.waitingChildren,
@@ -119,14 +123,24 @@ export class WorkQueueAdapter<T = unknown, R = unknown> extends BaseAdapter {
     return info ? new WorkQueueBoardJob(this.q, info) : null;
   }
 
-  /** Per-job logs are not kept: none. */
-  async getJobLogs(): Promise<string[]> {
-    return [];
+  /** The job's log (`job.log` lines), its newest 1 000 lines; none once the job is gone. */
+  getJobLogs(id: string): Promise<string[]> {
+    return boardLogs(this.q, id);
   }
 
-  /** Throughput metrics are not kept by the core: empty. */
-  async getMetrics(): Promise<QueueMetrics> {
-    return { meta: { count: 0, prevTS: 0, prevCount: 0 }, data: [], count: 0 };
+  /**
+   * Per-minute counts of the last 24 hours (`getMetrics`): completed jobs, and for the board's
+   * "failed" the dead-lettered ones (BullMQ's failed are final failures).
+   */
+  async getMetrics(type: MetricsType, start = 0, end = -1): Promise<QueueMetrics> {
+    const m = await this.queue.getMetrics(type === 'completed' ? 'completed' : 'dead');
+    return boardMetrics(m, Date.now(), start, end);
+  }
+
+  /** The registered workers (`getWorkers`): the board's worker count and list. */
+  override async getWorkers(): Promise<QueueWorker[]> {
+    const now = Date.now();
+    return (await this.queue.getWorkers()).map((w) => boardWorker(w, now));
   }
 
   async getRedisInfo(): Promise<string | null> {
@@ -145,15 +159,37 @@ export class WorkQueueAdapter<T = unknown, R = unknown> extends BaseAdapter {
   }
 
   /**
-   * "Clean all" of a status: waiting → `drain()`, failed → `purgeDead()`, delayed → each delayed
-   * job cancelled, page by page. Grace time is not honoured (no timestamps are kept); active
-   * (running) and completed cannot be cleaned in bulk.
+   * "Clean all" of a status: waiting → `drain()`, failed → `purgeDead()`, completed →
+   * `purgeCompleted()` (with a grace time: only those finished longer ago), delayed → each
+   * delayed job cancelled, page by page. Active (running) jobs cannot be cleaned in bulk.
    */
-  async clean(status: JobCleanStatus): Promise<void> {
+  async clean(status: JobCleanStatus, graceTimeMs = 0): Promise<void> {
     if (status === 'wait') await this.queue.drain();
     else if (status === 'failed') await this.queue.purgeDead();
+    else if (status === 'completed') await this.cleanCompleted(graceTimeMs);
     else if (status === 'delayed') await this.eachDelayed((id) => this.queue.cancel(id));
     else throw new UnsupportedBoardActionError(`clean ${status} jobs`);
+  }
+
+  private async cleanCompleted(graceTimeMs: number): Promise<void> {
+    if (!(Number.isFinite(graceTimeMs) && graceTimeMs > 0)) {
+      await this.queue.purgeCompleted();
+      return;
+    }
+    // Newest first: skip those within the grace time, purge the rest page by page.
+    const before = Date.now() - graceTimeMs;
+    let offset = 0;
+    for (;;) {
+      const page = await this.q.getJobs('completed', { offset, limit: PAGE });
+      if (page.length === 0) return;
+      let kept = 0;
+      for (const j of page) {
+        if ((j.finishedAt ?? 0) >= before) kept++;
+        else await this.queue.purgeCompleted(j.id);
+      }
+      offset += kept;
+      if (page.length < PAGE) return;
+    }
   }
 
   /** Removes every waiting and delayed job (`drain({ delayed: true })`); running jobs stay. */

@@ -50,10 +50,11 @@ export function jobJson(info: JobInfo, prefix: string): QueueJobJson {
         ? Math.round(info.progress * 100)
         : ((info.progress as QueueJobJson['progress'] | undefined) ?? 0),
     attemptsMade: info.attemptsMade ?? 0,
-    // The core keeps no creation or start time: 0 (the board shows no date), not an invention.
-    timestamp: 0,
-    processedOn: null,
-    finishedOn: info.state === 'dead' && at !== undefined ? at : null,
+    // Redis times (docs/history.md): added, the current or last attempt's start, the end.
+    timestamp: info.addedAt ?? 0,
+    processedOn: info.startedAt ?? null,
+    finishedOn: info.finishedAt ?? null,
+    processedBy: info.processedBy ?? null,
     delay: info.state === 'delayed' && at !== undefined ? Math.max(0, at - Date.now()) : undefined,
     failedReason: errors[0] ?? '',
     stacktrace: errors.slice(1),
@@ -124,11 +125,13 @@ export class WorkQueueBoardJob implements QueueJob {
       throw new Error(`remove refused: job ${this.info.id} no longer exists`);
   }
 
-  /** Failed (dead) → pending, attempts reset (`retryDead`). Completed jobs are not re-run. */
+  /** Failed (dead) → pending, attempts reset (`retryDead`); a kept completed job runs again (`rerun`). */
   async retry(state?: JobRetryStatus): Promise<void> {
-    if (state === 'completed') throw new UnsupportedBoardActionError('retry a completed job');
-    if (!(await this.queue.retryDead(this.info.id)))
-      throw refused('retry', this.info.id, await this.getState());
+    const done =
+      state === 'completed'
+        ? (await this.queue.rerun(this.info.id)) !== null
+        : await this.queue.retryDead(this.info.id);
+    if (!done) throw refused('retry', this.info.id, await this.getState());
   }
 
   /** A pending or delayed job's priority (0…9, `changePriority`). */
@@ -138,8 +141,18 @@ export class WorkQueueBoardJob implements QueueJob {
       throw refused('change priority', this.info.id, await this.getState());
   }
 
-  /** Stored payloads are immutable: the board's "update data" answers an error. */
-  async updateData(): Promise<void> {
-    throw new UnsupportedBoardActionError('update job data');
+  /** A waiting job's new due time, `delay` ms from now (`changeDelay`; 0 runs it now). */
+  async changeDelay(delay: number): Promise<void> {
+    if (!(await this.queue.changeDelay(this.info.id, Math.max(0, Math.round(delay)))))
+      throw new Error(`change delay refused: job ${this.info.id} no longer exists`);
+  }
+
+  /**
+   * New data for a waiting, delayed or dead job (`updateData`); a running or completed job's
+   * data is refused (BAD_STATE: its handler may change it with `job.updateData`).
+   */
+  async updateData(data: unknown): Promise<void> {
+    if (!(await this.queue.updateData(this.info.id, data)))
+      throw new Error(`update data refused: job ${this.info.id} no longer exists`);
   }
 }

@@ -20,6 +20,8 @@ export interface QueueMetricsOptions {
    * time series per group — only for a bounded number of groups.
    */
   groupLabel?: boolean;
+  /** Buckets (seconds) of the wait time histogram (added → first start). */
+  waitBuckets?: number[];
 }
 
 /** What `registerQueueMetrics` returns. */
@@ -32,14 +34,18 @@ export interface QueueMetrics {
   close(): void;
 }
 
-const STATES = ['pending', 'delayed', 'leased', 'dead', 'waitingChildren'] as const;
-/** The state label of each (flow parents waiting for their children: `waiting-children`). */
+const STATES = ['pending', 'delayed', 'leased', 'dead', 'waitingChildren', 'completed'] as const;
+/**
+ * The state label of each (flow parents waiting for their children: `waiting-children`; kept
+ * completed jobs: `completed`).
+ */
 const LABEL: Record<(typeof STATES)[number], string> = {
   pending: 'pending',
   delayed: 'delayed',
   leased: 'leased',
   dead: 'dead',
   waitingChildren: 'waiting-children',
+  completed: 'completed',
 };
 const NAMES = [
   'jobs',
@@ -52,8 +58,10 @@ const NAMES = [
   'jobs_dead_total',
   'leases_lost_total',
   'job_duration_seconds',
+  'job_wait_seconds',
 ];
 const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const WAIT_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600];
 
 interface Snapshot {
   queue: WorkQueue;
@@ -67,12 +75,15 @@ const listOf = <X>(s: Source<X> | undefined): readonly X[] =>
 /**
  * Register the metrics of `queues` and `workers` in `registry`:
  *
- * - `work_queue_jobs{queue,state}` (pending, delayed, leased, dead), `work_queue_workers{queue}`
+ * - `work_queue_jobs{queue,state}` (pending, delayed, leased, dead, waiting-children, kept
+ *   completed), `work_queue_workers{queue}`
  *   (live workers, all processes) and `work_queue_paused{queue}`: one `counts()` and one
  *   `flowState()` per queue per scrape;
  * - per process, from the workers' events: `work_queue_jobs_completed_total`, `_failed_total`
  *   (every failed attempt), `_retried_total`, `_dead_total`, `work_queue_leases_lost_total`
  *   and `work_queue_job_duration_seconds{queue,outcome}` (outcome `success` or `error`);
+ * - `work_queue_job_wait_seconds{queue}`: how long each job of this process waited from its add
+ *   to the start of its first attempt (Redis times; a delayed job's delay included);
  * - `work_queue_scrape_errors_total{queue}`: scrapes whose counts could not be read.
  *
  * With `groupLabel`, the per-process counters and the histogram also carry `group`.
@@ -157,6 +168,13 @@ export function registerQueueMetrics(
     buckets: options.durationBuckets ?? DEFAULT_BUCKETS,
     registers,
   });
+  const wait = new Histogram({
+    name: `${p}job_wait_seconds`,
+    help: 'Time from a job added to its first attempt started (Redis time), jobs of this process.',
+    labelNames: ['queue'],
+    buckets: options.waitBuckets ?? WAIT_BUCKETS,
+    registers,
+  });
   const detach = new Map<Worker, () => void>();
 
   const metrics: QueueMetrics = {
@@ -175,6 +193,9 @@ export function registerQueueMetrics(
       for (const [event, fn] of Object.entries(on)) worker.on(event as keyof typeof on, fn);
       const removeHook = worker.useRunHook({
         async aroundRun(job, run) {
+          // (0: a time not known, e.g. a job added by an older version.)
+          if (job.attempt === 1 && job.addedAt > 0 && job.startedAt > 0)
+            wait.observe(queue, Math.max(0, job.startedAt - job.addedAt) / 1000);
           const end = duration.startTimer(labels(job));
           try {
             const result = await run();

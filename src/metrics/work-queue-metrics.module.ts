@@ -23,6 +23,8 @@ export interface WorkQueueMetricsModuleOptions {
   prefix?: string;
   /** Buckets (seconds) of the handler duration histogram. */
   durationBuckets?: number[];
+  /** Buckets (seconds) of the wait time histogram (added → first start). */
+  waitBuckets?: number[];
   /** Queues to report (default: every registered queue). */
   queues?: string[];
   /** Label the per-process counters and the histogram by job group (see `registerQueueMetrics`). */
@@ -54,6 +56,7 @@ export class WorkQueueMetrics implements OnApplicationBootstrap, OnApplicationSh
       registry = new Registry(),
       prefix,
       durationBuckets,
+      waitBuckets,
       queues: names,
       groupLabel,
     } = options ?? {};
@@ -70,6 +73,7 @@ export class WorkQueueMetrics implements OnApplicationBootstrap, OnApplicationSh
       prefix,
       durationBuckets,
       groupLabel,
+      waitBuckets,
     });
   }
 

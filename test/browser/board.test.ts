@@ -183,5 +183,23 @@ describe('the board in chromium', () => {
       throw new Error(`${String(e)}; the tab reads ${JSON.stringify(text)}`);
     });
     await page.screenshot({ path: `${ARTIFACTS}board-after-retry.png` });
+
+    // The Completed tab: the job with its result, real dates (this year, not 1970), its
+    // duration, and its log lines (both attempts') in the Logs tab.
+    await tab('completed').click();
+    await page.getByText(`sent ${deadId}`).first().waitFor({ timeout: 10_000 });
+    const card = await page.locator('body').innerText();
+    await page.screenshot({ path: `${ARTIFACTS}board-completed.png` });
+    // The board writes a time of today as a time of day, an older one with its date first.
+    expect(card).not.toMatch(/1970/);
+    const at = (label: string) => new RegExp(`${label}\\s+([\\d/., ]+)?\\d{1,2}:\\d{2}:\\d{2}`);
+    expect(card).toMatch(at('Added at'));
+    expect(card).toMatch(at('Process started at'));
+    expect(card).toMatch(at('Finished at'));
+    // The duration between start and finish (the handler takes milliseconds).
+    expect(card).toMatch(/\d+(\.\d+)? (milliseconds|seconds?)\s+Finished at/);
+    await page.getByText('Logs', { exact: true }).first().click();
+    await page.getByText(`building report ${deadId}`).first().waitFor({ timeout: 10_000 });
+    await page.screenshot({ path: `${ARTIFACTS}board-logs.png` });
   }, 60_000);
 });

@@ -54,6 +54,37 @@ describe('sample GET /metrics', () => {
     expect(
       value(samples, 'work_queue_job_duration_seconds_count', { outcome: 'success' }),
     ).toBeGreaterThanOrEqual(1);
+    // Added → first start, from the job's Redis times.
+    expect(value(samples, 'work_queue_job_wait_seconds_count')).toBeGreaterThanOrEqual(1);
+  });
+
+  it('GET /jobs/:id shows the times and the log; GET /queues/:name/metrics the last hour', async () => {
+    const before = Date.now();
+    await http()
+      .post('/jobs')
+      .send({ name: 'welcome', data: { to: 'h@example.com' }, id: 'm-history' })
+      .expect(201);
+    await waitFor(async () => (await jobState('m-history')) === 'completed');
+    const job = (await http().get('/jobs/m-history').expect(200)).body as Record<string, unknown>;
+    expect(job).toMatchObject({
+      state: 'completed',
+      attemptsMade: 1,
+      logs: ['welcome email to ***@example.com'],
+      result: { messageId: 'welcome-m-history' },
+    });
+    const [added, started, finished] = [job.addedAt, job.startedAt, job.finishedAt] as number[];
+    expect(added).toBeGreaterThan(before - 60_000);
+    expect(started).toBeGreaterThanOrEqual(added!);
+    expect(finished).toBeGreaterThanOrEqual(started!);
+    expect(typeof job.processedBy).toBe('string');
+    const m = (await http().get(`/queues/${EMAILS}/metrics`).expect(200)).body as Record<
+      string,
+      { perMinute: Array<{ at: number; count: number }>; total: number }
+    >;
+    expect(m.completed!.total).toBeGreaterThanOrEqual(2);
+    expect(m.completed!.perMinute.reduce((a, p) => a + p.count, 0)).toBe(m.completed!.total);
+    expect(m.dead).toEqual({ perMinute: [], total: 0 });
+    await http().get('/queues/nope/metrics').expect(404);
   });
 
   it('reports counts() and the paused state as gauges', async () => {
@@ -74,11 +105,19 @@ describe('sample GET /metrics', () => {
           dead: value(samples, 'work_queue_jobs', { state: 'dead' }),
           workers: value(samples, 'work_queue_workers'),
           waitingChildren: value(samples, 'work_queue_jobs', { state: 'waiting-children' }),
+          completed: value(samples, 'work_queue_jobs', { state: 'completed' }),
           paused: value(samples, 'work_queue_paused'),
         };
-        const expected = { ...c, paused: 1 } as Record<string, unknown>;
-        delete expected.pendingByPriority;
-        delete expected.completed; // kept completed jobs (issue 25) have no gauge yet
+        const expected = {
+          pending: c.pending,
+          delayed: c.delayed,
+          leased: c.leased,
+          dead: c.dead,
+          workers: c.workers,
+          waitingChildren: c.waitingChildren,
+          completed: c.completed,
+          paused: 1,
+        };
         return JSON.stringify(gauges) === JSON.stringify(expected) && c.delayed >= 2;
       },
       { what: 'gauges equal to counts()' },

@@ -164,7 +164,7 @@ describe('sample app', () => {
       .expect(201);
     const id = (body as { id: string }).id;
     await http().delete(`/jobs/${id}`).expect(200, { id, cancelled: true });
-    expect(await getJob(id)).toEqual({ id, state: 'unknown' });
+    expect(await getJob(id)).toEqual({ id, state: 'unknown', logs: [] });
     await http().delete(`/jobs/${id}`).expect(404);
   });
 

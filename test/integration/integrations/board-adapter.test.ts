@@ -3,13 +3,9 @@
  * response validation on): counts, paged listings, the job view, and every action against Redis.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createBullBoard } from '@bull-board/api';
-import type { IServerAdapter } from '@bull-board/api/dist/types.js';
-import { ExpressAdapter } from '@bull-board/express';
-import express from 'express';
-import request from 'supertest';
 import { FlowProducer, type WorkQueue } from '../../../lib/index.js';
 import { WorkQueueAdapter } from '../../../src/bull-board/index.js';
+import { board, listed } from '../../support/board.js';
 import { QueueFixture } from '../../support/queue.js';
 import { waitFor } from '../../support/wait.js';
 import { workersClosedAfterEach } from '../../support/worker.js';
@@ -17,44 +13,6 @@ import { workersClosedAfterEach } from '../../support/worker.js';
 const fx = new QueueFixture();
 afterAll(() => fx.cleanup());
 const worker = workersClosedAfterEach((e) => console.error('worker error', e));
-
-/** An express app serving the board for `queues` at /board (responses checked against schemas). */
-function board(...queues: WorkQueue[]) {
-  const server = new ExpressAdapter();
-  server.setBasePath('/board');
-  createBullBoard({
-    queues: queues.map((q) => new WorkQueueAdapter(q)),
-    // @bull-board/express pins its own @bull-board/api copy: same shapes, distinct private fields.
-    serverAdapter: server as unknown as IServerAdapter,
-    options: { validateResponses: true },
-  });
-  const app = express();
-  app.use('/board', server.getRouter());
-  return request(app);
-}
-
-type AppQueue = {
-  name: string;
-  counts: Record<string, number>;
-  statuses: string[];
-  jobs: Array<{ id: string; name: string; data: unknown; attempts: number; failedReason?: string }>;
-  pagination: { pageCount: number };
-  isPaused: boolean;
-};
-
-async function listed(
-  http: ReturnType<typeof board>,
-  q: WorkQueue,
-  status = 'latest',
-  page = 1,
-  jobsPerPage = 10,
-): Promise<AppQueue> {
-  const res = await http
-    .get('/board/api/queues')
-    .query({ activeQueue: q.name, status, page, jobsPerPage })
-    .expect(200);
-  return (res.body as { queues: AppQueue[] }).queues.find((x) => x.name === q.name)!;
-}
 
 /** Makes job `id` dead (one attempt, failed with `message`). */
 async function killed(q: WorkQueue, data: unknown, message: string): Promise<string> {
@@ -72,7 +30,7 @@ describe('WorkQueueAdapter on the board', () => {
     http = board(q);
   });
 
-  it('maps counts: pending→waiting, leased→active, delayed, dead→failed; no completed tab', async () => {
+  it('maps counts: pending→waiting, leased→active, delayed, dead→failed, completed', async () => {
     const deadId = await killed(q, { n: 0 }, 'boom');
     await q.add({ n: 1 }, { name: 'running' });
     await q.lease({ count: 1 });
@@ -92,6 +50,7 @@ describe('WorkQueueAdapter on the board', () => {
       'waiting',
       'delayed',
       'failed',
+      'completed',
       'waiting-children',
     ]);
     const failed = await listed(http, q, 'failed');
@@ -149,6 +108,7 @@ describe('WorkQueueAdapter on the board', () => {
     expect((await listed(h, p as WorkQueue, 'waiting', 9, 10)).jobs).toEqual([]);
     const adapter = new WorkQueueAdapter(p);
     expect(await adapter.getJobs(['completed', 'nonsense' as 'failed'], 0, 9)).toEqual([]);
+    expect(await adapter.getJobLogs('no-such-job')).toEqual([]);
     expect(await adapter.getJobs(['waiting'], 500, 509)).toEqual([]);
     expect(await adapter.getJobs(['waiting'], 5, 2)).toEqual([]);
     expect(await adapter.getJob('')).toBeNull();
@@ -227,16 +187,19 @@ describe('WorkQueueAdapter on the board', () => {
     const h = board(u);
     const base = `/board/api/queues/${u.name}`;
     const { id } = await u.add({ a: 1 }, { delayMs: 60_000 });
-    const upd = await h.patch(`${base}/${id}/update-data`).send({ jobData: { a: 2 } });
-    expect(upd.status).toBe(500);
-    expect(JSON.stringify(upd.body)).toContain('does not support');
-    expect((await u.getJob(id))?.data).toEqual({ a: 1 });
-    await h.patch(`${base}/${id}/delay`).send({ runAt: Date.now() }).expect(400);
     await h.patch(`${base}/${id}/priority`).send({ priority: 3 }).expect(200);
     expect((await u.getJob(id))?.priority).toBe(3);
-    await h.put(`${base}/retry/completed`).expect(200);
+    // A running job's data: BAD_STATE, shown as an error; nothing changed.
+    await u.add({ b: 1 }, { id: 'running' });
+    await u.lease({ count: 1 });
+    const upd = await h.patch(`${base}/running/update-data`).send({ jobData: { b: 2 } });
+    expect(upd.status).toBe(500);
+    expect(JSON.stringify(upd.body)).toContain('leased');
+    expect((await u.getJob('running'))?.data).toEqual({ b: 1 });
+    // Rescheduling is for delayed jobs only (the board checks the state).
+    await h.patch(`${base}/running/delay`).send({ runAt: Date.now() }).expect(400);
     const adapter = new WorkQueueAdapter(u);
-    expect(adapter.allowCompletedRetries).toBe(false);
+    await expect(adapter.clean('active')).rejects.toThrow('does not support');
     await expect(adapter.releaseActiveRateLimit()).rejects.toThrow('does not support');
   });
 });
