@@ -194,25 +194,37 @@ export class Leases<T, R> {
     });
   }
 
-  /** `logs`: per lease, its log lines not sent yet (a renewal carries them). */
+  /**
+   * `logs`: per lease, its log lines not sent yet (a renewal carries them). `renewal`: a
+   * worker's periodic renewal, which never moves a deadline earlier (a handler's longer
+   * `job.extend()` stays); an explicit extend sets now + `ms`.
+   */
   async extend(
     leases: Lease | readonly Lease[],
     ms: number,
     logs?: ReadonlyMap<Lease, LogBatch>,
+    renewal = false,
   ): Promise<boolean[]> {
     if (!isPosInt(ms))
       throw invalid([`extend ms must be a positive integer, got ${JSON.stringify(ms)}`]);
     const o = this.ctx.options;
     return this.perWorker(leases, async (workerId, group) => {
       const lines = logs ? packLogs(group.map((l) => ({ seq: l.seq, logs: logs.get(l) }))) : '';
-      const args: ScriptArgs['extend_leases'] = [workerId, ms, o.maxLogLines, lines, group.length];
+      const args: ScriptArgs['extend_leases'] = [
+        workerId,
+        ms,
+        o.maxLogLines,
+        lines,
+        renewal ? '1' : '0',
+        group.length,
+      ];
       for (const l of group) args.push(l.seq, l.token);
       // { deadline, then per job 1 extended | 0 lease lost }
       const reply = (await this.ctx.run('extend_leases', args, { workerId })) as number[];
       const deadline = reply[0]!;
       return group.map((l, i) => {
         const ok = reply[i + 1] === 1;
-        if (ok) l.deadline = deadline;
+        if (ok) l.deadline = renewal ? Math.max(l.deadline, deadline) : deadline;
         return ok;
       });
     });

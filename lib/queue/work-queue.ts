@@ -136,7 +136,8 @@ export class WorkQueue<T = unknown, R = unknown> extends QueueAdmin<T, R> {
   }
 
   /**
-   * `extend`, carrying the log lines of the leases' attempts (a worker's renewal).
+   * `extend`, carrying the log lines of the leases' attempts (a worker's renewal): it never
+   * moves a deadline earlier, so a handler's longer `job.extend()` stays.
    * @internal The Worker's private protocol (not in the published typings).
    */
   renew(
@@ -144,7 +145,7 @@ export class WorkQueue<T = unknown, R = unknown> extends QueueAdmin<T, R> {
     ms: number,
     logs: ReadonlyMap<Lease, LogBatch>,
   ): Promise<boolean[]> {
-    return this.leases.extend(leases, ms, logs);
+    return this.leases.extend(leases, ms, logs, true);
   }
 
   /**

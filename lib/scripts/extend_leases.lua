@@ -1,12 +1,14 @@
 -- extend_leases: push the deadlines of leased jobs to now + lease_ms.
 --! keys: leased leaseHolders workerLeases meta jobLogs
---! argv: worker_id lease_ms max_log_lines logs count leases(seq token)*count
+--! argv: worker_id lease_ms max_log_lines logs keep_later:0|1 count leases(seq token)*count
 -- logs: log lines of the jobs (logs_apply, lib/scripts/lib/history.lua), '' = none; those of a
--- job whose lease is lost are dropped.
+-- job whose lease is lost are dropped. keep_later: 1 (a worker's renewal) never moves a deadline
+-- earlier: a handler's longer job.extend() stays; 0 (extend()) sets now + lease_ms.
 -- Returns: { deadline, then per job 1 extended | 0 lease lost }.
 local wid = ARGV[1]
 local ms = tonumber(ARGV[2])
-local count = tonumber(ARGV[5])
+local keep_later = ARGV[5] == '1'
+local count = tonumber(ARGV[6])
 local now = now_ms()
 local deadline = now + ms
 local out = { deadline }
@@ -15,14 +17,14 @@ if count == 0 then
 end
 local seqs = {}
 for j = 1, count do
-  seqs[j] = ARGV[4 + j * 2]
+  seqs[j] = ARGV[5 + j * 2]
 end
 local tokens = hmget(K_LEASE_HOLDERS, seqs)
 local z = {}
 local lost = {}
 local held = {}
 for j = 1, count do
-  if tokens[j] == ARGV[5 + j * 2] .. ':' .. wid then
+  if tokens[j] == ARGV[6 + j * 2] .. ':' .. wid then
     z[#z + 1] = deadline
     z[#z + 1] = seqs[j]
     out[j + 1] = 1
@@ -38,7 +40,11 @@ for j = 1, count do
 end
 if #z > 0 then
   for i = 1, #z, CHUNK do
-    rcall('ZADD', K_LEASED, 'XX', unpack(z, i, math.min(i + CHUNK - 1, #z)))
+    if keep_later then
+      rcall('ZADD', K_LEASED, 'XX', 'GT', unpack(z, i, math.min(i + CHUNK - 1, #z)))
+    else
+      rcall('ZADD', K_LEASED, 'XX', unpack(z, i, math.min(i + CHUNK - 1, #z)))
+    end
   end
 end
 if #lost > 0 and wid ~= '0' then

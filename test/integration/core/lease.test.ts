@@ -201,6 +201,22 @@ describe('extend', () => {
     expect((await q.getJob(stale.id))!.state).toBe('pending');
   });
 
+  it("a worker's renewal never moves a deadline earlier; an explicit extend sets it", async () => {
+    const q = fx.queue<string>();
+    await q.add('a');
+    const [job] = await q.lease({ leaseMs: 1_000 });
+    expect(await q.extend(job!, 60_000)).toEqual([true]);
+    const extended = job!.deadline;
+    // The renewal a worker sends every third of its lease: a handler's longer extend stays.
+    expect(await q.renew([job!], 1_000, new Map())).toEqual([true]);
+    expect(job!.deadline).toBe(extended);
+    expect((await q.getJob(job!.id))!.at).toBe(extended);
+    // An explicit extend is what it says: now + ms, shorter too.
+    expect(await q.extend(job!, 2_000)).toEqual([true]);
+    expect(job!.deadline).toBeLessThan(extended - 50_000);
+    expect((await q.getJob(job!.id))!.at).toBe(job!.deadline);
+  });
+
   it('returns false after the job was cancelled', async () => {
     const q = fx.queue<string>();
     await q.add('a');
