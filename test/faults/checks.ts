@@ -1,6 +1,6 @@
 /** What the fault suite checks after a scenario drained: Redis state, dead entries, results. */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { WorkQueue } from '../../lib/index.js';
+import { errorMessage, WorkQueue } from '../../lib/index.js';
 import { parseEntry } from '../../lib/events/parse.js';
 import { keysMatching } from '../support/keys.js';
 import { allPayloads, payloadCount } from '../support/payloads.js';
@@ -15,13 +15,19 @@ export async function drain(ctx: Ctx): Promise<boolean> {
   while (Date.now() < deadline) {
     let busy = 0;
     const parts: string[] = [];
-    for (const q of queues) {
-      const c = await q.counts();
-      // Pending lists may hold entries of cancelled jobs (tombstones) until a lease skips them:
-      // count live payloads instead (dead and kept completed jobs keep theirs).
-      const live = (await payloadCount(ctx.admin, q.keys)) - c.dead - c.completed;
-      busy += live + c.leased + c.delayed;
-      parts.push(`${q.name}: live ${live} leased ${c.leased} delayed ${c.delayed} dead ${c.dead}`);
+    try {
+      for (const q of queues) {
+        const c = await q.counts();
+        // Pending lists may hold entries of cancelled jobs (tombstones) until a lease skips them:
+        // count live payloads instead (dead and kept completed jobs keep theirs).
+        const live = (await payloadCount(ctx.admin, q.keys)) - c.dead - c.completed;
+        busy += live + c.leased + c.delayed;
+        parts.push(`${q.name}: live ${live} leased ${c.leased} delayed ${c.delayed} dead ${c.dead}`);
+      }
+    } catch (e) {
+      // Redis restarted by the scenario may still be loading its data: ask again (bounded).
+      busy += 1;
+      parts.push(`no answer: ${errorMessage(e)}`);
     }
     if (busy === 0) return true;
     const line = parts.join('; ');

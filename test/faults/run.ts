@@ -74,7 +74,7 @@ async function runScenario(s: Scenario, seed: number): Promise<Row> {
   const started = Date.now();
   const logDir = mkdtempSync(path.join(os.tmpdir(), `wq-faults-${s.id}-`));
   const redis = await startRedis(s.redis);
-  const admin = new Redis(redis.url, { maxRetriesPerRequest: null });
+  const admin = new Redis(redis.url, { maxRetriesPerRequest: null, ...RECONNECT_OPTIONS });
   admin.on('error', () => undefined);
   const prefix = 'fx';
   const results = resultsOption(s);
@@ -185,9 +185,14 @@ function startCleaner(ctx: Ctx): { stop(): Promise<void> } {
       for (const q of queues) {
         const roundStart = Date.now();
         try {
+          // When no worker's beat landed for a heartbeat timeout (every worker dead at once, or
+          // Redis away), the registry judges heartbeats again only from then on (the record's 's',
+          // lib/scripts/lib/reclaim.lua): a dead worker is due a timeout after that too.
+          const judgedFrom = Number(await client.hget(q.keys.heartbeatRecord, 's')) || 0;
+          const dueFrom = Math.max(0, judgedFrom + ctx.heartbeatTimeoutMs() + 5);
           const r = await q.clean();
           for (const check of ctx.leaseChecks.filter(
-            (c) => c.queue === q.name && c.from <= roundStart,
+            (c) => c.queue === q.name && c.from <= roundStart && dueFrom <= roundStart,
           )) {
             ctx.leaseChecks.splice(ctx.leaseChecks.indexOf(check), 1);
             const held = await heldBy(client, q, check.workerIds);
