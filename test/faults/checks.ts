@@ -22,7 +22,9 @@ export async function drain(ctx: Ctx): Promise<boolean> {
         // count live payloads instead (dead and kept completed jobs keep theirs).
         const live = (await payloadCount(ctx.admin, q.keys)) - c.dead - c.completed;
         busy += live + c.leased + c.delayed;
-        parts.push(`${q.name}: live ${live} leased ${c.leased} delayed ${c.delayed} dead ${c.dead}`);
+        parts.push(
+          `${q.name}: live ${live} leased ${c.leased} delayed ${c.delayed} dead ${c.dead}`,
+        );
       }
     } catch (e) {
       // Redis restarted by the scenario may still be loading its data: ask again (bounded).
