@@ -125,19 +125,27 @@ export function leasedJob<T>(
     }
   }
   const queueKey = ctx.keys.base;
-  const lease: Lease = { queueKey, id: meta.i ?? seq, seq, token, workerId, deadline };
-  if (badMeta !== undefined) return { lease, reason: `undecodable metadata: ${badMeta}` };
+  const id = meta.i ?? seq;
+  // A bare lease only for a job that cannot run (a runnable job is its own lease).
+  if (badMeta !== undefined)
+    return {
+      lease: { queueKey, id, seq, token, workerId, deadline },
+      reason: `undecodable metadata: ${badMeta}`,
+    };
   let data: T;
   try {
     data = decode<T>(ctx.options, raw);
   } catch {
     // The reason is logged: say what is wrong, never quote the payload (JSON.parse's message does).
-    return { lease, reason: `undecodable: payload is not valid JSON (${rawSize(raw)} bytes)` };
+    return {
+      lease: { queueKey, id, seq, token, workerId, deadline },
+      reason: `undecodable: payload is not valid JSON (${rawSize(raw)} bytes)`,
+    };
   }
   // A literal with every field (not a spread of `lease`): one object shape for every job.
   const job: LeasedJob<T> = {
     queueKey,
-    id: lease.id,
+    id,
     seq,
     token,
     workerId,
@@ -159,40 +167,44 @@ export function leasedJob<T>(
   return job;
 }
 
-/** Head of a lease or complete reply: { now, deadline, nextDue, drain, paused }. */
-export const BATCH_HEAD = 5;
+/**
+ * Head of a lease or complete reply: { now, deadline, nextDue, drain, paused, flags, ids }, then
+ * per leased job its payload and meta (lease_reply in lib/scripts/lib/leasing.lua).
+ */
+export const BATCH_HEAD = 7;
+/** Index of the flags of a complete reply: one character '1' or '0' per adopted, completed job. */
+export const BATCH_FLAGS = 5;
 
-/** The batch part of a lease or complete reply: { now, deadline, nextDue, drain, paused, …, jobs }. */
+/** A lease or complete reply decoded (the jobs that cannot run go to `unrunnable`). */
 export interface DecodedBatch<T> {
   now: number;
   nextDue: number;
   drain: boolean;
   paused: number;
   jobs: LeasedJob<T>[];
-  unrunnable: Unrunnable[];
 }
 
-/** Decode `reply` (head at 0..4, jobs as id, token, payload, meta, added from `offset`). */
+/** Decode `reply` (see BATCH_HEAD: 'seq token added' per job in ids, then payload and meta). */
 export function decodeBatch<T>(
   ctx: RecordContext,
   reply: Reply,
-  offset: number,
   workerId: string,
+  unrunnable: Unrunnable[],
 ): DecodedBatch<T> {
   const now = num(reply[0]);
   const deadline = num(reply[1]);
   const jobs: LeasedJob<T>[] = [];
-  const unrunnable: Unrunnable[] = [];
-  for (let i = offset; i + 4 < reply.length; i += 5) {
+  const ids = reply.length > BATCH_HEAD ? str(reply[6]).split(' ') : [];
+  for (let i = BATCH_HEAD, j = 0; i + 1 < reply.length; i += 2, j += 3) {
     const job = leasedJob<T>(
       ctx,
-      str(reply[i]),
+      ids[j] ?? '',
+      ids[j + 1] ?? '',
+      reply[i] as Raw,
       str(reply[i + 1]),
-      reply[i + 2] as Raw,
-      str(reply[i + 3]),
       workerId,
       deadline,
-      num(reply[i + 4]),
+      Number(ids[j + 2] ?? 0),
       now,
     );
     if ('data' in job) jobs.push(job);
@@ -204,7 +216,6 @@ export function decodeBatch<T>(
     drain: num(reply[3]) === 1,
     paused: num(reply[4]),
     jobs,
-    unrunnable,
   };
 }
 

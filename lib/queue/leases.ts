@@ -10,7 +10,7 @@ import { encodeProgress, encodeResult } from '../job/codec.js';
 import { packLogs, type LogBatch } from '../job/logs.js';
 import { isPosInt } from '../util/checks.js';
 import type { QueueContext, ScriptArgs } from './context.js';
-import { BATCH_HEAD, decodeBatch, num, type Reply } from '../job/records.js';
+import { BATCH_FLAGS, decodeBatch, num, str, type Reply, type Unrunnable } from '../job/records.js';
 
 /** One batch of leased jobs plus what a worker needs to wait well. */
 export interface LeaseBatch<T> {
@@ -75,7 +75,7 @@ export class Leases<T, R> {
       workerId,
       buffers: true,
     })) as Reply;
-    return this.batch(reply, BATCH_HEAD, workerId);
+    return this.batch(reply, workerId);
   }
 
   async completeAndLease(
@@ -145,15 +145,17 @@ export class Leases<T, R> {
       buffers: true,
       op: 'complete',
     })) as Reply;
-    // { now, deadline, nextDue, drain, paused, adopted flags…, completed flags…, jobs… }
-    const head = BATCH_HEAD;
-    const flags = reply.slice(head, head + adopt.length + items.length).map((v) => num(v) === 1);
-    const batch = await this.batch(reply, head + flags.length, workerId);
-    return {
-      adopted: flags.slice(0, adopt.length),
-      completed: flags.slice(adopt.length),
-      ...batch,
-    };
+    // { now, deadline, nextDue, drain, paused, flags ('1'|'0' per adopted, completed job), … }
+    const flags = str(reply[BATCH_FLAGS]);
+    const adopted = new Array<boolean>(adopt.length);
+    for (let i = 0; i < adopt.length; i++) adopted[i] = flags.charCodeAt(i) === 49;
+    const completed = new Array<boolean>(items.length);
+    for (let i = 0, n = adopt.length; i < items.length; i++)
+      completed[i] = flags.charCodeAt(n + i) === 49;
+    const batch = (await this.batch(reply, workerId)) as CompleteReply<T>;
+    batch.adopted = adopted;
+    batch.completed = completed;
+    return batch;
   }
 
   async fail(
@@ -240,8 +242,10 @@ export class Leases<T, R> {
   }
 
   /** A decoded lease reply; jobs that cannot run are dead-lettered (and logged) here. */
-  private async batch(reply: Reply, offset: number, workerId: string): Promise<LeaseBatch<T>> {
-    const { unrunnable, ...batch } = decodeBatch<T>(this.ctx, reply, offset, workerId);
+  private async batch(reply: Reply, workerId: string): Promise<LeaseBatch<T>> {
+    const unrunnable: Unrunnable[] = [];
+    const batch = decodeBatch<T>(this.ctx, reply, workerId, unrunnable);
+    if (unrunnable.length === 0) return batch;
     for (const { lease, reason } of unrunnable) {
       await this.deadLetter(lease, reason);
       this.ctx.options.logger?.warn(

@@ -26,8 +26,8 @@
 -- Under a global concurrency limit, completes that lease nothing in the same call wake an idle
 -- worker for the slots they freed.
 -- Returns: a lease reply (lease_reply in lib/scripts/lib/leasing.lua): { now, deadline, next
---   due, drain, paused, then per adopted job 1|0 (0: cancelled or taken back meanwhile), then
---   per completed job 1|0, then per leased job: seq, token, payload, meta }.
+--   due, drain, paused, flags, ids, then per leased job: payload, meta }; flags: per adopted job
+--   '1'|'0' ('0': cancelled or taken back meanwhile), then per completed job '1'|'0'.
 local wid = ARGV[1]
 local ttl, window = tonumber(ARGV[2]), tonumber(ARGV[3])
 local lease_count, lease_ms, park_ms = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
@@ -178,12 +178,14 @@ if #results > 0 then
   rcall_each('ZADD', K_RESULT_EXPIRIES, z)
 end
 local out = lease_reply(now, lease_ms)
+local flags = {}
 for j = 1, adopt_count do
-  out[#out + 1] = adopted[j]
+  flags[j] = adopted[j]
 end
 for j = 1, count do
-  out[#out + 1] = done[j]
+  flags[adopt_count + j] = done[j]
 end
+out[6] = table.concat(flags)
 if lease_count > 0 then
   lease_into(out, lease_count, lease_ms, wid, now, park_ms)
 elseif #mine > 0 and rcall('HEXISTS', K_FLOW_CONTROL, 'c') == 1 then

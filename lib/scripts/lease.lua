@@ -5,7 +5,7 @@
 --! argv: count lease_ms worker_id
 -- worker_id: '0' = none.
 -- Returns: a lease reply (lease_reply in lib/scripts/lib/leasing.lua): { now, deadline, next
---   due, drain, paused, then per job: seq, token, payload, meta }.
+--   due, drain, paused, '' (no flags), ids, then per job: payload, meta }.
 local now = now_ms()
 ev_gather() -- this call's events (promoted, active): one entry
 local lease_ms = tonumber(ARGV[2])

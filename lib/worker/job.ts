@@ -56,58 +56,91 @@ class RunJob<T, R> implements Job<T> {
     return this.#run.finishedAt;
   }
 
-  readonly progress = async (value: unknown): Promise<boolean> => {
-    const { handoffs, queue } = this.#ctx;
-    const lease = this.#run.lease;
-    return this.#lost((await handoffs.adopted(lease)) && (await queue.progress(lease, value)));
-  };
+  // The functions below are made on first read (most handlers use none of them: a no-op job then
+  // costs no closures) and kept as the job's own, so a handler may pass them around unbound.
+  get progress(): (value: unknown) => Promise<boolean> {
+    return this.#own('progress', async (value: unknown) => {
+      const { handoffs, queue } = this.#ctx;
+      const lease = this.#run.lease;
+      return this.#lost((await handoffs.adopted(lease)) && (await queue.progress(lease, value)));
+    });
+  }
 
-  readonly extend = async (ms: number = this.#ctx.settings.leaseMs): Promise<boolean> => {
-    const { handoffs, queue } = this.#ctx;
-    const lease = this.#run.lease;
-    return this.#lost((await handoffs.adopted(lease)) && (await queue.extend(lease, ms))[0]!);
-  };
+  get extend(): (ms?: number) => Promise<boolean> {
+    return this.#own('extend', async (ms: number = this.#ctx.settings.leaseMs) => {
+      const { handoffs, queue } = this.#ctx;
+      const lease = this.#run.lease;
+      return this.#lost((await handoffs.adopted(lease)) && (await queue.extend(lease, ms))[0]!);
+    });
+  }
 
-  readonly log = (message: unknown): Promise<boolean> => {
-    const run = this.#run;
-    const max = this.#ctx.queue.options.maxLogLines;
-    // A run that ended (its lease lost, or its outcome on its way with its lines) logs nothing.
-    if (run.ended) return Promise.resolve(false);
-    if (max === 0) return Promise.resolve(true);
-    addLine((run.logs ??= { lines: [], dropped: 0 }), logLine(message), max);
-    return Promise.resolve(true);
-  };
+  get log(): (message: unknown) => Promise<boolean> {
+    return this.#own('log', (message: unknown) => {
+      const run = this.#run;
+      const max = this.#ctx.queue.options.maxLogLines;
+      // A run that ended (its lease lost, or its outcome on its way with its lines) logs nothing.
+      if (run.ended) return Promise.resolve(false);
+      if (max === 0) return Promise.resolve(true);
+      addLine((run.logs ??= { lines: [], dropped: 0 }), logLine(message), max);
+      return Promise.resolve(true);
+    });
+  }
 
-  readonly updateData = async (data: T): Promise<boolean> => {
-    const { handoffs, queue } = this.#ctx;
-    const lease = this.#run.lease;
-    const ok = this.#lost(
-      (await handoffs.adopted(lease)) && (await queue.updateLeasedData(lease, data)),
-    );
-    if (ok) this.data = data;
-    return ok;
-  };
-
-  readonly rateLimited = (ms: number): never => {
-    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) {
-      throw new WorkQueueError(
-        'INVALID_ARGUMENT',
-        `job.rateLimited(ms): ms must be a positive number, got ${String(ms)}`,
+  get updateData(): (data: T) => Promise<boolean> {
+    return this.#own('updateData', async (data: T) => {
+      const { handoffs, queue } = this.#ctx;
+      const lease = this.#run.lease;
+      const ok = this.#lost(
+        (await handoffs.adopted(lease)) && (await queue.updateLeasedData(lease, data)),
       );
-    }
-    throw new RateLimitError(ms);
-  };
+      if (ok) this.data = data;
+      return ok;
+    });
+  }
 
-  readonly getChildrenResults = async <C = unknown>(): Promise<Record<string, C>> =>
-    (await this.#ctx.queue.childrenOf(this.#run.lease.seq, 'results')) as Record<string, C>;
+  get rateLimited(): (ms: number) => never {
+    return this.#own('rateLimited', rateLimited);
+  }
 
-  readonly getChildrenFailures = async (): Promise<Record<string, string>> =>
-    (await this.#ctx.queue.childrenOf(this.#run.lease.seq, 'failures')) as Record<string, string>;
+  get getChildrenResults(): <C = unknown>() => Promise<Record<string, C>> {
+    return this.#own(
+      'getChildrenResults',
+      async <C = unknown>(): Promise<Record<string, C>> =>
+        (await this.#ctx.queue.childrenOf(this.#run.lease.seq, 'results')) as Record<string, C>,
+    );
+  }
+
+  get getChildrenFailures(): () => Promise<Record<string, string>> {
+    return this.#own(
+      'getChildrenFailures',
+      async (): Promise<Record<string, string>> =>
+        (await this.#ctx.queue.childrenOf(this.#run.lease.seq, 'failures')) as Record<
+          string,
+          string
+        >,
+    );
+  }
+
+  /** `fn` as this job's own `name` from now on (see above). */
+  #own<F>(name: string, fn: F): F {
+    Object.defineProperty(this, name, { value: fn, enumerable: true });
+    return fn;
+  }
 
   #lost(ok: boolean): boolean {
     if (!ok) this.#ctx.runs.end(this.#run, { kind: 'lost', reason: 'lease lost' });
     return ok;
   }
+}
+
+function rateLimited(ms: number): never {
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) {
+    throw new WorkQueueError(
+      'INVALID_ARGUMENT',
+      `job.rateLimited(ms): ms must be a positive number, got ${String(ms)}`,
+    );
+  }
+  throw new RateLimitError(ms);
 }
 
 /** The job handle of `run` (see RunJob). */

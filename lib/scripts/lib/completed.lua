@@ -76,6 +76,26 @@ local function forget_completed(seqs, raws, now)
   rcall_each('HDEL', K_PROGRESS, seqs)
 end
 
+-- Sort `seqs` by number (a seq that is not one counts as 0): numbers sort in C, far cheaper
+-- than a Lua comparator per comparison.
+local function by_seq(seqs)
+  local nums, of = {}, {}
+  for i, seq in ipairs(seqs) do
+    local n = tonumber(seq)
+    if not n or of[n] then
+      table.sort(seqs, function(a, b)
+        return (tonumber(a) or 0) < (tonumber(b) or 0)
+      end)
+      return
+    end
+    nums[i], of[n] = n, seq
+  end
+  table.sort(nums)
+  for i, n in ipairs(nums) do
+    seqs[i] = of[n]
+  end
+end
+
 -- The `take` oldest kept completed jobs: by finish time, then by seq (a sorted set orders equal
 -- scores by the member's bytes, which puts '10' before '9'); the jobs of the last finish time
 -- taken are read whole (one batch's, at most) to cut it exactly.
@@ -88,11 +108,12 @@ local function oldest_completed(take)
       seqs[#seqs + 1] = got[i]
     end
   end
+  local need = #got / 2 - #seqs
   local group = rcall('ZRANGEBYSCORE', K_COMPLETED_JOBS, last, last)
-  table.sort(group, function(a, b)
-    return (tonumber(a) or 0) < (tonumber(b) or 0)
-  end)
-  for i = 1, #got / 2 - #seqs do
+  if need < #group then
+    by_seq(group)
+  end
+  for i = 1, need do
     seqs[#seqs + 1] = group[i]
   end
   return seqs

@@ -3,8 +3,8 @@
 
 -- Times: per payload bucket b (data.lua), the string K_ADDED_TIMES:<b> holds two u48 slots per
 -- seq n of the bucket: slot 2·(n mod DATA_SPAN) its added time, 2·(n mod DATA_SPAN)+1 the start
--- of its current or last lease (Redis ms; 0 = not known). One BITFIELD per bucket per call, with
--- as many operations as jobs. The string goes with its bucket (data_del); seqs that are not
+-- of its current or last lease (Redis ms; 0 = not known). Adds write them with one BITFIELD per
+-- bucket per call; leases and reads take the bucket's string whole (GET, SETRANGE: times_read). The string goes with its bucket (data_del); seqs that are not
 -- counter values (bucket 'x') have no times.
 -- Run BITFIELD (`cmd`) on the time buckets of `seqs`, each job's operations given by `ops(slot)`
 -- (slot: its added slot number); calls `each(i, reply, k)` for the job at position i of `seqs`,
@@ -52,18 +52,72 @@ local function times_added_pairs(pairs, now)
   times_set_added(seqs, now)
 end
 
+-- The u48 at byte `at` (1-based) of a times string: 6 bytes big-endian, as BITFIELD writes a
+-- u48 at a multiple of 48 bits (bytes past the string's end read 0, as BITFIELD reads them).
+local function u48_at(s, at)
+  local b1, b2, b3, b4, b5, b6 = string.byte(s, at, at + 5)
+  return (((((b1 or 0) * 256 + (b2 or 0)) * 256 + (b3 or 0)) * 256 + (b4 or 0)) * 256 + (b5 or 0))
+      * 256
+    + (b6 or 0)
+end
+
+-- The 6 bytes of u48 `v`.
+local function u48_bytes(v)
+  local b = {}
+  for i = 6, 1, -1 do
+    b[i] = v % 256
+    v = math.floor(v / 256)
+  end
+  return string.char(b[1], b[2], b[3], b[4], b[5], b[6])
+end
+
+-- The times strings of the buckets of `seqs` (one GET each, far cheaper than a BITFIELD with two
+-- operations per job): calls `each(key, s, group)` per bucket, `group` as data_groups gives it.
+local function times_read(seqs, each)
+  local order, groups = data_groups(seqs)
+  for _, b in ipairs(order) do
+    if b ~= 'x' then
+      local key = K_ADDED_TIMES .. ':' .. b
+      each(key, rcall('GET', key) or '', groups[b])
+    end
+  end
+end
+
+-- Byte (1-based) of the added slot of job `seq` in its bucket's times string.
+local function times_at(seq)
+  return 12 * (tonumber(seq) % DATA_SPAN) + 1
+end
+
 -- Record `now` as the start of the lease of `seqs` (lease_jobs, hand_off); returns their added
--- times, in order (0 when not known).
+-- times, in order (0 when not known). Per bucket one GET and one SETRANGE writing back the
+-- string up to the last slot set, with `now` in the started slots.
 local function times_set_started(seqs, now)
   local added = {}
   for i = 1, #seqs do
     added[i] = 0
   end
-  times_call('BITFIELD', seqs, function(args, slot)
-    bitfield_op(args, 'SET', slot + 1, now)
-    bitfield_op(args, 'GET', slot)
-  end, 2, function(i, r, k)
-    added[i] = r[k + 1]
+  local stamp = u48_bytes(now)
+  times_read(seqs, function(key, s, g)
+    local slots = {}
+    for k, seq in ipairs(g.seqs) do
+      local at = times_at(seq)
+      added[g.at[k]] = u48_at(s, at)
+      slots[k] = at + 6
+    end
+    table.sort(slots)
+    local last = slots[#slots] + 5
+    if #s < last then
+      s = s .. string.rep('\0', last - #s)
+    end
+    local parts, pos = {}, 1
+    for _, at in ipairs(slots) do
+      if at >= pos then -- (a seq named twice is set once)
+        parts[#parts + 1] = string.sub(s, pos, at - 1)
+        parts[#parts + 1] = stamp
+        pos = at + 6
+      end
+    end
+    rcall('SETRANGE', key, 0, table.concat(parts))
   end)
   return added
 end
@@ -74,11 +128,11 @@ local function times_get(seqs)
   for i = 1, #seqs do
     added[i], started[i] = 0, 0
   end
-  times_call('BITFIELD_RO', seqs, function(args, slot)
-    bitfield_op(args, 'GET', slot)
-    bitfield_op(args, 'GET', slot + 1)
-  end, 2, function(i, r, k)
-    added[i], started[i] = r[k], r[k + 1]
+  times_read(seqs, function(_, s, g)
+    for k, seq in ipairs(g.seqs) do
+      local at, i = times_at(seq), g.at[k]
+      added[i], started[i] = u48_at(s, at), u48_at(s, at + 6)
+    end
   end)
   return added, started
 end

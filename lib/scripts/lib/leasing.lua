@@ -25,8 +25,8 @@ end
 -- holds, lease nothing meanwhile) so that it can take the suspect next.
 -- Flow control (leases_allowed) may allow fewer than `count`: then nobody else is woken for the
 -- jobs left (there is no room for them) and the worker is not parked.
--- Appends seq, token, payload, meta, added ms (0: not known) to `out`; returns the number
--- leased, whether the worker
+-- Fills in `out` (a lease reply: lease_reply) the leased jobs: its ids field, then per job its
+-- payload and meta; returns the number leased, whether the worker
 -- should drain, when to look again when limited (see leases_allowed; 0: not limited) and the
 -- pause version (0: not paused).
 local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
@@ -157,7 +157,7 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
   local base = rcall('INCRBY', K_TOKEN_COUNTER, live) - live
   local deadline = now + lease_ms
   local added = times_set_started(seqs, now)
-  local zargs, hargs, sargs, started = {}, {}, {}, {}
+  local zargs, hargs, sargs, started, ids = {}, {}, {}, {}, {}
   for i, seq in ipairs(seqs) do
     local token = int(base + i)
     if solo then
@@ -169,12 +169,11 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
     hargs[#hargs + 1] = seq
     hargs[#hargs + 1] = token .. ':' .. wid
     sargs[#sargs + 1] = seq
-    out[#out + 1] = seq
-    out[#out + 1] = token
+    ids[i] = seq .. ' ' .. token .. ' ' .. int(added[i])
     out[#out + 1] = datas[i]
     out[#out + 1] = metas[i] or ''
-    out[#out + 1] = added[i]
   end
+  out[7] = table.concat(ids, ' ')
   rcall_each('ZADD', K_LEASED, zargs)
   rcall_each('HSET', K_LEASE_HOLDERS, hargs)
   if wid ~= '0' then
@@ -193,20 +192,22 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms)
   return live, drain, 0, 0, group_due
 end
 
--- The head of a lease reply, { now, deadline, next due, drain, paused }, for a lease of
--- `lease_ms` from `now`; lease_into fills it in. The caller may append entries of its own after
--- the head (complete_and_lease's flags) before the leased jobs (seq, token, payload, meta, added
--- ms each).
+-- The head of a lease reply, { now, deadline, next due, drain, paused, flags, ids }, for a lease
+-- of `lease_ms` from `now`; lease_into fills it in, then appends per leased job its payload and
+-- meta ('' = none). flags: complete_and_lease's answers, one character '1' or '0' each ('' for
+-- lease); ids: per leased job 'seq token added' (added: ms, 0 = not known), all in one string
+-- separated by single spaces (seqs and tokens have none). Few, small reply entries per job: the
+-- client decodes each entry of a reply on its own, so packing them is what a job costs least.
 -- next due: when to look again (the next delayed job, or the next time flow control allows a
 -- lease; -1 = none: wait for a wake-up or a resume; 0 = not looked up because the batch is
 -- full); drain: 1 when the worker should finish what it holds before leasing again (see
 -- lease_jobs); paused: the queue's pause version (0 = not paused).
 local function lease_reply(now, lease_ms)
-  return { now, now + lease_ms, 0, 0, 0 }
+  return { now, now + lease_ms, 0, 0, 0, '', '' }
 end
 
--- Lease up to `count` jobs for worker `wid` into lease reply `out`: appends per job seq, token,
--- payload, meta, added ms (lease_jobs) and fills in the head's next due, drain and paused.
+-- Lease up to `count` jobs for worker `wid` into lease reply `out` (lease_jobs: its ids, per job
+-- payload and meta) and fill in the head's next due, drain and paused.
 local function lease_into(out, count, lease_ms, wid, now, park_ms)
   local live, drain, limited_until, paused, group_due =
     lease_jobs(count, lease_ms, wid, now, out, park_ms)
