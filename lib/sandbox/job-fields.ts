@@ -21,12 +21,17 @@ export function jobFields(job: Job): JobFields {
   };
 }
 
-/** The names of `job`'s methods: functions held as values (not getters), own or inherited. */
+/**
+ * The names of `job`'s methods, own or inherited: functions held as values, and getters that give
+ * a function (the worker's job makes its methods on first read: lib/worker/job.ts).
+ */
 export function jobMethods(job: Job): string[] {
   const names = new Set<string>();
   for (let o: object | null = job; o && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
     for (const [name, d] of Object.entries(Object.getOwnPropertyDescriptors(o))) {
-      if (typeof d.value === 'function' && !LOCAL.has(name)) names.add(name);
+      if (LOCAL.has(name) || names.has(name)) continue;
+      const v = d.get ? (job as unknown as Record<string, unknown>)[name] : d.value;
+      if (typeof v === 'function') names.add(name);
     }
   }
   return [...names];
