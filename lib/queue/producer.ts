@@ -69,6 +69,12 @@ export class Producer {
   private lastCall = 0;
   /** Numbers of add calls whose replies arrived since the last add call (their records can go). */
   private acked: number[] = [];
+  /**
+   * When the reply of the last call that set the expiry of this session's call records arrived
+   * (Date.now(); 0: none yet). Calls set it again once a quarter of it has passed: a record then
+   * outlives any re-send of its call, and the hash of a producer that stopped expires.
+   */
+  private recordsKept = 0;
   private readonly replicated: ReplicaAcks;
 
   constructor(private readonly ctx: QueueContext) {
@@ -204,9 +210,18 @@ export class Producer {
     let digits = '';
     for (let p = 0; p <= 9; p++) if (used & (1 << p)) digits += p;
     const acked = this.acked.length >= ACK_BATCH ? this.acked.splice(0, MAX_ACKS_PER_ADD) : NO_ACKS;
-    // Records outlive any re-send of a call that resolved (within commandTimeoutMs).
+    // Records outlive any re-send of a call that resolved (within commandTimeoutMs): the hash
+    // is kept `ttl` more by every call until one is answered, then every quarter of `ttl`.
     const ttl = Math.max(60_000, 4 * o.commandTimeoutMs);
-    const args: ScriptArgs['add'] = [digits, o.leaseMs, chunk.length, call, ttl, acked.length];
+    const keep = Date.now() - this.recordsKept >= ttl / 4;
+    const args: ScriptArgs['add'] = [
+      digits,
+      o.leaseMs,
+      chunk.length,
+      call,
+      keep ? ttl : 0,
+      acked.length,
+    ];
     for (const a of acked) args.push(a);
     if (plain) {
       for (const job of chunk) args.push(job[1], job[2], job[3]);
@@ -214,9 +229,10 @@ export class Producer {
       for (const job of chunk) for (const v of job) args.push(v);
     }
     const owner = { session: this.session, pending: digits };
-    if (o.replicaAcks > 0) {
-      return this.replicated.add(this.ctx.scriptKeys.of('add', owner), args);
-    }
-    return this.ctx.run(plain ? 'add_plain' : 'add', args, { ...owner, op: 'add' });
+    const sent =
+      o.replicaAcks > 0
+        ? this.replicated.add(this.ctx.scriptKeys.of('add', owner), args)
+        : this.ctx.run(plain ? 'add_plain' : 'add', args, { ...owner, op: 'add' });
+    return keep ? sent.then((reply) => ((this.recordsKept = Date.now()), reply)) : sent;
   }
 }
