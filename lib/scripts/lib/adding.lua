@@ -4,8 +4,8 @@
 
 -- The producer's record hash (K_ADD_CALL_RECORDS) after this call's record is in: drop the
 -- records of its earlier calls whose replies arrived, and keep the hash record_ttl_ms more
--- (0: as it is; the producer sends it with its first call and then every quarter of it, so a
--- record outlives any re-send of its call). Reads the arguments both add scripts start with
+-- (0: as it is; the producer sends it until a call that sent it is answered, then every
+-- twelfth of it, so a record outlives any re-send of its call). Reads the arguments both add scripts start with
 -- (`--! argv: priorities handoff_lease_ms count call record_ttl_ms ack_count
 -- acked_calls*ack_count`): ack_count ARGV[6], acked_calls ARGV[7..], record_ttl_ms ARGV[5].
 local function add_records_tidy()
