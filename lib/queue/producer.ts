@@ -19,9 +19,14 @@ import { ReplicaAcks } from './replica-acks.js';
 const ADD_CHUNK = 2000;
 /** Add calls whose records one add call deletes at most (the rest go with the next). */
 const MAX_ACKS_PER_ADD = 1000;
-/** Records of answered calls are deleted once this many wait (fewer commands per add). */
-const ACK_BATCH = 64;
+/**
+ * Records of answered calls are deleted once this many wait: one HDEL every 16 calls, and the
+ * hash stays a short listpack that each call's HSETNX scans.
+ */
+const ACK_BATCH = 16;
 const NO_ACKS: number[] = [];
+/** The priorities (digits) of each set of them (a bit per priority), made once. */
+const DIGITS: (string | undefined)[] = [];
 /**
  * Group scripts of single adds in flight at most. Two: an add made while one is out goes at once,
  * and one runs in Redis while the callers of the other add again. (64 callers, 2-core VM: 1, 2
@@ -69,6 +74,12 @@ export class Producer {
   private lastCall = 0;
   /** Numbers of add calls whose replies arrived since the last add call (their records can go). */
   private acked: number[] = [];
+  /**
+   * When the reply of the last call that set the expiry of this session's call records arrived
+   * (Date.now(); 0: none yet). Calls set it again once a twelfth of the records' ttl has passed
+   * (see send), not every call.
+   */
+  private recordsKept = 0;
   private readonly replicated: ReplicaAcks;
 
   constructor(private readonly ctx: QueueContext) {
@@ -201,22 +212,38 @@ export class Producer {
       used |= 1 << job[3];
       if (plain && !isPlain(job)) plain = false;
     }
-    let digits = '';
-    for (let p = 0; p <= 9; p++) if (used & (1 << p)) digits += p;
+    let digits = DIGITS[used];
+    if (digits === undefined) {
+      digits = '';
+      for (let p = 0; p <= 9; p++) if (used & (1 << p)) digits += p;
+      DIGITS[used] = digits;
+    }
     const acked = this.acked.length >= ACK_BATCH ? this.acked.splice(0, MAX_ACKS_PER_ADD) : NO_ACKS;
-    // Records outlive any re-send of a call that resolved (within commandTimeoutMs).
+    // Records outlive any re-send of a call that resolved (within commandTimeoutMs): the hash
+    // is kept `ttl` more by every call until one is answered, then every ttl / 12 (a call runs
+    // < ttl / 12 + 2 × commandTimeoutMs < ttl after the last call that kept it; a record lasts
+    // ~ttl − ttl / 12 at least, and the hash of a producer that stopped goes within ttl).
     const ttl = Math.max(60_000, 4 * o.commandTimeoutMs);
-    const args: ScriptArgs['add'] = [digits, o.leaseMs, chunk.length, call, ttl, acked.length];
+    const keep = Date.now() - this.recordsKept >= ttl / 12;
+    const args: ScriptArgs['add'] = [
+      digits,
+      o.leaseMs,
+      chunk.length,
+      call,
+      keep ? ttl : 0,
+      acked.length,
+    ];
     for (const a of acked) args.push(a);
     if (plain) {
       for (const job of chunk) args.push(job[1], job[2], job[3]);
     } else {
       for (const job of chunk) for (const v of job) args.push(v);
     }
-    const owner = { session: this.session, pending: digits };
-    if (o.replicaAcks > 0) {
-      return this.replicated.add(this.ctx.scriptKeys.of('add', owner), args);
-    }
-    return this.ctx.run(plain ? 'add_plain' : 'add', args, { ...owner, op: 'add' });
+    const owner = { session: this.session, pending: digits, op: 'add' };
+    const sent =
+      o.replicaAcks > 0
+        ? this.replicated.add(this.ctx.scriptKeys.of('add', owner), args)
+        : this.ctx.run(plain ? 'add_plain' : 'add', args, owner);
+    return keep ? sent.then((reply) => ((this.recordsKept = Date.now()), reply)) : sent;
   }
 }

@@ -2,18 +2,43 @@
 -- re-send idempotent, the hand-off of a new job to a parked worker (docs/internals/hand-off.md), and the
 -- new jobs' pending lists.
 
--- Record what add call number `call` did ('<seq base>:<flag per job>', for a re-send after a
--- lost reply), drop the records of earlier calls whose replies arrived and keep the producer's
--- hash record_ttl_ms more. Reads the arguments both add scripts start with (`--! argv:
--- priorities handoff_lease_ms count call record_ttl_ms ack_count acked_calls*ack_count`):
--- ack_count ARGV[6], acked_calls ARGV[7..], record_ttl_ms ARGV[5].
-local function add_record(call, base, flags)
+-- The producer's record hash (K_ADD_CALL_RECORDS) after this call's record is in: drop the
+-- records of its earlier calls whose replies arrived, and keep the hash record_ttl_ms more
+-- (0: as it is; the producer sends it until a call that sent it is answered, then every
+-- twelfth of it, so a record outlives any re-send of its call). Reads the arguments both add scripts start with
+-- (`--! argv: priorities handoff_lease_ms count call record_ttl_ms ack_count
+-- acked_calls*ack_count`): ack_count ARGV[6], acked_calls ARGV[7..], record_ttl_ms ARGV[5].
+local function add_records_tidy()
   local acked = tonumber(ARGV[6])
-  rcall('HSET', K_ADD_CALL_RECORDS, call, int(base) .. ':' .. flags)
   if acked > 0 then
     rcall('HDEL', K_ADD_CALL_RECORDS, unpack(ARGV, 7, 6 + acked))
   end
-  rcall('PEXPIRE', K_ADD_CALL_RECORDS, ARGV[5])
+  if ARGV[5] ~= '0' then
+    rcall('PEXPIRE', K_ADD_CALL_RECORDS, ARGV[5])
+  end
+end
+
+-- Record what add call number `call` did ('<seq base>:<flag per job>', for a re-send after a
+-- lost reply), once it is done (add.lua: the flags are known at the end).
+local function add_record(call, base, flags)
+  rcall('HSET', K_ADD_CALL_RECORDS, call, int(base) .. ':' .. flags)
+  add_records_tidy()
+end
+
+-- Claim add call number `call` before it writes anything, with its record (a call whose
+-- outcome is known at its start: add_plain.lua): one HSETNX, the common path's only command for
+-- idempotence. Returns nil when the call is new, else the record of the run before (a re-send).
+-- A claimed call that then fails must drop its claim (add_unclaim) so that a re-send runs again.
+local function add_claim(call, base, flags)
+  if rcall('HSETNX', K_ADD_CALL_RECORDS, call, int(base) .. ':' .. flags) == 1 then
+    add_records_tidy()
+    return nil
+  end
+  return rcall('HGET', K_ADD_CALL_RECORDS, call)
+end
+
+local function add_unclaim(call)
+  rcall('HDEL', K_ADD_CALL_RECORDS, call)
 end
 
 -- Whether a job that runs now may be handed off: a worker is parked (its parked-until is in the

@@ -82,6 +82,20 @@ local function data_set(pairs)
   rcall_each('SADD', K_DATA_BUCKETS, order)
 end
 
+-- data_set for one add call's new jobs: `pairs` holds the consecutive counter seqs base + 1,
+-- base + 2, … in order. Their bucket is known without data_groups' tables when they share one
+-- (almost every call).
+local function data_set_run(base, pairs)
+  local b = math.floor((base + 1) / DATA_SPAN)
+  if b ~= math.floor((base + #pairs / 2) / DATA_SPAN) then
+    data_set(pairs)
+    return
+  end
+  b = int(b)
+  rcall_each('HSET', K_DATA .. ':' .. b, pairs)
+  rcall('SADD', K_DATA_BUCKETS, b)
+end
+
 -- Drop the payloads of `seqs`; a bucket left empty leaves the bucket set, and its jobs' times
 -- (K_ADDED_TIMES:<b>, history.lua) go with it.
 local function data_del(seqs)

@@ -117,3 +117,14 @@ local function emit_jobs(kind, seqs, raws, head, tails)
     ev_add(f)
   end
 end
+
+-- emit_jobs(kind, seqs, false) for seqs that are their own public ids and have no group (plain
+-- jobs: counter seqs), without its per-job look at each id.
+local function emit_seqs(kind, seqs)
+  if EV_CAP == 0 then
+    return
+  end
+  for i = 1, #seqs, 500 do
+    ev_add({ 'e', kind, 'n', table.concat(seqs, ' ', i, math.min(i + 499, #seqs)) })
+  end
+end

@@ -43,6 +43,25 @@ local function times_set_added(seqs, now)
   end, 1, nil)
 end
 
+-- times_set_added for one add call's new jobs `seqs`, the consecutive counter seqs base + 1,
+-- base + 2, …: without times_call's tables when they share a bucket (almost every call).
+local function times_set_added_run(base, seqs, now)
+  local b = math.floor((base + 1) / DATA_SPAN)
+  if b ~= math.floor((base + #seqs) / DATA_SPAN) or #seqs > 1000 then
+    times_set_added(seqs, now)
+    return
+  end
+  local args = { K_ADDED_TIMES .. ':' .. int(b) }
+  for j = 1, #seqs do
+    local slot = 2 * ((base + j) % DATA_SPAN)
+    args[#args + 1] = 'SET'
+    args[#args + 1] = 'u48'
+    args[#args + 1] = '#' .. slot
+    args[#args + 1] = now
+  end
+  rcall('BITFIELD', unpack(args))
+end
+
 -- Record `now` as the added time of the jobs of `pairs` ({ seq, payload, seq, payload, … }).
 local function times_added_pairs(pairs, now)
   local seqs = {}

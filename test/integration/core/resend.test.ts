@@ -109,6 +109,35 @@ describe('re-sent add calls', () => {
   );
 });
 
+describe('a re-sent add call that failed', () => {
+  // add_plain.lua claims its call record before it writes: a run that fails takes the claim
+  // back, so that the re-send runs again (and fails the same way) instead of answering "added"
+  // for jobs that were never stored.
+  it('fails again: its jobs are not answered as added', async () => {
+    const proxy = await replyDroppingProxy('evalsha');
+    const client = new Redis(proxy.url);
+    client.on('error', () => undefined);
+    try {
+      const prefix = uniqueName('t');
+      const q = new WorkQueue<string>(client, uniqueName(), { logger: false, prefix });
+      const admin = fx.client();
+      await q.add('warm-up'); // script loaded, start-up checks done; seq 1
+      // The payload bucket of the next job replaced by a string: its write fails (WRONGTYPE).
+      await admin.del(q.keys.dataBucket('2'));
+      await admin.set(q.keys.dataBucket('2'), 'oops');
+      proxy.arm();
+      const e = (await errorOf(q.add('lost'))) as WorkQueueError;
+      expect(proxy.dropped).toBe(1);
+      expect(e.code).toBe('SCRIPT_ERROR');
+      expect(e.message).toMatch(/WRONGTYPE/);
+      await deleteKeys(fx.client(), `${prefix}:*`);
+    } finally {
+      client.disconnect();
+      await proxy.close();
+    }
+  });
+});
+
 describe('bounded waits', () => {
   it('with Redis unreachable, every operation rejects with REDIS_UNAVAILABLE within commandTimeoutMs, whatever the client retries', async () => {
     const port = await getFreePort();
