@@ -138,11 +138,12 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     const { ctx, queue: q } = this;
     if (ctx.closing) throw new WorkQueueError('CLOSED', 'worker is closed');
     // Join the process's heartbeat thread (it starts, if none runs, with our first lease call:
-    // see heartbeat.ts). Our event subscription connects once the first lease call is answered
-    // (nor is the blocking connection opened before the first wait): catchUp() covers what was
-    // published before it, as it does for any subscription that lands after the first leases.
+    // see heartbeat.ts). Our event subscription connects while we check Redis and register, and
+    // is not waited for before the first lease (nor is the blocking one, opened at the first wait).
     const heartbeat = joinHeartbeat(q, ctx.settings.heartbeatIntervalMs, (e) => this.report(e));
     this.heartbeat = heartbeat;
+    const subscribed = this.events.open();
+    subscribed.catch(() => undefined); // a start that fails closes it
     let grace: number;
     try {
       // A sandboxed handler's module is loaded meanwhile: one that cannot run fails the start.
@@ -182,29 +183,12 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     }
     ctx.loop.schedule();
     // The thread boots (CPU-heavy: a V8 isolate) once the first lease call is on its way: in the
-    // same turn of the event loop, before any reply can start a handler. The subscription's
-    // connection (its handshake is main-thread work too) opens once that call is answered;
-    // start() resolves once it is subscribed (bounded: it goes on trying meanwhile).
-    const subscribed = new Promise<void>((resolve) =>
-      setImmediate(() => {
-        heartbeat.boot();
-        void Promise.allSettled([...ctx.inflight])
-          .then(() => this.subscribe())
-          .then(resolve);
-      }),
+    // same turn of the event loop, before any reply can start a handler.
+    setImmediate(() => heartbeat.boot());
+    void subscribed.then(
+      () => this.events.catchUp(),
+      () => undefined, // closed meanwhile
     );
-    await within(subscribed, CALL_TIMEOUT_MS);
-  }
-
-  /** Subscribe to the queue's notices, then catch up on what they said before (unless closing). */
-  private async subscribe(): Promise<void> {
-    if (this.ctx.closing) return;
-    try {
-      await this.events.open();
-    } catch {
-      return; // closed meanwhile
-    }
-    void this.events.catchUp();
   }
 
   /** Stop timers, the heartbeat, our own connections and sandboxes. Idempotent. */
