@@ -93,11 +93,15 @@ export class QueueBase<T = unknown, R = unknown> {
 
   /**
    * Register a worker (its heartbeat starts now, from Redis time). Resolves its id. `info`: what
-   * `getWorkers()` shows of it besides its host and process.
+   * `getWorkers()` shows of it besides its host and process. `graceMs`: its first beat counts
+   * that much into the future (a Worker's start-up bridge beat, lib/worker/heartbeat.ts).
    * @internal The Worker's private protocol (not in the published typings).
    */
-  registerWorker(info?: { name?: string; concurrency?: number }): Promise<string> {
-    return this.workers.register(History.registration(info));
+  registerWorker(
+    info?: { name?: string; concurrency?: number },
+    graceMs?: number,
+  ): Promise<string> {
+    return this.workers.register(History.registration(info), graceMs);
   }
 
   /** @internal The Worker's private protocol (not in the published typings). */

@@ -12,13 +12,18 @@ export class WorkerProtocol<T> {
 
   private worker(action: 'register' | 'beat' | 'leave' | 'unpark', workerId: string) {
     const hb = this.ctx.options.heartbeatTimeoutMs;
-    return this.ctx.run('worker_registry', [action, workerId, hb], { workerId });
+    return this.ctx.run('worker_registry', [action, workerId, hb, 0], { workerId });
   }
 
-  /** `info`: JSON of what getWorkers() shows (lib/queue/history.ts). */
-  async register(info: string): Promise<string> {
+  /**
+   * `info`: JSON of what getWorkers() shows (lib/queue/history.ts). `graceMs` > 0: the
+   * registration is also a bridge beat with that grace (lib/worker/heartbeat.ts).
+   */
+  async register(info: string, graceMs = 0): Promise<string> {
     const hb = this.ctx.options.heartbeatTimeoutMs;
-    return str((await this.ctx.run('worker_registry', ['register', '0', hb, info])) as Raw);
+    return str(
+      (await this.ctx.run('worker_registry', ['register', '0', hb, graceMs, info])) as Raw,
+    );
   }
 
   async beat(workerId: string): Promise<void> {

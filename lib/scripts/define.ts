@@ -1,11 +1,20 @@
 /**
- * The assembled scripts as commands of a client (`wq_<name>`, and `wq_<name>Buffer` for replies
- * as Buffers): ioredis runs them by EVALSHA with a fallback to EVAL. Each script's arguments are
- * typed by its `--! argv:` header (`ScriptArgs`, generated into sources.generated.ts).
+ * The assembled scripts, run on a client: by EVALSHA, falling back to EVAL on NOSCRIPT (a Redis
+ * that never ran the script, or lost it: SCRIPT FLUSH, a restart, a Cluster node or a promoted
+ * replica that never ran it). Each script's arguments are typed by its `--! argv:` header
+ * (`ScriptArgs`, generated into sources.generated.ts). Pipelines queue scripts as ioredis
+ * commands (`wq_<name>`, defined with `defineCommand`).
+ *
+ * A script's SHA1 (and its assembly) is computed once per process, at its first use, not per
+ * client: a new client costs nothing, and a process assembles only the scripts it runs. EVALSHA
+ * first (not ioredis' EVAL at a script's first use on each connection): a worker's new
+ * connection does not send every script's text (complete_and_lease: ~70 KB) to a Redis that
+ * has it already.
  */
+import { createHash } from 'node:crypto';
 import type { ChainableCommander, Cluster, Redis } from 'ioredis';
 import type { KeyOwner, QueueKeys } from '../keys.js';
-import { script, scriptKeys, SCRIPT_NAMES, type ScriptName } from './assemble.js';
+import { script, scriptKeys, type ScriptName } from './assemble.js';
 import type { Arg } from './header.js';
 import type { ScriptArgs } from './sources.generated.js';
 
@@ -14,38 +23,54 @@ export type { Arg, ScriptArgs };
 /** A script command: its KEYS (from ScriptKeys), then its arguments. */
 type ScriptCommand = (...keysThenArgs: Arg[]) => Promise<unknown>;
 
-/** The script commands of a client (or of a pipeline: they queue instead). */
-export type ScriptCommands = {
-  readonly [N in ScriptName as `wq_${N}` | `wq_${N}Buffer`]: ScriptCommand;
+/** The script commands of a pipeline (they queue). */
+type ScriptCommands = {
+  readonly [N in ScriptName as `wq_${N}`]: ScriptCommand;
 };
 
-/** A client with every script defined on it. */
-export type ScriptClient = (Redis | Cluster) & ScriptCommands;
+/** A client scripts run on. */
+export type ScriptClient = Redis | Cluster;
 
-const defined = new WeakSet<object>();
-
-/** Define every script on the client (once per client). */
-export function defineScripts(client: Redis | Cluster): ScriptClient {
-  if (!defined.has(client)) {
-    for (const name of SCRIPT_NAMES) {
-      const s = script(name);
-      // A script with a variable number of keys (add) takes numkeys first in its arguments.
-      const variable = s.keys.includes('pending*') || s.perQueue;
-      client.defineCommand(`wq_${name}`, {
-        numberOfKeys: variable
-          ? undefined
-          : s.keys.reduce((n, k) => n + (k === 'pending' ? 10 : 1), 0),
-        lua: s.lua,
-      });
-    }
-    defined.add(client);
-  }
-  return client as ScriptClient;
+/** A script as sent: its text, SHA1, and KEYS count (undefined: numkeys comes first). */
+interface Loaded {
+  readonly lua: string;
+  readonly sha: string;
+  readonly numberOfKeys: number | undefined;
 }
 
+const loaded = new Map<ScriptName, Loaded>();
+
+/** Script `name` as sent (assembled and hashed at its first use in the process). */
+export function loadedScript(name: ScriptName): Loaded {
+  let l = loaded.get(name);
+  if (!l) {
+    const s = script(name);
+    // A script with a variable number of keys (add) takes numkeys first in its arguments.
+    const variable = s.keys.includes('pending*') || s.perQueue;
+    l = {
+      lua: s.lua,
+      sha: createHash('sha1').update(s.lua).digest('hex'),
+      numberOfKeys: variable
+        ? undefined
+        : s.keys.reduce((n, k) => n + (k === 'pending' ? 10 : 1), 0),
+    };
+    loaded.set(name, l);
+  }
+  return l;
+}
+
+/** The client (scripts are run by `callScript`; kept for its callers' types). */
+export function defineScripts(client: Redis | Cluster): ScriptClient {
+  return client;
+}
+
+type Evaluator = (script: string, ...keysThenArgs: Arg[]) => Promise<unknown>;
+type Evaluators = Record<'evalsha' | 'evalshaBuffer' | 'eval' | 'evalBuffer', Evaluator>;
+
 /**
- * Run script `name` on a client with the scripts defined: `keys` from ScriptKeys.of, then the
- * script's arguments, typed by its header; `buffers`: replies as Buffers.
+ * Run script `name` on a client: `keys` from ScriptKeys.of, then the script's arguments, typed
+ * by its header; `buffers`: replies as Buffers. A NOSCRIPT refusal did not run the script: it
+ * is sent again, with its text.
  */
 export function callScript<N extends ScriptName>(
   client: ScriptClient,
@@ -54,8 +79,24 @@ export function callScript<N extends ScriptName>(
   args: Readonly<ScriptArgs[N]>,
   buffers = false,
 ): Promise<unknown> {
-  return client[`wq_${name}${buffers ? 'Buffer' : ''}`](...keys, ...(args as readonly Arg[]));
+  const s = loadedScript(name);
+  const c = client as unknown as Evaluators;
+  const rest: Arg[] =
+    s.numberOfKeys === undefined
+      ? [...keys, ...(args as readonly Arg[])]
+      : [s.numberOfKeys, ...keys, ...(args as readonly Arg[])];
+  return (buffers ? c.evalshaBuffer : c.evalsha)
+    .call(client, s.sha, ...rest)
+    .catch((e: unknown) => {
+      if (!(e instanceof Error) || !e.message.startsWith('NOSCRIPT')) throw e;
+      return (buffers ? c.evalBuffer : c.eval).call(client, s.lua, ...rest);
+    });
 }
+
+/** A client or pipeline as `defineCommand` leaves it. */
+type Definable = Record<string, unknown> & {
+  defineCommand(name: string, d: { numberOfKeys?: number; lua: string }): void;
+};
 
 /** Queue script `name` in a pipeline of such a client (its reply comes with the pipeline's). */
 export function queueScript<N extends ScriptName>(
@@ -64,6 +105,17 @@ export function queueScript<N extends ScriptName>(
   keys: readonly Arg[],
   args: Readonly<ScriptArgs[N]>,
 ): void {
+  const p = pipeline as unknown as Definable & { redis: Definable };
+  const command = `wq_${name}`;
+  if (typeof p[command] !== 'function') {
+    // ioredis' script command (EVALSHA, EVAL on NOSCRIPT, per Cluster node too). A pipeline
+    // copies its client's commands when it is made: defined on the client, then copied.
+    if (typeof p.redis[command] !== 'function') {
+      const s = loadedScript(name);
+      p.redis.defineCommand(command, { numberOfKeys: s.numberOfKeys, lua: s.lua });
+    }
+    p[command] = p.redis[command];
+  }
   (pipeline as unknown as ScriptCommands)[`wq_${name}`].call(
     pipeline,
     ...keys,

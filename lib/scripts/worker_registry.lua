@@ -2,18 +2,24 @@
 -- come from Redis.
 --! keys: pending meta leased leaseHolders workers wake workerIdCounter parked heartbeatRecord workerLeases workerHandoffs workerInfo eventLog
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
---! argv: action:register|beat|unpark|leave worker_id heartbeat_timeout_ms [info]
+--! argv: action:register|beat|unpark|leave worker_id heartbeat_timeout_ms grace_ms [info]
 -- worker_id: ignored by register. unpark (pause) and leave take the worker out of the parked
 -- set; a hand-off left in the wake list with no parked worker to pop it goes back to its
 -- pending list. info: register only, what getWorkers() shows of it (JSON: host, pid, name,
 -- concurrency), stored with the registration's time until the worker leaves or is reclaimed.
+-- grace_ms: register only (0: none), the registration is also the worker's first bridge beat
+-- (heartbeat.lua): it counts that much into the future, covering its heartbeat thread's start.
 -- Returns: the worker id for register, 1 otherwise.
 local action, wid, hb_timeout = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local now = now_ms()
 if action == 'register' then
   wid = int(rcall('INCR', K_WORKER_ID_COUNTER))
   beat(wid, now, hb_timeout)
-  rcall('HSET', K_WORKER_INFO, wid, now .. ':' .. (ARGV[4] or '{}'))
+  local grace = tonumber(ARGV[4])
+  if grace > 0 then
+    rcall('ZADD', K_WORKERS, 'GT', now + grace, wid)
+  end
+  rcall('HSET', K_WORKER_INFO, wid, now .. ':' .. (ARGV[5] or '{}'))
   return wid
 elseif action == 'beat' then
   beat(wid, now, hb_timeout)

@@ -215,8 +215,12 @@ class HeartbeatThread {
           execArgv: [],
           workerData: { lua: this.lua, sha: this.sha },
           // A small young generation: the thread allocates little, and each semi-space page
-          // it never touches is memory the process does not hold.
-          resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
+          // it never touches is memory the process does not hold. A bound on the old one
+          // (far above what it needs, ioredis loaded included) starts its heap smaller too.
+          resourceLimits: {
+            maxYoungGenerationSizeMb: YOUNG_GENERATION_MB,
+            maxOldGenerationSizeMb: OLD_GENERATION_MB,
+          },
         });
       } catch (e) {
         this.fail(e);
@@ -293,6 +297,12 @@ class HeartbeatThread {
 
 /** The thread's young generation (V8 semi-spaces), in MB: its beats allocate next to nothing. */
 const YOUNG_GENERATION_MB = 1;
+/**
+ * The thread's old generation bound, in MB: a plain connection's thread holds ~1 MB, one that
+ * loaded ioredis (Cluster, Sentinel) ~20 MB. Any explicit bound makes V8 size the heap from it
+ * rather than from the machine's memory: ~0.7 MB less RSS (measured on Node 20).
+ */
+const OLD_GENERATION_MB = 128;
 
 let shared: HeartbeatThread | undefined;
 

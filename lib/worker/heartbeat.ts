@@ -36,8 +36,9 @@ import { heartbeatThread, type ConnectionSpec, type ThreadMember } from './heart
  * the main event loop cannot delay it (the registration message is queued on the thread's port
  * synchronously). Until the thread's first beat for a worker lands, the main thread
  * beats for it too (the bridge), and each bridge beat counts `STARTUP_GRACE × heartbeatTimeoutMs`
- * into the future (heartbeat.lua; never lowering the score). The worker awaits its first bridge
- * beat (sent right after registering) before it leases, so when a first handler
+ * into the future (heartbeat.lua; never lowering the score). The worker's registration is its
+ * first bridge beat (worker_registry.lua: the same grace, in the same script), landed before it
+ * leases, so when a first handler
  * blocks the event loop the worker stays alive for (1 + STARTUP_GRACE) × heartbeatTimeoutMs
  * without any further beat: that is the time the thread has to boot, connect and land its first
  * beat — more than the old start ("wait for the first beat, at most heartbeatTimeoutMs") gave
@@ -66,10 +67,16 @@ export interface Heartbeat {
   /** Resolves once the thread's first beat for this worker landed (at once for the fallback). */
   readonly firstBeat: Promise<void>;
   /**
-   * Start beating for the registered worker `workerId`; resolves once the first bridge beat
-   * (covering the thread's start-up) has landed or failed. Lease only after it.
+   * The grace a worker's registration should carry, as its first bridge beat (0: none needed,
+   * it beats from the main thread for good).
    */
-  begin(workerId: string): Promise<void>;
+  readonly registrationGraceMs: number;
+  /**
+   * Start beating for the registered worker `workerId`; resolves once the first bridge beat
+   * (covering the thread's start-up) has landed or failed. Lease only after it. `registered`:
+   * its registration carried `registrationGraceMs`, and was that first bridge beat.
+   */
+  begin(workerId: string, registered?: boolean): Promise<void>;
   /**
    * Start the shared thread if none runs yet. Call it before the worker's first handler can
    * run (see above); beats asked for before it wait for the thread.
@@ -178,13 +185,18 @@ class WorkerHeartbeat implements Heartbeat {
     return this.member !== undefined;
   }
 
-  async begin(workerId: string): Promise<void> {
+  get registrationGraceMs(): number {
+    return this.member ? this.timeoutMs * STARTUP_GRACE : 0;
+  }
+
+  async begin(workerId: string, registered = false): Promise<void> {
     if (this.stopping || this.workerId !== undefined) return;
     this.workerId = workerId;
     const keys = scriptKeys(script('heartbeat'), this.queue.keys, { workerId });
     if (this.member) {
       // Bridge beats: their failures are not reported, the thread's beats are the ones that count.
-      const first = this.mainBeats(() => undefined, this.timeoutMs * STARTUP_GRACE);
+      const grace = this.timeoutMs * STARTUP_GRACE;
+      const first = this.mainBeats(() => undefined, grace, undefined, !registered);
       this.threadBeats(this.member, keys);
       await first;
     } else {
@@ -209,13 +221,14 @@ class WorkerHeartbeat implements Heartbeat {
   }
 
   /**
-   * Beat from the main thread every interval (with `grace`: at once too; resolves that beat;
-   * with `until`: at once too, and only until then).
+   * Beat from the main thread every interval (with `grace`: at once too, unless not `now`;
+   * resolves that beat; with `until`: at once too, and only until then).
    */
   private mainBeats(
     report: (e: unknown) => void,
     grace?: number,
     until?: number,
+    now = true,
   ): Promise<unknown> {
     clearInterval(this.timer);
     const client = defineScripts(this.queue.client);
@@ -232,7 +245,7 @@ class WorkerHeartbeat implements Heartbeat {
     };
     this.timer = setInterval(beat, this.intervalMs);
     this.timer.unref();
-    if (grace === undefined && until === undefined) return Promise.resolve();
+    if ((grace === undefined && until === undefined) || !now) return Promise.resolve();
     beat();
     return this.inflight ?? Promise.resolve();
   }

@@ -144,25 +144,31 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     this.heartbeat = heartbeat;
     const subscribed = this.events.open();
     subscribed.catch(() => undefined); // a start that fails closes it
+    let grace: number;
     try {
       // A sandboxed handler's module is loaded meanwhile: one that cannot run fails the start.
       await Promise.all([q.ready(), this.sandbox?.start()]);
-      ctx.id = await q.registerWorker({
-        concurrency: ctx.settings.concurrency,
-        ...(ctx.settings.name === undefined ? {} : { name: ctx.settings.name }),
-      });
+      // The registration is the first bridge beat too (one round trip: heartbeat.ts).
+      grace = heartbeat.registrationGraceMs;
+      ctx.id = await q.registerWorker(
+        {
+          concurrency: ctx.settings.concurrency,
+          ...(ctx.settings.name === undefined ? {} : { name: ctx.settings.name }),
+        },
+        grace,
+      );
     } catch (e) {
       await this.releaseConnections();
       throw e;
     }
     // From now on the thread beats (the main thread too until then, covering its start-up).
-    const covered = heartbeat.begin(ctx.id);
+    const covered = heartbeat.begin(ctx.id, grace > 0);
     // One pair of listeners per worker on a client that many workers may share.
     q.client.setMaxListeners(q.client.getMaxListeners() + 1);
     q.client.on('close', this.onClientClose);
     q.client.on('ready', this.onClientReady);
-    // Lease once the first bridge beat landed (it went out right after registering), not after
-    // the thread's first beat: heartbeat.ts says why that is safe.
+    // Lease once the first bridge beat landed (the registration itself, or, without a thread,
+    // no bridge), not after the thread's first beat: heartbeat.ts says why that is safe.
     await within(covered, q.options.heartbeatTimeoutMs);
     ctx.renewer.start();
     const cleanIntervalMs = ctx.settings.cleanIntervalMs;
