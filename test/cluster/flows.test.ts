@@ -105,7 +105,11 @@ describe('flows on a Redis Cluster, parent and children on different masters', (
       runs++;
       seen = await job.getChildrenResults();
     });
-    await waitFor(() => runs === 1, { what: 'the parent to run', timeoutMs: 15_000 });
+    // The handler counts its run before it reads the results: wait for what it read.
+    await waitFor(() => seen !== undefined, {
+      what: "the parent to read its children's results",
+      timeoutMs: 15_000,
+    });
     expect(seen).toEqual({
       [`${pays}:pay`]: 10,
       [`${stock}:${tree.children![1]!.job.id}`]: 'reserved',
