@@ -17,7 +17,7 @@ local base = rcall('INCRBY', K_SEQ_COUNTER, count) - count
 if call ~= '' then
   local done = add_claim(call, base, string.rep('1', count))
   if done then
-    rcall('DECRBY', K_SEQ_COUNTER, count)
+    rcall('INCRBY', K_SEQ_COUNTER, -count) -- (INCRBY: no other command for a queue's ACL)
     return tonumber(string.match(done, '^(%d+):'))
   end
 end

@@ -54,6 +54,7 @@ const COMMANDS = [
   'time',
   'hget',
   'hset',
+  'hsetnx', // an add claims its call's record (re-send check)
   'hdel',
   'hmget',
   'hexists',
@@ -79,9 +80,9 @@ const COMMANDS = [
   'zscore',
   'xadd', // the event log
   'bitfield', // job times and per-minute counts (docs/history.md)
-  'bitfield_ro',
   'strlen', // a per-minute ring's first write sizes it at once
   'get',
+  'setrange', // job times written back per payload bucket
 ];
 
 /** `+client|setinfo` when this Redis has it (>= 7.2): ioredis sends it at connect. */
@@ -166,6 +167,7 @@ describe('a user limited to ~wq:* &wq:* and the minimal command set', () => {
     );
     worker.on('error', (e) => errors.push(e));
     await q.add({ n: 1 }, { id: 'cid-1', priority: 1 });
+    await q.add({ n: 2 }); // a plain add (add_plain.lua)
     await q.addBulk([{ data: 'dead' }, { data: 'later', opts: { delayMs: 50 } }]);
     await q.add('hold', { id: 'hold' });
     await waitFor(() => done.length >= 3, { what: 'jobs to run' });
