@@ -28,9 +28,9 @@ export class WorkerEventHooks {
 
   /**
    * A handler is about to run `job`: tell 'active', and give the handler a job whose
-   * `progress()` tells 'progress' once recorded (the same job otherwise: its own properties are
-   * copied as they are; `signal` and `finishedAt`, getters of the job's class, and `data`, which
-   * `updateData` replaces, read the job's; only when 'progress' has methods).
+   * `progress()` tells 'progress' once recorded — a view of the same job (every other property,
+   * own or made on first read like `log` and `updateData`, and `data` after `updateData`, is the
+   * job's); only when 'progress' has methods.
    */
   started(job: Job): Job {
     this.emit('active', [job]);
@@ -40,16 +40,9 @@ export class WorkerEventHooks {
       if (recorded) this.emit('progress', [told, value]);
       return recorded;
     };
-    const told = Object.defineProperties(
-      {},
-      {
-        ...Object.getOwnPropertyDescriptors(job),
-        signal: { get: () => job.signal, enumerable: true, configurable: true },
-        data: { get: () => job.data, enumerable: true, configurable: true },
-        finishedAt: { get: () => job.finishedAt, enumerable: true, configurable: true },
-        progress: { value: progress, enumerable: true, configurable: true, writable: true },
-      },
-    ) as Job;
+    const told: Job = new Proxy(job, {
+      get: (target, key) => (key === 'progress' ? progress : Reflect.get(target, key, target)),
+    });
     return told;
   }
 
