@@ -60,13 +60,18 @@ describe('concurrency 1 per group: an ordering key', () => {
       });
       await victim.kill();
       // Done in Redis (the victim's last completes may have run without reaching its log).
+      let seen = '';
       await waitFor(
         async () => {
           const c = await q.counts();
-          return c.pending + c.leased + c.delayed === 0 && (await q.getGroups()).length === 0;
+          const groups = await q.getGroups();
+          seen = `counts ${JSON.stringify(c)}, ${groups.length} group(s) listed: ${JSON.stringify(groups.slice(0, 5))}`;
+          return c.pending + c.leased + c.delayed === 0 && groups.length === 0;
         },
         { timeoutMs: 90_000, intervalMs: 200, what: 'every job completed' },
-      );
+      ).catch((e: unknown) => {
+        throw new Error(`${(e as Error).message}; last seen: ${seen}`);
+      });
     } finally {
       await Promise.all(children.map((c) => c.close()));
     }
