@@ -80,6 +80,20 @@ export class RateLimitError extends Error {
 }
 
 /**
+ * `job.rateLimited(ms)`: throws the RateLimitError that holds the queue (or the job's group) for
+ * `ms` — a bad `ms` is an INVALID_ARGUMENT instead. The worker's job and a sandbox's job share it.
+ */
+export function rateLimited(ms: number): never {
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) {
+    throw new WorkQueueError(
+      'INVALID_ARGUMENT',
+      `job.rateLimited(ms): ms must be a positive number, got ${String(ms)}`,
+    );
+  }
+  throw new RateLimitError(ms);
+}
+
+/**
  * Throw this from a handler to put its job back to sleep without counting an attempt (BullMQ's
  * step-job pattern: `job.updateData(next)` then `throw new DelayedError(ms)`): the job waits in
  * the delayed set until `delay` (ms from now, Redis time) or the `Date` given (compared with Redis

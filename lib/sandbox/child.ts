@@ -3,7 +3,7 @@
 // for the pool: the job's methods are calls back to the worker's real job, its signal aborts
 // when the pool says so, its outcome goes back as a 'done' message.
 import { parentPort } from 'node:worker_threads';
-import { errorMessage, RateLimitError, WorkQueueError } from '../errors.js';
+import { errorMessage, rateLimited, WorkQueueError } from '../errors.js';
 import { fromThrown, toThrown, type FromSandbox, type ToSandbox } from './protocol.js';
 
 type Handler = (job: object) => unknown;
@@ -73,17 +73,6 @@ function remote(run: number, method: string) {
         );
       }
     });
-}
-
-/** As the worker's own `job.rateLimited` (lib/worker/job.ts): it must throw here, at once. */
-function rateLimited(ms: number): never {
-  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) {
-    throw new WorkQueueError(
-      'INVALID_ARGUMENT',
-      `job.rateLimited(ms): ms must be a positive number, got ${String(ms)}`,
-    );
-  }
-  throw new RateLimitError(ms);
 }
 
 function run(m: Extract<ToSandbox, { t: 'run' }>): void {

@@ -1,6 +1,6 @@
 // The job handle a handler receives (`Job`, declared in lib/types/job.ts): its data, times,
 // signal, progress, extend, log, updateData and rateLimited, and a flow job's parent and children.
-import { RateLimitError, WorkQueueError } from '../errors.js';
+import { rateLimited } from '../errors.js';
 import { addLine, logLine, type LogBatch } from '../job/logs.js';
 import type { Job, ParentRef } from '../types/job.js';
 import type { WorkerContext } from './context.js';
@@ -131,16 +131,6 @@ class RunJob<T, R> implements Job<T> {
     if (!ok) this.#ctx.runs.end(this.#run, { kind: 'lost', reason: 'lease lost' });
     return ok;
   }
-}
-
-function rateLimited(ms: number): never {
-  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) {
-    throw new WorkQueueError(
-      'INVALID_ARGUMENT',
-      `job.rateLimited(ms): ms must be a positive number, got ${String(ms)}`,
-    );
-  }
-  throw new RateLimitError(ms);
 }
 
 /** The job handle of `run` (see RunJob). */
