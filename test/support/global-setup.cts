@@ -1,15 +1,13 @@
 // Jest globalSetup: start (or pick) ONE Redis for the whole run and hand its URL to the test
 // workers through process.env.WQ_TEST_REDIS_URL (workers are forked after this runs).
 //
-// Why `.cts` and an extensionless import: Jest loads globalSetup/globalTeardown with Node's
+// Why `.cts` and extensionless imports: Jest loads globalSetup/globalTeardown with Node's
 // CommonJS `require` (through a pirates hook that runs @swc/jest with CommonJS output), NOT
-// through Jest's ESM runtime, so `moduleNameMapper` does not apply and a `.js`-suffixed path
-// would not resolve. Node's CJS resolver does try the hooked `.ts` extension, so the
-// extensionless path works. Anything imported from here is compiled to CommonJS, so it must
-// not use `import.meta`, top-level await, or `.js`-suffixed relative imports — hence the
-// launcher itself (src/testing/redis-launcher.ts, the testing kit's) and the apt-get step
-// (tools/apt-install.ts), both free of relative imports, not tools/redis-server.ts or
-// test/support/redis-server.ts, which import them with a `.js` suffix.
+// through Jest's ESM runtime, so `moduleNameMapper` does not apply. Node's CJS resolver does try
+// the hooked `.ts` extension for an extensionless path; `./resolve-ts` (imported first) maps the
+// `.js`-suffixed imports inside the launcher to their `.ts` sources. Anything imported from here
+// is compiled to CommonJS, so it must not use `import.meta` or top-level await.
+import './resolve-ts';
 import { acquireSharedRedis } from '../../src/testing/redis-launcher';
 import { installRedisServer } from '../../tools/apt-install';
 
