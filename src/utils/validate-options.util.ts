@@ -15,6 +15,8 @@ import type {
 } from '../interfaces/work-queue-module-options.interface.js';
 import * as msg from '../work-queue.messages.js';
 import { scheduleProblems } from './validate-schedules.util.js';
+import { connectionProblems } from './validate-connection.util.js';
+import { isObject, unknownKeys, type Bag } from './validate-bag.util.js';
 
 // Records (not arrays) so that the compiler notices an option added to the interfaces.
 const QUEUE_DEFAULT_KEYS: Record<keyof WorkQueueQueueDefaults, true> = {
@@ -61,115 +63,12 @@ const MODULE_KEYS: Record<keyof WorkQueueModuleOptions, true> = {
   cleaner: true,
   workers: true,
 };
-const CONNECTION_KINDS = ['url', 'redis', 'client', 'cluster', 'sentinels'] as const;
 const CONFIG_KEY = /^[A-Za-z0-9._:-]{1,100}$/;
-
-type Bag = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Bag => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function unknownKeys(
-  o: Bag,
-  known: Record<string, true>,
-  path: string,
-  problems: string[],
-  hints: Record<string, string> = {},
-): void {
-  for (const k of Object.keys(o)) {
-    if (known[k] || o[k] === undefined) continue;
-    problems.push(hints[k] ?? msg.unknownOption(path, k));
-  }
-}
 
 function pick(o: Bag, keys: Record<string, true>): Bag {
   const out: Bag = {};
   for (const k of Object.keys(keys)) if (o[k] !== undefined) out[k] = o[k];
   return out;
-}
-
-function connectionProblems(c: unknown, problems: string[], path = 'connection'): void {
-  if (c === undefined) {
-    problems.push(msg.connectionRequired(path));
-    return;
-  }
-  if (!isObject(c)) {
-    problems.push(msg.connectionNotObject(path, msg.show(c)));
-    return;
-  }
-  const given = CONNECTION_KINDS.filter((k) => c[k] !== undefined);
-  // Sentinel options are flat ioredis options: any other key is one of theirs.
-  const sentinel = c.sentinels !== undefined || c.name !== undefined;
-  if (!sentinel) {
-    unknownKeys(c, { url: true, redis: true, client: true, cluster: true }, `${path}.`, problems);
-  }
-  if (given.length === 0 && !sentinel) problems.push(msg.connectionEmpty(path));
-  if (given.length > 1) problems.push(msg.connectionKinds(path, given));
-  if (sentinel) sentinelProblems(c, path, problems);
-  if (c.url !== undefined) {
-    let ok = false;
-    if (typeof c.url === 'string') {
-      try {
-        ok = ['redis:', 'rediss:'].includes(new URL(c.url).protocol);
-      } catch {
-        ok = false;
-      }
-    }
-    if (!ok) {
-      const got = typeof c.url === 'string' ? JSON.stringify(redactUrl(c.url)) : msg.show(c.url);
-      problems.push(msg.badUrl(path, got));
-    }
-  }
-  if (c.redis !== undefined && !isObject(c.redis)) {
-    problems.push(msg.badRedisOptions(path, msg.show(c.redis)));
-  } else if (c.redis?.sentinels !== undefined || c.redis?.name !== undefined) {
-    sentinelProblems(c.redis, `${path}.redis`, problems);
-  }
-  if (c.client !== undefined) {
-    const cl = c.client as Bag | null;
-    if (
-      !isObject(cl) ||
-      typeof cl.duplicate !== 'function' ||
-      typeof cl.quit !== 'function' ||
-      typeof cl.defineCommand !== 'function'
-    ) {
-      problems.push(msg.badClient(path));
-    }
-  }
-  if (c.cluster !== undefined) {
-    if (!isObject(c.cluster)) {
-      problems.push(msg.badCluster(path));
-    } else {
-      const { nodes, options } = c.cluster;
-      if (!Array.isArray(nodes) || nodes.length === 0) {
-        problems.push(msg.badClusterNodes(path, msg.show(nodes)));
-      }
-      if (options !== undefined && !isObject(options)) {
-        problems.push(msg.badClusterOptions(path));
-      }
-      unknownKeys(c.cluster, { nodes: true, options: true }, `${path}.cluster.`, problems);
-    }
-  }
-}
-
-/** Sentinel options (`connection` itself, or its `redis`): sentinels, the master's name, role. */
-function sentinelProblems(o: Bag, path: string, problems: string[]): void {
-  const { sentinels, name, role } = o;
-  if (!Array.isArray(sentinels) || sentinels.length === 0) {
-    problems.push(msg.badSentinels(path, msg.show(sentinels)));
-  } else {
-    sentinels.forEach((s: unknown, i) => {
-      const ok =
-        isObject(s) &&
-        (s.host === undefined || (typeof s.host === 'string' && s.host !== '')) &&
-        (s.port === undefined ||
-          (typeof s.port === 'number' && Number.isInteger(s.port) && s.port > 0 && s.port < 65536));
-      if (!ok) problems.push(msg.badSentinel(path, i, msg.show(s)));
-    });
-  }
-  if (typeof name !== 'string' || name === '')
-    problems.push(msg.badSentinelName(path, msg.show(name)));
-  if (role !== undefined && role !== 'master')
-    problems.push(msg.badSentinelRole(path, msg.show(role)));
 }
 
 function loggerProblems(l: unknown, path: string, problems: string[]): void {
@@ -333,9 +232,4 @@ export function workerDefaultsOf(defaults: Bag | undefined): WorkQueueWorkerDefa
 /** The queue options among `defaults`. */
 export function queueDefaultsOf(defaults: Bag | undefined): WorkQueueQueueDefaults {
   return defaults ? (pick(defaults, QUEUE_DEFAULT_KEYS) as WorkQueueQueueDefaults) : {};
-}
-
-/** The URL with its password (if any) masked, for error messages that get logged. */
-function redactUrl(url: string): string {
-  return url.replace(/^([^/]*\/\/[^/@:]*:)[^@/]*@/, '$1***@');
 }

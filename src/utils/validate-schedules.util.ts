@@ -6,6 +6,7 @@ import { prepareSchedule } from '../../lib/internal.js';
 import type { CronSpec, EverySpec, ScheduleSpec, ScheduleTemplate } from '../../lib/internal.js';
 import type { WorkQueueScheduleDeclaration } from '../interfaces/register-queue-options.interface.js';
 import * as msg from '../work-queue.messages.js';
+import { isObject, type Bag } from './validate-bag.util.js';
 
 // Records (not arrays) so that the compiler notices a key added to the core's types.
 const SPEC_KEYS: Record<keyof EverySpec | keyof CronSpec, true> = {
@@ -34,9 +35,6 @@ export interface SplitSchedule {
   spec: ScheduleSpec;
   template: ScheduleTemplate;
 }
-
-type Bag = Record<string, unknown>;
-const isObject = (v: unknown): v is Bag => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** `{ id, ...spec, ...template }` → `{ id, spec, template }`; other keys are left out. */
 export function splitSchedule(declaration: WorkQueueScheduleDeclaration): SplitSchedule {
