@@ -53,7 +53,7 @@ if sweep or adopt_count > 0 then
       local j = named[h.token]
       if j then
         rcall('HSET', K_LEASE_HOLDERS, h.seq, h.token .. ':' .. wid)
-        rcall('ZADD', K_LEASED, now + lease_ms, h.seq)
+        rcall('ZADD', K_LEASED, int(now + lease_ms), h.seq)
         rcall('SADD', K_WORKER_LEASES, h.seq)
         adopted[j] = 1
         adopted_seqs[#adopted_seqs + 1] = h.seq
@@ -172,8 +172,9 @@ end
 if #results > 0 then
   rcall_each('HSET', K_RESULTS, results)
   local z = {}
+  local expires = int(now + ttl)
   for r = 1, #results, 2 do
-    z[#z + 1] = now + ttl
+    z[#z + 1] = expires
     z[#z + 1] = results[r]
   end
   rcall_each('ZADD', K_RESULT_EXPIRIES, z)
