@@ -17,7 +17,6 @@ import {
   BATCH_IDS,
   decodeBatch,
   num,
-  rawSize,
   str,
   type Reply,
   type Unrunnable,
@@ -191,8 +190,12 @@ export class Leases<T, R> {
         lostJobs = true;
       }
     }
+    // Sizes for byRef's choice: a string's length is close enough (no UTF-8 count).
     let payloadBytes = 0;
-    for (let i = BATCH_HEAD; i < reply.length; i += 2) payloadBytes += rawSize(reply[i] ?? '');
+    for (let i = BATCH_HEAD; i < reply.length; i += 2) {
+      const p = reply[i];
+      if (p !== null && p !== undefined && typeof p !== 'number') payloadBytes += p.length;
+    }
     const batch = (await this.batch(reply, workerId)) as CompleteReply<T>;
     batch.adopted = adopted;
     batch.completed = completed;
