@@ -16,7 +16,8 @@ export interface RecordContext {
 }
 
 export type { Raw };
-export type Reply = Array<Raw | number>;
+/** A script's reply (null: a payload a lease by reference found gone, see decodeBatch). */
+export type Reply = Array<Raw | number | null>;
 
 /** Meta fields as stored in Redis (see lib/scripts/lib/meta.lua). */
 export interface Meta {
@@ -52,11 +53,11 @@ export function parentOf(meta: Meta): ParentRef | undefined {
   return queue && seq ? { queue, id: cid || seq } : undefined;
 }
 
-export const str = (v: Raw | number | undefined): string =>
-  v === undefined ? '' : typeof v === 'number' ? String(v) : v.toString();
-export const num = (v: Raw | number | undefined): number => Number(str(v));
+export const str = (v: Raw | number | null | undefined): string =>
+  v === undefined || v === null ? '' : typeof v === 'number' ? String(v) : v.toString();
+export const num = (v: Raw | number | null | undefined): number => Number(str(v));
 
-export function rawSize(v: Raw | number | undefined): number {
+export function rawSize(v: Raw | number | null | undefined): number {
   return Buffer.isBuffer(v) ? v.length : Buffer.byteLength(str(v));
 }
 
@@ -174,6 +175,8 @@ export function leasedJob<T>(
 export const BATCH_HEAD = 7;
 /** Index of the flags of a complete reply: one character '1' or '0' per adopted, completed job. */
 export const BATCH_FLAGS = 5;
+/** Index of the ids of a lease reply: 'seq token added' per job. */
+export const BATCH_IDS = 6;
 
 /** A lease or complete reply decoded (the jobs that cannot run go to `unrunnable`). */
 export interface DecodedBatch<T> {
@@ -184,7 +187,11 @@ export interface DecodedBatch<T> {
   jobs: LeasedJob<T>[];
 }
 
-/** Decode `reply` (see BATCH_HEAD: 'seq token added' per job in ids, then payload and meta). */
+/**
+ * Decode `reply` (see BATCH_HEAD: 'seq token added' per job in ids, then payload and meta). A job
+ * whose payload is null (a lease by reference that found it gone: the job was cancelled or
+ * removed) is left out: it no longer exists, so there is nothing to run nor to give back.
+ */
 export function decodeBatch<T>(
   ctx: RecordContext,
   reply: Reply,
@@ -194,8 +201,9 @@ export function decodeBatch<T>(
   const now = num(reply[0]);
   const deadline = num(reply[1]);
   const jobs: LeasedJob<T>[] = [];
-  const ids = reply.length > BATCH_HEAD ? str(reply[6]).split(' ') : [];
+  const ids = reply.length > BATCH_HEAD ? str(reply[BATCH_IDS]).split(' ') : [];
   for (let i = BATCH_HEAD, j = 0; i + 1 < reply.length; i += 2, j += 3) {
+    if (reply[i] === null) continue;
     const job = leasedJob<T>(
       ctx,
       ids[j] ?? '',

@@ -2,12 +2,13 @@
 -- in one call: the Worker's round trip (lease.lua serves only the manual lease()).
 --! keys: pending tokenCounter data dataBuckets meta callerIds delayed leased leaseHolders dead wake results resultExpiries progress noticeChannel parked keptCallerIds workerLeases workerHandoffs scheduleLatestJobs flowControl rateLog eventLog waitingChildren flowParent flowOutbox flowOutboxAt addedTimes jobLogs completedJobs metrics completedInfo
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
---! argv: worker_id result_ttl_ms dedupe_window_ms lease_count lease_ms park_ms sweep
+--! argv: worker_id result_ttl_ms dedupe_window_ms lease_count lease_ms park_ms sweep by_ref
 --! argv: keep_count keep_age_ms max_log_lines adopt_count complete_count
 --! argv: adopt_tokens*adopt_count completions logs results...
 -- result_ttl_ms: 0 = results off; lease_count: 0 = lease none; park_ms: 0 = do not mark the
 -- worker parked; sweep: 1 when the worker's idle wait moved entries into its hand-off list since
--- its last sweep; keep_count, keep_age_ms: keepCompleted (0 = completed jobs are not kept;
+-- its last sweep; by_ref: 1 to lease by reference (each payload '' in the reply: the worker reads
+-- them itself, see lease_reply); keep_count, keep_age_ms: keepCompleted (0 = completed jobs are not kept;
 -- lib/scripts/lib/completed.lua); max_log_lines: the cap of a job's log; adopt_tokens: the
 -- tokens of the hand-offs it takes over; completions: the completed jobs in ONE argument, 'seq
 -- token seq token ...' (far cheaper for the client to send than two arguments per job); logs:
@@ -31,9 +32,9 @@
 local wid = ARGV[1]
 local ttl, window = tonumber(ARGV[2]), tonumber(ARGV[3])
 local lease_count, lease_ms, park_ms = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-local sweep = ARGV[7] == '1'
-local keep_count, keep_age, max_log_lines = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
-local adopt_count, count = tonumber(ARGV[11]), tonumber(ARGV[12])
+local sweep, by_ref = ARGV[7] == '1', ARGV[8] == '1'
+local keep_count, keep_age, max_log_lines = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+local adopt_count, count = tonumber(ARGV[12]), tonumber(ARGV[13])
 local keeping = keep_count > 0
 local now = now_ms()
 ev_gather() -- this call's events: one entry, written before it returns
@@ -42,7 +43,7 @@ local adopted_seqs = {} -- for the event log
 local named = {}
 for j = 1, adopt_count do
   adopted[j] = 0
-  named[ARGV[12 + j]] = j
+  named[ARGV[13 + j]] = j
 end
 if sweep or adopt_count > 0 then
   local keep = {}
@@ -52,7 +53,7 @@ if sweep or adopt_count > 0 then
       local j = named[h.token]
       if j then
         rcall('HSET', K_LEASE_HOLDERS, h.seq, h.token .. ':' .. wid)
-        rcall('ZADD', K_LEASED, now + lease_ms, h.seq)
+        rcall('ZADD', K_LEASED, int(now + lease_ms), h.seq)
         rcall('SADD', K_WORKER_LEASES, h.seq)
         adopted[j] = 1
         adopted_seqs[#adopted_seqs + 1] = h.seq
@@ -64,7 +65,7 @@ if sweep or adopt_count > 0 then
   keep_handoffs(keep)
   emit_jobs('active', adopted_seqs, nil, { 'w', wid })
 end
-local o = 12 + adopt_count
+local o = 13 + adopt_count
 local seqs, sent = {}, {}
 for seq, token in string.gmatch(ARGV[o + 1], '(%S+) (%S+)') do
   seqs[#seqs + 1] = seq
@@ -171,8 +172,9 @@ end
 if #results > 0 then
   rcall_each('HSET', K_RESULTS, results)
   local z = {}
+  local expires = int(now + ttl)
   for r = 1, #results, 2 do
-    z[#z + 1] = now + ttl
+    z[#z + 1] = expires
     z[#z + 1] = results[r]
   end
   rcall_each('ZADD', K_RESULT_EXPIRIES, z)
@@ -187,7 +189,7 @@ for j = 1, count do
 end
 out[6] = table.concat(flags)
 if lease_count > 0 then
-  lease_into(out, lease_count, lease_ms, wid, now, park_ms)
+  lease_into(out, lease_count, lease_ms, wid, now, park_ms, by_ref)
 elseif #mine > 0 and rcall('HEXISTS', K_FLOW_CONTROL, 'c') == 1 then
   wake()
 end

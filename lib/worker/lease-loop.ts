@@ -13,7 +13,12 @@ const MAX_LEASE_COUNT = 10_000;
 const PARK_MARGIN_MS = 1_000;
 /** Most jobs 'auto' prefetch holds ahead (for jobs far shorter than a round trip). */
 const AUTO_PREFETCH_MAX = 32;
-/** Weight of the newest sample in the running averages of 'auto' prefetch. */
+/**
+ * Leases go by reference (the payloads read with HMGET behind the call, not copied through the
+ * script) while the jobs' payloads average at least this many bytes.
+ */
+const BY_REF_BYTES = 2_048;
+/** Weight of the newest sample in the running averages of 'auto' prefetch and payload size. */
 const AVERAGE_WEIGHT = 0.1;
 const average = (avg: number, sample: number) =>
   Number.isFinite(avg) ? avg + (sample - avg) * AVERAGE_WEIGHT : sample;
@@ -26,6 +31,8 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   /** Averages for 'auto' prefetch (ms, exponentially weighted): handler run, lease call. */
   private jobMs = Number.POSITIVE_INFINITY;
   private callMs = 0;
+  /** Average payload bytes of the jobs leased (NaN: none yet). */
+  private payloadAvg = Number.NaN;
   /** A suspect job waits to run alone: lease nothing until nothing is held (see lease_jobs). */
   private draining = false;
   /** Redis may hold jobs for us that we do not know of (a reply was lost): reconcile first. */
@@ -119,6 +126,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
             adopt,
             sweep,
             leaseMs: settings.leaseMs,
+            byRef: this.payloadAvg >= BY_REF_BYTES,
           },
         ),
       );
@@ -126,6 +134,13 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       this.requested -= want;
       this.retryDelay = 0;
       if (want > 0) this.callMs = average(this.callMs, performance.now() - sentAt);
+      if (r.jobs.length > 0)
+        this.payloadAvg = average(this.payloadAvg, r.payloadBytes / r.jobs.length);
+      if (r.lostJobs) {
+        // Leased in Redis, payloads unread: reconcile gives them back.
+        this.needReconcile = true;
+        this.schedule();
+      }
       if (r.drain) this.draining = true;
       r.adopted.forEach((ok, i) => handoffs.afterAdopt(adopt[i]!, ok));
       items.forEach((it, i) =>

@@ -17,6 +17,7 @@ local function keep_completed(seqs, raws, results, now, wid)
     return
   end
   local z, h = {}, {}
+  local at = int(now) -- one string, not a number formatted per job
   for i, seq in ipairs(seqs) do
     local raw = raws[i]
     local attempts = 1
@@ -27,7 +28,7 @@ local function keep_completed(seqs, raws, results, now, wid)
     if results[i] and results[i] ~= '' then
       info = info .. ':' .. results[i]
     end
-    z[#z + 1] = now
+    z[#z + 1] = at
     z[#z + 1] = seq
     h[#h + 1] = seq
     h[#h + 1] = info

@@ -223,7 +223,7 @@ local function group_commit(gl, seqs, tokens)
   local set = {}
   for _, g in ipairs(names) do
     set[#set + 1] = g
-    set[#set + 1] = gl.st[g].running + taken[g]
+    set[#set + 1] = int(gl.st[g].running + taken[g])
   end
   rcall_each('HSET', K_GROUP_RUNNING, set)
   for p = 0, 9 do

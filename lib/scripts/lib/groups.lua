@@ -19,10 +19,10 @@ local GROUP_SPAN = 1e15
 
 local GROUP_TURNS = 1e5
 
--- A ready score: priority `prio`, turn `turn` (a number: Redis formats it with %.17g, exact
--- for these integers).
+-- A ready score: priority `prio`, turn `turn`, as an integer string (a Lua number would go to
+-- Redis formatted with %.17g, per member: far slower).
 local function group_score(prio, turn)
-  return prio * GROUP_SPAN + GROUP_TURNS + turn
+  return int(prio * GROUP_SPAN + GROUP_TURNS + turn)
 end
 
 -- A group's pending zset.
@@ -223,7 +223,7 @@ local function group_runs_ended(gs, now)
     local left = (tonumber(running[i]) or 0) - n[g]
     if left > 0 then
       set[#set + 1] = g
-      set[#set + 1] = left
+      set[#set + 1] = int(left)
     else
       idle[#idle + 1] = g
     end
