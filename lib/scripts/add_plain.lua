@@ -60,18 +60,23 @@ local function store()
   end
   local from = hand and 2 or 1
   if from <= count then
-    if #ARGV[1] == 1 then
-      -- One priority (ARGV[1], the priorities used, is one digit): one list, in order.
-      local key = pending_key(tonumber(ARGV[1]))
-      for i = from, count, CHUNK do
-        rcall('RPUSH', key, unpack(seqs, i, math.min(i + CHUNK - 1, count)))
+    -- Per priority used (ARGV[1]: their digits), its jobs in order: the common call has one.
+    for d = 1, #ARGV[1] do
+      local p = tonumber(string.sub(ARGV[1], d, d))
+      local list = seqs
+      if #ARGV[1] > 1 then
+        list = {}
+        for j = from, count do
+          if tonumber(ARGV[first + (j - 1) * 3 + 2]) == p then
+            list[#list + 1] = seqs[j]
+          end
+        end
       end
-    else
-      local pending = {}
-      for j = from, count do
-        pend(pending, ARGV[first + (j - 1) * 3 + 2], seqs[j])
+      local i, last = #ARGV[1] > 1 and 1 or from, #list
+      while i <= last do
+        rcall('RPUSH', pending_key(p), unpack(list, i, math.min(i + CHUNK - 1, last)))
+        i = i + CHUNK
       end
-      push_pending(pending)
     end
     if wake_len == 0 and not hand then
       rcall('RPUSH', K_WAKE, '1')

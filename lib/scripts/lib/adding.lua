@@ -46,10 +46,11 @@ end
 -- a lease now. Returns Redis time (`now`, read if nil) and the rate window (false: no rate
 -- limit) when it may, else nil.
 local function hand_off_allowed(wake_len, now)
-  if wake_len > 0 or rcall('ZCARD', K_PARKED) == 0 then
+  if wake_len > 0 then
     return nil
   end
   now = now or now_ms()
+  -- (One command whether or not a worker is parked: no ZCARD first.)
   if #rcall('ZRANGEBYSCORE', K_PARKED, now, '+inf', 'LIMIT', 0, 1) == 0 then
     return nil
   end
