@@ -56,35 +56,29 @@ function unwatchErrors(client: Client, w: ErrorWatch): void {
  * `maxRetriesPerRequest`) can fail it sooner; a command that timed out here may still run if
  * the client sends it once the connection is back — the message says so.
  */
-export async function bounded<X>(
+export function bounded<X>(
   client: Client,
   timeoutMs: number,
   context: string,
   send: () => Promise<X>,
 ): Promise<X> {
   const watch = client.status !== 'ready' ? watchErrors(client) : undefined;
-  const call = send();
+  let call: Promise<X>;
   try {
-    const answer = await within(
-      call.then(
-        (value) => ({ value }),
-        (error: unknown) => ({ error }),
-      ),
-      timeoutMs,
-    );
-    if (answer === undefined) {
-      call.catch(() => undefined); // a late failure is not unhandled
-      const sentinel = sentinelTrouble(client, watch?.sentinels?.reasons() ?? '', watch?.last);
-      const last = sentinel ?? watch?.last;
-      const why = last ? `: ${last}` : '';
-      throw new WorkQueueError(
-        'REDIS_UNAVAILABLE',
-        `${context}: no reply from Redis within ${timeoutMs} ms (connection ${client.status}; the command may still run if it reconnects)${why}`,
-      );
-    }
-    if ('error' in answer) throw answer.error;
-    return answer.value;
-  } finally {
+    call = send();
+  } catch (e) {
     if (watch) unwatchErrors(client, watch);
+    return Promise.reject(e);
   }
+  // (A late failure of the call is not unhandled: within() listens to it.)
+  const answer = within(call, timeoutMs, () => {
+    const sentinel = sentinelTrouble(client, watch?.sentinels?.reasons() ?? '', watch?.last);
+    const last = sentinel ?? watch?.last;
+    const why = last ? `: ${last}` : '';
+    throw new WorkQueueError(
+      'REDIS_UNAVAILABLE',
+      `${context}: no reply from Redis within ${timeoutMs} ms (connection ${client.status}; the command may still run if it reconnects)${why}`,
+    );
+  });
+  return watch ? answer.finally(() => unwatchErrors(client, watch)) : answer;
 }

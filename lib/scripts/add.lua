@@ -142,6 +142,7 @@ local function flush()
     meta_args = {}
   end
   if hand then
+    times_set_started({ hand[1] }, now)
     local token = hand_off(hand[1], hand[2], hand[3], hand[4], now, hand_ms, hand_rate_ms)
     if hand[5] then
       group_handed(hand[5], token, now)

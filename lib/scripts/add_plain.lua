@@ -21,50 +21,66 @@ if call ~= '' then
     return tonumber(string.match(done, '^(%d+):'))
   end
 end
+-- The common call is one job, or jobs of one priority: the loop builds only the tables the
+-- commands take (this script runs for every plain add: docs/performance.md, "What limits us").
 local function store()
   local wake_len = rcall('LLEN', K_WAKE)
   local now = now_ms()
-  local can_hand, rate_ms = false, false
+  -- The first job is handed off when a worker waits for one (hand = its position, 1).
+  local hand, rate_ms = nil, false
   if hand_ms > 0 then
     local allowed
     allowed, rate_ms = hand_off_allowed(wake_len, now)
-    can_hand = allowed ~= nil
+    if allowed then
+      hand = 1
+    end
   end
-  local hand = nil
-  local data_args = {}
-  local meta_args = {}
-  local pending = {}
-  local seqs = {}
+  local data_args, seqs, meta_args = {}, {}, nil
   for j = 1, count do
     local o = first + (j - 1) * 3
     local seq = int(base + j)
-    local payload, meta, prio = ARGV[o], ARGV[o + 1], ARGV[o + 2]
     seqs[j] = seq
-    data_args[#data_args + 1] = seq
-    data_args[#data_args + 1] = payload
-    if meta ~= '' then
+    data_args[2 * j - 1] = seq
+    data_args[2 * j] = ARGV[o]
+    if ARGV[o + 1] ~= '' then
+      meta_args = meta_args or {}
       meta_args[#meta_args + 1] = seq
-      meta_args[#meta_args + 1] = meta
-    end
-    if can_hand and not hand then
-      hand = { seq, payload, meta, prio }
-    else
-      pend(pending, prio, seq)
+      meta_args[#meta_args + 1] = ARGV[o + 1]
     end
   end
   -- Data first: a write that fails (e.g. on a key of the wrong type) then leaves no wake entry
   -- for a job without data.
   data_set_run(base, data_args)
-  times_set_added_run(base, seqs, now)
-  if #meta_args > 0 then
+  times_set_added_run(base, count, now, hand)
+  if meta_args then
     rcall_each('HSET', K_META, meta_args)
   end
   if hand then
-    hand_off(hand[1], hand[2], hand[3], hand[4], now, hand_ms, rate_ms)
+    hand_off(seqs[1], ARGV[first], ARGV[first + 1], ARGV[first + 2], now, hand_ms, rate_ms)
   end
-  local placed = push_pending(pending)
-  if placed and wake_len == 0 and not hand then
-    rcall('RPUSH', K_WAKE, '1')
+  local from = hand and 2 or 1
+  if from <= count then
+    -- Per priority used (ARGV[1]: their digits), its jobs in order: the common call has one.
+    for d = 1, #ARGV[1] do
+      local p = tonumber(string.sub(ARGV[1], d, d))
+      local list = seqs
+      if #ARGV[1] > 1 then
+        list = {}
+        for j = from, count do
+          if tonumber(ARGV[first + (j - 1) * 3 + 2]) == p then
+            list[#list + 1] = seqs[j]
+          end
+        end
+      end
+      local i, last = #ARGV[1] > 1 and 1 or from, #list
+      while i <= last do
+        rcall('RPUSH', pending_key(p), unpack(list, i, math.min(i + CHUNK - 1, last)))
+        i = i + CHUNK
+      end
+    end
+    if wake_len == 0 and not hand then
+      rcall('RPUSH', K_WAKE, '1')
+    end
   end
   emit_seqs('added', seqs)
 end

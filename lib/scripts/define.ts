@@ -64,7 +64,7 @@ export function defineScripts(client: Redis | Cluster): ScriptClient {
   return client;
 }
 
-type Evaluator = (script: string, ...keysThenArgs: Arg[]) => Promise<unknown>;
+type Evaluator = (script: string, ...keysThenArgs: Array<Arg | readonly Arg[]>) => Promise<unknown>;
 type Evaluators = Record<'evalsha' | 'evalshaBuffer' | 'eval' | 'evalBuffer', Evaluator>;
 
 /**
@@ -81,10 +81,12 @@ export function callScript<N extends ScriptName>(
 ): Promise<unknown> {
   const s = loadedScript(name);
   const c = client as unknown as Evaluators;
-  const rest: Arg[] =
+  // ioredis flattens array arguments one level: the keys and arguments go as they are, not
+  // spread into a new array per call.
+  const rest: Array<Arg | readonly Arg[]> =
     s.numberOfKeys === undefined
-      ? [...keys, ...(args as readonly Arg[])]
-      : [s.numberOfKeys, ...keys, ...(args as readonly Arg[])];
+      ? [keys, args as readonly Arg[]]
+      : [s.numberOfKeys, keys, args as readonly Arg[]];
   return (buffers ? c.evalshaBuffer : c.evalsha)
     .call(client, s.sha, ...rest)
     .catch((e: unknown) => {

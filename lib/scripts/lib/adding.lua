@@ -46,10 +46,11 @@ end
 -- a lease now. Returns Redis time (`now`, read if nil) and the rate window (false: no rate
 -- limit) when it may, else nil.
 local function hand_off_allowed(wake_len, now)
-  if wake_len > 0 or rcall('ZCARD', K_PARKED) == 0 then
+  if wake_len > 0 then
     return nil
   end
   now = now or now_ms()
+  -- (One command whether or not a worker is parked: no ZCARD first.)
   if #rcall('ZRANGEBYSCORE', K_PARKED, now, '+inf', 'LIMIT', 0, 1) == 0 then
     return nil
   end
@@ -62,7 +63,9 @@ end
 
 -- Hand job `seq` off: lease it to holder 'h' until now + hand_ms and push it whole to the wake list
 -- (a hand-off counts as a lease for a rate limit of window rate_ms). Returns its lease token.
--- The entry's head ends with the job's added time (the add's `now`), also its start.
+-- The entry's head ends with the job's added time (the add's `now`), also its start: the caller
+-- records that start in the job's times (add_plain.lua with its added time, times_set_added_run;
+-- add.lua with times_set_started).
 local function hand_off(seq, payload, meta, prio, now, hand_ms, rate_ms)
   local token = int(rcall('INCR', K_TOKEN_COUNTER))
   local deadline = now + hand_ms
@@ -71,7 +74,6 @@ local function hand_off(seq, payload, meta, prio, now, hand_ms, rate_ms)
   if rate_ms then
     log_lease_starts(now, { token }, rate_ms)
   end
-  times_set_started({ seq }, now)
   rcall('RPUSH', K_WAKE, 'h' .. seq .. ':' .. token .. ':' .. deadline .. ':' .. prio .. ':' .. #meta .. ':' .. now .. '\n' .. meta .. payload)
   return token
 end

@@ -82,18 +82,27 @@ local function data_set(pairs)
   rcall_each('SADD', K_DATA_BUCKETS, order)
 end
 
--- data_set for one add call's new jobs: `pairs` holds the consecutive counter seqs base + 1,
--- base + 2, … in order. Their bucket is known without data_groups' tables when they share one
--- (almost every call).
+-- data_set for one add call's new jobs (add_plain.lua): `pairs` holds the consecutive counter
+-- seqs base + 1, base + 2, … in order. Their buckets are consecutive ranges of them: one HSET per
+-- bucket (at most DATA_SPAN jobs) and one SADD, without data_groups' tables.
 local function data_set_run(base, pairs)
-  local b = math.floor((base + 1) / DATA_SPAN)
-  if b ~= math.floor((base + #pairs / 2) / DATA_SPAN) then
-    data_set(pairs)
+  local n = #pairs / 2
+  local b, last = math.floor((base + 1) / DATA_SPAN), math.floor((base + n) / DATA_SPAN)
+  if b == last then
+    b = int(b)
+    rcall('HSET', K_DATA .. ':' .. b, unpack(pairs))
+    rcall('SADD', K_DATA_BUCKETS, b)
     return
   end
-  b = int(b)
-  rcall_each('HSET', K_DATA .. ':' .. b, pairs)
-  rcall('SADD', K_DATA_BUCKETS, b)
+  local buckets = {}
+  local j = 1 -- the first job of bucket b
+  while j <= n do
+    local k = math.min(n, (b + 1) * DATA_SPAN - 1 - base) -- its last
+    buckets[#buckets + 1] = int(b)
+    rcall('HSET', K_DATA .. ':' .. buckets[#buckets], unpack(pairs, 2 * j - 1, 2 * k))
+    j, b = k + 1, b + 1
+  end
+  rcall('SADD', K_DATA_BUCKETS, unpack(buckets))
 end
 
 -- Drop the payloads of `seqs`; a bucket left empty leaves the bucket set, and its jobs' times

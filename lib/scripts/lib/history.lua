@@ -43,23 +43,32 @@ local function times_set_added(seqs, now)
   end, 1, nil)
 end
 
--- times_set_added for one add call's new jobs `seqs`, the consecutive counter seqs base + 1,
--- base + 2, …: without times_call's tables when they share a bucket (almost every call).
-local function times_set_added_run(base, seqs, now)
+-- times_set_added for one add call's new jobs (add_plain.lua), the `n` consecutive counter seqs
+-- base + 1 … base + n: one BITFIELD per bucket they span (at most DATA_SPAN jobs), without
+-- times_call's tables. `started` (optional): the position of one of them whose lease starts at
+-- `now` too (a hand-off): its started slot is set in the same BITFIELD.
+local function times_set_added_run(base, n, now, started)
   local b = math.floor((base + 1) / DATA_SPAN)
-  if b ~= math.floor((base + #seqs) / DATA_SPAN) or #seqs > 1000 then
-    times_set_added(seqs, now)
-    return
+  local j = 1 -- the first job of bucket b
+  while j <= n do
+    local k = math.min(n, (b + 1) * DATA_SPAN - 1 - base) -- its last
+    local args = { K_ADDED_TIMES .. ':' .. int(b) }
+    for i = j, k do
+      local slot = 2 * ((base + i) % DATA_SPAN)
+      args[#args + 1] = 'SET'
+      args[#args + 1] = 'u48'
+      args[#args + 1] = '#' .. slot
+      args[#args + 1] = now
+      if i == started then
+        args[#args + 1] = 'SET'
+        args[#args + 1] = 'u48'
+        args[#args + 1] = '#' .. (slot + 1)
+        args[#args + 1] = now
+      end
+    end
+    rcall('BITFIELD', unpack(args))
+    j, b = k + 1, b + 1
   end
-  local args = { K_ADDED_TIMES .. ':' .. int(b) }
-  for j = 1, #seqs do
-    local slot = 2 * ((base + j) % DATA_SPAN)
-    args[#args + 1] = 'SET'
-    args[#args + 1] = 'u48'
-    args[#args + 1] = '#' .. slot
-    args[#args + 1] = now
-  end
-  rcall('BITFIELD', unpack(args))
 end
 
 -- Record `now` as the added time of the jobs of `pairs` ({ seq, payload, seq, payload, … }).

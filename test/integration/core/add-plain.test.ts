@@ -88,6 +88,32 @@ describe('add: plain jobs', () => {
     expect(s['t:0']).toEqual([2, 4, 6, 8, 10]);
   });
 
+  it('a batch across payload buckets, in two priorities, leaves the state add.lua leaves', async () => {
+    const client = fx.client();
+    const general = fx.queue<unknown>();
+    const plain = fx.queue<unknown>({ prefix: general.options.prefix });
+    // 100 jobs first, so that the batch starts inside bucket 0 and ends inside bucket 3.
+    const before = Array.from({ length: 100 }, (_, i) => ({ data: i }));
+    const batch = Array.from({ length: 300 }, (_, i) => ({
+      data: { i },
+      opts: i % 3 === 0 ? { priority: 3 } : { name: 'n' },
+    }));
+    await general.addBulk(before);
+    await general.addBulk([...batch, { data: 'c', opts: { id: 'c' } }]);
+    await plain.addBulk(before);
+    await plain.addBulk(batch);
+    await plain.add('c', { id: 'c' });
+    const s = await state(client, plain);
+    expect(s).toEqual(await state(client, general));
+    expect(Object.keys(s).filter((k) => k.startsWith('d:'))).toHaveLength(4);
+    // Every job has its added time (slot 2·(seq mod 128)), in each of the four time buckets.
+    const slots = (from: number, to: number) =>
+      Array.from({ length: to - from + 1 }, (_, i) => 2 * ((from + i) % 128));
+    expect(s['t:0']).toEqual(slots(1, 127));
+    expect(s['t:3']).toEqual(slots(384, 401));
+    expect((s.p3 as string[]).length + (s.p5 as string[]).length).toBe(401);
+  });
+
   it('hand off to a parked worker the way add.lua does', async () => {
     const client = fx.client();
     const general = fx.queue<unknown>();
