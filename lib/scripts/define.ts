@@ -91,8 +91,19 @@ export function callScript<N extends ScriptName>(
     .call(client, s.sha, ...rest)
     .catch((e: unknown) => {
       if (!(e instanceof Error) || !e.message.startsWith('NOSCRIPT')) throw e;
+      if (quitting(client)) throw new Error(`Connection is closed. (${name}: not sent again)`);
       return (buffers ? c.evalBuffer : c.eval).call(client, s.lua, ...rest);
     });
+}
+
+/**
+ * Whether the client was told to close (its QUIT is written, or `disconnect()` was called). No
+ * script is sent again then: a command written after QUIT makes Redis reset the connection, and
+ * the reset drops the replies not read yet — the QUIT's among them, so the caller's `quit()`
+ * fails with "Connection is closed." (ioredis' own flag: private in its typings).
+ */
+function quitting(client: ScriptClient): boolean {
+  return (client as unknown as { manuallyClosing?: boolean }).manuallyClosing === true;
 }
 
 /** A client or pipeline as `defineCommand` leaves it. */

@@ -1,7 +1,9 @@
 -- move_to_delayed: a handler threw DelayedError (a step job waits for its next step): its job
 -- goes back to the delayed set, due at `schedule`, without counting an attempt; its data stays
--- as the handler last updated it (update_data.lua).
+-- as the handler last updated it (update_data.lua). A grouped job's run ends (its group's next job
+-- may start; it joins the back of its group when due, as a retry does).
 --! keys: delayed leased leaseHolders workerLeases meta wake jobLogs eventLog
+--! keys: groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups
 --! argv: seq token worker_id schedule max_log_lines logs
 -- schedule: 'd<ms>' a delay from now, 'a<ms>' an absolute Redis time (not in the future: due at
 -- once, promoted by the next lease); logs: the attempt's last log lines (logs_apply,
@@ -31,6 +33,9 @@ rcall('HDEL', K_LEASE_HOLDERS, seq)
 if wid ~= '0' then
   rcall('SREM', K_WORKER_LEASES, seq)
 end
+if meta.g then
+  group_run_ended(meta.g, now)
+end
 schedule({ due, seq })
-emit('delayed', meta.i or seq)
+emit('delayed', meta.i or seq, ev_group(meta))
 return { 1, due }

@@ -160,6 +160,11 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
         this.draining = false;
         this.needReconcile = true;
         this.schedule();
+      } else if (this.draining && !r.drain && runs.held + this.requested === 0) {
+        // Draining, and the last of what we held settled with this call (its completes: a call
+        // leasing nothing, sent while a drain answer was on its way). Nothing else would call
+        // again — no run left to end, no idle wait: lease now (the suspect may be ours to run).
+        this.schedule();
       }
       // The queue is paused: wait for 'resumed' (see QueuePause), not on the wake list.
       if (r.paused > 0) ctx.queuePause.fromReply(r.paused);

@@ -1,16 +1,17 @@
 /**
  * Bounded waits and re-sent commands (issue 12): an operation with Redis unreachable rejects
  * with REDIS_UNAVAILABLE within `commandTimeoutMs` whatever the client's retry options; an add
- * whose reply is lost and that ioredis re-sends after reconnecting creates its jobs once.
+ * whose reply is lost and that ioredis re-sends after reconnecting creates its jobs once; a
+ * script refused with NOSCRIPT is not sent again once the client quits.
  */
 import net from 'node:net';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { WorkQueue, type WorkQueueError } from '../../../lib/index.js';
-import { errorOf } from '../../support/core.js';
+import { countCommands, errorOf } from '../../support/core.js';
 import { deleteKeys, testRedisUrl, uniqueName } from '../../support/keys.js';
 import { QueueFixture } from '../../support/queue.js';
-import { getFreePort } from '../../support/redis-server.js';
+import { getFreePort, startRedis } from '../../support/redis-server.js';
 
 const fx = new QueueFixture();
 afterAll(() => fx.cleanup());
@@ -134,6 +135,34 @@ describe('a re-sent add call that failed', () => {
     } finally {
       client.disconnect();
       await proxy.close();
+    }
+  });
+});
+
+describe('a script refused with NOSCRIPT while the client quits', () => {
+  // A Redis that lost its scripts (a restart) answers NOSCRIPT: the script is sent again with its
+  // text — but not after the caller's QUIT went out. Redis resets a connection written to after
+  // QUIT, and the reset drops the replies the client has not read yet: quit() then failed with
+  // "Connection is closed." (seen in test/integration/worker/close.test.ts, once in ~20 runs).
+  it('is not sent again: quit() resolves, the call fails as REDIS_UNAVAILABLE', async () => {
+    const redis = await startRedis();
+    const client = new Redis(redis.url);
+    client.on('error', () => undefined);
+    try {
+      const q = new WorkQueue<string>(client, uniqueName(), { logger: false });
+      await q.counts(); // start-up checks done, script loaded
+      const admin = new Redis(redis.url);
+      await admin.script('FLUSH');
+      await admin.quit();
+      const sent = countCommands(client);
+      const call = errorOf(q.counts()); // its EVALSHA goes out now, then the QUIT
+      expect(await client.quit()).toBe('OK');
+      const e = (await call) as WorkQueueError;
+      expect(e.code).toBe('REDIS_UNAVAILABLE');
+      expect(sent.names).toEqual(['evalsha', 'quit']);
+    } finally {
+      client.disconnect();
+      await redis.dispose();
     }
   });
 });

@@ -161,6 +161,33 @@ describe('composition', () => {
     );
   });
 
+  it('a step (moveToDelayed, DelayedError) ends its run: the group goes on, the step joins its back when due', async () => {
+    const q = fx.queue<string>({ groups: { concurrency: 1 } });
+    await q.addBulk(['s', 'a'].map((data) => ({ data, opts: { group: 'A' } })));
+    const [s] = await q.lease({ leaseMs: 60_000 });
+    expect(s!.data).toBe('s');
+    // Before the fix the group kept counting the step as running: stuck at concurrency 1.
+    await q.moveToDelayed(s!, 60_000);
+    expect(await q.getGroups()).toEqual([
+      { group: 'A', pending: 1, running: 0, paused: false, limited: false },
+    ]);
+    const [a] = await q.lease({ leaseMs: 60_000 });
+    expect(a!.data).toBe('a');
+    expect((await events(q)).filter((e) => e.id === s!.id).map((e) => [e.kind, e.group])).toEqual([
+      ['added', 'A'],
+      ['active', 'A'],
+      ['delayed', 'A'],
+    ]);
+    await q.complete(a!);
+    // Due now: back in its group, and the group empties and is forgotten once it completed.
+    expect(await q.changeDelay(s!.id, 0)).toBe(true);
+    await q.clean();
+    const [again] = await q.lease({ leaseMs: 60_000 });
+    expect(again).toMatchObject({ id: s!.id, group: 'A' });
+    await q.complete(again!);
+    expect(await q.getGroups()).toEqual([]);
+  });
+
   it('dedupe by caller id within groups; queue-wide pause holds every group', async () => {
     const q = fx.queue<string>();
     expect((await q.add('a', { group: 'A', id: 'one' })).added).toBe(true);

@@ -51,6 +51,34 @@ describe('concurrency 1 per group: an ordering key', () => {
         execLog,
       });
     const children: WorkerChild[] = [start(), start(), start()];
+    /** What Redis and the workers say (for a timeout): why do the jobs left not run? */
+    const state = async () => {
+      const r = q.client as Redis;
+      const k = (name: Parameters<typeof q.keys.key>[0]) => q.keys.key(name);
+      const [ready, limited, now] = await Promise.all([
+        r.zrange(k('groupsReady'), '0', '5', 'WITHSCORES'),
+        r.zrange(k('groupsLimited'), '0', '5', 'WITHSCORES'),
+        r.time(),
+      ]);
+      const heads: string[] = [];
+      for (const g of ['g0', 'g1', 'g2']) {
+        const [seq] = await r.zrange(q.keys.groupPending(g), '0', '0');
+        if (seq) heads.push(`${g}: ${seq} ${await r.hget(k('meta'), seq)}`);
+      }
+      const said = children.map((c) => `worker ${c.pid}: ${c.output().slice(-1_000) || '-'}`);
+      return [
+        `Redis time ${now[0]}${String(now[1]).padStart(6, '0').slice(0, 3)}`,
+        `ready groups (${await r.zcard(k('groupsReady'))}): ${JSON.stringify(ready)}`,
+        `limited ${JSON.stringify(limited)}`,
+        `running ${JSON.stringify(await r.hgetall(k('groupRunning')))}`,
+        `lease holders ${await r.hlen(q.keys.leaseHolders)}`,
+        `workers ${JSON.stringify(await r.zrange(q.keys.workers, '0', '-1', 'WITHSCORES'))}`,
+        `parked ${JSON.stringify(await r.zrange(k('parked'), '0', '-1', 'WITHSCORES'))}`,
+        `wake ${JSON.stringify(await r.lrange(q.keys.wake, 0, 5))}`,
+        `heads: ${heads.join('; ')}`,
+        ...said,
+      ].join('\n');
+    };
     try {
       await Promise.all(children.map((c) => c.ready));
       const victim = children[0]!;
@@ -69,8 +97,8 @@ describe('concurrency 1 per group: an ordering key', () => {
           return c.pending + c.leased + c.delayed === 0 && groups.length === 0;
         },
         { timeoutMs: 90_000, intervalMs: 200, what: 'every job completed' },
-      ).catch((e: unknown) => {
-        throw new Error(`${(e as Error).message}; last seen: ${seen}`);
+      ).catch(async (e: unknown) => {
+        throw new Error(`${(e as Error).message}; last seen: ${seen}; ${await state()}`);
       });
     } finally {
       await Promise.all(children.map((c) => c.close()));
