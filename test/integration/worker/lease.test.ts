@@ -151,7 +151,8 @@ describe('Worker lease loss', () => {
     await expireAndReclaim(admin, q, id);
 
     const { runs, handler } = gatedHandler<string>();
-    const w = worker(q, handler, { leaseMs: 5_000 });
+    // A long lease: no renewal (every third of it) comes before the notice, the path tested here.
+    const w = worker(q, handler, { leaseMs: 60_000 });
     const events = recordEvents(w);
     await waitFor(() => runs.length === 1, { what: 'worker took the job' });
     const { job, gate } = runs[0]!;
