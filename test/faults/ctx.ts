@@ -244,6 +244,24 @@ export class Ctx {
     this.faults.push({ kind: `client-kill-${type}`, at, back: at, end, held });
   }
 
+  /**
+   * How far ahead of the kill its workers' registry entries were (ms, 0 if not): a worker killed
+   * before its heartbeat thread's first beat was kept alive ahead by its bridge beats (up to
+   * 2 × heartbeatTimeoutMs, lib/worker/heartbeat.ts: the start-up grace), so its jobs come
+   * back that much later by design.
+   */
+  private async registryAhead(k: { at: number; workerIds: string[] }): Promise<number> {
+    const scores = await Promise.all(
+      this.s.queues.map((name, i) => {
+        const w = k.workerIds[i];
+        if (w === undefined) return null;
+        return this.admin.zscore(new WorkQueue(this.admin, name, this.queueOpts()).keys.workers, w);
+      }),
+    ).catch(() => []);
+    const last = Math.max(k.at, ...scores.map((v) => (v === null ? 0 : Number(v))));
+    return last - k.at;
+  }
+
   heartbeatTimeoutMs(): number {
     return this.s.queueOptions.heartbeatTimeoutMs ?? QUEUE_DEFAULTS.heartbeatTimeoutMs;
   }
@@ -262,7 +280,7 @@ export class Ctx {
       for (const [job, holder] of await this.leases(name))
         if (holder === w) leased.push(`${name}\t${job}`);
     }
-    this.kills.push({ pid: k.pid, at: k.at, leased });
+    this.kills.push({ pid: k.pid, at: k.at, leased, ahead: await this.registryAhead(k) });
     this.watchLeases(k.workerIds, k.at, this.heartbeatTimeoutMs());
     this.startSlot(slot);
   }

@@ -41,7 +41,7 @@ export function measure(ctx: Ctx, a: Analysis): Measured {
     const r = heldRecovery(logs, ctx.kills);
     a.recovery = r.samples;
     ctx.note(
-      `recovery: ${r.samples.length} held jobs re-run (${r.handOffs} of them hand-offs not adopted at the kill); ${r.notRerun} held jobs never re-ran (completed in Redis, cancelled or dead)`,
+      `recovery: ${r.samples.length} held jobs re-run (${r.handOffs} of them hand-offs not adopted at the kill; ${r.graced} of a worker killed in its start-up grace, counted from its end); ${r.notRerun} held jobs never re-ran (completed in Redis, cancelled or dead)`,
     );
     const p50 = quantile(r.samples, 0.5);
     const max = r.samples.length ? Math.max(...r.samples) : NaN;

@@ -17,6 +17,8 @@ export interface HeldAtKill {
   at: number;
   /** `queue\tid` of every job leased to one of its workers (the lease tokens in Redis). */
   leased: string[];
+  /** How far ahead of `at` its registry entry was (the start-up grace): recovery counts from then. */
+  ahead: number;
 }
 
 /** Per process: its executions, and when it logged each job's completion. */
@@ -59,6 +61,8 @@ export interface Recovery {
   /** Re-run jobs that ran in the worker but were not leased to it in Redis: hand-offs it had
    * popped but not adopted yet (their lease names no worker). */
   handOffs: number;
+  /** Re-run jobs of a worker killed inside its start-up grace (measured from the grace's end). */
+  graced: number;
 }
 
 /**
@@ -74,7 +78,7 @@ export function heldRecovery(logs: Logs, kills: readonly HeldAtKill[]): Recovery
     list.push(e);
     execsOf.set(key(e.queue, e.id), list);
   }
-  const r: Recovery = { samples: [], notRerun: 0, handOffs: 0 };
+  const r: Recovery = { samples: [], notRerun: 0, handOffs: 0, graced: 0 };
   for (const k of kills) {
     const running = procs.inFlight(k.pid, k.at);
     const leased = new Set(k.leased);
@@ -84,7 +88,8 @@ export function heldRecovery(logs: Logs, kills: readonly HeldAtKill[]): Recovery
         r.notRerun += 1;
         continue;
       }
-      r.samples.push(next.at - k.at);
+      r.samples.push(Math.max(0, next.at - k.at - k.ahead));
+      if (k.ahead > 0) r.graced += 1;
       if (!leased.has(job)) r.handOffs += 1;
     }
   }
