@@ -3,94 +3,30 @@
  * release, extend and report progress. Each is one script; replies are decoded here, next to
  * their calls.
  */
-import { errorMessage, invalid, redisError } from '../errors.js';
+import { errorMessage, invalid } from '../errors.js';
 import { backoffDelay } from '../options.js';
 import type { FailOptions, FailOutcome, Lease, LeasedJob, LeaseOptions } from '../types/index.js';
 import { encodeProgress, encodeResult } from '../job/codec.js';
 import { packLogs, type LogBatch } from '../job/logs.js';
 import { isPosInt } from '../util/checks.js';
-import { bounded } from '../redis/bounded.js';
 import type { QueueContext, ScriptArgs } from './context.js';
+import { readPayloads } from './lease-payloads.js';
+import type {
+  CompleteItem,
+  CompleteReply,
+  FailRecord,
+  LeaseBatch,
+  WorkerCallOptions,
+} from './lease-types.js';
 import {
   BATCH_FLAGS,
   BATCH_HEAD,
-  BATCH_IDS,
   decodeBatch,
   num,
   str,
   type Reply,
   type Unrunnable,
 } from '../job/records.js';
-
-/** One batch of leased jobs plus what a worker needs to wait well. */
-export interface LeaseBatch<T> {
-  jobs: LeasedJob<T>[];
-  /** Redis time when the batch was leased. */
-  now: number;
-  /**
-   * When to look again (Redis ms): the next delayed job's due time, or, when flow control
-   * (rate limit, `RateLimitError`) allowed fewer jobs, the next time it allows one; -1 when none
-   * (wait for a wake-up: a slot freeing under global concurrency, an add, a resume), 0 when not
-   * looked up (full batch).
-   */
-  nextDue: number;
-  /**
-   * A suspect job (its last worker died while it ran beside others) waits to run alone: the
-   * worker should finish what it holds, lease nothing meanwhile, then lease again.
-   */
-  drain: boolean;
-  /**
-   * The queue is paused (`WorkQueue.pause()`): its pause version (each pause or resume makes a
-   * newer one), else 0. Nothing was leased.
-   */
-  paused: number;
-}
-
-export interface CompleteItem<R = unknown> {
-  lease: Lease;
-  result?: R;
-  /** `result` already encoded (the Worker encodes it once, when it checks it can be stored). */
-  encoded?: string;
-  /** Log lines of the attempt not sent yet (`job.log`, lib/job/logs.ts), kept with the job. */
-  logs?: LogBatch;
-}
-
-/** How a failed attempt was recorded (the Worker's fail). */
-export interface FailRecord {
-  outcome: FailOutcome;
-  /** Redis time of the fail (undefined when the lease was lost). */
-  at?: number;
-}
-
-/** What a Worker adds to `completeAndLease` (see lib/scripts/complete_and_lease.lua). */
-export interface WorkerCallOptions {
-  /** Mark the worker parked for this long when the lease comes back short (0: do not). */
-  parkMs?: number;
-  /** Hand-off leases popped from the wake list by `waitForWork`, to take over first. */
-  adopt?: readonly Lease[];
-  /** The worker's idle wait moved entries into its hand-off list since its last call. */
-  sweep?: boolean;
-  /** Lease length of adopted jobs when nothing is leased in the same call. */
-  leaseMs?: number;
-  /**
-   * Lease by reference: the script replies without the payloads and they are read here with
-   * HMGET, sent as soon as the reply names the jobs (large payloads: a payload copied through
-   * Lua costs Redis ~1 µs per KB, hashed whole, and again on its way out).
-   */
-  byRef?: boolean;
-}
-
-export type CompleteReply<T> = {
-  completed: boolean[];
-  adopted: boolean[];
-  /** Bytes of the payloads of `jobs` (for `byRef`'s choice). */
-  payloadBytes: number;
-  /**
-   * A lease by reference whose payloads could not be read: the jobs it leased are ours in Redis
-   * but not in `jobs` (the Worker reconciles: they go back).
-   */
-  lostJobs: boolean;
-} & LeaseBatch<T>;
 
 export class Leases<T, R> {
   constructor(private readonly ctx: QueueContext) {}
@@ -182,7 +118,7 @@ export class Leases<T, R> {
     let lostJobs = false;
     if (worker?.byRef && reply.length > BATCH_HEAD) {
       try {
-        await this.readPayloads(reply);
+        await readPayloads(this.ctx, reply);
       } catch (e) {
         // The completes and adoptions took place: answer them; the leased jobs are not ours to run.
         this.ctx.options.logger?.warn(`queue ${this.ctx.name}: ${errorMessage(e)}`);
@@ -202,41 +138,6 @@ export class Leases<T, R> {
     batch.payloadBytes = payloadBytes;
     batch.lostJobs = lostJobs;
     return batch;
-  }
-
-  /**
-   * The payloads of a lease by reference (WorkerCallOptions.byRef), into `reply` in place of its
-   * '' entries: one HMGET per payload bucket, sent together. A payload gone meanwhile (its job
-   * cancelled between the call and the read) is null: decodeBatch leaves that job out.
-   */
-  private async readPayloads(reply: Reply): Promise<void> {
-    const { client, keys, options } = this.ctx;
-    const ids = str(reply[BATCH_IDS]).split(' ');
-    const buckets = new Map<string, { seqs: string[]; at: number[] }>();
-    for (let j = 0, i = BATCH_HEAD; i < reply.length; j += 3, i += 2) {
-      const seq = ids[j] ?? '';
-      const key = keys.dataBucket(seq);
-      let b = buckets.get(key);
-      if (!b) buckets.set(key, (b = { seqs: [], at: [] }));
-      b.seqs.push(seq);
-      b.at.push(i);
-    }
-    const binary = options.codec === 'buffer';
-    const context = `queue ${this.ctx.name}: lease payloads`;
-    const all = [...buckets];
-    let got: Array<Array<string | Buffer | null>>;
-    try {
-      got = await bounded(client, options.commandTimeoutMs, context, () =>
-        Promise.all(
-          all.map(([key, b]) =>
-            binary ? client.hmgetBuffer(key, ...b.seqs) : client.hmget(key, ...b.seqs),
-          ),
-        ),
-      );
-    } catch (e) {
-      throw redisError(context, e);
-    }
-    all.forEach(([, b], k) => b.at.forEach((i, n) => (reply[i] = got[k]![n] ?? null)));
   }
 
   async fail(

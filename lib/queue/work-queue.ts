@@ -24,7 +24,7 @@ import {
   type FailRecord,
   type LeaseBatch,
   type WorkerCallOptions,
-} from './leases.js';
+} from './lease-types.js';
 
 import { QueueAdmin } from './queue-admin.js';
 import { errorMessage } from '../errors.js';
