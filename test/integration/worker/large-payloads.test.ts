@@ -58,6 +58,33 @@ describe('Worker with large payloads (leases by reference)', () => {
     expect(hmgets.count()).toBeGreaterThan(0);
   });
 
+  it('payloads larger than a socket read (json and string codecs), inline and by reference, run with their exact data', async () => {
+    // Replies are read as Buffers and decoded by the queue (lib/job/codec.ts): a payload spread
+    // over several socket reads, with multi-byte characters cut anywhere, decodes whole.
+    const big = (i: number) => `${i}:`.padEnd(150_000, 'é€😀');
+    const q = fx.queue<{ i: number; pad: string }>();
+    const n = 6;
+    await q.addBulk(Array.from({ length: n }, (_, i) => ({ data: { i, pad: big(i) } })));
+    const bad: number[] = [];
+    const seen = new Set<number>();
+    worker(
+      q,
+      (job) => {
+        if (job.data.pad !== big(job.data.i)) bad.push(job.data.i);
+        seen.add(job.data.i);
+      },
+      { concurrency: 1, prefetch: 1 },
+    );
+    await waitFor(() => seen.size === n, { what: `${n} json jobs handled` });
+    expect(bad).toEqual([]);
+    const s = fx.queue<string>({ codec: 'string' });
+    await s.addBulk(Array.from({ length: n }, (_, i) => ({ data: big(i) })));
+    const got: string[] = [];
+    worker(s, (job) => void got.push(job.data), { concurrency: 2, prefetch: 0 });
+    await waitFor(() => got.length === n, { what: `${n} string jobs handled` });
+    expect(new Set(got)).toEqual(new Set(Array.from({ length: n }, (_, i) => big(i))));
+  });
+
   it("codec 'buffer': exact bytes by reference", async () => {
     const q = fx.queue<Buffer>({ codec: 'buffer' });
     const n = 60;
@@ -79,7 +106,7 @@ describe('Worker with large payloads (leases by reference)', () => {
     const spliced = new Proxy(client, {
       get(target, prop, receiver) {
         const v: unknown = Reflect.get(target, prop, receiver);
-        if (prop !== 'hmget' || typeof v !== 'function') return v;
+        if ((prop !== 'hmget' && prop !== 'hmgetBuffer') || typeof v !== 'function') return v;
         return async (...args: unknown[]) => {
           const id = cancelNext;
           cancelNext = undefined;
@@ -118,6 +145,57 @@ describe('Worker with large payloads (leases by reference)', () => {
     const counts = await q.counts();
     expect({ leased: counts.leased, pending: counts.pending }).toEqual({ leased: 0, pending: 0 });
     expect(await admin.zcard(q.keys.leased)).toBe(0);
+    await w.close();
+  });
+});
+
+describe('Worker with large payloads: a payload read that fails', () => {
+  it('leaves the jobs it leased to the reconcile: each runs once, later', async () => {
+    let failNext = false;
+    let failed = 0;
+    // The queue's client, failing one payload read (HMGET) on demand.
+    const client = fx.client();
+    const flaky = new Proxy(client, {
+      get(target, prop, receiver) {
+        const v: unknown = Reflect.get(target, prop, receiver);
+        if (prop !== 'hmgetBuffer' || typeof v !== 'function') return v;
+        return (...args: unknown[]) => {
+          if (failNext) {
+            failNext = false;
+            failed++;
+            return Promise.reject(new Error('planned read failure'));
+          }
+          return (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        };
+      },
+    }) as Redis;
+    const warnings: string[] = [];
+    const q = fx.queue<{ pad: string }>({ logger: { warn: (m) => warnings.push(m) } }, flaky);
+    const big = { pad: 'y'.repeat(8_000) };
+    const ran: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    // As above: the first job, leased inline, teaches the worker that payloads are large.
+    const first = await q.add(big, { id: 'first' });
+    const w = worker(
+      q,
+      async (job) => {
+        ran.push(job.id);
+        if (job.id === first.id) await gate;
+      },
+      { concurrency: 1, prefetch: 2 },
+    );
+    await waitFor(() => ran.length === 1, { what: 'first job started' });
+    const ids = ['a', 'b', 'c'];
+    for (const id of ids) await q.add(big, { id });
+    failNext = true;
+    release();
+    await waitFor(async () => (await q.counts()).completed === 4, { what: 'all four completed' });
+    expect(failed).toBe(1);
+    expect(warnings.some((m) => m.includes('lease payloads'))).toBe(true);
+    expect([...ran].sort()).toEqual(['a', 'b', 'c', 'first']);
+    const counts = await q.counts();
+    expect({ leased: counts.leased, pending: counts.pending }).toEqual({ leased: 0, pending: 0 });
     await w.close();
   });
 });
