@@ -52,7 +52,7 @@ export function loadedScript(name: ScriptName): Loaded {
       sha: createHash('sha1').update(s.lua).digest('hex'),
       numberOfKeys: variable
         ? undefined
-        : s.keys.reduce((n, k) => n + (k === 'pending' ? 10 : 1), 0),
+        : s.passed.reduce((n, k) => n + (k === 'pending' ? 10 : 1), s.byName ? 1 : 0),
     };
     loaded.set(name, l);
   }
