@@ -25,13 +25,6 @@ if call ~= '' then
     return tonumber(string.match(done, '^(%d+):'))
   end
 end
--- Job j's meta and priority.
-local function job_meta(j)
-  return width == 1 and '' or ARGV[first + (j - 1) * 3 + 1]
-end
-local function job_prio(j)
-  return width == 1 and ARGV[1] or ARGV[first + (j - 1) * 3 + 2]
-end
 -- The common call is one job, or jobs of one priority: the loop builds only the tables the
 -- commands take, none for one job (this script runs for every plain add: docs/performance.md,
 -- "What limits us").
@@ -79,7 +72,12 @@ local function store()
   end
   local first_seq = count == 1 and seqs or seqs[1]
   if hand then
-    hand_off(first_seq, ARGV[first], job_meta(1), job_prio(1), now, hand_ms, rate_ms)
+    -- (Its meta and priority: width 1, none and the call's one.)
+    local meta, prio = '', ARGV[1]
+    if width == 3 then
+      meta, prio = ARGV[first + 1], ARGV[first + 2]
+    end
+    hand_off(first_seq, ARGV[first], meta, prio, now, hand_ms, rate_ms)
   end
   local from = hand and 2 or 1
   if from <= count then
@@ -93,7 +91,8 @@ local function store()
         if #ARGV[1] > 1 then
           list = {}
           for j = from, count do
-            if job_prio(j) == p then
+            -- (Several priorities: width 3.)
+            if ARGV[first + (j - 1) * 3 + 2] == p then
               list[#list + 1] = seqs[j]
             end
           end

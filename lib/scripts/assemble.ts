@@ -221,7 +221,8 @@ function prelude(
     argv.unshift(
       '-- ARGV[1] (taken off): the event log cap, 0 = events off (lib/scripts/lib/events.lua)',
     );
-    bind.push('local EV_CAP = tonumber(table.remove(ARGV, 1))');
+    // (EV_CAP_ARG: the cap as sent, for a command that takes it: no number to format.)
+    bind.push('local EV_CAP_ARG = table.remove(ARGV, 1)', 'local EV_CAP = tonumber(EV_CAP_ARG)');
   }
   if (keys.includes('data') || keys.includes('addedTimes'))
     bind.push(`local DATA_SPAN = ${DATA_SPAN}`);

@@ -134,6 +134,6 @@ end
 -- emit_seqs for one seq (a string): ev_write's command without its table.
 local function emit_seq(kind, seq)
   if EV_CAP > 0 then
-    rcall('XADD', K_EVENT_LOG, 'MAXLEN', '~', EV_CAP, '*', 'e', kind, 'n', seq)
+    rcall('XADD', K_EVENT_LOG, 'MAXLEN', '~', EV_CAP_ARG, '*', 'e', kind, 'n', seq)
   end
 end

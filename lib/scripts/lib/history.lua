@@ -43,14 +43,18 @@ local function times_set_added(seqs, now)
   end, 1, nil)
 end
 
--- The 6 bytes of u48 `v`.
+-- The 6 bytes of u48 `v` (an integer).
 local function u48_bytes(v)
-  local b = {}
-  for i = 6, 1, -1 do
-    b[i] = v % 256
-    v = math.floor(v / 256)
-  end
-  return string.char(b[1], b[2], b[3], b[4], b[5], b[6])
+  local b6 = v % 256
+  v = (v - b6) / 256
+  local b5 = v % 256
+  v = (v - b5) / 256
+  local b4 = v % 256
+  v = (v - b4) / 256
+  local b3 = v % 256
+  v = (v - b3) / 256
+  local b2 = v % 256
+  return string.char((v - b2) / 256 % 256, b2, b3, b4, b5, b6)
 end
 
 -- times_set_added for one add call's new jobs (add_plain.lua), the `n` consecutive counter seqs
@@ -75,7 +79,7 @@ local function times_set_added_run(base, n, stamp, started)
     else
       run = string.rep(pair, k - j) .. stamp
     end
-    rcall('SETRANGE', K_ADDED_TIMES .. ':' .. int(b), 12 * ((base + j) % DATA_SPAN), run)
+    rcall('SETRANGE', K_ADDED_TIMES .. ':' .. int(b), int(12 * ((base + j) % DATA_SPAN)), run)
     j, b = k + 1, b + 1
   end
 end

@@ -1,10 +1,10 @@
 // Plain adds (no caller id, no schedule) take a leaner script, add_plain.lua, and single adds
 // without options skip the option checks: the Redis state they leave is the one add.lua leaves.
 import { afterAll, describe, expect, it } from '@jest/globals';
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import type { AddOptions, WorkQueue } from '../../../lib/index.js';
 import { errorOf } from '../../support/core.js';
-import { keysMatching } from '../../support/keys.js';
+import { keysMatching, testRedisUrl } from '../../support/keys.js';
 import { QueueFixture } from '../../support/queue.js';
 
 const fx = new QueueFixture();
@@ -192,5 +192,25 @@ describe('add: plain jobs', () => {
     expect(await big.add('é'.repeat(4))).toMatchObject({ added: true });
     expect(await big.add('x'.repeat(8))).toMatchObject({ added: true });
     expect(await q.counts()).toMatchObject({ pending: 0 });
+  });
+
+  // Scripts are sent as commands made by lib/scripts/define.ts, unless the client's options
+  // shape commands: then by ioredis' own methods (evalsha, eval after NOSCRIPT).
+  it.each([
+    ['auto-pipelining', { enableAutoPipelining: true }],
+    ['friendly error stacks', { showFriendlyErrorStack: true }],
+    ['no such option', {}],
+  ])('run alike on a client with %s, after a SCRIPT FLUSH too', async (_, extra) => {
+    const client = new Redis(testRedisUrl(), extra);
+    try {
+      const q = fx.queue<unknown>({}, client);
+      expect(await q.add('a')).toEqual({ id: '1', added: true });
+      await client.script('FLUSH');
+      const more = await q.addBulk([{ data: 'b' }, { data: 'c', opts: { priority: 1 } }]);
+      expect(more.map((r) => r.id)).toEqual(['2', '3']);
+      expect((await q.lease({ count: 3 })).map((j) => j.data)).toEqual(['c', 'a', 'b']);
+    } finally {
+      await client.quit();
+    }
   });
 });
