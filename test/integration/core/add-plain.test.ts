@@ -2,9 +2,10 @@
 // without options skip the option checks: the Redis state they leave is the one add.lua leaves.
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import type { AddOptions, WorkQueue } from '../../../lib/index.js';
+import { WorkQueue, type AddOptions } from '../../../lib/index.js';
 import { errorOf } from '../../support/core.js';
-import { keysMatching, testRedisUrl } from '../../support/keys.js';
+import { keysMatching, uniqueName } from '../../support/keys.js';
+import { startRedis } from '../../support/redis-server.js';
 import { QueueFixture } from '../../support/queue.js';
 
 const fx = new QueueFixture();
@@ -195,15 +196,17 @@ describe('add: plain jobs', () => {
   });
 
   // Scripts are sent as commands made by lib/scripts/define.ts, unless the client's options
-  // shape commands: then by ioredis' own methods (evalsha, eval after NOSCRIPT).
+  // shape commands: then by ioredis' own methods (evalsha, eval after NOSCRIPT). A private
+  // Redis: SCRIPT FLUSH would make other files' scripts go again with their text.
   it.each([
     ['auto-pipelining', { enableAutoPipelining: true }],
     ['friendly error stacks', { showFriendlyErrorStack: true }],
     ['no such option', {}],
   ])('run alike on a client with %s, after a SCRIPT FLUSH too', async (_, extra) => {
-    const client = new Redis(testRedisUrl(), extra);
+    const redis = await startRedis();
+    const client = new Redis(redis.url, extra);
     try {
-      const q = fx.queue<unknown>({}, client);
+      const q = new WorkQueue<unknown>(client, uniqueName(), { logger: false });
       expect(await q.add('a')).toEqual({ id: '1', added: true });
       await client.script('FLUSH');
       const more = await q.addBulk([{ data: 'b' }, { data: 'c', opts: { priority: 1 } }]);
@@ -211,6 +214,7 @@ describe('add: plain jobs', () => {
       expect((await q.lease({ count: 3 })).map((j) => j.data)).toEqual(['c', 'a', 'b']);
     } finally {
       await client.quit();
+      await redis.dispose();
     }
   });
 });
