@@ -40,6 +40,8 @@ export interface RunOptions {
   binary?: boolean;
   /** The operation errors name (default: the script's name). */
   op?: string;
+  /** The script's keys, from `scriptKeys.of` with these options (kept by a hot caller). */
+  keys?: readonly Arg[];
 }
 
 export class QueueContext {
@@ -116,7 +118,7 @@ export class QueueContext {
     const buffers = o.binary === true || (o.buffers === true && this.options.codec === 'buffer');
     const context = `queue ${this.name}: ${o.op ?? name}`;
     return bounded(this.client, this.options.commandTimeoutMs, context, () =>
-      callScript(this.scripts, name, this.scriptKeys.of(name, o), args, buffers),
+      callScript(this.scripts, name, o.keys ?? this.scriptKeys.of(name, o), args, buffers),
     ).then(
       (reply) => {
         if (typeof reply === 'number' && reply < 0 && reply !== LEASE_LOST) {

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { invalid } from '../errors.js';
 import type { AddOptions, AddResult } from '../types/index.js';
 import { AddProblems, plainValues, prepareAdd, type AddValues } from '../job/add-options.js';
-import type { QueueContext, ScriptArgs } from './context.js';
+import type { QueueContext, RunOptions, ScriptArgs } from './context.js';
 import { str, num, type Reply } from '../job/records.js';
 import { ReplicaAcks } from './replica-acks.js';
 
@@ -33,13 +33,6 @@ const DIGITS: (string | undefined)[] = [];
  * and 3 measured alike within the noise; 1 spends the least CPU per job, 3 the most.)
  */
 const GROUPS_IN_FLIGHT = 2;
-
-/** A single add waiting for the next group script. */
-interface Waiting {
-  values: AddValues;
-  resolve: (r: AddResult) => void;
-  reject: (e: unknown) => void;
-}
 
 const result = (reply: Reply, i: number): AddResult => {
   const flag = num(reply[i + 1]);
@@ -63,9 +56,22 @@ function noOptions(opts: AddOptions | undefined): boolean {
   return true;
 }
 
+type Settle = (r: AddResult) => void;
+type Fail = (e: unknown) => void;
+
 export class Producer {
-  /** Single adds waiting to be sent (at the end of the tick, or when a group script ends). */
-  private waiting: Waiting[] = [];
+  /**
+   * Single adds waiting to be sent (at the end of the tick, or when a group script ends): their
+   * values and their callers' settle functions, at the same index (no object per add).
+   */
+  private waiting: AddValues[] = [];
+  private resolvers: Settle[] = [];
+  private rejecters: Fail[] = [];
+  /** The executor of every single add's promise: one function, not a closure per add. */
+  private readonly enqueue = (resolve: Settle, reject: Fail): void => {
+    this.resolvers.push(resolve);
+    this.rejecters.push(reject);
+  };
   /** Group scripts in flight, and whether a flush is due at the end of this tick. */
   private inFlight = 0;
   private flushing = false;
@@ -81,6 +87,8 @@ export class Producer {
    */
   private recordsKept = 0;
   private readonly replicated: ReplicaAcks;
+  /** How add_plain.lua runs for this session (its keys made once). */
+  private plainRun: RunOptions | undefined;
 
   constructor(private readonly ctx: QueueContext) {
     this.replicated = new ReplicaAcks(ctx);
@@ -97,14 +105,12 @@ export class Producer {
       values = prepareAdd(this.ctx.options, data, opts ?? {}, '', problems, traceContext);
       if (!values) return Promise.reject(problems.error(`${this.ctx.name}: add refused`));
     }
-    const job = values;
-    return new Promise<AddResult>((resolve, reject) => {
-      this.waiting.push({ values: job, resolve, reject });
-      if (!this.flushing && this.inFlight < GROUPS_IN_FLIGHT) {
-        this.flushing = true;
-        queueMicrotask(this.flush);
-      }
-    });
+    this.waiting.push(values);
+    if (!this.flushing && this.inFlight < GROUPS_IN_FLIGHT) {
+      this.flushing = true;
+      queueMicrotask(this.flush);
+    }
+    return new Promise<AddResult>(this.enqueue);
   }
 
   /**
@@ -122,8 +128,13 @@ export class Producer {
 
   /** Send the first `size` waiting single adds as one script. */
   private group(size: number): void {
-    const batch = size === this.waiting.length ? this.waiting : this.waiting.slice(0, size);
-    this.waiting = size === this.waiting.length ? [] : this.waiting.slice(size);
+    const all = size === this.waiting.length;
+    const values = all ? this.waiting : this.waiting.slice(0, size);
+    const resolvers = all ? this.resolvers : this.resolvers.slice(0, size);
+    const rejecters = all ? this.rejecters : this.rejecters.slice(0, size);
+    this.waiting = all ? [] : this.waiting.slice(size);
+    this.resolvers = all ? [] : this.resolvers.slice(size);
+    this.rejecters = all ? [] : this.rejecters.slice(size);
     this.inFlight++;
     const call = ++this.lastCall;
     const settle = (): void => {
@@ -132,8 +143,6 @@ export class Producer {
     };
     let sent: Promise<unknown>;
     try {
-      const values = new Array<AddValues>(batch.length);
-      for (let i = 0; i < batch.length; i++) values[i] = batch[i]!.values;
       sent = this.send(values, call);
     } catch (e) {
       sent = Promise.reject(e);
@@ -141,12 +150,12 @@ export class Producer {
     sent.then(
       (reply) => {
         this.acked.push(call);
-        const results = this.results(reply, batch.length);
-        for (let i = 0; i < batch.length; i++) batch[i]!.resolve(results[i]!);
+        const results = this.results(reply, size);
+        for (let i = 0; i < size; i++) resolvers[i]!(results[i]!);
         settle();
       },
       (e: unknown) => {
-        for (const w of batch) w.reject(e);
+        for (const reject of rejecters) reject(e);
         settle();
       },
     );
@@ -202,15 +211,20 @@ export class Producer {
    * One add script, add call number `call`: the priorities this chunk uses (digits; their
    * pending lists are its last KEYS), hand-off lease ms, job count, call number, record ttl, the
    * acknowledged calls, then each job's five values (add.lua), or its payload, meta and priority
-   * when every job is plain (add_plain.lua; not behind replica acks, which send add.lua).
+   * when every job is plain (add_plain.lua; not behind replica acks, which send add.lua), or only
+   * its payload when no plain job has meta (a job with a priority other than 5 has) and all
+   * have one priority.
    */
   private send(chunk: readonly AddValues[], call: number): Promise<unknown> {
     const o = this.ctx.options;
     let used = 0;
     let plain = o.replicaAcks === 0;
+    // No job has meta (then one priority: add_plain.lua takes their payloads alone).
+    let bare = true;
     for (const job of chunk) {
       used |= 1 << job[3];
       if (plain && !isPlain(job)) plain = false;
+      if (job[2] !== '') bare = false;
     }
     let digits = DIGITS[used];
     if (digits === undefined) {
@@ -234,16 +248,29 @@ export class Producer {
       acked.length,
     ];
     for (const a of acked) args.push(a);
-    if (plain) {
+    if (plain && bare && digits.length === 1) {
+      for (const job of chunk) args.push(job[1]);
+    } else if (plain) {
       for (const job of chunk) args.push(job[1], job[2], job[3]);
     } else {
       for (const job of chunk) for (const v of job) args.push(v);
     }
-    const owner = { session: this.session, pending: digits, op: 'add' };
-    const sent =
-      o.replicaAcks > 0
-        ? this.replicated.add(this.ctx.scriptKeys.of('add', owner), args)
-        : this.ctx.run(plain ? 'add_plain' : 'add', args, owner);
+    let sent: Promise<unknown>;
+    if (plain) {
+      // (add_plain names the pending lists itself: its keys are the same for every call.)
+      this.plainRun ??= {
+        session: this.session,
+        op: 'add',
+        keys: this.ctx.scriptKeys.of('add_plain', { session: this.session }),
+      };
+      sent = this.ctx.run('add_plain', args, this.plainRun);
+    } else {
+      const owner = { session: this.session, pending: digits, op: 'add' };
+      sent =
+        o.replicaAcks > 0
+          ? this.replicated.add(this.ctx.scriptKeys.of('add', owner), args)
+          : this.ctx.run('add', args, owner);
+    }
     return keep ? sent.then((reply) => ((this.recordsKept = Date.now()), reply)) : sent;
   }
 }

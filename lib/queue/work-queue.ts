@@ -40,13 +40,13 @@ export class WorkQueue<T = unknown, R = unknown> extends QueueAdmin<T, R> {
    * Store and enqueue one job. Resolves `{ added: false }` when its caller id exists. Concurrent
    * adds share round trips: those made while one is in flight go together in the next script.
    */
-  async add(data: T, opts: AddOptions = {}): Promise<AddResult> {
+  add(data: T, opts?: AddOptions): Promise<AddResult> {
+    // (Not async: no promise more per add than the producer's.)
     const hooks = this.ctx.addHooks;
     if (hooks.length === 0) return this.producer.add(data, opts);
-    const [res] = await runAddHooks(hooks, this.name, 1, async (tc) => [
+    return runAddHooks(hooks, this.name, 1, async (tc) => [
       await this.producer.add(data, opts, tc),
-    ]);
-    return res!;
+    ]).then(([res]) => res!);
   }
 
   /**

@@ -1,9 +1,11 @@
 -- add_plain: store and enqueue a batch of plain jobs, those with neither a caller id, a schedule
 -- nor a group (the common add, with fewer keys and commands; add.lua does every other add).
---! keys: seqCounter tokenCounter data dataBuckets meta wake parked leased leaseHolders flowControl rateLog addCallRecords eventLog addedTimes pending*
+--! keys: by-name seqCounter tokenCounter data dataBuckets meta wake parked leased leaseHolders flowControl rateLog addCallRecords eventLog addedTimes pending
 --! argv: priorities handoff_lease_ms count call record_ttl_ms ack_count acked_calls*ack_count
---! argv: jobs(payload meta priority)*count
--- The arguments of add.lua, but per job only its payload, meta (JSON, '' = none) and priority.
+--! argv: jobs...
+-- The arguments of add.lua, but per job only its payload, meta (JSON, '' = none) and priority;
+-- or, when no job has meta and all have the one priority ARGV[1] names (the common call), only
+-- their payloads (count arguments, not 3 × count: the producer builds and Redis reads a third).
 -- Idempotent and handing off as add.lua does (the same call record, lib/scripts/lib/adding.lua,
 -- claimed first: one HSETNX; a run that fails takes its claim back).
 -- Returns: the seq base: the jobs are seqs base + 1 .. base + count, in order, all new.
@@ -11,6 +13,8 @@ local hand_ms = tonumber(ARGV[2])
 local count = tonumber(ARGV[3])
 local call = ARGV[4]
 local first = 7 + tonumber(ARGV[6])
+-- Per job 1 argument (its payload) or 3 (payload, meta, priority).
+local width = #ARGV - first + 1 == count and 1 or 3
 local base = rcall('INCRBY', K_SEQ_COUNTER, count) - count
 -- Every job is new: the call's record is known now, and claiming it is also the check for a
 -- run before (then this run takes back its seqs and answers that run's base).
@@ -22,7 +26,8 @@ if call ~= '' then
   end
 end
 -- The common call is one job, or jobs of one priority: the loop builds only the tables the
--- commands take (this script runs for every plain add: docs/performance.md, "What limits us").
+-- commands take, none for one job (this script runs for every plain add: docs/performance.md,
+-- "What limits us").
 local function store()
   local wake_len = rcall('LLEN', K_WAKE)
   local now = now_ms()
@@ -35,54 +40,79 @@ local function store()
       hand = 1
     end
   end
-  local data_args, seqs, meta_args = {}, {}, nil
-  for j = 1, count do
-    local o = first + (j - 1) * 3
-    local seq = int(base + j)
-    seqs[j] = seq
-    data_args[2 * j - 1] = seq
-    data_args[2 * j] = ARGV[o]
-    if ARGV[o + 1] ~= '' then
-      meta_args = meta_args or {}
-      meta_args[#meta_args + 1] = seq
-      meta_args[#meta_args + 1] = ARGV[o + 1]
-    end
-  end
+  local seqs, meta_args = nil, nil
   -- Data first: a write that fails (e.g. on a key of the wrong type) then leaves no wake entry
   -- for a job without data.
-  data_set_run(base, data_args)
-  times_set_added_run(base, count, now, hand)
+  if count == 1 then
+    seqs = int(base + 1)
+    data_set_one(seqs, ARGV[first])
+    if width == 3 and ARGV[first + 1] ~= '' then
+      rcall('HSET', K_META, seqs, ARGV[first + 1])
+    end
+  else
+    local data_args = {}
+    seqs = {}
+    for j = 1, count do
+      local o = first + (j - 1) * width
+      local seq = int(base + j)
+      seqs[j] = seq
+      data_args[2 * j - 1] = seq
+      data_args[2 * j] = ARGV[o]
+      if width == 3 and ARGV[o + 1] ~= '' then
+        meta_args = meta_args or {}
+        meta_args[#meta_args + 1] = seq
+        meta_args[#meta_args + 1] = ARGV[o + 1]
+      end
+    end
+    data_set_run(base, data_args)
+  end
+  times_set_added_run(base, count, u48_bytes(now), hand)
   if meta_args then
     rcall_each('HSET', K_META, meta_args)
   end
+  local first_seq = count == 1 and seqs or seqs[1]
   if hand then
-    hand_off(seqs[1], ARGV[first], ARGV[first + 1], ARGV[first + 2], now, hand_ms, rate_ms)
+    -- (Its meta and priority: width 1, none and the call's one.)
+    local meta, prio = '', ARGV[1]
+    if width == 3 then
+      meta, prio = ARGV[first + 1], ARGV[first + 2]
+    end
+    hand_off(first_seq, ARGV[first], meta, prio, now, hand_ms, rate_ms)
   end
   local from = hand and 2 or 1
   if from <= count then
-    -- Per priority used (ARGV[1]: their digits), its jobs in order: the common call has one.
-    for d = 1, #ARGV[1] do
-      local p = tonumber(string.sub(ARGV[1], d, d))
-      local list = seqs
-      if #ARGV[1] > 1 then
-        list = {}
-        for j = from, count do
-          if tonumber(ARGV[first + (j - 1) * 3 + 2]) == p then
-            list[#list + 1] = seqs[j]
+    if count == 1 then
+      rcall('RPUSH', pending_key(ARGV[1]), seqs)
+    else
+      -- Per priority used (ARGV[1]: their digits), its jobs in order: the common call has one.
+      for d = 1, #ARGV[1] do
+        local p = string.sub(ARGV[1], d, d)
+        local list = seqs
+        if #ARGV[1] > 1 then
+          list = {}
+          for j = from, count do
+            -- (Several priorities: width 3.)
+            if ARGV[first + (j - 1) * 3 + 2] == p then
+              list[#list + 1] = seqs[j]
+            end
           end
         end
-      end
-      local i, last = #ARGV[1] > 1 and 1 or from, #list
-      while i <= last do
-        rcall('RPUSH', pending_key(p), unpack(list, i, math.min(i + CHUNK - 1, last)))
-        i = i + CHUNK
+        local i, last = #ARGV[1] > 1 and 1 or from, #list
+        while i <= last do
+          rcall('RPUSH', pending_key(p), unpack(list, i, math.min(i + CHUNK - 1, last)))
+          i = i + CHUNK
+        end
       end
     end
     if wake_len == 0 and not hand then
       rcall('RPUSH', K_WAKE, '1')
     end
   end
-  emit_seqs('added', seqs)
+  if count == 1 then
+    emit_seq('added', seqs)
+  else
+    emit_seqs('added', seqs)
+  end
 end
 -- A write that fails leaves the call unclaimed: a re-send runs it again, as the first run would
 -- have been answered (with the error).

@@ -36,6 +36,16 @@ export interface AssembledScript {
    * queue q's (1-based; the first is bound at start). Called with numkeys first.
    */
   readonly perQueue: boolean;
+  /**
+   * `--! keys: by-name …`: the keys are not passed one by one: KEYS[1] is the queue's base
+   * (`<prefix>:{<queue>}:`) and the prelude names each key from it (its stored part from
+   * lib/keys.ts); only the keys of one worker or producer session follow, passed (`passed`). A
+   * call sends two keys instead of fifteen (each passed key costs Redis ~1,000 instructions per
+   * call, more than naming it in Lua); Cluster routes it by the base's hash tag, the queue's slot.
+   */
+  readonly byName: boolean;
+  /** The KEYS a call passes: `keys`, or for a by-name script the owners' keys after the base. */
+  readonly passed: readonly KeySlot[];
   readonly lua: string;
 }
 
@@ -134,13 +144,19 @@ function reached(body: string): Chunk[] {
 
 /** The word that opens the keys of a script called with the keys of several queues. */
 const PER_QUEUE = 'per-queue';
+/** The word that opens the keys of a script that names its keys from the queue's base. */
+const BY_NAME = 'by-name';
+/** Keys that exist once per worker or producer session (passed even to a by-name script). */
+const owned = (k: KeySlot): boolean => k !== 'pending*' && 'per' in KEY_TABLE[k];
 
 /** The keys of a script's header, checked against the table. */
 function declaredKeys(name: string, header: ScriptHeader): KeySlot[] {
-  const keys = header.keys.filter((k) => k !== PER_QUEUE) as KeySlot[];
-  if (header.keys.indexOf(PER_QUEUE) > 0) throw new Error(`${name}.lua: ${PER_QUEUE} comes first`);
-  if (header.keys[0] === PER_QUEUE && keys.includes('pending*')) {
-    throw new Error(`${name}.lua: pending* cannot be ${PER_QUEUE}`);
+  const keys = header.keys.filter((k) => k !== PER_QUEUE && k !== BY_NAME) as KeySlot[];
+  for (const word of [PER_QUEUE, BY_NAME]) {
+    if (header.keys.indexOf(word) > 0) throw new Error(`${name}.lua: ${word} comes first`);
+    if (header.keys[0] === word && keys.includes('pending*')) {
+      throw new Error(`${name}.lua: pending* cannot be ${word} (name the lists: pending)`);
+    }
   }
   for (const k of keys) {
     if (k === 'pending*') continue;
@@ -193,6 +209,7 @@ function prelude(
   keys: readonly KeySlot[],
   codes: readonly string[],
   perQueue: boolean,
+  byName: boolean,
 ): string {
   const doc: string[] = [`-- ${name}.lua, assembled by lib/scripts/assemble.ts. KEYS:`];
   const bind: string[] = ['local rcall = redis.call'];
@@ -204,7 +221,8 @@ function prelude(
     argv.unshift(
       '-- ARGV[1] (taken off): the event log cap, 0 = events off (lib/scripts/lib/events.lua)',
     );
-    bind.push('local EV_CAP = tonumber(table.remove(ARGV, 1))');
+    // (EV_CAP_ARG: the cap as sent, for a command that takes it: no number to format.)
+    bind.push('local EV_CAP_ARG = table.remove(ARGV, 1)', 'local EV_CAP = tonumber(EV_CAP_ARG)');
   }
   if (keys.includes('data') || keys.includes('addedTimes'))
     bind.push(`local DATA_SPAN = ${DATA_SPAN}`);
@@ -214,8 +232,25 @@ function prelude(
   const rebind: string[] = [];
   if (perQueue)
     doc.push('--   (once per queue the call names, in order; use_queue(q) binds queue q)');
+  if (byName) {
+    doc.push(
+      `--   [1] the queue's base (<prefix>:{<queue>}:): the keys not passed are named from it`,
+    );
+    bind.push('local QUEUE_BASE = KEYS[1]');
+    i = 2;
+  }
   for (const k of keys) {
-    if (k === 'pending' && perQueue) {
+    if (byName && k === 'pending') {
+      doc.push(`--   (named) ${KEY_TABLE.pending.doc}`);
+      // (p: a digit, a string or a number.)
+      bind.push(
+        `local function pending_key(p)\n  return QUEUE_BASE .. '${KEY_TABLE.pending.part}' .. p\nend`,
+      );
+    } else if (byName && !owned(k)) {
+      const key = k as KeyName;
+      doc.push(`--   (named) ${luaName(key)}: ${KEY_TABLE[key].doc}`);
+      bind.push(`local ${luaName(key)} = QUEUE_BASE .. '${KEY_TABLE[key].part}'`);
+    } else if (k === 'pending' && perQueue) {
       doc.push(`--   [${i}..${i + 9}] ${KEY_TABLE.pending.doc}`);
       bind.push(`local PENDING_AT = ${i}`);
       bind.push(`local function pending_key(p)\n  return KEYS[p + PENDING_AT]\nend`);
@@ -251,6 +286,7 @@ export function assembleSource(name: string, body: string): AssembledScript {
   const header = parseHeader(name, body);
   const keys = declaredKeys(name, header);
   const perQueue = header.keys[0] === PER_QUEUE;
+  const byName = header.keys[0] === BY_NAME;
   const lib = reached(body);
   const all = code([...lib.map((c) => c.text), body].join('\n'));
   const used = new Set(all.match(/\bK_[A-Z_]+\b/g));
@@ -271,12 +307,13 @@ export function assembleSource(name: string, body: string): AssembledScript {
   if (/\buse_queue\b/.test(all) !== perQueue) problems.push(`${PER_QUEUE}: declared iff used`);
   if (problems.length) throw new Error(`${name}.lua: ${problems.join('; ')}`);
   const lua = [
-    prelude(name, header, keys, codes, perQueue),
+    prelude(name, header, keys, codes, perQueue, byName),
     ...lib.map((c) => c.text),
     `-- ${name}.lua`,
     body,
   ].join('\n\n');
-  return { name, keys, perQueue, lua };
+  const passed = byName ? keys.filter(owned) : keys;
+  return { name, keys, perQueue, byName, passed, lua };
 }
 
 const assembled = new Map<ScriptName, AssembledScript>();
@@ -314,8 +351,8 @@ export function perQueueKeys(
 
 /** The KEYS of a script for one queue (and worker or producer session, where it has such keys). */
 export function scriptKeys(s: AssembledScript, keys: QueueKeys, owner: KeyOwner = {}): string[] {
-  const out: string[] = [];
-  for (const k of s.keys) {
+  const out: string[] = s.byName ? [keys.base] : [];
+  for (const k of s.passed) {
     if (k === 'pending') for (let p = 0; p <= 9; p++) out.push(keys.pending(p));
     else if (k !== 'pending*') out.push(keys.key(k, owner));
   }

@@ -3,11 +3,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { SCRIPT_CODES } from '../../lib/errors.js';
-import { KEY_TABLE } from '../../lib/keys.js';
+import { KEY_TABLE, queueKeys } from '../../lib/keys.js';
 import {
   assembleSource,
   SCRIPT_NAMES,
   script,
+  scriptKeys,
   unusedLibraryDefinitions,
 } from '../../lib/scripts/assemble.js';
 import type { ScriptArgs } from '../../lib/scripts/define.js';
@@ -54,6 +55,25 @@ describe('Lua scripts', () => {
     for (const k of lease.keys.filter((k) => k !== 'pending' && k !== 'pending*')) {
       expect(lease.lua).toContain(KEY_TABLE[k as keyof typeof KEY_TABLE].doc);
     }
+  });
+
+  it("a by-name script is passed the queue base and its owners' keys, and names the others", () => {
+    const s = script('add_plain');
+    expect(s.byName).toBe(true);
+    expect(s.passed).toEqual(['addCallRecords']);
+    expect(s.keys).toContain('seqCounter');
+    expect(s.lua).toContain('local QUEUE_BASE = KEYS[1]');
+    expect(s.lua).toContain(`local K_SEQ_COUNTER = QUEUE_BASE .. '${KEY_TABLE.seqCounter.part}'`);
+    expect(s.lua).toContain('local K_ADD_CALL_RECORDS = KEYS[2]');
+    expect(s.lua).toContain(`return QUEUE_BASE .. '${KEY_TABLE.pending.part}' .. p`);
+    const keys = queueKeys('wq', 'q');
+    expect(scriptKeys(s, keys, { session: 's1' })).toEqual([keys.base, keys.addCallRecords('s1')]);
+    expect(() =>
+      assembleSource('t', made('by-name leased pending*', 'priorities', 'return 1')),
+    ).toThrow(/pending\* cannot be by-name/);
+    expect(() => assembleSource('t', made('leased by-name', 'x', 'return 1'))).toThrow(
+      /by-name comes first/,
+    );
   });
 
   it('library functions are pulled only into the scripts that use them; none is unused', () => {

@@ -82,6 +82,14 @@ local function data_set(pairs)
   rcall_each('SADD', K_DATA_BUCKETS, order)
 end
 
+-- Store the payload of one new job (add_plain.lua's call of one job: data_set_run without its
+-- tables).
+local function data_set_one(seq, payload)
+  local b = int(math.floor(tonumber(seq) / DATA_SPAN))
+  rcall('HSET', K_DATA .. ':' .. b, seq, payload)
+  rcall('SADD', K_DATA_BUCKETS, b)
+end
+
 -- data_set for one add call's new jobs (add_plain.lua): `pairs` holds the consecutive counter
 -- seqs base + 1, base + 2, … in order. Their buckets are consecutive ranges of them: one HSET per
 -- bucket (at most DATA_SPAN jobs) and one SADD, without data_groups' tables.

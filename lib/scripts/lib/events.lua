@@ -130,3 +130,10 @@ local function emit_seqs(kind, seqs)
     ev_write({ 'e', kind, 'n', table.concat(seqs, ' ', i, math.min(i + 499, #seqs)) })
   end
 end
+
+-- emit_seqs for one seq (a string): ev_write's command without its table.
+local function emit_seq(kind, seq)
+  if EV_CAP > 0 then
+    rcall('XADD', K_EVENT_LOG, 'MAXLEN', '~', EV_CAP_ARG, '*', 'e', kind, 'n', seq)
+  end
+end

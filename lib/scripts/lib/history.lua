@@ -43,30 +43,43 @@ local function times_set_added(seqs, now)
   end, 1, nil)
 end
 
+-- The 6 bytes of u48 `v` (an integer).
+local function u48_bytes(v)
+  local b6 = v % 256
+  v = (v - b6) / 256
+  local b5 = v % 256
+  v = (v - b5) / 256
+  local b4 = v % 256
+  v = (v - b4) / 256
+  local b3 = v % 256
+  v = (v - b3) / 256
+  local b2 = v % 256
+  return string.char((v - b2) / 256 % 256, b2, b3, b4, b5, b6)
+end
+
 -- times_set_added for one add call's new jobs (add_plain.lua), the `n` consecutive counter seqs
--- base + 1 … base + n: one BITFIELD per bucket they span (at most DATA_SPAN jobs), without
--- times_call's tables. `started` (optional): the position of one of them whose lease starts at
--- `now` too (a hand-off): its started slot is set in the same BITFIELD.
-local function times_set_added_run(base, n, now, started)
+-- base + 1 … base + n: their slots are one run of bytes per bucket they span (at most DATA_SPAN
+-- jobs), written by one SETRANGE each (the bytes BITFIELD SET u48 would write; a new job's
+-- started slot is 0), without a BITFIELD operation (four arguments) per job. `stamp`:
+-- u48_bytes(now). `started` (optional): the position of one of them whose lease starts at `now`
+-- too (a hand-off): its started slot is `stamp` as well.
+local function times_set_added_run(base, n, stamp, started)
+  local pair = stamp .. '\0\0\0\0\0\0'
   local b = math.floor((base + 1) / DATA_SPAN)
   local j = 1 -- the first job of bucket b
   while j <= n do
     local k = math.min(n, (b + 1) * DATA_SPAN - 1 - base) -- its last
-    local args = { K_ADDED_TIMES .. ':' .. int(b) }
-    for i = j, k do
-      local slot = 2 * ((base + i) % DATA_SPAN)
-      args[#args + 1] = 'SET'
-      args[#args + 1] = 'u48'
-      args[#args + 1] = '#' .. slot
-      args[#args + 1] = now
-      if i == started then
-        args[#args + 1] = 'SET'
-        args[#args + 1] = 'u48'
-        args[#args + 1] = '#' .. (slot + 1)
-        args[#args + 1] = now
+    -- (The last job's started slot is left out: the string ends where BITFIELD's would.)
+    local run
+    if started and started >= j and started <= k then
+      run = string.rep(pair, started - j) .. stamp .. stamp
+      if started < k then
+        run = run .. string.rep(pair, k - started - 1) .. stamp
       end
+    else
+      run = string.rep(pair, k - j) .. stamp
     end
-    rcall('BITFIELD', unpack(args))
+    rcall('SETRANGE', K_ADDED_TIMES .. ':' .. int(b), int(12 * ((base + j) % DATA_SPAN)), run)
     j, b = k + 1, b + 1
   end
 end
@@ -87,16 +100,6 @@ local function u48_at(s, at)
   return (((((b1 or 0) * 256 + (b2 or 0)) * 256 + (b3 or 0)) * 256 + (b4 or 0)) * 256 + (b5 or 0))
       * 256
     + (b6 or 0)
-end
-
--- The 6 bytes of u48 `v`.
-local function u48_bytes(v)
-  local b = {}
-  for i = 6, 1, -1 do
-    b[i] = v % 256
-    v = math.floor(v / 256)
-  end
-  return string.char(b[1], b[2], b[3], b[4], b[5], b[6])
 end
 
 -- The times strings of the buckets of `seqs` (one GET each, far cheaper than a BITFIELD with two

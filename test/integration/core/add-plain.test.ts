@@ -1,10 +1,11 @@
 // Plain adds (no caller id, no schedule) take a leaner script, add_plain.lua, and single adds
 // without options skip the option checks: the Redis state they leave is the one add.lua leaves.
 import { afterAll, describe, expect, it } from '@jest/globals';
-import type { Redis } from 'ioredis';
-import type { AddOptions, WorkQueue } from '../../../lib/index.js';
+import { Redis } from 'ioredis';
+import { WorkQueue, type AddOptions } from '../../../lib/index.js';
 import { errorOf } from '../../support/core.js';
-import { keysMatching } from '../../support/keys.js';
+import { keysMatching, uniqueName } from '../../support/keys.js';
+import { startRedis } from '../../support/redis-server.js';
 import { QueueFixture } from '../../support/queue.js';
 
 const fx = new QueueFixture();
@@ -19,11 +20,13 @@ async function state(client: Redis, q: WorkQueue<unknown>): Promise<Record<strin
     if (rel.startsWith('ik:')) continue;
     const type = await client.type(key);
     if (rel.startsWith('t:')) {
-      // Job times (u48 slots, lib/scripts/lib/history.lua): which slots are set, not the times.
+      // Job times (u48 slots, lib/scripts/lib/history.lua): which slots are set, not the times,
+      // and the string's length (add_plain.lua's SETRANGE ends where add.lua's BITFIELD does).
       const raw = (await client.getBuffer(key))!;
       const set: number[] = [];
       for (let i = 0; i + 6 <= raw.length; i += 6) if (raw.readUIntBE(i, 6) > 0) set.push(i / 6);
       out[rel] = set;
+      out[`${rel} bytes`] = raw.length;
     } else if (type === 'string') out[rel] = await client.get(key);
     else if (type === 'list') out[rel] = await client.lrange(key, 0, -1);
     else if (type === 'hash') out[rel] = await client.hgetall(key);
@@ -82,6 +85,7 @@ describe('add: plain jobs', () => {
       'p5',
       'p9',
       't:0',
+      't:0 bytes',
       'wake',
     ]);
     // Added times of jobs 1..5 (slots 2, 4, …), no start yet.
@@ -136,6 +140,46 @@ describe('add: plain jobs', () => {
     expect(s.p5).toEqual(['2']);
   });
 
+  it('jobs without meta (their payloads alone), across payload buckets, with a hand-off, leave the state add.lua leaves', async () => {
+    const client = fx.client();
+    const general = fx.queue<unknown>();
+    const plain = fx.queue<unknown>({ prefix: general.options.prefix });
+    const before = Array.from({ length: 100 }, (_, i) => ({ data: i }));
+    const batch = Array.from({ length: 200 }, (_, i) => ({ data: { i } }));
+    const [t] = await client.time();
+    for (const q of [general, plain]) {
+      await q.addBulk(before);
+      // A worker parked for a minute, no wake-up waiting: the batch's first job is handed off.
+      await client.del(q.keys.wake);
+      await client.zadd(q.keys.key('parked'), (Number(t) + 60) * 1000, '1');
+    }
+    await general.addBulk([...batch, { data: 'c', opts: { id: 'c' } }]);
+    await plain.addBulk(batch);
+    await plain.add('c', { id: 'c' });
+    // One job alone (no tables in add_plain.lua), then two.
+    for (const q of [general, plain]) await q.add('one');
+    await general.addBulk([{ data: 'x' }, { data: 'y' }, { data: 'c2', opts: { id: 'c2' } }]);
+    await plain.addBulk([{ data: 'x' }, { data: 'y' }]);
+    await plain.add('c2', { id: 'c2' });
+    const timeless = (v: Record<string, unknown>) =>
+      JSON.parse(JSON.stringify(v).replace(/\d{13}/g, 'T')) as unknown;
+    const s = await state(client, plain);
+    expect(timeless(s)).toEqual(timeless(await state(client, general)));
+    expect(s.lt).toEqual({ '101': '1:h' });
+    expect(s.wake).toEqual([expect.stringMatching(/^h101:1:\d+:5:0:\d+\n\{"i":0\}$/)]);
+    // Job 101's added and started slots are set (its lease started at its add), then every
+    // added slot up to job 305 (in time buckets 0, 1 and 2).
+    expect(s['t:0']).toEqual([
+      ...Array.from({ length: 100 }, (_, i) => 2 * (i + 1)),
+      202,
+      203,
+      ...Array.from({ length: 26 }, (_, i) => 2 * (i + 102)),
+    ]);
+    expect(s['t:2']).toEqual(Array.from({ length: 50 }, (_, i) => 2 * i));
+    expect(s['t:2 bytes']).toBe(12 * 49 + 6);
+    expect(s.p5).toHaveLength(304);
+  });
+
   it('a bad payload without options is refused with the error of the full checks', async () => {
     const q = fx.queue<unknown>();
     const noOpts = (await errorOf(q.add(undefined))) as Error;
@@ -149,5 +193,28 @@ describe('add: plain jobs', () => {
     expect(await big.add('é'.repeat(4))).toMatchObject({ added: true });
     expect(await big.add('x'.repeat(8))).toMatchObject({ added: true });
     expect(await q.counts()).toMatchObject({ pending: 0 });
+  });
+
+  // Scripts are sent as commands made by lib/scripts/define.ts, unless the client's options
+  // shape commands: then by ioredis' own methods (evalsha, eval after NOSCRIPT). A private
+  // Redis: SCRIPT FLUSH would make other files' scripts go again with their text.
+  it.each([
+    ['auto-pipelining', { enableAutoPipelining: true }],
+    ['friendly error stacks', { showFriendlyErrorStack: true }],
+    ['no such option', {}],
+  ])('run alike on a client with %s, after a SCRIPT FLUSH too', async (_, extra) => {
+    const redis = await startRedis();
+    const client = new Redis(redis.url, extra);
+    try {
+      const q = new WorkQueue<unknown>(client, uniqueName(), { logger: false });
+      expect(await q.add('a')).toEqual({ id: '1', added: true });
+      await client.script('FLUSH');
+      const more = await q.addBulk([{ data: 'b' }, { data: 'c', opts: { priority: 1 } }]);
+      expect(more.map((r) => r.id)).toEqual(['2', '3']);
+      expect((await q.lease({ count: 3 })).map((j) => j.data)).toEqual(['c', 'a', 'b']);
+    } finally {
+      await client.quit();
+      await redis.dispose();
+    }
   });
 });
