@@ -82,11 +82,13 @@ local results = {}
 local done = {}
 local done_seqs = {}
 local completed, completed_metas, completed_results = {}, {}, {} -- kept, and the event log
+local completed_groups = {} -- their groups where read here (false: none), for the event log
 for j = 1, count do
   local seq = seqs[j]
   local token = sent[j]
   local meta = nil
   local ok = 0
+  local group = nil
   if done_seqs[seq] then
     -- Completed earlier in this batch (by another lease of the same job): once only.
     ok = 0
@@ -105,6 +107,7 @@ for j = 1, count do
     if g then
       ended[#ended + 1] = g
     end
+    group = g or false
   elseif data_has(seq) and not is_kept(seq) then
     meta = decode_meta(metas[j])
     local cid_held = meta.i and rcall('HGET', K_CALLER_IDS, meta.i) == seq
@@ -141,9 +144,11 @@ for j = 1, count do
     completed[#completed + 1] = seq
     completed_metas[#completed] = metas[j]
     completed_results[#completed] = ARGV[o + 2 + j]
+    completed_groups[#completed] = group
   end
 end
-emit_completed(completed, completed_metas, completed_results, now, wid, keeping or ttl > 0)
+local readable = keeping or ttl > 0
+emit_completed(completed, completed_metas, completed_results, now, wid, readable, completed_groups)
 metric_add('completed', #completed)
 if keeping then
   keep_completed(completed, completed_metas, completed_results, now, wid)

@@ -106,20 +106,17 @@ local function group_pop(gl, need, hand, popped, prios)
     end
   end
   while need > 0 do
-    local head = rcall('ZRANGE', K_GROUPS_READY, 0, need - 1, 'WITHSCORES')
+    -- The first member's score gives the round's priority; the round is read without scores (a
+    -- score in a reply is formatted with %.17g and parsed back: ~5k instructions each).
+    local head = rcall('ZRANGE', K_GROUPS_READY, 0, 0, 'WITHSCORES')
     if #head == 0 then
       return 0, true
     end
     local level = math.floor(tonumber(head[2]) / GROUP_SPAN)
-    local bound = (level + 1) * GROUP_SPAN
-    local round, scores = {}, {}
-    for i = 1, #head, 2 do
-      local score = tonumber(head[i + 1])
-      if score >= bound then
-        break
-      end
-      round[#round + 1] = head[i]
-      scores[#round] = score
+    local round = { head[1] }
+    if need > 1 then
+      local bound = '(' .. int((level + 1) * GROUP_SPAN)
+      round = rcall('ZRANGE', K_GROUPS_READY, '-inf', bound, 'BYSCORE', 'LIMIT', 0, need)
     end
     group_load(gl, round)
     local turn = rcall('INCRBY', K_GROUP_TURN_COUNTER, #round) - #round
@@ -143,7 +140,8 @@ local function group_pop(gl, need, hand, popped, prios)
         elseif math.floor(tonumber(r[2]) / GROUP_SPAN) > level then
           -- Its score was ahead of its head's priority: back, and the group at that priority.
           rcall('ZADD', group_key(g), r[2], r[1])
-          keep = int(math.floor(tonumber(r[2]) / GROUP_SPAN) * GROUP_SPAN + scores[i] % GROUP_SPAN)
+          local score = tonumber(rcall('ZSCORE', K_GROUPS_READY, g))
+          keep = int(math.floor(tonumber(r[2]) / GROUP_SPAN) * GROUP_SPAN + score % GROUP_SPAN)
         else
           seq, p = r[1], math.floor(tonumber(r[2]) / GROUP_SPAN)
           gl.sel[seq] = { g, p, r[2] }
@@ -236,4 +234,15 @@ end
 -- The earliest time a group held by its rate limit may start a job again (nil: none is held).
 local function group_next_due()
   return tonumber(rcall('ZRANGE', K_GROUPS_LIMITED, 0, 0, 'WITHSCORES')[2])
+end
+
+-- The groups of leased jobs `seqs` taken from groups in this call (nil for the others: a hand-off,
+-- an ungrouped job), for their 'active' event (emit_jobs' `known`).
+local function group_known(gl, seqs)
+  local out = {}
+  for i, seq in ipairs(seqs) do
+    local s = gl.sel[seq]
+    out[i] = s and s[1]
+  end
+  return out
 end
