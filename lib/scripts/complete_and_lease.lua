@@ -82,7 +82,7 @@ local results = {}
 local done = {}
 local done_seqs = {}
 local completed, completed_metas, completed_results = {}, {}, {} -- kept, and the event log
-local completed_groups = {} -- their groups where read here (false: none), for the event log
+local completed_groups = nil -- their groups where read here (by index), for the event log
 for j = 1, count do
   local seq = seqs[j]
   local token = sent[j]
@@ -106,8 +106,8 @@ for j = 1, count do
     local g = metas[j] and meta_group(metas[j])
     if g then
       ended[#ended + 1] = g
+      group = g
     end
-    group = g or false
   elseif data_has(seq) and not is_kept(seq) then
     meta = decode_meta(metas[j])
     local cid_held = meta.i and rcall('HGET', K_CALLER_IDS, meta.i) == seq
@@ -144,7 +144,10 @@ for j = 1, count do
     completed[#completed + 1] = seq
     completed_metas[#completed] = metas[j]
     completed_results[#completed] = ARGV[o + 2 + j]
-    completed_groups[#completed] = group
+    if group then
+      completed_groups = completed_groups or {}
+      completed_groups[#completed] = group
+    end
   end
 end
 local readable = keeping or ttl > 0

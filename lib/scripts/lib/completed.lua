@@ -198,7 +198,8 @@ local function emit_completed(seqs, raws, results, now, wid, readable, known)
     head[#head + 1] = 'r'
     head[#head + 1] = '1'
   end
-  local plain, plain_raws, plain_tails, plain_known = {}, {}, {}, {}
+  local plain, plain_raws, plain_tails = {}, {}, {}
+  local plain_known = known and {}
   local f = nil
   for i, seq in ipairs(seqs) do
     local r = readable and results[i]
@@ -234,7 +235,7 @@ local function emit_completed(seqs, raws, results, now, wid, readable, known)
       end
     end
   end
-  emit_jobs('completed', plain, plain_raws, head, plain_tails, known and plain_known)
+  emit_jobs('completed', plain, plain_raws, head, plain_tails, plain_known)
   if f then
     ev_add(f)
   end

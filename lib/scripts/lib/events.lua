@@ -72,8 +72,8 @@ end
 -- times). A section with a grouped job ends with 'gs': a JSON array of its jobs' groups, in order
 -- ('' = none) — one field, not 'i' <id> 'g' <group> per job (4 fields, out of the 'n' run: ~20k
 -- instructions a grouped job over its 'active' and 'completed' events, measured in callgrind).
--- `known` (optional): per job its group as the caller already has it (false: none; nil: read
--- from its meta), sparing a second read of the meta (~3k instructions a job).
+-- `known` (optional): per job its group as the caller already has it (nil: read from its meta;
+-- false: none), sparing a second read of the meta (~3k instructions a job).
 local function emit_jobs(kind, seqs, raws, head, tails, known)
   if EV_CAP == 0 or #seqs == 0 then
     return
