@@ -44,6 +44,9 @@ local function group_lease_start(now)
   return gl
 end
 
+-- The limits of a group without any (shared: read only).
+local NO_RULE = {}
+
 -- The limits, running count and room of the groups of a round not met before in this call.
 local function group_load(gl, round)
   local new = {}
@@ -62,7 +65,7 @@ local function group_load(gl, round)
   local rules = gl.limits and group_rules(new) or {}
   local running = hmget(K_GROUP_RUNNING, new)
   for i, g in ipairs(new) do
-    local rule, run = rules[g] or {}, tonumber(running[i]) or 0
+    local rule, run = rules[g] or NO_RULE, tonumber(running[i]) or 0
     local room, at = 1e9, 0
     if rule.c or rule.m then
       room, at = group_room(g, rule, run, gl.now)
@@ -132,18 +135,20 @@ local function group_pop(gl, need, hand, popped, prios)
         seq, p, nxt = group_pop_ungrouped(gl)
       else
         local r = rcall('ZPOPMIN', group_key(g))
+        -- Its job's priority (the score parsed once: a strtod each time).
+        local jp = r[1] and math.floor(tonumber(r[2]) / GROUP_SPAN)
         if not r[1] then
           -- Empty (its last job went at an earlier turn): forgotten unless it ran one just now.
           if st.room == st.room0 then
             group_tidy(g)
           end
-        elseif math.floor(tonumber(r[2]) / GROUP_SPAN) > level then
+        elseif jp > level then
           -- Its score was ahead of its head's priority: back, and the group at that priority.
           rcall('ZADD', group_key(g), r[2], r[1])
           local score = tonumber(rcall('ZSCORE', K_GROUPS_READY, g))
-          keep = int(math.floor(tonumber(r[2]) / GROUP_SPAN) * GROUP_SPAN + score % GROUP_SPAN)
+          keep = int(jp * GROUP_SPAN + score % GROUP_SPAN)
         else
-          seq, p = r[1], math.floor(tonumber(r[2]) / GROUP_SPAN)
+          seq, p = r[1], jp
           gl.sel[seq] = { g, p, r[2] }
           -- Its next job is taken to have this priority (corrected when met, above).
           nxt = p
