@@ -88,7 +88,6 @@ for j = 1, count do
   local token = sent[j]
   local meta = nil
   local ok = 0
-  local group = nil
   if done_seqs[seq] then
     -- Completed earlier in this batch (by another lease of the same job): once only.
     ok = 0
@@ -106,7 +105,9 @@ for j = 1, count do
     local g = metas[j] and meta_group(metas[j])
     if g then
       ended[#ended + 1] = g
-      group = g
+      -- (its index in `completed`: it is appended below)
+      completed_groups = completed_groups or {}
+      completed_groups[#completed + 1] = g
     end
   elseif data_has(seq) and not is_kept(seq) then
     meta = decode_meta(metas[j])
@@ -144,10 +145,6 @@ for j = 1, count do
     completed[#completed + 1] = seq
     completed_metas[#completed] = metas[j]
     completed_results[#completed] = ARGV[o + 2 + j]
-    if group then
-      completed_groups = completed_groups or {}
-      completed_groups[#completed] = group
-    end
   end
 end
 local readable = keeping or ttl > 0

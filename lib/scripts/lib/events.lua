@@ -90,13 +90,15 @@ local function emit_jobs(kind, seqs, raws, head, tails, known)
     local groups = nil -- per job of the section its group ('' = none), once one has a group
     for j = i, math.min(i + 499, #seqs) do
       local id, raw, g = seqs[j], raws and raws[j], nil
-      if raw and string.find(raw, '"i":', 1, true) then
-        local meta = decode_meta(raw)
-        id, g = meta.i or id, meta.g
-      elseif known and known[j] ~= nil then
-        g = known[j] or nil
-      elseif raw then
-        g = meta_group(raw)
+      if raw then
+        if string.find(raw, '"i":', 1, true) then
+          local meta = decode_meta(raw)
+          id, g = meta.i or id, meta.g
+        elseif known and known[j] ~= nil then
+          g = known[j] or nil
+        else
+          g = meta_group(raw)
+        end
       end
       if g and not groups then
         groups = {}
