@@ -4,8 +4,8 @@ import type { EventBase, QueueEvent } from './types.js';
 /**
  * The events of one entry, in order. An entry holds one or more sections ('e' <kind>, the
  * section's fields, then its jobs: 'i' <id> with the job's own fields, or 'n' <ids separated by
- * spaces>, and maybe a trailer 'tm' with a value per job of the section). Kinds this version
- * does not know are left out.
+ * spaces>, and maybe trailers: 'tm' with a value per job of the section, 'gs' a JSON array
+ * of their groups). Kinds this version does not know are left out.
  */
 export function parseEntry(eventId: string, fields: readonly string[]): QueueEvent[] {
   const at = Number(eventId.slice(0, eventId.indexOf('-')));
@@ -32,7 +32,8 @@ export function parseEntry(eventId: string, fields: readonly string[]): QueueEve
         const j = jobs[section + k];
         if (j) j.f.tm = t;
       });
-    } else (job ?? head)[f] = v;
+    } else if (f === 'gs') groupsOf(jobs, section, v);
+    else (job ?? head)[f] = v;
   }
   const out: QueueEvent[] = [];
   for (const j of jobs) {
@@ -42,6 +43,20 @@ export function parseEntry(eventId: string, fields: readonly string[]): QueueEve
     if (e) out.push(e);
   }
   return out;
+}
+
+/** A 'gs' trailer: the groups of a section's jobs (from `section` on), in order ('' = none). */
+function groupsOf(
+  jobs: Array<{ kind: string; f: Record<string, string> }>,
+  section: number,
+  v: string,
+): void {
+  const names = json(v);
+  if (!Array.isArray(names)) return;
+  names.forEach((g: unknown, k) => {
+    const j = jobs[section + k];
+    if (j && typeof g === 'string' && g !== '') j.f.g = g;
+  });
 }
 
 /**

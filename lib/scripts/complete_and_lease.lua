@@ -82,6 +82,7 @@ local results = {}
 local done = {}
 local done_seqs = {}
 local completed, completed_metas, completed_results = {}, {}, {} -- kept, and the event log
+local completed_groups = nil -- their groups where read here (by index), for the event log
 for j = 1, count do
   local seq = seqs[j]
   local token = sent[j]
@@ -104,6 +105,9 @@ for j = 1, count do
     local g = metas[j] and meta_group(metas[j])
     if g then
       ended[#ended + 1] = g
+      -- (its index in `completed`: it is appended below)
+      completed_groups = completed_groups or {}
+      completed_groups[#completed + 1] = g
     end
   elseif data_has(seq) and not is_kept(seq) then
     meta = decode_meta(metas[j])
@@ -143,7 +147,8 @@ for j = 1, count do
     completed_results[#completed] = ARGV[o + 2 + j]
   end
 end
-emit_completed(completed, completed_metas, completed_results, now, wid, keeping or ttl > 0)
+local readable = keeping or ttl > 0
+emit_completed(completed, completed_metas, completed_results, now, wid, readable, completed_groups)
 metric_add('completed', #completed)
 if keeping then
   keep_completed(completed, completed_metas, completed_results, now, wid)

@@ -39,4 +39,23 @@ describe('parseEntry', () => {
       at: 5,
     });
   });
+
+  it('a "gs" trailer gives each job of its section its group, in order ("" = none)', () => {
+    const fields = ['e', 'active', 'w', '9', 'T', '100', 'n', '1 2', 'i', 'x y', 'n', '3'];
+    fields.push('tm', '5 6 7 8');
+    fields.push('gs', JSON.stringify(['t 1', '', 'a"b', 't 1']));
+    fields.push('e', 'completed', 'n', '4', 'gs', '["u"]', 'e', 'added', 'n', '5');
+    const events = parseEntry('5-1', fields);
+    expect(events.map((e) => [e.kind, e.id, e.group])).toEqual([
+      ['active', '1', 't 1'],
+      ['active', '2', undefined],
+      ['active', 'x y', 'a"b'],
+      ['active', '3', 't 1'],
+      ['completed', '4', 'u'],
+      ['added', '5', undefined],
+    ]);
+    // The times trailer still applies beside it.
+    expect(events[3]).toMatchObject({ addedAt: 92, workerId: '9' });
+    expect('group' in events[1]!).toBe(false);
+  });
 });

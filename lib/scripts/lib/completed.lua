@@ -185,8 +185,9 @@ end
 -- Log 'completed' for jobs `seqs` (meta JSON `raws`) finished at `now` by worker `wid`: with
 -- their times (a 'tm' trailer: ms before 'T', added and started), and their results when
 -- `readable` (stored or kept: 'r' 1; a job with a result gets its own entry, 'v' its result up to
--- EVENT_RESULT_MAX bytes, else 'vx' its size).
-local function emit_completed(seqs, raws, results, now, wid, readable)
+-- EVENT_RESULT_MAX bytes, else 'vx' its size). `known` (optional): their groups as emit_jobs takes
+-- them.
+local function emit_completed(seqs, raws, results, now, wid, readable, known)
   if EV_CAP == 0 or #seqs == 0 then
     return
   end
@@ -198,6 +199,7 @@ local function emit_completed(seqs, raws, results, now, wid, readable)
     head[#head + 1] = '1'
   end
   local plain, plain_raws, plain_tails = {}, {}, {}
+  local plain_known = known and {}
   local f = nil
   for i, seq in ipairs(seqs) do
     local r = readable and results[i]
@@ -228,9 +230,12 @@ local function emit_completed(seqs, raws, results, now, wid, readable)
       plain[#plain + 1] = seq
       plain_raws[#plain] = raws[i]
       plain_tails[#plain] = tails[i]
+      if known then
+        plain_known[#plain] = known[i]
+      end
     end
   end
-  emit_jobs('completed', plain, plain_raws, head, plain_tails)
+  emit_jobs('completed', plain, plain_raws, head, plain_tails, plain_known)
   if f then
     ev_add(f)
   end

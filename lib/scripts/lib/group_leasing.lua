@@ -44,6 +44,9 @@ local function group_lease_start(now)
   return gl
 end
 
+-- The limits of a group without any (shared: read only).
+local NO_RULE = {}
+
 -- The limits, running count and room of the groups of a round not met before in this call.
 local function group_load(gl, round)
   local new = {}
@@ -62,7 +65,7 @@ local function group_load(gl, round)
   local rules = gl.limits and group_rules(new) or {}
   local running = hmget(K_GROUP_RUNNING, new)
   for i, g in ipairs(new) do
-    local rule, run = rules[g] or {}, tonumber(running[i]) or 0
+    local rule, run = rules[g] or NO_RULE, tonumber(running[i]) or 0
     local room, at = 1e9, 0
     if rule.c or rule.m then
       room, at = group_room(g, rule, run, gl.now)
@@ -106,20 +109,17 @@ local function group_pop(gl, need, hand, popped, prios)
     end
   end
   while need > 0 do
-    local head = rcall('ZRANGE', K_GROUPS_READY, 0, need - 1, 'WITHSCORES')
+    -- The first member's score gives the round's priority; the round is read without scores (a
+    -- score in a reply is formatted with %.17g and parsed back: ~5k instructions each).
+    local head = rcall('ZRANGE', K_GROUPS_READY, 0, 0, 'WITHSCORES')
     if #head == 0 then
       return 0, true
     end
     local level = math.floor(tonumber(head[2]) / GROUP_SPAN)
-    local bound = (level + 1) * GROUP_SPAN
-    local round, scores = {}, {}
-    for i = 1, #head, 2 do
-      local score = tonumber(head[i + 1])
-      if score >= bound then
-        break
-      end
-      round[#round + 1] = head[i]
-      scores[#round] = score
+    local round = { head[1] }
+    if need > 1 then
+      local bound = '(' .. int((level + 1) * GROUP_SPAN)
+      round = rcall('ZRANGE', K_GROUPS_READY, '-inf', bound, 'BYSCORE', 'LIMIT', 0, need)
     end
     group_load(gl, round)
     local turn = rcall('INCRBY', K_GROUP_TURN_COUNTER, #round) - #round
@@ -135,17 +135,20 @@ local function group_pop(gl, need, hand, popped, prios)
         seq, p, nxt = group_pop_ungrouped(gl)
       else
         local r = rcall('ZPOPMIN', group_key(g))
+        -- Its job's priority (the score parsed once: a strtod each time).
+        local jp = r[1] and math.floor(tonumber(r[2]) / GROUP_SPAN)
         if not r[1] then
           -- Empty (its last job went at an earlier turn): forgotten unless it ran one just now.
           if st.room == st.room0 then
             group_tidy(g)
           end
-        elseif math.floor(tonumber(r[2]) / GROUP_SPAN) > level then
+        elseif jp > level then
           -- Its score was ahead of its head's priority: back, and the group at that priority.
           rcall('ZADD', group_key(g), r[2], r[1])
-          keep = int(math.floor(tonumber(r[2]) / GROUP_SPAN) * GROUP_SPAN + scores[i] % GROUP_SPAN)
+          local score = tonumber(rcall('ZSCORE', K_GROUPS_READY, g))
+          keep = int(jp * GROUP_SPAN + score % GROUP_SPAN)
         else
-          seq, p = r[1], math.floor(tonumber(r[2]) / GROUP_SPAN)
+          seq, p = r[1], jp
           gl.sel[seq] = { g, p, r[2] }
           -- Its next job is taken to have this priority (corrected when met, above).
           nxt = p
@@ -236,4 +239,15 @@ end
 -- The earliest time a group held by its rate limit may start a job again (nil: none is held).
 local function group_next_due()
   return tonumber(rcall('ZRANGE', K_GROUPS_LIMITED, 0, 0, 'WITHSCORES')[2])
+end
+
+-- The groups of leased jobs `seqs` taken from groups in this call (nil for the others: a hand-off,
+-- an ungrouped job), for their 'active' event (emit_jobs' `known`).
+local function group_known(gl, seqs)
+  local out = {}
+  for i, seq in ipairs(seqs) do
+    local s = gl.sel[seq]
+    out[i] = s and s[1]
+  end
+  return out
 end

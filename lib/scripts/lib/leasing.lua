@@ -198,7 +198,8 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref)
   if gl and gl.on then
     group_commit(gl, seqs, started)
   end
-  emit_jobs('active', seqs, metas, { 'w', wid, 'T', now }, time_deltas(now, added))
+  local known = gl and gl.on and group_known(gl, seqs)
+  emit_jobs('active', seqs, metas, { 'w', wid, 'T', now }, time_deltas(now, added), known)
   if limited then
     return live, drain, limited_until, 0
   end
