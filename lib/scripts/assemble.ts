@@ -15,7 +15,8 @@ import {
   type ScriptKeyName,
 } from '../keys.js';
 import { argvDoc, fixedPart, parseHeader, type ScriptHeader } from './header.js';
-import { LIBRARY_SOURCES, SCRIPT_SOURCES } from './sources.generated.js';
+import { code, reached } from './library.js';
+import { SCRIPT_SOURCES } from './sources.generated.js';
 
 export type ScriptName = keyof typeof SCRIPT_SOURCES;
 export const SCRIPT_NAMES = Object.keys(SCRIPT_SOURCES) as ScriptName[];
@@ -49,98 +50,9 @@ export interface AssembledScript {
   readonly lua: string;
 }
 
-/** Library files in dependency order: a definition may use only those before it. */
-const LIBRARY_ORDER = [
-  'base',
-  'data',
-  'meta',
-  'events',
-  'history',
-  'ids',
-  'groups',
-  'flows',
-  'placement',
-  'schedules',
-  'handoff',
-  'reclaim',
-  'flow_control',
-  'adding',
-  'group_adding',
-  'group_leasing',
-  'leasing',
-  'flow_parents',
-  'completed',
-];
-
-interface Chunk {
-  readonly names: readonly string[];
-  readonly text: string;
-}
-
-const IDENT = /[A-Za-z_][A-Za-z0-9_]*/g;
-/** Lua without its comments: names in comments neither pull definitions in nor use keys. */
-const code = (lua: string) => lua.replace(/--.*$/gm, '');
 const luaName = (k: KeyName) => 'K_' + k.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase();
 /** The script failure codes, as Lua sees them: E_LEASE_LOST, … */
 const ERROR_CODES = new Map(Object.entries(SCRIPT_CODES).map(([c, v]) => ['E_' + c, v.reply]));
-
-/** Split a library file into top-level definitions, each with the comment above it. */
-function chunks(source: string): Chunk[] {
-  const out: Chunk[] = [];
-  let lines: string[] = [];
-  let inFunction = false;
-  const close = (name: string[]) => {
-    out.push({ names: name, text: lines.join('\n') });
-    lines = [];
-  };
-  let names: string[] = [];
-  for (const line of source.split('\n')) {
-    if (lines.length === 0 && line.trim() === '') continue;
-    lines.push(line);
-    const fn = /^local function (\w+)/.exec(line);
-    const value = /^local ([\w, ]+) =/.exec(line);
-    if (fn) {
-      names = [fn[1]!];
-      inFunction = true;
-    } else if (inFunction && line === 'end') {
-      inFunction = false;
-      close(names);
-    } else if (!inFunction && value) {
-      close(value[1]!.split(',').map((s) => s.trim()));
-    }
-  }
-  return out;
-}
-
-let library: Chunk[] | undefined;
-function libraryChunks(): Chunk[] {
-  library ??= LIBRARY_ORDER.flatMap((f) => {
-    const src = LIBRARY_SOURCES[f];
-    if (src === undefined) throw new Error(`lib/scripts/lib/${f}.lua is missing`);
-    // The file's opening comment describes the file, not its first definition.
-    return chunks(src.replace(/^(--.*\n)+\n/, ''));
-  });
-  return library;
-}
-
-/** The library definitions `body` reaches, in library order. */
-function reached(body: string): Chunk[] {
-  const all = libraryChunks();
-  const used = new Set<Chunk>();
-  const tokens = new Set(code(body).match(IDENT));
-  let grew = true;
-  while (grew) {
-    grew = false;
-    for (const c of all) {
-      if (!used.has(c) && c.names.some((n) => tokens.has(n))) {
-        used.add(c);
-        for (const t of code(c.text).match(IDENT) ?? []) tokens.add(t);
-        grew = true;
-      }
-    }
-  }
-  return all.filter((c) => used.has(c));
-}
 
 /** The word that opens the keys of a script called with the keys of several queues. */
 const PER_QUEUE = 'per-queue';
@@ -326,14 +238,6 @@ export function script(name: ScriptName): AssembledScript {
     assembled.set(name, s);
   }
   return s;
-}
-
-/** Library definitions no script reaches (kept empty by test/unit/lua.test.ts). */
-export function unusedLibraryDefinitions(): string[] {
-  const used = new Set(SCRIPT_NAMES.flatMap((n) => reached(SCRIPT_SOURCES[n])));
-  return libraryChunks()
-    .filter((c) => !used.has(c))
-    .flatMap((c) => c.names);
 }
 
 /**

@@ -4,13 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { SCRIPT_CODES } from '../../lib/errors.js';
 import { KEY_TABLE, queueKeys } from '../../lib/keys.js';
-import {
-  assembleSource,
-  SCRIPT_NAMES,
-  script,
-  scriptKeys,
-  unusedLibraryDefinitions,
-} from '../../lib/scripts/assemble.js';
+import { assembleSource, SCRIPT_NAMES, script, scriptKeys } from '../../lib/scripts/assemble.js';
+import { unusedLibraryDefinitions } from '../../lib/scripts/library.js';
 import type { ScriptArgs } from '../../lib/scripts/define.js';
 import { argvType, parseHeader } from '../../lib/scripts/header.js';
 import { LIBRARY_SOURCES, SCRIPT_SOURCES } from '../../lib/scripts/sources.generated.js';

@@ -14,6 +14,25 @@ const fx = new QueueFixture();
 afterAll(() => fx.cleanup());
 const worker = workersClosedAfterEach();
 
+/**
+ * A queue on a client whose payload reads (the worker's HMGETs by reference, as Buffers) go
+ * through `around(read)`, and the warnings its logger got.
+ */
+function queueAroundPayloadReads(around: (read: () => Promise<unknown>) => Promise<unknown>) {
+  const client = fx.client();
+  const hooked = new Proxy(client, {
+    get(target, prop, receiver) {
+      const v: unknown = Reflect.get(target, prop, receiver);
+      if (prop !== 'hmgetBuffer' || typeof v !== 'function') return v;
+      return (...args: unknown[]) =>
+        around(() => (v as (...a: unknown[]) => Promise<unknown>).apply(target, args));
+    },
+  }) as Redis;
+  const warnings: string[] = [];
+  const q = fx.queue<{ pad: string }>({ logger: { warn: (m) => warnings.push(m) } }, hooked);
+  return { q, warnings };
+}
+
 /** Watch the commands clients send (not those scripts run): HMGETs of payload buckets. */
 async function watchClientHmgets(
   prefix: string,
@@ -99,24 +118,15 @@ describe('Worker with large payloads (leases by reference)', () => {
 
   it('a job cancelled between the lease call and the payload read is not run, nor held', async () => {
     const admin = fx.client();
-    const client = fx.client();
     let cancelNext: string | undefined;
     let cancelled: boolean | undefined;
-    // The queue's client, with a cancel slipped in just before the worker's payload read.
-    const spliced = new Proxy(client, {
-      get(target, prop, receiver) {
-        const v: unknown = Reflect.get(target, prop, receiver);
-        if ((prop !== 'hmget' && prop !== 'hmgetBuffer') || typeof v !== 'function') return v;
-        return async (...args: unknown[]) => {
-          const id = cancelNext;
-          cancelNext = undefined;
-          if (id) cancelled = await q.cancel(id);
-          return (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-        };
-      },
-    }) as Redis;
-    const warnings: string[] = [];
-    const q = fx.queue<{ pad: string }>({ logger: { warn: (m) => warnings.push(m) } }, spliced);
+    // A cancel slipped in just before the worker's payload read.
+    const { q, warnings } = queueAroundPayloadReads(async (read) => {
+      const id = cancelNext;
+      cancelNext = undefined;
+      if (id) cancelled = await q.cancel(id);
+      return read();
+    });
     const big = { pad: 'x'.repeat(8_000) };
     const ran: string[] = [];
     let release!: () => void;
@@ -153,24 +163,13 @@ describe('Worker with large payloads: a payload read that fails', () => {
   it('leaves the jobs it leased to the reconcile: each runs once, later', async () => {
     let failNext = false;
     let failed = 0;
-    // The queue's client, failing one payload read (HMGET) on demand.
-    const client = fx.client();
-    const flaky = new Proxy(client, {
-      get(target, prop, receiver) {
-        const v: unknown = Reflect.get(target, prop, receiver);
-        if (prop !== 'hmgetBuffer' || typeof v !== 'function') return v;
-        return (...args: unknown[]) => {
-          if (failNext) {
-            failNext = false;
-            failed++;
-            return Promise.reject(new Error('planned read failure'));
-          }
-          return (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-        };
-      },
-    }) as Redis;
-    const warnings: string[] = [];
-    const q = fx.queue<{ pad: string }>({ logger: { warn: (m) => warnings.push(m) } }, flaky);
+    // One payload read (HMGET) failing on demand.
+    const { q, warnings } = queueAroundPayloadReads((read) => {
+      if (!failNext) return read();
+      failNext = false;
+      failed++;
+      return Promise.reject(new Error('planned read failure'));
+    });
     const big = { pad: 'y'.repeat(8_000) };
     const ran: string[] = [];
     let release!: () => void;
