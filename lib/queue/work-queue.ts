@@ -41,12 +41,16 @@ export class WorkQueue<T = unknown, R = unknown> extends QueueAdmin<T, R> {
    * adds share round trips: those made while one is in flight go together in the next script.
    */
   add(data: T, opts?: AddOptions): Promise<AddResult> {
-    // (Not async: no promise more per add than the producer's.)
-    const hooks = this.ctx.addHooks;
-    if (hooks.length === 0) return this.producer.add(data, opts);
-    return runAddHooks(hooks, this.name, 1, async (tc) => [
-      await this.producer.add(data, opts, tc),
-    ]).then(([res]) => res!);
+    // (Not async: no promise more per add than the producer's; a throw still rejects.)
+    try {
+      const hooks = this.ctx.addHooks;
+      if (hooks.length === 0) return this.producer.add(data, opts);
+      return runAddHooks(hooks, this.name, 1, async (tc) => [
+        await this.producer.add(data, opts, tc),
+      ]).then(([res]) => res!);
+    } catch (e) {
+      return Promise.reject(e);
+    }
   }
 
   /**

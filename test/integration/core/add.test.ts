@@ -266,3 +266,21 @@ describe('delayed jobs', () => {
     expect(jobs.map((j) => j.data)).toEqual(['waiting', 'delayed']);
   });
 });
+
+describe('add: a throw while reading its arguments', () => {
+  it('rejects the returned promise (add is not async: nothing escapes synchronously) and adds nothing', async () => {
+    const q = fx.queue();
+    const opts = new Proxy(
+      {},
+      {
+        ownKeys() {
+          throw new Error('options unreadable');
+        },
+      },
+    );
+    let result: Promise<unknown> | undefined;
+    expect(() => (result = q.add({ v: 1 }, opts))).not.toThrow();
+    await expect(result).rejects.toThrow('options unreadable');
+    expect((await q.counts()).pending).toBe(0);
+  });
+});
