@@ -86,7 +86,10 @@ describe('per-group limits across workers', () => {
       worker(
         qi,
         async (job) => {
-          at[job.group!]!.push((await qi.getJob(job.id))!.at! - LEASE_MS);
+          // The lease's start (the lease script's Redis time, as its rate log has it): not
+          // its deadline less LEASE_MS, which a lease extension moves (the worker extends
+          // every held job once its event subscription is up: events-channel.ts catchUp).
+          at[job.group!]!.push((await qi.getJob(job.id))!.startedAt!);
         },
         { concurrency: 10 },
       );
