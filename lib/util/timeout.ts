@@ -64,8 +64,10 @@ function expire(lane: Lane): void {
   }
   trim(lane);
   const next = lane.races[lane.head];
-  if (next) arm(lane, next.at);
-  else if (lanes.get(lane.ms) === lane) lanes.delete(lane.ms);
+  // (A race started by one that fired has armed the timer already.)
+  if (next) {
+    if (!lane.timer) arm(lane, next.at);
+  } else if (lanes.get(lane.ms) === lane) lanes.delete(lane.ms);
 }
 
 /** Queue a race of `ms` that runs `fire` when due. */
