@@ -21,7 +21,7 @@ const ADD_CHUNK = 2000;
 const MAX_ACKS_PER_ADD = 1000;
 /**
  * Records of answered calls are deleted once this many wait: one HDEL every 16 calls, and the
- * hash stays a short listpack that each call's HSETNX scans.
+ * hash stays a short listpack that each call's HGET and HSET scan.
  */
 const ACK_BATCH = 16;
 const NO_ACKS: number[] = [];

@@ -111,8 +111,8 @@ describe('re-sent add calls', () => {
 });
 
 describe('a re-sent add call that failed', () => {
-  // add_plain.lua claims its call record before it writes: a run that fails takes the claim
-  // back, so that the re-send runs again (and fails the same way) instead of answering "added"
+  // add_plain.lua writes its call record last: a run that fails leaves none, so that the
+  // re-send runs again (and fails the same way) instead of answering "added"
   // for jobs that were never stored.
   it('fails again: its jobs are not answered as added', async () => {
     const proxy = await replyDroppingProxy('evalsha');
