@@ -271,6 +271,14 @@ export class Producer {
           ? this.replicated.add(this.ctx.scriptKeys.of('add', owner), args)
           : this.ctx.run('add', args, owner);
     }
+    if (acked.length > 0) {
+      // A call that failed (or was never run: e.g. Redis out of memory) may not have deleted
+      // the records it names: the next call names them again (deleting twice is harmless).
+      sent = sent.catch((e: unknown) => {
+        for (const a of acked) this.acked.push(a);
+        throw e;
+      });
+    }
     return keep ? sent.then((reply) => ((this.recordsKept = Date.now()), reply)) : sent;
   }
 }
