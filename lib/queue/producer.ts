@@ -21,7 +21,7 @@ const ADD_CHUNK = 2000;
 const MAX_ACKS_PER_ADD = 1000;
 /**
  * Records of answered calls are deleted once this many wait: one HDEL every 16 calls, and the
- * hash stays a short listpack that each call's HSETNX scans.
+ * hash stays a short listpack that each call's HGET and HSET scan.
  */
 const ACK_BATCH = 16;
 const NO_ACKS: number[] = [];
@@ -270,6 +270,14 @@ export class Producer {
         o.replicaAcks > 0
           ? this.replicated.add(this.ctx.scriptKeys.of('add', owner), args)
           : this.ctx.run('add', args, owner);
+    }
+    if (acked.length > 0) {
+      // A call that failed (or was never run: e.g. Redis out of memory) may not have deleted
+      // the records it names: the next call names them again (deleting twice is harmless).
+      sent = sent.catch((e: unknown) => {
+        for (const a of acked) this.acked.push(a);
+        throw e;
+      });
     }
     return keep ? sent.then((reply) => ((this.recordsKept = Date.now()), reply)) : sent;
   }

@@ -3,37 +3,45 @@
 --! keys: by-name seqCounter tokenCounter data dataBuckets meta wake parked leased leaseHolders flowControl rateLog addCallRecords eventLog addedTimes pending
 --! argv: priorities handoff_lease_ms count call record_ttl_ms ack_count acked_calls*ack_count
 --! argv: jobs...
+--! cold: hand_off_allowed hand_off data_set_run rcall_each emit_seqs
 -- The arguments of add.lua, but per job only its payload, meta (JSON, '' = none) and priority;
 -- or, when no job has meta and all have the one priority ARGV[1] names (the common call), only
 -- their payloads (count arguments, not 3 × count: the producer builds and Redis reads a third).
--- Idempotent and handing off as add.lua does (the same call record, lib/scripts/lib/adding.lua,
--- claimed first: one HSETNX; a run that fails takes its claim back).
+-- Idempotent and handing off as add.lua does (the same call record, lib/scripts/lib/adding.lua:
+-- read first, written last, so a run that fails leaves none and a re-send runs again).
 -- Returns: the seq base: the jobs are seqs base + 1 .. base + count, in order, all new.
+-- The definitions of `--! cold:` are made by load_cold() (lib/scripts/library.ts, coldParts) on
+-- the paths that use them: not on the common one, one job with a wake-up waiting or no worker
+-- parked.
 local hand_ms = tonumber(ARGV[2])
 local count = tonumber(ARGV[3])
 local call = ARGV[4]
 local first = 7 + tonumber(ARGV[6])
 -- Per job 1 argument (its payload) or 3 (payload, meta, priority).
 local width = #ARGV - first + 1 == count and 1 or 3
-local base = rcall('INCRBY', K_SEQ_COUNTER, count) - count
--- Every job is new: the call's record is known now, and claiming it is also the check for a
--- run before (then this run takes back its seqs and answers that run's base).
+-- A run before (a re-send): its answer. (Every job of a run is new: its record is its base.)
 if call ~= '' then
-  local done = add_claim(call, base, string.rep('1', count))
+  local done = rcall('HGET', K_ADD_CALL_RECORDS, call)
   if done then
-    rcall('INCRBY', K_SEQ_COUNTER, -count) -- (INCRBY: no other command for a queue's ACL)
     return tonumber(string.match(done, '^(%d+):'))
   end
 end
+local wake_len = rcall('LLEN', K_WAKE)
+local base = rcall('INCRBY', K_SEQ_COUNTER, count) - count
 -- The common call is one job, or jobs of one priority: the loop builds only the tables the
 -- commands take, none for one job (this script runs for every plain add: docs/performance.md,
 -- "What limits us").
-local function store()
-  local wake_len = rcall('LLEN', K_WAKE)
+-- Several jobs, or a hand-off that may be allowed: the cold definitions.
+if count > 1 or (hand_ms > 0 and wake_len == 0) then
+  load_cold()
+end
+-- (Inline, not in a function run by pcall: its closure alone cost ~11k of ~155k Redis
+-- instructions a call; a failed write fails the script before the record below is written.)
+do
   local now = now_ms()
   -- The first job is handed off when a worker waits for one (hand = its position, 1).
   local hand, rate_ms = nil, false
-  if hand_ms > 0 then
+  if hand_ms > 0 and wake_len == 0 then
     local allowed
     allowed, rate_ms = hand_off_allowed(wake_len, now)
     if allowed then
@@ -114,18 +122,7 @@ local function store()
     emit_seqs('added', seqs)
   end
 end
--- A write that fails leaves the call unclaimed: a re-send runs it again, as the first run would
--- have been answered (with the error).
-local ok, err = pcall(store)
-if not ok then
-  if call ~= '' then
-    add_unclaim(call)
-  end
-  -- The failed command's own error (e.g. WRONGTYPE), as a script raising it would answer.
-  local message = type(err) == 'table' and err.err or tostring(err)
-  if string.match(message, '^[A-Z]+ ') then
-    return redis.error_reply(message)
-  end
-  error(err, 0)
+if call ~= '' then
+  add_record(call, base, string.rep('1', count))
 end
 return base

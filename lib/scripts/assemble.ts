@@ -15,7 +15,7 @@ import {
   type ScriptKeyName,
 } from '../keys.js';
 import { argvDoc, fixedPart, parseHeader, type ScriptHeader } from './header.js';
-import { code, reached } from './library.js';
+import { code, coldParts, reached } from './library.js';
 import { SCRIPT_SOURCES } from './sources.generated.js';
 
 export type ScriptName = keyof typeof SCRIPT_SOURCES;
@@ -122,6 +122,7 @@ function prelude(
   codes: readonly string[],
   perQueue: boolean,
   byName: boolean,
+  coldKeys: ReadonlySet<string>,
 ): string {
   const doc: string[] = [`-- ${name}.lua, assembled by lib/scripts/assemble.ts. KEYS:`];
   const bind: string[] = ['local rcall = redis.call'];
@@ -161,7 +162,9 @@ function prelude(
     } else if (byName && !owned(k)) {
       const key = k as KeyName;
       doc.push(`--   (named) ${luaName(key)}: ${KEY_TABLE[key].doc}`);
-      bind.push(`local ${luaName(key)} = QUEUE_BASE .. '${KEY_TABLE[key].part}'`);
+      // (A key only cold definitions use is named by load_cold.)
+      if (!coldKeys.has(luaName(key)))
+        bind.push(`local ${luaName(key)} = QUEUE_BASE .. '${KEY_TABLE[key].part}'`);
     } else if (k === 'pending' && perQueue) {
       doc.push(`--   [${i}..${i + 9}] ${KEY_TABLE.pending.doc}`);
       bind.push(`local PENDING_AT = ${i}`);
@@ -200,7 +203,27 @@ export function assembleSource(name: string, body: string): AssembledScript {
   const perQueue = header.keys[0] === PER_QUEUE;
   const byName = header.keys[0] === BY_NAME;
   const lib = reached(body);
+  // `--! cold:` names: made by load_cold() when the body needs them (library.ts, coldLoader).
+  const coldNames = new Set(
+    [...body.matchAll(/^--! cold:(.*)$/gm)].flatMap((m) => m[1]!.trim().split(/\s+/)),
+  );
+  const hot = coldNames.size ? reached(body, coldNames) : lib;
+  const cold = lib.filter((c) => !hot.includes(c));
   const all = code([...lib.map((c) => c.text), body].join('\n'));
+  const hotCode = code([...hot.map((c) => c.text), body].join('\n'));
+  // The keys a by-name script names in its prelude that only its cold definitions use.
+  const named = new Map(
+    byName
+      ? keys
+          .filter((k) => !k.startsWith('pending') && !owned(k))
+          .map((k) => [luaName(k as KeyName), k as KeyName])
+      : [],
+  );
+  const coldKeys = new Set(
+    (code(cold.map((c) => c.text).join('\n')).match(/\bK_[A-Z_]+\b/g) ?? []).filter(
+      (k) => named.has(k) && !new RegExp(`\\b${k}\\b`).test(hotCode),
+    ),
+  );
   const used = new Set(all.match(/\bK_[A-Z_]+\b/g));
   const declared = new Set(
     keys.filter((k) => !k.startsWith('pending')).map((k) => luaName(k as KeyName)),
@@ -217,12 +240,23 @@ export function assembleSource(name: string, body: string): AssembledScript {
   const pending = keys.some((k) => k.startsWith('pending'));
   if (/\bpending_key\b/.test(all) !== pending) problems.push('pending keys: declared iff used');
   if (/\buse_queue\b/.test(all) !== perQueue) problems.push(`${PER_QUEUE}: declared iff used`);
+  for (const n of coldNames) {
+    if (!cold.some((c) => c.names.includes(n))) problems.push(`cold ${n}: not a cold definition`);
+  }
+  const loads = code(body).match(/^[ \t]*load_cold\(\)[ \t]*$/gm)?.length ?? 0;
+  if (loads !== (cold.length > 0 ? 1 : 0) || /\bload_cold\b/.test(code(body)) !== loads > 0)
+    problems.push('cold: declared iff used, in one load_cold() statement');
   if (problems.length) throw new Error(`${name}.lua: ${problems.join('; ')}`);
+  const keyLines = [...coldKeys].map(
+    (k) => `${k} = QUEUE_BASE .. '${KEY_TABLE[named.get(k)!].part}'`,
+  );
+  const parts = cold.length ? coldParts(cold, [...coldKeys], keyLines) : undefined;
   const lua = [
-    prelude(name, header, keys, codes, perQueue, byName),
-    ...lib.map((c) => c.text),
+    prelude(name, header, keys, codes, perQueue, byName, coldKeys),
+    ...hot.map((c) => c.text),
+    ...(parts ? [parts.declare] : []),
     `-- ${name}.lua`,
-    body,
+    parts ? body.replace(/^[ \t]*load_cold\(\)[ \t]*$/m, () => parts.define) : body,
   ].join('\n\n');
   const passed = byName ? keys.filter(owned) : keys;
   return { name, keys, perQueue, byName, passed, lua };

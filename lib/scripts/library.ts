@@ -27,7 +27,7 @@ const LIBRARY_ORDER = [
   'completed',
 ];
 
-interface Chunk {
+export interface Chunk {
   readonly names: readonly string[];
   readonly text: string;
 }
@@ -74,11 +74,18 @@ function libraryChunks(): Chunk[] {
   return library;
 }
 
-/** The library definitions `body` reaches, in library order. */
-export function reached(body: string): Chunk[] {
+/**
+ * The library definitions `body` reaches, in library order (`skip`: names not followed, those of
+ * a script's cold definitions).
+ */
+export function reached(body: string, skip: ReadonlySet<string> = new Set()): Chunk[] {
   const all = libraryChunks();
   const used = new Set<Chunk>();
-  const tokens = new Set(code(body).match(IDENT));
+  const tokens = new Set(
+    code(body)
+      .match(IDENT)
+      ?.filter((t) => !skip.has(t)),
+  );
   let grew = true;
   while (grew) {
     grew = false;
@@ -99,4 +106,32 @@ export function unusedLibraryDefinitions(): string[] {
   return libraryChunks()
     .filter((c) => !used.has(c))
     .flatMap((c) => c.names);
+}
+
+/**
+ * A script's cold definitions (`--! cold: <names>`: the library functions its body calls only on
+ * rare paths, and what only they reach): their locals are declared before the body, and made
+ * where the body's one `load_cold()` statement stands (replaced by them: it must be in the main
+ * chunk, run at most once, before any use). A script call makes a closure per definition it
+ * runs, ~1,000 Redis instructions each; inline, not in a loader function (whose closure would
+ * capture every upvalue of theirs: as costly as the closures it saves). `keys`: the keys only
+ * cold definitions use (their locals), `keyLines` the lines that name them (made there too).
+ * Returns the declaration and the definitions.
+ */
+export function coldParts(
+  cold: readonly Chunk[],
+  keys: readonly string[],
+  keyLines: readonly string[],
+): { declare: string; define: string } {
+  const names = [...keys, ...cold.flatMap((c) => c.names)];
+  // A definition becomes an assignment to its local.
+  const bodies = cold.map((c) =>
+    c.text
+      .replace(/^local function (\w+)\(/m, '$1 = function(')
+      .replace(/^local ([\w, ]+) =/m, '$1 ='),
+  );
+  return {
+    declare: `local ${names.join(', ')}`,
+    define: ['-- (load_cold: the cold definitions)', ...keyLines, ...bodies].join('\n'),
+  };
 }

@@ -54,7 +54,6 @@ const COMMANDS = [
   'time',
   'hget',
   'hset',
-  'hsetnx', // an add claims its call's record (re-send check)
   'hdel',
   'hmget',
   'hexists',

@@ -71,6 +71,28 @@ describe('Lua scripts', () => {
     );
   });
 
+  it('cold definitions (--! cold:) are declared up front and made where load_cold() stands', () => {
+    const s = script('add_plain');
+    const at = (t: string) => s.lua.indexOf(t);
+    // Hot: made at the script's start; cold: declared there, defined in the body's branch.
+    expect(s.lua).toContain('local function data_set_one(');
+    expect(s.lua).toMatch(/^local K_\w+, .*\bK_PARKED\b.*\bhand_off\b/m);
+    expect(s.lua).not.toContain(`local K_PARKED = `);
+    expect(at(`K_PARKED = QUEUE_BASE .. '${KEY_TABLE.parked.part}'`)).toBeGreaterThan(
+      at('-- add_plain.lua'),
+    );
+    expect(at('hand_off = function(')).toBeGreaterThan(at('-- add_plain.lua'));
+    expect(s.lua).not.toMatch(/^\s*load_cold\(\)/m);
+    const cold = (body: string) =>
+      assembleSource('t', made('by-name wake', 'x', `--! cold: wake\n${body}`));
+    expect(cold('if ARGV[1] then\n  load_cold()\nend\nwake()').lua).toContain('wake = function(');
+    expect(() => cold('wake()')).toThrow(/one load_cold\(\) statement/);
+    expect(() => cold('load_cold()\nload_cold()\nwake()')).toThrow(/one load_cold\(\)/);
+    expect(() => assembleSource('t', made('by-name wake', 'x', '--! cold: nope\nwake()'))).toThrow(
+      /cold nope: not a cold definition/,
+    );
+  });
+
   it('library functions are pulled only into the scripts that use them; none is unused', () => {
     expect(unusedLibraryDefinitions()).toEqual([]);
     expect(script('progress').lua).not.toContain('local function lease_jobs');

@@ -19,26 +19,11 @@ local function add_records_tidy()
 end
 
 -- Record what add call number `call` did ('<seq base>:<flag per job>', for a re-send after a
--- lost reply), once it is done (add.lua: the flags are known at the end).
+-- lost reply), once it is done: a run that failed on the way leaves no record, and its re-send
+-- runs again. Both add scripts read the record first (HGET: a re-send answers it).
 local function add_record(call, base, flags)
   rcall('HSET', K_ADD_CALL_RECORDS, call, int(base) .. ':' .. flags)
   add_records_tidy()
-end
-
--- Claim add call number `call` before it writes anything, with its record (a call whose
--- outcome is known at its start: add_plain.lua): one HSETNX, the common path's only command for
--- idempotence. Returns nil when the call is new, else the record of the run before (a re-send).
--- A claimed call that then fails must drop its claim (add_unclaim) so that a re-send runs again.
-local function add_claim(call, base, flags)
-  if rcall('HSETNX', K_ADD_CALL_RECORDS, call, int(base) .. ':' .. flags) == 1 then
-    add_records_tidy()
-    return nil
-  end
-  return rcall('HGET', K_ADD_CALL_RECORDS, call)
-end
-
-local function add_unclaim(call)
-  rcall('HDEL', K_ADD_CALL_RECORDS, call)
 end
 
 -- Whether a job that runs now may be handed off: a worker is parked (its parked-until is in the

@@ -111,8 +111,8 @@ describe('re-sent add calls', () => {
 });
 
 describe('a re-sent add call that failed', () => {
-  // add_plain.lua claims its call record before it writes: a run that fails takes the claim
-  // back, so that the re-send runs again (and fails the same way) instead of answering "added"
+  // add_plain.lua writes its call record last: a run that fails leaves none, so that the
+  // re-send runs again (and fails the same way) instead of answering "added"
   // for jobs that were never stored.
   it('fails again: its jobs are not answered as added', async () => {
     const proxy = await replyDroppingProxy('evalsha');
@@ -136,6 +136,26 @@ describe('a re-sent add call that failed', () => {
       client.disconnect();
       await proxy.close();
     }
+  });
+});
+
+describe('the call records of a producer', () => {
+  // A call deletes the records of answered calls (16 at a time) when it writes its own, last:
+  // a call that fails on the way names them again in the next.
+  it('are deleted once answered, even when the call that named them failed', async () => {
+    const prefix = uniqueName('t');
+    const admin = fx.client();
+    const q = new WorkQueue<string>(fx.client(), uniqueName(), { logger: false, prefix });
+    for (let i = 0; i < 16; i++) await q.add(`a${i}`); // seqs 1..16, 16 answered calls
+    // The payload bucket of the next job replaced by a string: the 17th call fails (WRONGTYPE).
+    await admin.set(q.keys.dataBucket('17'), 'oops');
+    expect(await errorOf(q.add('fails'))).toMatchObject({ code: 'SCRIPT_ERROR' });
+    await admin.del(q.keys.dataBucket('17'));
+    await q.add('after');
+    const records = await admin.keys(q.keys.addCallRecords('*'));
+    expect(records).toHaveLength(1);
+    expect(await admin.hlen(records[0]!)).toBe(1); // the last call's alone
+    await deleteKeys(admin, `${prefix}:*`);
   });
 });
 
