@@ -10,3 +10,4 @@ export { prepareSchedule } from './schedules/spec.js';
 export { sandboxOptionProblems } from './sandbox/options.js';
 export { within } from './util/timeout.js';
 export type { WorkerLiveness } from './worker/liveness.js';
+export type { WorkerStartWait } from './worker/start-waits.js';

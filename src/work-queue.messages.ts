@@ -178,8 +178,16 @@ export const workerStarted = (queue: string, concurrency: number, classNames: re
   `worker of queue "${queue}" started (concurrency ${concurrency}; ${classNames.join(', ')})`;
 export const workerNotStarted = (queue: string, classNames: readonly string[]) =>
   `worker of queue "${queue}" not started in this instance (workers option; ${classNames.join(', ')})`;
-export const workerStartTimeout = (queue: string, ms: number, lastError: string | undefined) =>
-  `queue "${queue}": its worker could not start within ${ms} ms, Redis did not answer${lastError ? `: ${lastError}` : ''}`;
+export const workerStartTimeout = (
+  queue: string,
+  ms: number,
+  waits: readonly string[],
+  lastError: string | undefined,
+) =>
+  `queue "${queue}": its worker could not start within ${ms} ms, Redis did not answer${waits.length > 0 ? ` (waiting for: ${waits.join(', ')})` : ''}${lastError ? `: ${lastError}` : ''}`;
+/** Redis answered, the sandbox of the processor was still loading its module. */
+export const workerSandboxStartTimeout = (queue: string, ms: number) =>
+  `queue "${queue}": its worker could not start within ${ms} ms: its sandbox was still loading the processor's module (Redis answered)`;
 export const workerError = (queue: string, error: string) =>
   `queue "${queue}": worker error: ${error}`;
 export const jobDead = (queue: string, jobId: string, error: string) =>

@@ -32,6 +32,7 @@ import {
   noHandler,
   workerError,
   workerNotStarted,
+  workerSandboxStartTimeout,
   workerStarted,
   workerStartTimeout,
 } from './work-queue.messages.js';
@@ -132,9 +133,14 @@ export class WorkQueueRegistrar
         ms,
       );
       if (!started) {
+        // Say which step was slow: a sandbox loading its module is no Redis outage.
+        const waits = worker.startWaits;
+        if (waits.length === 1 && waits[0] === 'sandbox') {
+          throw new WorkQueueError('TIMEOUT', workerSandboxStartTimeout(queue.name, ms));
+        }
         throw new WorkQueueError(
           'REDIS_UNAVAILABLE',
-          workerStartTimeout(queue.name, ms, lastError),
+          workerStartTimeout(queue.name, ms, waits, lastError),
         );
       }
     } finally {

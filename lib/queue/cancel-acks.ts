@@ -8,7 +8,7 @@
  */
 import type { Cluster, Redis } from 'ioredis';
 import { within } from '../util/timeout.js';
-import { duplicate } from '../redis/connection.js';
+import { closeSubscriber, duplicate } from '../redis/connection.js';
 import type { QueueKeys } from '../keys.js';
 
 /** How long the connection stays open after the last wait (a burst of cancels shares it). */
@@ -68,11 +68,6 @@ export class CancelAcks {
     const sub = this.sub;
     this.sub = undefined;
     this.subscribed = undefined;
-    if (!sub || sub.status === 'end') return;
-    await within(
-      sub.quit().catch(() => undefined),
-      1_000,
-    );
-    if ((sub.status as string) !== 'end') sub.disconnect(false);
+    if (sub) await closeSubscriber(sub);
   }
 }

@@ -4,6 +4,7 @@
  * reconnect options a queue's connection should have.
  */
 import { Cluster, type Redis, type RedisOptions } from 'ioredis';
+import { within } from '../util/timeout.js';
 
 /** Longest pause between two reconnect attempts (RECONNECT_OPTIONS), before jitter. */
 const RECONNECT_MAX_MS = 500;
@@ -39,6 +40,30 @@ export function duplicate(
     });
   }
   return guardFailoverDetector(c.duplicate(overrides));
+}
+
+/**
+ * Close a subscriber connection the core opened (a worker's notice channel, a queue's cancel
+ * acknowledgements): QUIT, and if it has not ended within `timeoutMs`, disconnect. Never rejects.
+ *
+ * Its automatic resubscription is turned off first. ioredis (6.0.0) subscribes again by itself
+ * when a connection that was subscribed reconnects, from its ready handler, and nothing handles
+ * that SUBSCRIBE's promise. A close that lands while such a reconnection waits for the reply to
+ * its ready check (INFO) does not stop the handler: the INFO reply (sent before Redis saw the
+ * QUIT) still makes the connection 'ready', the SUBSCRIBE is queued on the closing socket, and
+ * the socket's end fails it with a bare "Connection is closed." — an unhandled rejection in the
+ * application (in Jest: every test of the file failed). A connection being closed has nothing
+ * to subscribe to.
+ */
+export async function closeSubscriber(c: Redis | Cluster, timeoutMs = 1_000): Promise<void> {
+  if (c.status === 'end') return;
+  // (A Cluster's subscriber resubscribes on its own, and handles the failure.)
+  if (!(c instanceof Cluster)) c.options.autoResubscribe = false;
+  await within(
+    c.quit().catch(() => undefined),
+    timeoutMs,
+  );
+  if ((c.status as string) !== 'end') c.disconnect(false);
 }
 
 interface DetectorInternals {

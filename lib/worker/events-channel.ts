@@ -1,7 +1,7 @@
 // The worker's subscription to its queue's notice channel (cancel notices, queue pause/resume),
 // on a connection of its own, and how the worker catches up on what it said before we listened.
 import type { Cluster, Redis } from 'ioredis';
-import { duplicate } from '../redis/connection.js';
+import { closeSubscriber, duplicate } from '../redis/connection.js';
 import { delay, within } from '../util/timeout.js';
 import { CALL_TIMEOUT_MS, type WorkerContext } from './context.js';
 
@@ -59,12 +59,6 @@ export class EventsChannel<T, R> {
   /** Close the connection (bounded). Idempotent. */
   async close(): Promise<void> {
     this.closed = true;
-    const sub = this.conn;
-    if (!sub || sub.status === 'end') return;
-    await within(
-      sub.quit().catch(() => undefined),
-      1_000,
-    );
-    if ((sub.status as string) !== 'end') sub.disconnect(false);
+    if (this.conn) await closeSubscriber(this.conn);
   }
 }

@@ -20,6 +20,7 @@ import { resolveWorkerOptions, type WorkerOptions } from './options.js';
 import { RunTable } from './run-table.js';
 import { Runner } from './runner.js';
 import { SandboxPool } from '../sandbox/pool.js';
+import { StartWaits, type WorkerStartWait } from './start-waits.js';
 import type { SandboxOptions } from '../types/sandbox.js';
 
 export type { Handler, WorkerEvents } from '../types/worker.js';
@@ -36,6 +37,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   readonly leaseMs: number;
   private readonly ctx: WorkerContext<T, R>;
   private started: Promise<void> | undefined;
+  /** What an unfinished start() waits for (see `startWaits`). */
+  private readonly waits = new StartWaits();
   private closed: Promise<void> | undefined;
   private readonly events: EventsChannel<T, R>;
   private heartbeat: Heartbeat | undefined;
@@ -128,6 +131,14 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     };
   }
 
+  /**
+   * @internal What an unfinished `start()` waits for now (empty before it and once started):
+   * a start that times out says which step was slow (src/work-queue.registrar.ts).
+   */
+  get startWaits(): readonly WorkerStartWait[] {
+    return this.waits.list();
+  }
+
   /** Register, open connections, start heartbeat and leasing. Idempotent. */
   start(): Promise<void> {
     this.started ??= this.doStart();
@@ -135,6 +146,14 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   }
 
   private async doStart(): Promise<void> {
+    try {
+      await this.startSteps();
+    } finally {
+      this.waits.clear();
+    }
+  }
+
+  private async startSteps(): Promise<void> {
     const { ctx, queue: q } = this;
     if (ctx.closing) throw new WorkQueueError('CLOSED', 'worker is closed');
     // Join the process's heartbeat thread (it starts, if none runs, with our first lease call:
@@ -147,15 +166,21 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     let grace: number;
     try {
       // A sandboxed handler's module is loaded meanwhile: one that cannot run fails the start.
-      await Promise.all([q.ready(), this.sandbox?.start()]);
+      await Promise.all([
+        this.waits.on('redis check', q.ready()),
+        this.sandbox && this.waits.on('sandbox', this.sandbox.start()),
+      ]);
       // The registration is the first bridge beat too (one round trip: heartbeat.ts).
       grace = heartbeat.registrationGraceMs;
-      ctx.id = await q.registerWorker(
-        {
-          concurrency: ctx.settings.concurrency,
-          ...(ctx.settings.name === undefined ? {} : { name: ctx.settings.name }),
-        },
-        grace,
+      ctx.id = await this.waits.on(
+        'registration',
+        q.registerWorker(
+          {
+            concurrency: ctx.settings.concurrency,
+            ...(ctx.settings.name === undefined ? {} : { name: ctx.settings.name }),
+          },
+          grace,
+        ),
       );
     } catch (e) {
       await this.releaseConnections();
@@ -169,7 +194,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     q.client.on('ready', this.onClientReady);
     // Lease once the first bridge beat landed (the registration itself, or, without a thread,
     // no bridge), not after the thread's first beat: heartbeat.ts says why that is safe.
-    await within(covered, q.options.heartbeatTimeoutMs);
+    await this.waits.on('first heartbeat', within(covered, q.options.heartbeatTimeoutMs));
     ctx.renewer.start();
     const cleanIntervalMs = ctx.settings.cleanIntervalMs;
     if (cleanIntervalMs > 0) {

@@ -51,6 +51,28 @@ function producerOf<T>(q: WorkQueue<T>, options: WorkQueueOptions = {}): WorkQue
 }
 
 describe('Worker start-up', () => {
+  it('startWaits names what an unfinished start() waits for (a start that timed out says it)', async () => {
+    const gate = deferred();
+    const c = new Redis(testRedisUrl());
+    gated.push(c);
+    // The queue's check of Redis (INFO) is answered only once the test says so.
+    const info = c.info.bind(c) as (...a: unknown[]) => Promise<string>;
+    (c as unknown as { info: typeof info }).info = async (...a) => {
+      await gate.promise;
+      return info(...a);
+    };
+    const q = fx.queue<string>({}, c);
+    const w = worker(q, () => 'x', { autostart: false });
+    expect(w.startWaits).toEqual([]);
+    const started = w.start();
+    await waitFor(() => w.startWaits.includes('redis check'), { what: 'start waiting on Redis' });
+    expect(w.startWaits).toEqual(['redis check']);
+    gate.resolve();
+    await started;
+    expect(w.startWaits).toEqual([]);
+    await w.close();
+  });
+
   it('runs a waiting job before its subscription is ready; a cancel published before it subscribed still aborts the run', async () => {
     const gate = deferred();
     const q = fx.queue<string>({}, gatedClient(gate.promise));
