@@ -2,6 +2,7 @@
 // into free slots (several calls may be in flight); then it decides when to look again.
 import { WorkQueueError } from '../errors.js';
 import type { CompleteItem } from '../queue/index.js';
+import type { LeasedJob } from '../types/index.js';
 import { within } from '../util/timeout.js';
 import type { WorkerContext } from './context.js';
 import type { LeaseLoopPart, Run } from './parts.js';
@@ -11,8 +12,13 @@ import { deliverFlowNotices } from './flow-notices.js';
 const MAX_LEASE_COUNT = 10_000;
 /** A parked worker counts as parked this much longer than its longest idle wait. */
 const PARK_MARGIN_MS = 1_000;
+/**
+ * Lease calls that share the worker's room (concurrency + prefetch): each asks for at most its
+ * share, so while the worker runs one reply's jobs, Redis answers the next call.
+ */
+const LEASE_SHARES = 2;
 /** Most jobs 'auto' prefetch holds ahead (for jobs far shorter than a round trip). */
-const AUTO_PREFETCH_MAX = 32;
+const AUTO_PREFETCH_MAX = 32 * LEASE_SHARES;
 /**
  * Leases go by reference (the payloads read with HMGET behind the call, not copied through the
  * script) while the jobs' payloads average at least this many bytes.
@@ -28,6 +34,10 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   private completes: Array<CompleteItem<R> & { run: Run<T> }> = [];
   /** Jobs asked for by lease calls still in flight. */
   private requested = 0;
+  /** Lease calls (asking for jobs) in flight. */
+  private leasing = 0;
+  /** Jobs leased by calls answered while closing or paused, given back together (giveBackLate). */
+  private late: LeasedJob<T>[] = [];
   /** Averages for 'auto' prefetch (ms, exponentially weighted): handler run, lease call. */
   private jobMs = Number.POSITIVE_INFINITY;
   private callMs = 0;
@@ -50,7 +60,10 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   get prefetch(): number {
     const option = this.ctx.settings.prefetch;
     if (option !== 'auto') return option;
-    const ahead = Math.ceil((this.ctx.settings.concurrency * this.callMs) / this.jobMs);
+    // A job asked for now may start only once the calls in flight before it answered.
+    const ahead = Math.ceil(
+      (LEASE_SHARES * this.ctx.settings.concurrency * this.callMs) / this.jobMs,
+    );
     return Math.min(AUTO_PREFETCH_MAX, Math.max(1, Number.isFinite(ahead) ? ahead : 1));
   }
 
@@ -75,10 +88,20 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
     });
   }
 
+  /** Send the completes waiting now (see call), unless a call is being held back. */
+  private flushFinished(): void {
+    if (this.completes.length > 0 && !this.retryTimer && !this.reconciling) void this.flush();
+  }
+
   /** close(): no more retries nor looks at due jobs. */
   stop(): void {
     clearTimeout(this.retryTimer);
     clearTimeout(this.dueTimer);
+  }
+
+  /** Most jobs one lease call asks for: its share of the room (see LEASE_SHARES). */
+  private share(): number {
+    return Math.ceil((this.ctx.settings.concurrency + this.prefetch) / LEASE_SHARES);
   }
 
   /** Jobs to ask for now: free slots plus prefetch, less what is held or on its way. */
@@ -95,10 +118,14 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
     const { ctx } = this;
     if (this.needReconcile && !ctx.closing) await this.reconcile();
     if (this.reconciling) return;
-    const want =
+    const free =
       ctx.closing || ctx.paused || ctx.queuePause.paused || this.retryTimer || this.holdingBack()
         ? 0
-        : Math.min(MAX_LEASE_COUNT, Math.max(0, this.freeSlots()));
+        : Math.max(0, this.freeSlots());
+    // At most LEASE_SHARES calls lease at once (more calls than shares would split the room
+    // into ever smaller calls); the rest of the room goes to the next call, in its own turn.
+    const want = this.leasing < LEASE_SHARES ? Math.min(MAX_LEASE_COUNT, free, this.share()) : 0;
+    if (want > 0 && want < free && this.leasing + 1 < LEASE_SHARES) this.schedule();
     await this.call(want);
   }
 
@@ -114,6 +141,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
     this.completes = [];
     const { adopt, sweep } = handoffs.take();
     this.requested += want;
+    if (want > 0) this.leasing++;
     const sentAt = performance.now();
     ctx.progress.sent();
     try {
@@ -132,6 +160,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       );
       ctx.progress.answered();
       this.requested -= want;
+      if (want > 0) this.leasing--;
       this.retryDelay = 0;
       if (want > 0) this.callMs = average(this.callMs, performance.now() - sentAt);
       if (r.jobs.length > 0)
@@ -147,12 +176,19 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
         ctx.runner.afterComplete(it.run, it.result as R, r.completed[i]!, r.now),
       );
       deliverFlowNotices(ctx, items, r.completed);
-      if (ctx.closing) {
-        // Too late to start them: straight back to the front.
-        runs.giveBack(r.jobs);
+      if (ctx.closing || ctx.paused) {
+        // Too late to start them: back to the front, once every lease call in flight answered
+        // (all together, so that they keep their order).
+        this.late.push(...r.jobs);
+        this.giveBackLate();
         return true;
       }
+      this.giveBackLate(); // resumed meanwhile: they go back all the same
       runs.place(r.jobs);
+      // Jobs that finished at once (in this turn's microtasks) go out with the next call now,
+      // before the answer to another call in flight is read: merged into one later call, the
+      // two would fall back into lockstep with Redis.
+      if (r.jobs.length > 0) process.nextTick(() => this.flushFinished());
       if (r.drain && this.holdsNothing()) {
         // A suspect waits for what Redis says we hold, and we hold nothing, nor is anything on
         // its way: those leases are unknown to us (a reply we never got). Nothing we run would
@@ -184,8 +220,10 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       // Keep the completes (the work is done) and adoptions, and try again shortly. Unanswered,
       // the call may still have run: what it leased is ours without our knowing (reconcile).
       this.requested -= want;
+      if (want > 0) this.leasing--;
       this.completes = items.concat(this.completes);
       handoffs.putBack(adopt, sweep);
+      this.giveBackLate();
       if (!(e instanceof WorkQueueError) || e.code === 'REDIS_UNAVAILABLE') {
         this.needReconcile = true;
       }
@@ -193,6 +231,13 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       this.retryLater();
       return false;
     }
+  }
+
+  /** Closing or paused: give back the jobs of lease calls answered, once none is in flight. */
+  private giveBackLate(): void {
+    if (this.leasing > 0 || this.late.length === 0) return;
+    this.ctx.runs.giveBack(this.late);
+    this.late = [];
   }
 
   /** No job of ours anywhere: running, finishing, prefetched, handed off, or asked for. */

@@ -1,0 +1,118 @@
+/**
+ * Worker runtime: the lease pipeline. Lease calls share the worker's room (concurrency +
+ * prefetch): each asks for at most half of it, so two are in flight while the worker runs the
+ * jobs of one reply (no lockstep with Redis) — and what the worker holds plus what it asked for
+ * never exceeds the room. close() gives back the jobs of every call still in flight.
+ */
+import { afterAll, describe, expect, it } from '@jest/globals';
+import type { CompleteItem, LeaseOptions, WorkQueue } from '../../../lib/index.js';
+import { QueueFixture } from '../../support/queue.js';
+import { waitFor } from '../../support/wait.js';
+import { deferred, workersClosedAfterEach } from '../../support/worker.js';
+
+const fx = new QueueFixture();
+afterAll(() => fx.cleanup());
+const worker = workersClosedAfterEach((e) => console.error('worker error', e));
+
+interface Watch {
+  /** Lease counts of every call that leased (count > 0), in order. */
+  counts: number[];
+  /** Most lease calls in flight at once. */
+  maxInFlight: number;
+  /** Most jobs held (leased to us, not yet completed) plus asked for, at any call's send. */
+  maxRoom: number;
+  /** Jobs the calls' replies brought. */
+  leased: number;
+}
+
+/**
+ * Watch the worker's calls on `q` (its completeAndLease, wrapped). `hold`, when set, keeps a
+ * leasing call's answer back until it resolves.
+ */
+function watchCalls<T>(q: WorkQueue<T>, hold?: () => Promise<void>): Watch {
+  const w: Watch = { counts: [], maxInFlight: 0, maxRoom: 0, leased: 0 };
+  const original = q.completeAndLease.bind(q);
+  let inFlight = 0;
+  let asked = 0;
+  let held = 0;
+  q.completeAndLease = async (
+    items: ReadonlyArray<CompleteItem<unknown>>,
+    next?: LeaseOptions,
+    opts?: Parameters<WorkQueue<T>['completeAndLease']>[2],
+  ) => {
+    const count = next?.count ?? 0;
+    held -= items.length; // completed: no longer held once sent
+    asked += count;
+    w.maxRoom = Math.max(w.maxRoom, held + asked);
+    if (count > 0) {
+      w.counts.push(count);
+      w.maxInFlight = Math.max(w.maxInFlight, ++inFlight);
+    }
+    try {
+      const r = await original(items as ReadonlyArray<CompleteItem<unknown>>, next, opts);
+      if (count > 0 && hold) await hold();
+      held += r.jobs.length;
+      w.leased += r.jobs.length;
+      return r;
+    } finally {
+      asked -= count;
+      if (count > 0) inFlight--;
+    }
+  };
+  return w;
+}
+
+describe('Worker lease pipeline', () => {
+  it('two lease calls in flight, each for at most half the room; held + asked never above it', async () => {
+    const q = fx.queue<number>();
+    const JOBS = 400;
+    await q.addBulk(Array.from({ length: JOBS }, (_, i) => ({ data: i })));
+    const calls = watchCalls(q);
+    let done = 0;
+    let active = 0;
+    let maxActive = 0;
+    // Synchronous handlers: a reply's jobs all finish within one turn of the event loop.
+    const w = worker(
+      q,
+      () => {
+        maxActive = Math.max(maxActive, ++active);
+        active--;
+        done++;
+      },
+      { concurrency: 6, prefetch: 4 },
+    );
+    await waitFor(() => done === JOBS, { what: `${JOBS} jobs`, timeoutMs: 20_000 });
+    const room = 6 + w.prefetch;
+    expect(calls.maxInFlight).toBe(2);
+    expect(Math.max(...calls.counts)).toBe(room / 2);
+    expect(calls.maxRoom).toBeLessThanOrEqual(room);
+    expect(calls.leased).toBe(JOBS);
+    expect(maxActive).toBeLessThanOrEqual(6);
+    await waitFor(async () => (await q.counts()).leased === 0, { what: 'the last completes' });
+    expect(await q.counts()).toMatchObject({ pending: 0, leased: 0, dead: 0 });
+  });
+
+  it('close() while two lease calls are in flight gives back the jobs of both', async () => {
+    const q = fx.queue<number>();
+    const JOBS = 20;
+    await q.addBulk(Array.from({ length: JOBS }, (_, i) => ({ data: i })));
+    const answers = deferred();
+    const calls = watchCalls(q, () => answers.promise);
+    const started: number[] = [];
+    const w = worker(q, (job) => void started.push(job.data), { concurrency: 3, prefetch: 3 });
+    // Both calls leased in Redis, their answers held back.
+    await waitFor(async () => calls.counts.length === 2 && (await q.counts()).leased === 6, {
+      what: 'two lease calls answered by Redis, 3 jobs each',
+    });
+    expect(calls.maxInFlight).toBe(2);
+    const closed = w.close();
+    answers.resolve();
+    await closed;
+    expect(started).toEqual([]);
+    expect(calls.leased).toBe(6);
+    expect(await q.counts()).toMatchObject({ pending: JOBS, leased: 0 });
+    // Back at the front, in their order.
+    const again = await q.lease({ count: JOBS });
+    expect(again.map((l) => l.data)).toEqual(Array.from({ length: JOBS }, (_, i) => i));
+  });
+});
