@@ -17,8 +17,11 @@ const PARK_MARGIN_MS = 1_000;
  * share, so while the worker runs one reply's jobs, Redis answers the next call.
  */
 const LEASE_SHARES = 2;
-/** Most jobs 'auto' prefetch holds ahead (for jobs far shorter than a round trip). */
-const AUTO_PREFETCH_MAX = 32 * LEASE_SHARES;
+/**
+ * 'auto' prefetch for jobs far shorter than a round trip: each lease call may bring as many jobs
+ * as fill every slot plus this many (so the room is LEASE_SHARES × (concurrency + this)).
+ */
+const AUTO_AHEAD_PER_CALL = 32;
 /**
  * Leases go by reference (the payloads read with HMGET behind the call, not copied through the
  * script) while the jobs' payloads average at least this many bytes.
@@ -36,6 +39,8 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   private requested = 0;
   /** Lease calls (asking for jobs) in flight. */
   private leasing = 0;
+  /** The last lease call got all it asked for: the queue has a backlog (lease in shares). */
+  private backlog = false;
   /** Jobs leased by calls answered while closing or paused, given back together (giveBackLate). */
   private late: LeasedJob<T>[] = [];
   /** Averages for 'auto' prefetch (ms, exponentially weighted): handler run, lease call. */
@@ -64,7 +69,9 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
     const ahead = Math.ceil(
       (LEASE_SHARES * this.ctx.settings.concurrency * this.callMs) / this.jobMs,
     );
-    return Math.min(AUTO_PREFETCH_MAX, Math.max(1, Number.isFinite(ahead) ? ahead : 1));
+    const max =
+      LEASE_SHARES * AUTO_AHEAD_PER_CALL + (LEASE_SHARES - 1) * this.ctx.settings.concurrency;
+    return Math.min(max, Math.max(1, Number.isFinite(ahead) ? ahead : 1));
   }
 
   /** A handler ran `ms` (for 'auto' prefetch). */
@@ -124,7 +131,10 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
         : Math.max(0, this.freeSlots());
     // At most LEASE_SHARES calls lease at once (more calls than shares would split the room
     // into ever smaller calls); the rest of the room goes to the next call, in its own turn.
-    const want = this.leasing < LEASE_SHARES ? Math.min(MAX_LEASE_COUNT, free, this.share()) : 0;
+    // Without a backlog (idle, starting) one call asks for the whole room: a second would only
+    // come back empty as well.
+    const most = this.backlog ? this.share() : free;
+    const want = this.leasing < LEASE_SHARES ? Math.min(MAX_LEASE_COUNT, free, most) : 0;
     if (want > 0 && want < free && this.leasing + 1 < LEASE_SHARES) this.schedule();
     await this.call(want);
   }
@@ -162,7 +172,10 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       this.requested -= want;
       if (want > 0) this.leasing--;
       this.retryDelay = 0;
-      if (want > 0) this.callMs = average(this.callMs, performance.now() - sentAt);
+      if (want > 0) {
+        this.callMs = average(this.callMs, performance.now() - sentAt);
+        this.backlog = r.jobs.length === want;
+      }
       if (r.jobs.length > 0)
         this.payloadAvg = average(this.payloadAvg, r.payloadBytes / r.jobs.length);
       if (r.lostJobs) {
