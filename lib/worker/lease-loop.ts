@@ -7,30 +7,17 @@ import { within } from '../util/timeout.js';
 import type { WorkerContext } from './context.js';
 import type { LeaseLoopPart, Run } from './parts.js';
 import { deliverFlowNotices } from './flow-notices.js';
+import { autoPrefetch, average, LEASE_SHARES, leaseShare } from './lease-sizing.js';
 
 /** Most jobs one lease call may ask for (`lease({ count })`'s maximum). */
 const MAX_LEASE_COUNT = 10_000;
 /** A parked worker counts as parked this much longer than its longest idle wait. */
 const PARK_MARGIN_MS = 1_000;
 /**
- * Lease calls that share the worker's room (concurrency + prefetch): each asks for at most its
- * share, so while the worker runs one reply's jobs, Redis answers the next call.
- */
-const LEASE_SHARES = 2;
-/**
- * 'auto' prefetch for jobs far shorter than a round trip: each lease call may bring as many jobs
- * as fill every slot plus this many (so the room is LEASE_SHARES × (concurrency + this)).
- */
-const AUTO_AHEAD_PER_CALL = 32;
-/**
  * Leases go by reference (the payloads read with HMGET behind the call, not copied through the
  * script) while the jobs' payloads average at least this many bytes.
  */
 const BY_REF_BYTES = 2_048;
-/** Weight of the newest sample in the running averages of 'auto' prefetch and payload size. */
-const AVERAGE_WEIGHT = 0.1;
-const average = (avg: number, sample: number) =>
-  Number.isFinite(avg) ? avg + (sample - avg) * AVERAGE_WEIGHT : sample;
 
 export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   /** Completes of finished runs, sent with the next call. */
@@ -65,13 +52,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   get prefetch(): number {
     const option = this.ctx.settings.prefetch;
     if (option !== 'auto') return option;
-    // A job asked for now may start only once the calls in flight before it answered.
-    const ahead = Math.ceil(
-      (LEASE_SHARES * this.ctx.settings.concurrency * this.callMs) / this.jobMs,
-    );
-    const max =
-      LEASE_SHARES * AUTO_AHEAD_PER_CALL + (LEASE_SHARES - 1) * this.ctx.settings.concurrency;
-    return Math.min(max, Math.max(1, Number.isFinite(ahead) ? ahead : 1));
+    return autoPrefetch(this.ctx.settings.concurrency, this.callMs, this.jobMs);
   }
 
   /** A handler ran `ms` (for 'auto' prefetch). */
@@ -106,11 +87,6 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
     clearTimeout(this.dueTimer);
   }
 
-  /** Most jobs one lease call asks for: its share of the room (see LEASE_SHARES). */
-  private share(): number {
-    return Math.ceil((this.ctx.settings.concurrency + this.prefetch) / LEASE_SHARES);
-  }
-
   /** Jobs to ask for now: free slots plus prefetch, less what is held or on its way. */
   private freeSlots(): number {
     const { settings, runs } = this.ctx;
@@ -133,7 +109,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
     // into ever smaller calls); the rest of the room goes to the next call, in its own turn.
     // Without a backlog (idle, starting) one call asks for the whole room: a second would only
     // come back empty as well.
-    const most = this.backlog ? this.share() : free;
+    const most = this.backlog ? leaseShare(this.ctx.settings.concurrency, this.prefetch) : free;
     const want = this.leasing < LEASE_SHARES ? Math.min(MAX_LEASE_COUNT, free, most) : 0;
     if (want > 0 && want < free && this.leasing + 1 < LEASE_SHARES) this.schedule();
     await this.call(want);

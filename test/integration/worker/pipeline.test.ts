@@ -86,9 +86,11 @@ describe('Worker lease pipeline', () => {
     await waitFor(() => done === JOBS, { what: `${JOBS} jobs`, timeoutMs: 20_000 });
     const room = 6 + w.prefetch;
     expect(calls.maxInFlight).toBe(2);
-    // The first call (no backlog known yet) asks for the whole room, the next ones for half.
+    // The first call (no backlog known yet) asks for the whole room, the next ones for half —
+    // until the queue runs dry (a short answer: no backlog), when one call asks for it all.
     expect(calls.counts[0]).toBe(room);
-    expect(Math.max(...calls.counts.slice(1))).toBe(room / 2);
+    expect(calls.counts.filter((c) => c === room / 2).length).toBeGreaterThan(JOBS / room);
+    expect(Math.max(...calls.counts)).toBe(room);
     expect(calls.maxRoom).toBeLessThanOrEqual(room);
     expect(calls.leased).toBe(JOBS);
     expect(maxActive).toBeLessThanOrEqual(6);
