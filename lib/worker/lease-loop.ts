@@ -2,32 +2,34 @@
 // into free slots (several calls may be in flight); then it decides when to look again.
 import { WorkQueueError } from '../errors.js';
 import type { CompleteItem } from '../queue/index.js';
+import type { LeasedJob } from '../types/index.js';
 import { within } from '../util/timeout.js';
 import type { WorkerContext } from './context.js';
 import type { LeaseLoopPart, Run } from './parts.js';
 import { deliverFlowNotices } from './flow-notices.js';
+import { autoPrefetch, average, LEASE_SHARES, leaseShare } from './lease-sizing.js';
 
 /** Most jobs one lease call may ask for (`lease({ count })`'s maximum). */
 const MAX_LEASE_COUNT = 10_000;
 /** A parked worker counts as parked this much longer than its longest idle wait. */
 const PARK_MARGIN_MS = 1_000;
-/** Most jobs 'auto' prefetch holds ahead (for jobs far shorter than a round trip). */
-const AUTO_PREFETCH_MAX = 32;
 /**
  * Leases go by reference (the payloads read with HMGET behind the call, not copied through the
  * script) while the jobs' payloads average at least this many bytes.
  */
 const BY_REF_BYTES = 2_048;
-/** Weight of the newest sample in the running averages of 'auto' prefetch and payload size. */
-const AVERAGE_WEIGHT = 0.1;
-const average = (avg: number, sample: number) =>
-  Number.isFinite(avg) ? avg + (sample - avg) * AVERAGE_WEIGHT : sample;
 
 export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   /** Completes of finished runs, sent with the next call. */
   private completes: Array<CompleteItem<R> & { run: Run<T> }> = [];
   /** Jobs asked for by lease calls still in flight. */
   private requested = 0;
+  /** Lease calls (asking for jobs) in flight. */
+  private leasing = 0;
+  /** The last lease call got all it asked for: the queue has a backlog (lease in shares). */
+  private backlog = false;
+  /** Jobs leased by calls answered while closing or paused, given back together (giveBackLate). */
+  private late: LeasedJob<T>[] = [];
   /** Averages for 'auto' prefetch (ms, exponentially weighted): handler run, lease call. */
   private jobMs = Number.POSITIVE_INFINITY;
   private callMs = 0;
@@ -50,8 +52,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   get prefetch(): number {
     const option = this.ctx.settings.prefetch;
     if (option !== 'auto') return option;
-    const ahead = Math.ceil((this.ctx.settings.concurrency * this.callMs) / this.jobMs);
-    return Math.min(AUTO_PREFETCH_MAX, Math.max(1, Number.isFinite(ahead) ? ahead : 1));
+    return autoPrefetch(this.ctx.settings.concurrency, this.callMs, this.jobMs);
   }
 
   /** A handler ran `ms` (for 'auto' prefetch). */
@@ -75,6 +76,11 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
     });
   }
 
+  /** Send the completes waiting now (see call), unless a call is being held back. */
+  private flushFinished(): void {
+    if (this.completes.length > 0 && !this.retryTimer && !this.reconciling) void this.flush();
+  }
+
   /** close(): no more retries nor looks at due jobs. */
   stop(): void {
     clearTimeout(this.retryTimer);
@@ -95,10 +101,17 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
     const { ctx } = this;
     if (this.needReconcile && !ctx.closing) await this.reconcile();
     if (this.reconciling) return;
-    const want =
+    const free =
       ctx.closing || ctx.paused || ctx.queuePause.paused || this.retryTimer || this.holdingBack()
         ? 0
-        : Math.min(MAX_LEASE_COUNT, Math.max(0, this.freeSlots()));
+        : Math.max(0, this.freeSlots());
+    // At most LEASE_SHARES calls lease at once (more calls than shares would split the room
+    // into ever smaller calls); the rest of the room goes to the next call, in its own turn.
+    // Without a backlog (idle, starting) one call asks for the whole room: a second would only
+    // come back empty as well.
+    const most = this.backlog ? leaseShare(this.ctx.settings.concurrency, this.prefetch) : free;
+    const want = this.leasing < LEASE_SHARES ? Math.min(MAX_LEASE_COUNT, free, most) : 0;
+    if (want > 0 && want < free && this.leasing + 1 < LEASE_SHARES) this.schedule();
     await this.call(want);
   }
 
@@ -114,6 +127,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
     this.completes = [];
     const { adopt, sweep } = handoffs.take();
     this.requested += want;
+    if (want > 0) this.leasing++;
     const sentAt = performance.now();
     ctx.progress.sent();
     try {
@@ -132,8 +146,12 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       );
       ctx.progress.answered();
       this.requested -= want;
+      if (want > 0) this.leasing--;
       this.retryDelay = 0;
-      if (want > 0) this.callMs = average(this.callMs, performance.now() - sentAt);
+      if (want > 0) {
+        this.callMs = average(this.callMs, performance.now() - sentAt);
+        this.backlog = r.jobs.length === want;
+      }
       if (r.jobs.length > 0)
         this.payloadAvg = average(this.payloadAvg, r.payloadBytes / r.jobs.length);
       if (r.lostJobs) {
@@ -147,12 +165,19 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
         ctx.runner.afterComplete(it.run, it.result as R, r.completed[i]!, r.now),
       );
       deliverFlowNotices(ctx, items, r.completed);
-      if (ctx.closing) {
-        // Too late to start them: straight back to the front.
-        runs.giveBack(r.jobs);
+      if (ctx.closing || ctx.paused) {
+        // Too late to start them: back to the front, once every lease call in flight answered
+        // (all together, so that they keep their order).
+        this.late.push(...r.jobs);
+        this.giveBackLate();
         return true;
       }
+      this.giveBackLate(); // resumed meanwhile: they go back all the same
       runs.place(r.jobs);
+      // Jobs that finished at once (in this turn's microtasks) go out with the next call now,
+      // before the answer to another call in flight is read: merged into one later call, the
+      // two would fall back into lockstep with Redis.
+      if (r.jobs.length > 0) process.nextTick(() => this.flushFinished());
       if (r.drain && this.holdsNothing()) {
         // A suspect waits for what Redis says we hold, and we hold nothing, nor is anything on
         // its way: those leases are unknown to us (a reply we never got). Nothing we run would
@@ -184,8 +209,10 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       // Keep the completes (the work is done) and adoptions, and try again shortly. Unanswered,
       // the call may still have run: what it leased is ours without our knowing (reconcile).
       this.requested -= want;
+      if (want > 0) this.leasing--;
       this.completes = items.concat(this.completes);
       handoffs.putBack(adopt, sweep);
+      this.giveBackLate();
       if (!(e instanceof WorkQueueError) || e.code === 'REDIS_UNAVAILABLE') {
         this.needReconcile = true;
       }
@@ -193,6 +220,13 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       this.retryLater();
       return false;
     }
+  }
+
+  /** Closing or paused: give back the jobs of lease calls answered, once none is in flight. */
+  private giveBackLate(): void {
+    if (this.leasing > 0 || this.late.length === 0) return;
+    this.ctx.runs.giveBack(this.late);
+    this.late = [];
   }
 
   /** No job of ours anywhere: running, finishing, prefetched, handed off, or asked for. */

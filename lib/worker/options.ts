@@ -26,10 +26,12 @@ export interface WorkerOptions {
   /**
    * Jobs leased ahead of free slots, so the next one starts without waiting for a round trip.
    * Their leases run (and are renewed) while they wait; `pause()` and `close()` give them back.
-   * Default 'auto': as many as the worker finishes in one round trip to Redis (measured: the
-   * average round trip of its calls × concurrency / the average handler time), at least 1 and at
-   * most 32 — so 1 for jobs that take longer than a round trip (a buffered job waits at most
-   * about one job), more for jobs much shorter than one. A number pins it; 0 turns it off.
+   * Default 'auto': as many as the worker finishes in two round trips to Redis, the two lease
+   * calls it keeps in flight (measured: 2 × the average round trip of its calls × concurrency /
+   * the average handler time), at least 1 and at most concurrency + 64 (each of the two calls
+   * then asks for up to concurrency + 32) — so 1 for jobs that take longer than two round trips
+   * (a buffered job waits at most about one job), more for jobs much shorter. A number pins it;
+   * 0 turns it off.
    */
   prefetch?: number | 'auto';
   /** A handler running longer is aborted and its job failed (an attempt). Default: no limit. */
