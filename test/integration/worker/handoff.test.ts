@@ -56,12 +56,15 @@ describe('hand-off to a parked worker', () => {
         what: 'parked',
       });
       const { id } = await q.add({ n: 7 });
-      const t0 = Date.now();
-      // Scripts wait out this pause: a lease call (a wake-up, then a lease) could not start the
-      // handler before it ends. The hand-off arrived with the add, whole.
-      await admin.call('CLIENT', 'PAUSE', '1500', 'WRITE');
-      await waitFor(() => startedAt > 0, { what: 'the handler to start' });
-      expect(startedAt - t0).toBeLessThan(750);
+      // Scripts wait while writes are paused (for longer than waitFor waits): a lease call (a
+      // wake-up, then a lease) could not start the handler. The hand-off arrived with the add,
+      // whole; the pause is lifted once the handler runs, so that it can adopt its lease.
+      await admin.call('CLIENT', 'PAUSE', '60000', 'WRITE');
+      try {
+        await waitFor(() => startedAt > 0, { what: 'the handler to start while writes pause' });
+      } finally {
+        await admin.call('CLIENT', 'UNPAUSE');
+      }
       await waitFor(() => events.length === 1, { what: 'completion' });
       expect(calls).toEqual([true, true]);
       expect(events[0]![0]).toBe('completed');
