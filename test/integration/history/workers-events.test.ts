@@ -27,7 +27,8 @@ describe('getWorkers', () => {
     const t0 = await redisNow(redis);
     const hold = deferred();
     const w = new Worker(q, () => hold.promise, { concurrency: 3, name: 'mailer', prefetch: 0 });
-    const other = new Worker(q, () => undefined);
+    // Either may take the job (whichever waits first): both hold it until the end.
+    const other = new Worker(q, () => hold.promise);
     try {
       await Promise.all([w.start(), other.start()]);
       await q.add(1);
