@@ -22,6 +22,8 @@ interface Lane {
   races: Race[];
   head: number;
   timer: ReturnType<typeof setTimeout> | undefined;
+  /** When the timer fires (performance.now() time). */
+  timerAt: number;
   /** Whether the timer holds the process open (some race waits). */
   refed: boolean;
 }
@@ -32,6 +34,7 @@ const MAX_MS = 2 ** 31 - 1;
 
 function arm(lane: Lane, at: number): void {
   lane.timer = setTimeout(() => expire(lane), Math.max(0, at - performance.now()));
+  lane.timerAt = at;
   lane.refed = true;
 }
 
@@ -64,9 +67,12 @@ function expire(lane: Lane): void {
   }
   trim(lane);
   const next = lane.races[lane.head];
-  // (A race started by one that fired has armed the timer already.)
+  // A race started by one that fired (in its late()) has armed the timer already, for its own
+  // deadline: later than those still queued before it.
   if (next) {
-    if (!lane.timer) arm(lane, next.at);
+    if (lane.timer && lane.timerAt > next.at) clearTimeout(lane.timer);
+    else if (lane.timer) return;
+    arm(lane, next.at);
   } else if (lanes.get(lane.ms) === lane) lanes.delete(lane.ms);
 }
 
@@ -74,7 +80,7 @@ function expire(lane: Lane): void {
 function start(ms: number, fire: () => void): Race {
   let lane = lanes.get(ms);
   if (!lane) {
-    lane = { ms, races: [], head: 0, timer: undefined, refed: false };
+    lane = { ms, races: [], head: 0, timer: undefined, timerAt: 0, refed: false };
     lanes.set(ms, lane);
   }
   const race: Race = { at: performance.now() + ms, fire };

@@ -1,7 +1,7 @@
 // within(): races of one length share one timer (lib/util/timeout.ts). Each race still gets its
 // own outcome, a late one fires, a settled one never does, and no timer holds the process open.
 import { execFileSync } from 'node:child_process';
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { within } from '../../lib/util/timeout.js';
 
 const never = new Promise<never>(() => undefined);
@@ -33,6 +33,28 @@ describe('within', () => {
     await expect(within(never, 0)).resolves.toBeUndefined();
     // Another race of the same length after the lane's timer went.
     await expect(within(Promise.resolve('v'), 5)).resolves.toBe('v');
+  });
+
+  it('a race started by a late() of its lane does not delay the races queued behind the one that fired', () => {
+    jest.useFakeTimers();
+    try {
+      const fired: string[] = [];
+      const ms = 1_234; // a length no other test here uses (this lane keeps a fake timer)
+      void within(never, ms, () => {
+        fired.push('a');
+        void within(never, ms, () => fired.push('c'));
+      });
+      jest.advanceTimersByTime(10);
+      void within(never, ms, () => fired.push('b'));
+      jest.advanceTimersByTime(ms - 10);
+      expect(fired).toEqual(['a']);
+      jest.advanceTimersByTime(10); // b's deadline, long before c's
+      expect(fired).toEqual(['a', 'b']);
+      jest.advanceTimersByTime(ms);
+      expect(fired).toEqual(['a', 'b', 'c']);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('holds the process open only while a race waits', () => {
