@@ -5,8 +5,9 @@ import { errorMessage, WorkQueueError } from '../errors.js';
 import type { RunHook } from '../types/hooks.js';
 import type { WorkQueue } from '../queue/index.js';
 import { within } from '../util/timeout.js';
+import { closeWorker } from './close.js';
 import { Cancels } from './cancels.js';
-import { CALL_TIMEOUT_MS, WorkerContext } from './context.js';
+import { WorkerContext } from './context.js';
 import { EventsChannel } from './events-channel.js';
 import { Handoffs } from './handoffs.js';
 import { joinHeartbeat, type Heartbeat } from './heartbeat.js';
@@ -275,61 +276,12 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     return this.closed;
   }
 
-  private async doClose(timeoutMs: number): Promise<void> {
-    const { ctx } = this;
-    const { runs, loop, idle, handoffs } = ctx;
-    ctx.closing = true;
-    loop.stop();
-    // No more hand-offs to us (one waiting for us goes back in line, ahead of what we release
-    // later, which was leased before it); prefetched jobs go back at once, so other workers can
-    // take them while we drain.
-    idle.unpark();
-    void runs.release();
-    await idle.end();
-    if (this.started)
-      await within(
-        this.started.catch(() => undefined),
-        CALL_TIMEOUT_MS,
-      );
-    if (runs.active > 0) await within(runs.drained(), timeoutMs);
-    // Whatever still runs goes back to the front; its outcome no longer counts.
-    const left = runs.runs();
-    for (const r of left) runs.end(r, { kind: 'abandoned', reason: 'worker closing' });
-    // The Redis calls below share one budget: with Redis unreachable each would otherwise wait
-    // out its own timeout (several seconds in all); this way close() resolves about
-    // CALL_TIMEOUT_MS after the drain. Connections (heartbeat first) are released meanwhile.
-    const end = Date.now() + CALL_TIMEOUT_MS;
-    const budget = () => Math.max(0, end - Date.now());
-    const connectionsReleased = this.releaseConnections();
-    // Adopt hand-offs first (with the last completes): only then are they ours to release.
-    await within(loop.flush(), budget());
-    if (left.length > 0) {
-      const owned = await within(Promise.all(left.map((r) => handoffs.adopted(r.lease))), budget());
-      const leases = left.filter((_, i) => owned?.[i] === true).map((r) => r.lease);
-      const released = await within(
-        this.queue.release(leases).catch((e: unknown) => this.report(e)),
-        budget(),
-      );
-      if (!released)
-        this.report(
-          new WorkQueueError(
-            'REDIS_UNAVAILABLE',
-            `close: could not release ${left.length} job(s); clean() will reclaim them`,
-          ),
-        );
-    }
-    await within(loop.flush(), budget());
-    await within(Promise.allSettled([...ctx.inflight]), budget());
-    // Hand-offs the closing flush could not adopt are not ours: their lease lapses.
-    handoffs.abandon();
-    // The heartbeat has stopped before the worker leaves, so no late beat registers it again.
-    await connectionsReleased;
-    if (ctx.id !== '0') {
-      await within(
-        this.queue.deregisterWorker(ctx.id).catch((e: unknown) => this.report(e)),
-        budget(),
-      );
-    }
+  private doClose(timeoutMs: number): Promise<void> {
+    return closeWorker(this.ctx, {
+      timeoutMs,
+      started: this.started,
+      releaseConnections: () => this.releaseConnections(),
+    });
   }
 
   private emitSafe<K extends keyof WorkerEvents<T, R>>(

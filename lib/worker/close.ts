@@ -1,0 +1,77 @@
+// Worker.close(): stop leasing, drain running jobs up to a timeout, give back the rest,
+// deregister — within one budget for the Redis calls, so it resolves also with Redis down.
+import { WorkQueueError } from '../errors.js';
+import { within } from '../util/timeout.js';
+import { CALL_TIMEOUT_MS, type WorkerContext } from './context.js';
+
+export interface CloseParts {
+  /** How long running jobs may take to finish. */
+  timeoutMs: number;
+  /** The worker's start, if it began (close waits for it only so long). */
+  started: Promise<void> | undefined;
+  /** Stop timers, the heartbeat, the worker's own connections and sandboxes. */
+  releaseConnections(): Promise<void>;
+}
+
+/**
+ * Stop leasing, wait for running jobs up to `timeoutMs`, then release the unfinished ones to the
+ * front of the queue and abort their signals; deregister and close connections. Never rejects.
+ */
+export async function closeWorker<T, R>(
+  ctx: WorkerContext<T, R>,
+  { timeoutMs, started, releaseConnections }: CloseParts,
+): Promise<void> {
+  const { runs, loop, idle, handoffs } = ctx;
+  ctx.closing = true;
+  loop.stop();
+  // No more hand-offs to us (one waiting for us goes back in line, ahead of what we release
+  // later, which was leased before it); prefetched jobs go back at once, so other workers can
+  // take them while we drain.
+  idle.unpark();
+  void runs.release();
+  await idle.end();
+  if (started)
+    await within(
+      started.catch(() => undefined),
+      CALL_TIMEOUT_MS,
+    );
+  if (runs.active > 0) await within(runs.drained(), timeoutMs);
+  // Whatever still runs goes back to the front; its outcome no longer counts.
+  const left = runs.runs();
+  for (const r of left) runs.end(r, { kind: 'abandoned', reason: 'worker closing' });
+  // The Redis calls below share one budget: with Redis unreachable each would otherwise wait
+  // out its own timeout (several seconds in all); this way close() resolves about
+  // CALL_TIMEOUT_MS after the drain. Connections (heartbeat first) are released meanwhile.
+  const end = Date.now() + CALL_TIMEOUT_MS;
+  const budget = () => Math.max(0, end - Date.now());
+  const connectionsReleased = releaseConnections();
+  // Adopt hand-offs first (with the last completes): only then are they ours to release.
+  await within(loop.flush(), budget());
+  if (left.length > 0) {
+    const owned = await within(Promise.all(left.map((r) => handoffs.adopted(r.lease))), budget());
+    const leases = left.filter((_, i) => owned?.[i] === true).map((r) => r.lease);
+    const released = await within(
+      ctx.queue.release(leases).catch((e: unknown) => ctx.report(e)),
+      budget(),
+    );
+    if (!released)
+      ctx.report(
+        new WorkQueueError(
+          'REDIS_UNAVAILABLE',
+          `close: could not release ${left.length} job(s); clean() will reclaim them`,
+        ),
+      );
+  }
+  await within(loop.flush(), budget());
+  await within(Promise.allSettled([...ctx.inflight]), budget());
+  // Hand-offs the closing flush could not adopt are not ours: their lease lapses.
+  handoffs.abandon();
+  // The heartbeat has stopped before the worker leaves, so no late beat registers it again.
+  await connectionsReleased;
+  if (ctx.id !== '0') {
+    await within(
+      ctx.queue.deregisterWorker(ctx.id).catch((e: unknown) => ctx.report(e)),
+      budget(),
+    );
+  }
+}
