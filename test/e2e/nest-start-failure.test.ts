@@ -10,7 +10,7 @@ import { heartbeatThreadStats } from '../../lib/worker/heartbeat.js';
 import { Process, Processor, WorkQueueModule } from '../../src/index.js';
 import { uniqueName } from '../support/keys.js';
 import { createNestApp } from '../support/nest-app.js';
-import { startRedis, type RedisHandle } from '../support/redis-server.js';
+import { connectedClients, startRedis, type RedisHandle } from '../support/redis-server.js';
 import { waitFor } from '../support/wait.js';
 
 let redis: RedisHandle;
@@ -23,9 +23,6 @@ afterAll(async () => {
   admin.disconnect();
   await redis.dispose();
 });
-
-const connectedClients = async () =>
-  Number(/^connected_clients:(\d+)/m.exec(await admin.info('clients'))![1]);
 
 it('a worker start that times out: a typed error naming the step; close() leaves nothing open', async () => {
   @Processor('work')
@@ -44,7 +41,7 @@ it('a worker start that times out: a typed error naming the step; close() leaves
   })
   class AppModule {}
   const app = await createNestApp({ imports: [AppModule] });
-  const baseline = await connectedClients();
+  const baseline = await connectedClients(admin);
 
   // Longer than the queue's check of Redis may take (commandTimeoutMs): the start fails.
   await admin.call('CLIENT', 'PAUSE', '2000', 'ALL');
@@ -57,7 +54,7 @@ it('a worker start that times out: a typed error naming the step; close() leaves
   expect((error as Error).message).toMatch(/^queue work: INFO: no reply from Redis within 500 ms/);
   await app.close();
 
-  await waitFor(async () => (await connectedClients()) === baseline, {
+  await waitFor(async () => (await connectedClients(admin)) === baseline, {
     what: `connections back to ${baseline}`,
   });
   await waitFor(() => heartbeatThreadStats().threads === 0, { what: 'no heartbeat thread' });

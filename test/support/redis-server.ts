@@ -128,3 +128,10 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisHan
   };
   return handle;
 }
+
+/** Connections the server has open now (`INFO clients`), asked through `admin`. */
+export async function connectedClients(admin: {
+  info(section: 'clients'): Promise<string>;
+}): Promise<number> {
+  return Number(/^connected_clients:(\d+)/m.exec(await admin.info('clients'))![1]);
+}

@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { Worker, WorkQueue } from '../../../lib/index.js';
 import { uniqueName } from '../../support/keys.js';
 import { QueueFixture } from '../../support/queue.js';
-import { startRedis, type RedisHandle } from '../../support/redis-server.js';
+import { connectedClients, startRedis, type RedisHandle } from '../../support/redis-server.js';
 import { waitFor } from '../../support/wait.js';
 import {
   deadline,
@@ -125,8 +125,7 @@ describe('Worker.close() on a private Redis', () => {
     await redis.dispose();
   });
 
-  const connected = async () =>
-    Number(/^connected_clients:(\d+)/m.exec(await admin.info('clients'))![1]);
+  const connected = () => connectedClients(admin);
 
   it.each([
     ['after start', true],
