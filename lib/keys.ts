@@ -21,8 +21,14 @@ export const KEY_TABLE = {
     doc: 'caller-id index (caller id -> seq, or ~<until ms> once completed, ~<until ms>:<seq> while kept)',
   },
   delayed: { part: 'dl', doc: 'delayed zset (seq -> due ms)' },
-  leased: { part: 'ls', doc: 'leased zset (seq -> lease deadline ms)' },
-  leaseHolders: { part: 'lt', doc: 'lease hash (seq -> "<token>:<holder>")' },
+  leased: {
+    part: 'ls',
+    doc: 'leased zset (seq -> lease deadline ms), and its pad at +inf (LEASE_PAD)',
+  },
+  leaseHolders: {
+    part: 'lt',
+    doc: 'lease hash (seq -> "<token>:<holder>"), and its pad (LEASE_PAD)',
+  },
   dead: { part: 'dead', doc: 'dead-letter zset (seq -> died ms)' },
   workers: { part: 'w', doc: 'workers zset (worker id -> last heartbeat ms)' },
   workerIdCounter: { part: 'wseq', doc: 'worker id counter (the last worker id given)' },
@@ -187,6 +193,18 @@ export const KEY_TABLE = {
  * configuration (hash-max-listpack-entries 128). Scripts see it as DATA_SPAN.
  */
 export const DATA_SPAN = 128;
+
+/**
+ * A member of the leased set and a field of the lease hash that is never a job (`K_LEASED`,
+ * `K_LEASE_HOLDERS`): longer than Redis' zset-/hash-max-listpack-value (64 bytes), it keeps both
+ * in their hashed encodings. A listpack finds a member by walking every entry, so a lease's
+ * `ZADD`/`HSET` and a completion's `HMGET`/`ZREM` cost O(jobs leased) each: at c=50 (~100 leased)
+ * ~20% of Redis' time per job. Written by every lease call (lease_jobs), at score +inf (no
+ * deadline passes it); what counts or lists the leased jobs leaves it out. Scripts see it as
+ * LEASE_PAD.
+ */
+export const LEASE_PAD =
+  '~pad: keeps this key in its hashed encoding (not a job; lib/keys.ts LEASE_PAD)';
 
 /** The payload bucket number of job seq `seq` ('x' for seqs that are not counter values). */
 export function dataBucketOf(seq: string): string {

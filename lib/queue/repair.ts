@@ -5,6 +5,7 @@
  * normal operation.
  */
 import type { RepairReport } from '../types/index.js';
+import { LEASE_PAD } from '../keys.js';
 import { bounded } from '../redis/bounded.js';
 import type { QueueContext } from './context.js';
 import { str, type Raw } from '../job/records.js';
@@ -17,7 +18,8 @@ export async function repair(ctx: QueueContext, flows: FlowDelivery): Promise<Re
   const raw = ctx.client;
   const t = ctx.options.commandTimeoutMs;
   const at = `queue ${ctx.name}: repair`;
-  // Every read of the walk bounded like the scripts.
+  // Every read of the walk bounded like the scripts; the leased set's and lease hash's pad
+  // (LEASE_PAD) is not a job.
   const lrange = (k: string, a: number, b: number) =>
     bounded(raw, t, at, () => raw.lrange(k, a, b));
   const zrange = (k: string, a: number, b: number) =>
@@ -26,7 +28,8 @@ export async function repair(ctx: QueueContext, flows: FlowDelivery): Promise<Re
     let cursor = '0';
     do {
       const [next, flat] = await bounded(raw, t, at, () => raw.hscan(key, cursor, 'COUNT', PAGE));
-      for (let i = 0; i < flat.length; i += 2) each(flat[i]!, flat[i + 1]!);
+      for (let i = 0; i < flat.length; i += 2)
+        if (flat[i] !== LEASE_PAD) each(flat[i]!, flat[i + 1]!);
       cursor = next;
     } while (cursor !== '0');
   };
@@ -36,7 +39,7 @@ export async function repair(ctx: QueueContext, flows: FlowDelivery): Promise<Re
   ) => {
     for (let start = 0; ; start += PAGE) {
       const ids = await read(start, start + PAGE - 1);
-      ids.forEach(each);
+      for (const id of ids) if (id !== LEASE_PAD) each(id);
       if (ids.length < PAGE) break;
     }
   };

@@ -9,6 +9,7 @@ import { SCRIPT_CODES } from '../errors.js';
 import {
   DATA_SPAN,
   KEY_TABLE,
+  LEASE_PAD,
   type KeyName,
   type KeyOwner,
   type QueueKeys,
@@ -123,6 +124,7 @@ function prelude(
   perQueue: boolean,
   byName: boolean,
   coldKeys: ReadonlySet<string>,
+  pad: boolean,
 ): string {
   const doc: string[] = [`-- ${name}.lua, assembled by lib/scripts/assemble.ts. KEYS:`];
   const bind: string[] = ['local rcall = redis.call'];
@@ -139,6 +141,7 @@ function prelude(
   }
   if (keys.includes('data') || keys.includes('addedTimes'))
     bind.push(`local DATA_SPAN = ${DATA_SPAN}`);
+  if (pad) bind.push(`local LEASE_PAD = '${LEASE_PAD}'`);
   for (const c of codes) bind.push(`local ${c} = ${ERROR_CODES.get(c)}`);
   let i = 1;
   // Per-queue scripts: (re)bind queue q's keys with use_queue(q).
@@ -252,7 +255,7 @@ export function assembleSource(name: string, body: string): AssembledScript {
   );
   const parts = cold.length ? coldParts(cold, [...coldKeys], keyLines) : undefined;
   const lua = [
-    prelude(name, header, keys, codes, perQueue, byName, coldKeys),
+    prelude(name, header, keys, codes, perQueue, byName, coldKeys, /\bLEASE_PAD\b/.test(all)),
     ...hot.map((c) => c.text),
     ...(parts ? [parts.declare] : []),
     `-- ${name}.lua`,

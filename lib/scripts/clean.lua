@@ -31,6 +31,7 @@ for i = #expired, 1, -1 do
     -- A lease without a payload: nothing to give back.
     rcall('ZREM', K_LEASED, seq)
     rcall('HDEL', K_LEASE_HOLDERS, seq)
+    lease_unpad()
   elseif expire_lease(seq, now, max_exp, max_dead, '') then
     reclaimed = reclaimed + 1
   else

@@ -165,6 +165,7 @@ if #mine > 0 then
   end
   rcall_each('HDEL', K_LEASE_HOLDERS, mine)
   rcall_each('ZREM', K_LEASED, mine)
+  lease_unpad()
 end
 if wid ~= '0' and count > 0 then
   rcall_each('SREM', K_WORKER_LEASES, seqs)

@@ -10,7 +10,7 @@ for p = 0, 9 do
   out[#out + 1] = rcall('LLEN', pending_key(p)) + (tonumber(grouped[p + 1]) or 0)
 end
 out[#out + 1] = rcall('ZCARD', K_DELAYED)
-out[#out + 1] = rcall('ZCARD', K_LEASED)
+out[#out + 1] = leased_count()
 out[#out + 1] = rcall('ZCARD', K_DEAD)
 out[#out + 1] = rcall('ZCOUNT', K_WORKERS, now - tonumber(ARGV[1]), '+inf')
 out[#out + 1] = now

@@ -24,6 +24,7 @@ logs_apply(ARGV[11], tonumber(ARGV[10]), function()
 end)
 rcall('ZREM', K_LEASED, seq)
 rcall('HDEL', K_LEASE_HOLDERS, seq)
+lease_unpad()
 if wid ~= '0' then
   rcall('SREM', K_WORKER_LEASES, seq)
 end

@@ -64,7 +64,8 @@ elseif state == 'completed' then
   seqs, scores = completed_page(offset, limit)
 else
   local key = ({ delayed = K_DELAYED, leased = K_LEASED, dead = K_DEAD, ['waiting-children'] = K_WAITING_CHILDREN })[state]
-  local got = rcall('ZRANGE', key, offset, offset + limit - 1, 'WITHSCORES')
+  -- (By score below +inf: the leased set's pad, LEASE_PAD, is not a job.)
+  local got = rcall('ZRANGE', key, '-inf', '(+inf', 'BYSCORE', 'LIMIT', offset, limit, 'WITHSCORES')
   for i = 1, #got, 2 do
     seqs[#seqs + 1] = got[i]
     scores[#seqs] = got[i + 1]

@@ -30,6 +30,7 @@ end)
 save_meta(seq, meta)
 rcall('ZREM', K_LEASED, seq)
 rcall('HDEL', K_LEASE_HOLDERS, seq)
+lease_unpad()
 if wid ~= '0' then
   rcall('SREM', K_WORKER_LEASES, seq)
 end

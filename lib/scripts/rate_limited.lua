@@ -12,6 +12,7 @@ if rcall('HGET', K_LEASE_HOLDERS, seq) ~= token .. ':' .. wid then
 end
 rcall('ZREM', K_LEASED, seq)
 rcall('HDEL', K_LEASE_HOLDERS, seq)
+lease_unpad()
 rcall('SREM', K_WORKER_LEASES, seq)
 local meta = decode_meta(rcall('HGET', K_META, seq))
 if meta.g then

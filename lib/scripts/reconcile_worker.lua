@@ -35,6 +35,7 @@ for i = #lost, 1, -1 do
   local seq = lost[i][1]
   rcall('ZREM', K_LEASED, seq)
   rcall('HDEL', K_LEASE_HOLDERS, seq)
+  lease_unpad()
   rcall('SREM', K_WORKER_LEASES, seq)
   local meta = decode_meta(rcall('HGET', K_META, seq))
   if meta.g then

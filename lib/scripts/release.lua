@@ -14,6 +14,7 @@ for j = count, 1, -1 do
   if current == token .. ':' .. wid then
     rcall('ZREM', K_LEASED, seq)
     rcall('HDEL', K_LEASE_HOLDERS, seq)
+    lease_unpad()
     local meta = decode_meta(rcall('HGET', K_META, seq))
     if meta.g then
       group_run_ended(meta.g, nil)

@@ -25,6 +25,7 @@ if not has_data then
   if leased or token then
     rcall('ZREM', K_LEASED, seq)
     rcall('HDEL', K_LEASE_HOLDERS, seq)
+    lease_unpad()
     if leased and gmeta.g then
       group_run_ended(gmeta.g, nil)
     end
@@ -60,6 +61,7 @@ end
 local meta = decode_meta(rcall('HGET', K_META, seq))
 if leased and not token then
   rcall('ZREM', K_LEASED, seq)
+  lease_unpad()
   leased = false
   if meta.g then
     group_run_ended(meta.g, nil)
@@ -107,6 +109,7 @@ if kept then
   end
   rcall('ZREM', K_LEASED, seq)
   rcall('HDEL', K_LEASE_HOLDERS, seq)
+  lease_unpad()
   rcall('ZREM', K_DELAYED, seq)
   rcall('ZREM', K_DEAD, seq)
   unlist(false)

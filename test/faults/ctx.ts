@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { errorMessage, QUEUE_DEFAULTS, WorkQueue } from '../../lib/index.js';
 import type { WorkerOptions, WorkQueueOptions } from '../../lib/index.js';
+import { LEASE_PAD } from '../../lib/keys.js';
 import { type RedisHandle, type StartRedisOptions } from '../support/redis-server.js';
 import { type DeadEntry, type Fault, type JobRec, type Logs } from './analyze.js';
 import type { Behavior } from './handler.js';
@@ -219,7 +220,7 @@ export class Ctx {
     const idOf = new Map(Object.entries(callerIds).map(([cid, n]) => [n, cid]));
     const out = new Map<string, string>();
     for (const [n, holder] of Object.entries(tokens))
-      out.set(idOf.get(n) ?? n, holder.slice(holder.lastIndexOf(':') + 1));
+      if (n !== LEASE_PAD) out.set(idOf.get(n) ?? n, holder.slice(holder.lastIndexOf(':') + 1));
     return out;
   }
 

@@ -47,3 +47,17 @@ local function wake()
     rcall('RPUSH', K_WAKE, '1')
   end
 end
+
+-- How many jobs are leased (the leased set without its pad, LEASE_PAD in lib/keys.ts).
+local function leased_count()
+  return rcall('ZCOUNT', K_LEASED, '-inf', '(+inf')
+end
+
+-- After jobs left the leased set: with none left, the pads go too (LEASE_PAD), so that a queue
+-- with nothing leased keeps neither key (the next lease call writes them again).
+local function lease_unpad()
+  if rcall('ZCARD', K_LEASED) == 1 and rcall('ZSCORE', K_LEASED, LEASE_PAD) then
+    rcall('ZREM', K_LEASED, LEASE_PAD)
+    rcall('HDEL', K_LEASE_HOLDERS, LEASE_PAD)
+  end
+end

@@ -47,6 +47,7 @@ local function completed_unplace(seq, meta)
   end
   rcall('ZREM', K_LEASED, seq)
   rcall('HDEL', K_LEASE_HOLDERS, seq)
+  lease_unpad()
   if rcall('ZREM', K_DELAYED, seq) + rcall('ZREM', K_DEAD, seq) == 0 and not meta.g then
     rcall('LREM', pending_key(prio_of(meta)), 1, seq)
   end

@@ -21,7 +21,7 @@ local function leases_allowed(now, count)
   end
   local allowed, at, dur = count, 0, false
   if f[5] then
-    local room = tonumber(f[5]) - rcall('ZCARD', K_LEASED)
+    local room = tonumber(f[5]) - leased_count()
     if room < allowed then
       allowed, at = math.max(0, room), -1
     end

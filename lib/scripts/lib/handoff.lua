@@ -53,6 +53,7 @@ end
 local function unhand(h, ran)
   rcall('ZREM', K_LEASED, h.seq)
   rcall('HDEL', K_LEASE_HOLDERS, h.seq)
+  lease_unpad()
   local meta = decode_meta(rcall('HGET', K_META, h.seq))
   if ran then
     meta.s = 1

@@ -123,6 +123,7 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref)
               -- The hand-off goes back as a plain pending job.
               rcall('ZREM', K_LEASED, seq)
               rcall('HDEL', K_LEASE_HOLDERS, seq)
+              lease_unpad()
             end
             if not group_put_back(gl, seq, m[i], i, hand and seq == hand.seq) then
               rcall('LPUSH', pending_key(prios[i]), seq)
@@ -170,7 +171,8 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref)
   -- Numbers go to Redis as strings: Lua numbers are formatted with %.17g, per job.
   local deadline = int(now + lease_ms)
   local added = times_set_started(seqs, now)
-  local zargs, hargs, sargs, started, ids = {}, {}, {}, {}, {}
+  -- The pads first (LEASE_PAD, lib/keys.ts): both keys stay hashed, each insert O(log n).
+  local zargs, hargs, sargs, started, ids = { '+inf', LEASE_PAD }, { LEASE_PAD, '' }, {}, {}, {}
   for i, seq in ipairs(seqs) do
     local token = int(base + i)
     if solo then

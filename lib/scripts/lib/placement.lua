@@ -24,6 +24,7 @@ local function destroy(seq, meta)
   rcall('HDEL', K_PROGRESS, seq)
   rcall('HDEL', K_LEASE_HOLDERS, seq)
   rcall('ZREM', K_LEASED, seq)
+  lease_unpad()
   rcall('ZREM', K_DELAYED, seq)
   rcall('ZREM', K_DEAD, seq)
   if meta.i and rcall('HGET', K_CALLER_IDS, meta.i) == seq then

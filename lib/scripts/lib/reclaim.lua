@@ -8,6 +8,7 @@ local function expire_lease(seq, now, max_exp, max_dead, why)
   rcall('ZREM', K_LEASED, seq)
   local holder = rcall('HGET', K_LEASE_HOLDERS, seq)
   rcall('HDEL', K_LEASE_HOLDERS, seq)
+  lease_unpad()
   local meta = decode_meta(rcall('HGET', K_META, seq))
   if meta.g then
     group_run_ended(meta.g, now)

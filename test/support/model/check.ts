@@ -7,6 +7,7 @@
 import { expect } from '@jest/globals';
 import type { Redis } from 'ioredis';
 import type { WorkQueue } from '../../../lib/index.js';
+import { LEASE_PAD } from '../../../lib/keys.js';
 import type { Model, Payload } from './model.js';
 import { SPAN } from './groups.js';
 
@@ -113,6 +114,12 @@ for _, b in ipairs(redis.call('SMEMBERS', KEYS[1])) do
 end
 return out`;
 
+/** `o` without the pad of the leased set / lease hash (LEASE_PAD: not a job). */
+function withoutPad<T>(o: Record<string, T>): Record<string, T> {
+  const { [LEASE_PAD]: _pad, ...rest } = o;
+  return rest;
+}
+
 export async function snapshot(r: Real): Promise<Snapshot & { flows: FlowKeys }> {
   const k = r.q.keys;
   // Payload ids of every bucket of the set (lib/scripts/lib/data.lua), read in the same MULTI.
@@ -156,8 +163,9 @@ export async function snapshot(r: Real): Promise<Snapshot & { flows: FlowKeys }>
     data: (replies[0] as string[]).sort(),
     lists: replies.slice(1, 11) as string[][],
     delayed: scores(replies[11]),
-    leased: scores(replies[12]),
-    tokens: replies[13] as Record<string, string>,
+    // (Without the pad the leased set and the lease hash hold: not a job, LEASE_PAD.)
+    leased: withoutPad(scores(replies[12])),
+    tokens: withoutPad(replies[13] as Record<string, string>),
     dead: (replies[14] as string[]).sort(),
     meta: replies[15] as string[],
     progress: replies[16] as Record<string, string>,

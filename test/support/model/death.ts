@@ -8,6 +8,7 @@
 import { expect } from '@jest/globals';
 import type { Redis } from 'ioredis';
 import { WorkQueue } from '../../../lib/index.js';
+import { LEASE_PAD } from '../../../lib/keys.js';
 import { waitFor } from '../wait.js';
 import { Checked } from './commands.js';
 import { redisTime, type Real } from './check.js';
@@ -116,6 +117,7 @@ export class Death extends Checked {
     const tokens = await r.redis.hgetall(r.q.keys.leaseHolders);
     const unknown = Object.entries(tokens)
       .filter(([seq, v]) => {
+        if (seq === LEASE_PAD) return false;
         const lease = m.jobs.get(seq)?.lease;
         return !lease || v !== `${lease.token}:${lease.workerId}`;
       })
