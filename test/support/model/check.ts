@@ -116,8 +116,7 @@ return out`;
 
 /** `o` without the pad of the leased set / lease hash (LEASE_PAD: not a job). */
 function withoutPad<T>(o: Record<string, T>): Record<string, T> {
-  const { [LEASE_PAD]: _pad, ...rest } = o;
-  return rest;
+  return Object.fromEntries(Object.entries(o).filter(([k]) => k !== LEASE_PAD));
 }
 
 export async function snapshot(r: Real): Promise<Snapshot & { flows: FlowKeys }> {
