@@ -263,15 +263,37 @@ local function logs_drop(seqs, raws)
 end
 
 -- Per job, its times as an event's section tail ('tm', lib/scripts/lib/events.lua) gives them:
--- ms before the section's 'T' (its time), '' when not known; `started` optional.
+-- ms before the section's 'T' (its time), '' when not known; `started` optional. Jobs added or
+-- leased together share their times: each distinct time is formatted once (string.format is
+-- printf, ~1k instructions), each distinct pair of them joined once.
 local function time_deltas(now, added, started)
-  local out = {}
-  for i = 1, #added do
-    local d = added[i] > 0 and int(now - added[i]) or ''
-    if started then
-      d = d .. ',' .. (started[i] > 0 and int(now - started[i]) or '')
+  local out, ints, pairs_of = {}, { [0] = '' }, {}
+  local function before(t)
+    local d = ints[t]
+    if not d then
+      d = t > 0 and int(now - t) or ''
+      ints[t] = d
     end
-    out[i] = d
+    return d
+  end
+  for i = 1, #added do
+    local a = added[i]
+    if started then
+      local row = pairs_of[a]
+      if not row then
+        row = {}
+        pairs_of[a] = row
+      end
+      local s = started[i]
+      local d = row[s]
+      if not d then
+        d = before(a) .. ',' .. before(s)
+        row[s] = d
+      end
+      out[i] = d
+    else
+      out[i] = before(a)
+    end
   end
   return out
 end
