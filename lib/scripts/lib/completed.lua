@@ -72,7 +72,9 @@ local function forget_completed(seqs, raws, now)
   end
   logs_drop(seqs, raws)
   data_del(seqs)
-  rcall_each('HDEL', K_META, seqs)
+  if next(raws) then -- (metas_of gives none when no job has meta)
+    rcall_each('HDEL', K_META, seqs)
+  end
   rcall_each('HDEL', K_COMPLETED_INFO, seqs)
   if rcall('EXISTS', K_PROGRESS) == 1 then
     rcall_each('HDEL', K_PROGRESS, seqs)
@@ -113,15 +115,22 @@ end
 -- Remove the `take` oldest kept completed jobs: by finish time, then by seq (a sorted set orders
 -- equal scores by the member's bytes, which puts '10' before '9'). The first `take` by rank are
 -- they unless the last finish time among them has more jobs than fit (a batch's, at most) of
--- different lengths: then that time's jobs are read whole to cut it exactly. No scores are read
+-- different lengths: then the rest of that time's jobs are read to cut it exactly. No scores are read
 -- into Lua (Redis formats each with printf: ~3k instructions a job), and those by rank go with
 -- ZREMRANGEBYRANK (no lookup per job). Returns their seqs.
 local function take_oldest_completed(take)
   local seqs = rcall('ZRANGE', K_COMPLETED_JOBS, 0, take - 1)
   local last = rcall('ZSCORE', K_COMPLETED_JOBS, seqs[#seqs])
   local below = rcall('ZCOUNT', K_COMPLETED_JOBS, '-inf', '(' .. last)
-  if below + rcall('ZCOUNT', K_COMPLETED_JOBS, last, last) > #seqs then
-    local group = rcall('ZRANGEBYSCORE', K_COMPLETED_JOBS, last, last)
+  local stop = below + rcall('ZCOUNT', K_COMPLETED_JOBS, last, last) -- past that time's last rank
+  if stop > #seqs then
+    local group = {} -- that time's jobs: those taken, then the rest
+    for i = below + 1, #seqs do
+      group[#group + 1] = seqs[i]
+    end
+    for _, seq in ipairs(rcall('ZRANGE', K_COMPLETED_JOBS, #seqs, stop - 1)) do
+      group[#group + 1] = seq
+    end
     if not one_length(group) then
       by_seq(group)
       local cut = {}
@@ -140,9 +149,9 @@ local function take_oldest_completed(take)
   return seqs
 end
 
--- The meta JSON of kept jobs `seqs`, as hmget gives it; none read when no job has any (plain
--- jobs have none: the HMGET of a batch of absent fields costs its arguments).
-local function kept_metas(seqs)
+-- The meta JSON of jobs `seqs`, as hmget gives it; none read when no job has any (plain jobs
+-- have none: an HMGET of a batch of absent fields still costs its arguments).
+local function metas_of(seqs)
   if rcall('EXISTS', K_META) == 0 then
     return {}
   end
@@ -159,7 +168,7 @@ local function trim_completed(now, count, age_ms, limit)
     return 0
   end
   local seqs = take_oldest_completed(take)
-  forget_completed(seqs, kept_metas(seqs), now)
+  forget_completed(seqs, metas_of(seqs), now)
   return take
 end
 
@@ -210,6 +219,17 @@ local function completed_page(offset, limit)
   return seqs, scores
 end
 
+-- Whether any of the first `n` of `results` is a result ('' or nil: none).
+local function with_result(results, n)
+  for i = 1, n do
+    local r = results[i]
+    if r and r ~= '' then
+      return true
+    end
+  end
+  return false
+end
+
 -- Log 'completed' for jobs `seqs` (meta JSON `raws`) finished at `now` by worker `wid`: with
 -- their times (a 'tm' trailer: ms before 'T', added and started), and their results when
 -- `readable` (stored or kept: 'r' 1; a job with a result gets its own entry, 'v' its result up to
@@ -225,6 +245,10 @@ local function emit_completed(seqs, raws, results, now, wid, readable, known)
   if readable then
     head[#head + 1] = 'r'
     head[#head + 1] = '1'
+  end
+  if not readable or not with_result(results, #seqs) then
+    emit_jobs('completed', seqs, raws, head, tails, known)
+    return
   end
   local plain, plain_raws, plain_tails = {}, {}, {}
   local plain_known = known and {}
