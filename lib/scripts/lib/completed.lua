@@ -239,17 +239,17 @@ local function emit_completed(seqs, raws, results, now, wid, readable, known)
   if EV_CAP == 0 or #seqs == 0 then
     return
   end
-  local added, started = times_get(seqs)
-  local tails = time_deltas(now, added, started)
   local head = { 'w', wid, 'T', now }
   if readable then
     head[#head + 1] = 'r'
     head[#head + 1] = '1'
   end
   if not readable or not with_result(results, #seqs) then
-    emit_jobs('completed', seqs, raws, head, tails, known)
+    emit_jobs('completed', seqs, raws, head, time_tails(seqs, now), known)
     return
   end
+  local added, started = times_get(seqs)
+  local tails = time_deltas(now, added, started)
   local plain, plain_raws, plain_tails = {}, {}, {}
   local plain_known = known and {}
   local f = nil
