@@ -4,8 +4,9 @@
 -- Times: per payload bucket b (data.lua), the string K_ADDED_TIMES:<b> holds two u48 slots per
 -- seq n of the bucket: slot 2·(n mod DATA_SPAN) its added time, 2·(n mod DATA_SPAN)+1 the start
 -- of its current or last lease (Redis ms; 0 = not known). Adds write them with one BITFIELD per
--- bucket per call; leases and reads take the bucket's string whole (GET, SETRANGE: times_read). The string goes with its bucket (data_del); seqs that are not
--- counter values (bucket 'x') have no times.
+-- bucket per call; leases and reads take the bucket's string whole (GET, SETRANGE: byte
+-- 12·(n mod DATA_SPAN) + 1 is its added slot). The string goes with its bucket (data_del); seqs
+-- that are not counter values (bucket 'x') have no times.
 -- Run BITFIELD (`cmd`) on the time buckets of `seqs`, each job's operations given by `ops(slot)`
 -- (slot: its added slot number); calls `each(i, reply, k)` for the job at position i of `seqs`,
 -- its operations' replies starting at reply[k].
@@ -102,39 +103,34 @@ local function u48_at(s, at)
     + (b6 or 0)
 end
 
--- The times strings of the buckets of `seqs` (one GET each, far cheaper than a BITFIELD with two
--- operations per job): calls `each(key, s, group)` per bucket, `group` as data_groups gives it.
-local function times_read(seqs, each)
-  local order, groups = data_groups(seqs)
-  for _, b in ipairs(order) do
-    if b ~= 'x' then
-      local key = K_ADDED_TIMES .. ':' .. b
-      each(key, rcall('GET', key) or '', groups[b])
-    end
-  end
-end
-
--- Byte (1-based) of the added slot of job `seq` in its bucket's times string.
-local function times_at(seq)
-  return 12 * (tonumber(seq) % DATA_SPAN) + 1
-end
-
 -- Record `now` as the start of the lease of `seqs` (lease_jobs, hand_off); returns their added
 -- times, in order (0 when not known). Per bucket one GET and one SETRANGE writing back the
--- string up to the last slot set, with `now` in the started slots.
+-- string up to the last slot set, with `now` in the started slots. (No grouping tables, and each
+-- seq read as a number once: this runs for every leased job.)
 local function times_set_started(seqs, now)
   local added = {}
-  for i = 1, #seqs do
+  local order, per = {}, {} -- the buckets in first-seen order; per bucket number its state
+  for i, seq in ipairs(seqs) do
     added[i] = 0
+    if string.match(seq, '^%d+$') then
+      local n = tonumber(seq)
+      local b = math.floor(n / DATA_SPAN)
+      local p = per[b]
+      if not p then
+        local key = K_ADDED_TIMES .. ':' .. data_bucket(seq)
+        p = { key = key, s = rcall('GET', key) or '', slots = {} }
+        per[b] = p
+        order[#order + 1] = b
+      end
+      local at = 12 * (n % DATA_SPAN) + 1
+      added[i] = u48_at(p.s, at)
+      p.slots[#p.slots + 1] = at + 6
+    end
   end
   local stamp = u48_bytes(now)
-  times_read(seqs, function(key, s, g)
-    local slots = {}
-    for k, seq in ipairs(g.seqs) do
-      local at = times_at(seq)
-      added[g.at[k]] = u48_at(s, at)
-      slots[k] = at + 6
-    end
+  for _, b in ipairs(order) do
+    local p = per[b]
+    local s, slots = p.s, p.slots
     table.sort(slots)
     local last = slots[#slots] + 5
     if #s < last then
@@ -148,8 +144,8 @@ local function times_set_started(seqs, now)
         pos = at + 6
       end
     end
-    rcall('SETRANGE', key, 0, table.concat(parts))
-  end)
+    rcall('SETRANGE', p.key, 0, table.concat(parts))
+  end
   return added
 end
 
