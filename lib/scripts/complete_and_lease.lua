@@ -74,7 +74,7 @@ end
 local tokens, metas = {}, {}
 if count > 0 then
   tokens = hmget(K_LEASE_HOLDERS, seqs)
-  metas = hmget(K_META, seqs)
+  metas = metas_of(seqs)
 end
 local mine, mine_metas = {}, {}
 local ended = {} -- groups of the jobs completed by their holder
@@ -159,8 +159,12 @@ end
 if #mine > 0 then
   if not keeping then
     data_del(mine)
-    rcall_each('HDEL', K_META, mine)
-    rcall_each('HDEL', K_PROGRESS, mine)
+    if next(mine_metas) then
+      rcall_each('HDEL', K_META, mine)
+    end
+    if rcall('EXISTS', K_PROGRESS) == 1 then
+      rcall_each('HDEL', K_PROGRESS, mine)
+    end
     logs_drop(mine, mine_metas)
   end
   rcall_each('HDEL', K_LEASE_HOLDERS, mine)

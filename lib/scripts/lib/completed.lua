@@ -18,13 +18,13 @@ local function keep_completed(seqs, raws, results, now, wid)
   end
   local z, h = {}, {}
   local at = int(now) -- one string, not a number formatted per job
+  local first = wid .. ':1' -- the info of a job that completed at its first attempt
   for i, seq in ipairs(seqs) do
     local raw = raws[i]
-    local attempts = 1
+    local info = first -- (a number concatenated is formatted with printf: ~3k instructions)
     if raw and string.find(raw, '"a":', 1, true) then
-      attempts = (decode_meta(raw).a or 0) + 1
+      info = wid .. ':' .. int((decode_meta(raw).a or 0) + 1)
     end
-    local info = wid .. ':' .. attempts
     if results[i] and results[i] ~= '' then
       info = info .. ':' .. results[i]
     end
@@ -73,9 +73,13 @@ local function forget_completed(seqs, raws, now)
   end
   logs_drop(seqs, raws)
   data_del(seqs)
-  rcall_each('HDEL', K_META, seqs)
+  if next(raws) then -- (metas_of gives none when no job has meta)
+    rcall_each('HDEL', K_META, seqs)
+  end
   rcall_each('HDEL', K_COMPLETED_INFO, seqs)
-  rcall_each('HDEL', K_PROGRESS, seqs)
+  if rcall('EXISTS', K_PROGRESS) == 1 then
+    rcall_each('HDEL', K_PROGRESS, seqs)
+  end
 end
 
 -- Sort `seqs` by number (a seq that is not one counts as 0): numbers sort in C, far cheaper
@@ -98,27 +102,61 @@ local function by_seq(seqs)
   end
 end
 
--- The `take` oldest kept completed jobs: by finish time, then by seq (a sorted set orders equal
--- scores by the member's bytes, which puts '10' before '9'); the jobs of the last finish time
--- taken are read whole (one batch's, at most) to cut it exactly.
-local function oldest_completed(take)
-  local got = rcall('ZRANGE', K_COMPLETED_JOBS, 0, take - 1, 'WITHSCORES')
-  local last = got[#got]
-  local seqs = {}
-  for i = 1, #got, 2 do
-    if got[i + 1] ~= last then
-      seqs[#seqs + 1] = got[i]
+-- Whether seqs `group` all have one length (then a sorted set's order of them is by number).
+local function one_length(group)
+  local len = #group[1]
+  for i = 2, #group do
+    if #group[i] ~= len then
+      return false
     end
   end
-  local need = #got / 2 - #seqs
-  local group = rcall('ZRANGEBYSCORE', K_COMPLETED_JOBS, last, last)
-  if need < #group then
-    by_seq(group)
+  return true
+end
+
+-- Remove the `take` oldest kept completed jobs: by finish time, then by seq (a sorted set orders
+-- equal scores by the member's bytes, which puts '10' before '9'). The first `take` by rank are
+-- they unless the last finish time among them has more jobs than fit (a batch's, at most) of
+-- different lengths: then the rest of that time's jobs are read to cut it exactly. No scores are read
+-- into Lua (Redis formats each with printf: ~3k instructions a job), and those by rank go with
+-- ZREMRANGEBYRANK (no lookup per job). Returns their seqs.
+local function take_oldest_completed(take)
+  local seqs = rcall('ZRANGE', K_COMPLETED_JOBS, 0, take - 1)
+  local last = rcall('ZSCORE', K_COMPLETED_JOBS, seqs[#seqs])
+  local below = rcall('ZCOUNT', K_COMPLETED_JOBS, '-inf', '(' .. last)
+  local stop = below + rcall('ZCOUNT', K_COMPLETED_JOBS, last, last) -- past that time's last rank
+  if stop > #seqs then
+    local group = {} -- that time's jobs: those taken, then the rest
+    for i = below + 1, #seqs do
+      group[#group + 1] = seqs[i]
+    end
+    for _, seq in ipairs(rcall('ZRANGE', K_COMPLETED_JOBS, #seqs, stop - 1)) do
+      group[#group + 1] = seq
+    end
+    if not one_length(group) then
+      by_seq(group)
+      local cut = {}
+      for i = below + 1, #seqs do
+        seqs[i] = group[i - below]
+        cut[#cut + 1] = seqs[i]
+      end
+      if below > 0 then
+        rcall('ZREMRANGEBYRANK', K_COMPLETED_JOBS, 0, below - 1)
+      end
+      rcall_each('ZREM', K_COMPLETED_JOBS, cut)
+      return seqs
+    end
   end
-  for i = 1, need do
-    seqs[#seqs + 1] = group[i]
-  end
+  rcall('ZREMRANGEBYRANK', K_COMPLETED_JOBS, 0, #seqs - 1)
   return seqs
+end
+
+-- The meta JSON of jobs `seqs`, as hmget gives it; none read when no job has any (plain jobs
+-- have none: an HMGET of a batch of absent fields still costs its arguments).
+local function metas_of(seqs)
+  if rcall('EXISTS', K_META) == 0 then
+    return {}
+  end
+  return hmget(K_META, seqs)
 end
 
 -- Trim the kept completed jobs to the newest `count`, none finished before now - age_ms, at most
@@ -130,9 +168,8 @@ local function trim_completed(now, count, age_ms, limit)
   if take <= 0 then
     return 0
   end
-  local seqs = oldest_completed(take)
-  forget_completed(seqs, hmget(K_META, seqs), now)
-  rcall_each('ZREM', K_COMPLETED_JOBS, seqs)
+  local seqs = take_oldest_completed(take)
+  forget_completed(seqs, metas_of(seqs), now)
   return take
 end
 
@@ -183,6 +220,17 @@ local function completed_page(offset, limit)
   return seqs, scores
 end
 
+-- Whether any of the first `n` of `results` is a result ('' or nil: none).
+local function with_result(results, n)
+  for i = 1, n do
+    local r = results[i]
+    if r and r ~= '' then
+      return true
+    end
+  end
+  return false
+end
+
 -- Log 'completed' for jobs `seqs` (meta JSON `raws`) finished at `now` by worker `wid`: with
 -- their times (a 'tm' trailer: ms before 'T', added and started), and their results when
 -- `readable` (stored or kept: 'r' 1; a job with a result gets its own entry, 'v' its result up to
@@ -192,13 +240,17 @@ local function emit_completed(seqs, raws, results, now, wid, readable, known)
   if EV_CAP == 0 or #seqs == 0 then
     return
   end
-  local added, started = times_get(seqs)
-  local tails = time_deltas(now, added, started)
   local head = { 'w', wid, 'T', now }
   if readable then
     head[#head + 1] = 'r'
     head[#head + 1] = '1'
   end
+  if not readable or not with_result(results, #seqs) then
+    emit_jobs('completed', seqs, raws, head, time_tails(seqs, now), known)
+    return
+  end
+  local added, started = times_get(seqs)
+  local tails = time_deltas(now, added, started)
   local plain, plain_raws, plain_tails = {}, {}, {}
   local plain_known = known and {}
   local f = nil

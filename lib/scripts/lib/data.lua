@@ -4,12 +4,22 @@
 -- hash tag, so it lives in the queue's Cluster slot. The set dataBuckets lists the buckets that
 -- exist (obliterate and repair walk it); a bucket leaves it when its last payload goes.
 -- DATA_SPAN comes from lib/keys.ts (the prelude binds it).
+-- This call's bucket names by number: each formatted once (string.format is printf, ~1k
+-- instructions; a call names a job's bucket several times: payload, times, event).
+local data_bucket_names = {}
+
 -- The bucket of job `seq` ('x' for a seq that is not a counter value: only hand-written ones).
 local function data_bucket(seq)
   if not string.match(seq, '^%d+$') then
     return 'x'
   end
-  return string.format('%d', math.floor(tonumber(seq) / DATA_SPAN))
+  local n = math.floor(tonumber(seq) / DATA_SPAN)
+  local b = data_bucket_names[n]
+  if not b then
+    b = string.format('%d', n)
+    data_bucket_names[n] = b
+  end
+  return b
 end
 
 local function data_key(seq)

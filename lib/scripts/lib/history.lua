@@ -4,8 +4,9 @@
 -- Times: per payload bucket b (data.lua), the string K_ADDED_TIMES:<b> holds two u48 slots per
 -- seq n of the bucket: slot 2·(n mod DATA_SPAN) its added time, 2·(n mod DATA_SPAN)+1 the start
 -- of its current or last lease (Redis ms; 0 = not known). Adds write them with one BITFIELD per
--- bucket per call; leases and reads take the bucket's string whole (GET, SETRANGE: times_read). The string goes with its bucket (data_del); seqs that are not
--- counter values (bucket 'x') have no times.
+-- bucket per call; leases and reads take the bucket's string whole (GET, SETRANGE: byte
+-- 12·(n mod DATA_SPAN) + 1 is its added slot). The string goes with its bucket (data_del); seqs
+-- that are not counter values (bucket 'x') have no times.
 -- Run BITFIELD (`cmd`) on the time buckets of `seqs`, each job's operations given by `ops(slot)`
 -- (slot: its added slot number); calls `each(i, reply, k)` for the job at position i of `seqs`,
 -- its operations' replies starting at reply[k].
@@ -102,39 +103,34 @@ local function u48_at(s, at)
     + (b6 or 0)
 end
 
--- The times strings of the buckets of `seqs` (one GET each, far cheaper than a BITFIELD with two
--- operations per job): calls `each(key, s, group)` per bucket, `group` as data_groups gives it.
-local function times_read(seqs, each)
-  local order, groups = data_groups(seqs)
-  for _, b in ipairs(order) do
-    if b ~= 'x' then
-      local key = K_ADDED_TIMES .. ':' .. b
-      each(key, rcall('GET', key) or '', groups[b])
-    end
-  end
-end
-
--- Byte (1-based) of the added slot of job `seq` in its bucket's times string.
-local function times_at(seq)
-  return 12 * (tonumber(seq) % DATA_SPAN) + 1
-end
-
 -- Record `now` as the start of the lease of `seqs` (lease_jobs, hand_off); returns their added
 -- times, in order (0 when not known). Per bucket one GET and one SETRANGE writing back the
--- string up to the last slot set, with `now` in the started slots.
+-- string up to the last slot set, with `now` in the started slots. (No grouping tables, and each
+-- seq read as a number once: this runs for every leased job.)
 local function times_set_started(seqs, now)
   local added = {}
-  for i = 1, #seqs do
+  local order, per = {}, {} -- the buckets in first-seen order; per bucket number its state
+  for i, seq in ipairs(seqs) do
     added[i] = 0
+    if string.match(seq, '^%d+$') then
+      local n = tonumber(seq)
+      local b = math.floor(n / DATA_SPAN)
+      local p = per[b]
+      if not p then
+        local key = K_ADDED_TIMES .. ':' .. data_bucket(seq)
+        p = { key = key, s = rcall('GET', key) or '', slots = {} }
+        per[b] = p
+        order[#order + 1] = b
+      end
+      local at = 12 * (n % DATA_SPAN) + 1
+      added[i] = u48_at(p.s, at)
+      p.slots[#p.slots + 1] = at + 6
+    end
   end
   local stamp = u48_bytes(now)
-  times_read(seqs, function(key, s, g)
-    local slots = {}
-    for k, seq in ipairs(g.seqs) do
-      local at = times_at(seq)
-      added[g.at[k]] = u48_at(s, at)
-      slots[k] = at + 6
-    end
+  for _, b in ipairs(order) do
+    local p = per[b]
+    local s, slots = p.s, p.slots
     table.sort(slots)
     local last = slots[#slots] + 5
     if #s < last then
@@ -148,23 +144,31 @@ local function times_set_started(seqs, now)
         pos = at + 6
       end
     end
-    rcall('SETRANGE', key, 0, table.concat(parts))
-  end)
+    rcall('SETRANGE', p.key, 0, table.concat(parts))
+  end
   return added
 end
 
--- The times of `seqs`, in order: added, started (0 when not known).
+-- The times of `seqs`, in order: added, started (0 when not known). One GET per bucket, read
+-- as its first job comes (no grouping tables: this runs for every completed job's event).
 local function times_get(seqs)
   local added, started = {}, {}
-  for i = 1, #seqs do
-    added[i], started[i] = 0, 0
-  end
-  times_read(seqs, function(_, s, g)
-    for k, seq in ipairs(g.seqs) do
-      local at, i = times_at(seq), g.at[k]
+  local strings = {} -- bucket number -> its times string
+  for i, seq in ipairs(seqs) do
+    if string.match(seq, '^%d+$') then
+      local n = tonumber(seq)
+      local b = math.floor(n / DATA_SPAN)
+      local s = strings[b]
+      if not s then
+        s = rcall('GET', K_ADDED_TIMES .. ':' .. data_bucket(seq)) or ''
+        strings[b] = s
+      end
+      local at = 12 * (n % DATA_SPAN) + 1
       added[i], started[i] = u48_at(s, at), u48_at(s, at + 6)
+    else
+      added[i], started[i] = 0, 0
     end
-  end)
+  end
   return added, started
 end
 
@@ -263,13 +267,64 @@ local function logs_drop(seqs, raws)
 end
 
 -- Per job, its times as an event's section tail ('tm', lib/scripts/lib/events.lua) gives them:
--- ms before the section's 'T' (its time), '' when not known; `started` optional.
+-- ms before the section's 'T' (its time), '' when not known; `started` optional. Jobs added or
+-- leased together share their times: each distinct time is formatted once (string.format is
+-- printf, ~1k instructions), each distinct pair of them joined once.
 local function time_deltas(now, added, started)
-  local out = {}
+  local out, ints, pairs_of = {}, { [0] = '' }, {}
+  local function before(t)
+    local d = ints[t]
+    if not d then
+      d = t > 0 and int(now - t) or ''
+      ints[t] = d
+    end
+    return d
+  end
   for i = 1, #added do
-    local d = added[i] > 0 and int(now - added[i]) or ''
+    local a = added[i]
     if started then
-      d = d .. ',' .. (started[i] > 0 and int(now - started[i]) or '')
+      local row = pairs_of[a]
+      if not row then
+        row = {}
+        pairs_of[a] = row
+      end
+      local s = started[i]
+      local d = row[s]
+      if not d then
+        d = before(a) .. ',' .. before(s)
+        row[s] = d
+      end
+      out[i] = d
+    else
+      out[i] = before(a)
+    end
+  end
+  return out
+end
+
+-- time_deltas(now, times_get(seqs)) for the 'completed' event of a call's jobs, cheaper: jobs
+-- added together and leased together share the 12 bytes of their times, so each distinct slot is
+-- decoded and formatted once.
+local function time_tails(seqs, now)
+  local out, memo, strings = {}, {}, {}
+  for i, seq in ipairs(seqs) do
+    local d = ','
+    if string.match(seq, '^%d+$') then
+      local n = tonumber(seq)
+      local b = math.floor(n / DATA_SPAN)
+      local s = strings[b]
+      if not s then
+        s = rcall('GET', K_ADDED_TIMES .. ':' .. data_bucket(seq)) or ''
+        strings[b] = s
+      end
+      local at = 12 * (n % DATA_SPAN) + 1
+      local slot = string.sub(s, at, at + 11)
+      d = memo[slot]
+      if not d then
+        local a, st = u48_at(s, at), u48_at(s, at + 6)
+        d = (a > 0 and int(now - a) or '') .. ',' .. (st > 0 and int(now - st) or '')
+        memo[slot] = d
+      end
     end
     out[i] = d
   end

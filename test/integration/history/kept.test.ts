@@ -72,6 +72,20 @@ describe('keepCompleted', () => {
     expect((await q.repair()).fixes).toEqual([]);
   });
 
+  it('the count bound cuts a finish time exactly: job 9 goes before job 10', async () => {
+    const q = fx.queue<number, unknown>({ keepCompleted: { count: 3, ageMs: 60_000 } });
+    // One call completes jobs 1–12 (one finish time: a sorted set orders them '1', '10', '11',
+    // '12', '2'…), then one call jobs 13–15 (digits of one length).
+    await run(q, 12, 12);
+    expect((await q.getJobs('completed')).map((j) => j.id)).toEqual(['12', '11', '10']);
+    await run(q, 3, 3);
+    expect((await q.getJobs('completed')).map((j) => j.id)).toEqual(['15', '14', '13']);
+    expect(await payloadCount(fx.client(), q.keys)).toBe(3);
+    expect(await fx.client().hlen(q.keys.key('completedInfo'))).toBe(3);
+    expect(await fx.client().zcard(q.keys.key('completedJobs'))).toBe(3);
+    expect((await q.repair()).fixes).toEqual([]);
+  });
+
   it('the age bound: clean() trims what aged (to 0), and reports it', async () => {
     const q = fx.queue<number, unknown>({ keepCompleted: { count: 100, ageMs: 150 } });
     await run(q, 20, 10);
