@@ -25,6 +25,37 @@ local function group_score(prio, turn)
   return int(prio * GROUP_SPAN + GROUP_TURNS + turn)
 end
 
+-- A running count as stored (nil or false: 0), a one-digit one without tonumber (its strtod
+-- costs ~2k instructions; a one-digit count is the common case).
+local function count_of(v)
+  if not v then
+    return 0
+  end
+  if #v == 1 then
+    return string.byte(v) - 48
+  end
+  return tonumber(v) or 0
+end
+
+-- Count n (an integer) as a string, a one-digit one without string.format (~2k instructions).
+local function count_str(n)
+  if n >= 0 and n < 10 then
+    return string.char(48 + n)
+  end
+  return int(n)
+end
+
+-- The priority of a pending job from its score as Redis replies it: scores are integers, which
+-- %.17g prints as their digits (16 from priority 1, whose first digit it is), without tonumber's
+-- strtod; any other form (an exponent) is parsed.
+local function score_prio(s)
+  local n = #s
+  if n <= 16 and not string.find(s, 'e', 1, true) then
+    return n == 16 and string.byte(s) - 48 or 0
+  end
+  return math.floor(tonumber(s) / GROUP_SPAN)
+end
+
 -- A group's pending zset.
 local function group_key(g)
   return K_GROUP_PENDING .. ':' .. g
@@ -220,10 +251,10 @@ local function group_runs_ended(gs, now)
   local running = hmget(K_GROUP_RUNNING, names)
   local set, idle = {}, {}
   for i, g in ipairs(names) do
-    local left = (tonumber(running[i]) or 0) - n[g]
+    local left = count_of(running[i]) - n[g]
     if left > 0 then
       set[#set + 1] = g
-      set[#set + 1] = int(left)
+      set[#set + 1] = count_str(left)
     else
       idle[#idle + 1] = g
     end
