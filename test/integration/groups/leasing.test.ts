@@ -4,6 +4,7 @@
  * concurrency and rate limits, pause, the state that lets counts() and getGroups() stay cheap.
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
+import type { Redis } from 'ioredis';
 import type { LeasedJob, WorkQueue } from '../../../lib/index.js';
 import { QueueFixture } from '../../support/queue.js';
 
@@ -140,6 +141,18 @@ describe('per-group limits', () => {
     expect(await q.complete(first[0]!)).toBe(true);
     expect(await names()).toEqual(['B:0/3']);
     expect((await q.repair()).fixes).toEqual([]);
+  });
+
+  it("the running counts' hash stays a hash table (its pad field ''), not listed as a group", async () => {
+    const q = fx.queue<Data>();
+    await q.addBulk(bulk('A', 2));
+    expect(await take(q, 1)).toEqual(['A0']);
+    const r = q.client as Redis;
+    expect(await r.object('ENCODING', q.keys.key('groupRunning'))).toBe('hashtable');
+    expect(await r.hget(q.keys.key('groupRunning'), 'A')).toBe('1');
+    expect(await q.getGroups()).toEqual([
+      { group: 'A', pending: 1, running: 1, paused: false, limited: false },
+    ]);
   });
 
   it('pauseGroup: the group starts nothing; resumeGroup: it goes on', async () => {
