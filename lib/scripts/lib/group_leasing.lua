@@ -97,8 +97,8 @@ end
 -- Pop up to `need` jobs round robin: the ready members of the lowest score's priority, one job
 -- each, in turn order; each served member gets a new turn (the back of the round) while it may
 -- start more. A hand-off first in line (see lease_jobs) comes first. Appends to popped/prios;
--- notes each job's group, priority and score in gl.sel, gl.sel_p, gl.sel_s. Returns the need left and whether
--- nothing is left.
+-- notes each job's group, priority and score in gl.sel, gl.sel_p, gl.sel_s (flat maps: no table
+-- per job). Returns the need left and whether nothing is left.
 local function group_pop(gl, need, hand, popped, prios)
   if hand and not hand.taken then
     hand.taken = true

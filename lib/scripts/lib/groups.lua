@@ -32,8 +32,8 @@ end
 -- Redis instructions). Set by each grouped lease; readers of the hash skip ''.
 local RUNNING_PAD = string.rep('.', 80)
 
--- A running count as stored (nil or false: 0), a one-digit one without tonumber (its strtod
--- costs ~2k instructions; a one-digit count is the common case).
+-- A running count as stored (nil or false: 0), a one-digit one without tonumber (~1-2k
+-- instructions with its strtod; a one-digit count is the common case).
 local function count_of(v)
   if not v then
     return 0
@@ -44,7 +44,7 @@ local function count_of(v)
   return tonumber(v) or 0
 end
 
--- Count n (an integer) as a string, a one-digit one without string.format (~2k instructions).
+-- Count n (an integer) as a string, a one-digit one without string.format (~1-2k instructions).
 local function count_str(n)
   if n >= 0 and n < 10 then
     return string.char(48 + n)
