@@ -14,7 +14,7 @@ local function group_lease_start(now)
     rcall('ZREM', K_GROUPS_LIMITED, g)
     group_refresh(g, now)
   end
-  local gl = { now = now, on = false, st = {}, sel = {}, ug = 10 }
+  local gl = { now = now, on = false, st = {}, sel = {}, sel_p = {}, sel_s = {}, ug = 10 }
   gl.limits = rcall('EXISTS', K_GROUP_LIMITS) == 1
   local n = rcall('ZCARD', K_GROUPS_READY)
   local us = rcall('ZSCORE', K_GROUPS_READY, '')
@@ -65,12 +65,12 @@ local function group_load(gl, round)
   local rules = gl.limits and group_rules(new) or {}
   local running = hmget(K_GROUP_RUNNING, new)
   for i, g in ipairs(new) do
-    local rule, run = rules[g] or NO_RULE, tonumber(running[i]) or 0
+    local rule, run = rules[g] or NO_RULE, count_of(running[i])
     local room, at = 1e9, 0
     if rule.c or rule.m then
       room, at = group_room(g, rule, run, gl.now)
     end
-    gl.st[g] = { rule = rule, running = run, room = room, room0 = room, at = at }
+    gl.st[g] = { rule = rule, running = run, raw = running[i], room = room, room0 = room, at = at }
   end
 end
 
@@ -97,8 +97,8 @@ end
 -- Pop up to `need` jobs round robin: the ready members of the lowest score's priority, one job
 -- each, in turn order; each served member gets a new turn (the back of the round) while it may
 -- start more. A hand-off first in line (see lease_jobs) comes first. Appends to popped/prios;
--- notes each job's { group, priority, score } in gl.sel. Returns the need left and whether
--- nothing is left.
+-- notes each job's group, priority and score in gl.sel, gl.sel_p, gl.sel_s (flat maps: no table
+-- per job). Returns the need left and whether nothing is left.
 local function group_pop(gl, need, hand, popped, prios)
   if hand and not hand.taken then
     hand.taken = true
@@ -123,7 +123,7 @@ local function group_pop(gl, need, hand, popped, prios)
     end
     group_load(gl, round)
     local turn = rcall('INCRBY', K_GROUP_TURN_COUNTER, #round) - #round
-    local zadd, zrem = {}, {}
+    local zadd, zrem, gone = {}, {}, {}
     for i, g in ipairs(round) do
       local st = gl.st[g]
       local seq, p, nxt, keep = nil, nil, nil, nil
@@ -135,12 +135,16 @@ local function group_pop(gl, need, hand, popped, prios)
         seq, p, nxt = group_pop_ungrouped(gl)
       else
         local r = rcall('ZPOPMIN', group_key(g))
-        -- Its job's priority (the score parsed once: a strtod each time).
-        local jp = r[1] and math.floor(tonumber(r[2]) / GROUP_SPAN)
+        local jp = r[1] and score_prio(r[2])
         if not r[1] then
-          -- Empty (its last job went at an earlier turn): forgotten unless it ran one just now.
-          if st.room == st.room0 then
-            group_tidy(g)
+          -- Empty (its last job went at an earlier turn): out of the ready set (below) and, with
+          -- nothing running (read this call, none taken since), forgotten as group_tidy would
+          -- (a ready group is not paused; batched per round).
+          if st.room == st.room0 and st.running <= 0 then
+            gone[#gone + 1] = g
+            if st.raw then
+              rcall('HDEL', K_GROUP_RUNNING, g)
+            end
           end
         elseif jp > level then
           -- Its score was ahead of its head's priority: back, and the group at that priority.
@@ -149,7 +153,7 @@ local function group_pop(gl, need, hand, popped, prios)
           keep = int(jp * GROUP_SPAN + score % GROUP_SPAN)
         else
           seq, p = r[1], jp
-          gl.sel[seq] = { g, p, r[2] }
+          gl.sel[seq], gl.sel_p[seq], gl.sel_s[seq] = g, p, r[2]
           -- Its next job is taken to have this priority (corrected when met, above).
           nxt = p
         end
@@ -174,6 +178,7 @@ local function group_pop(gl, need, hand, popped, prios)
     end
     rcall_each('ZREM', K_GROUPS_READY, zrem)
     rcall_each('ZADD', K_GROUPS_READY, zadd)
+    rcall_each('ZREM', K_GROUPS, gone)
   end
   return 0, false
 end
@@ -183,14 +188,13 @@ end
 -- stored meta `raw`) ends its run and goes back in front of its group. False for an ungrouped
 -- job: the caller puts it back in its list.
 local function group_put_back(gl, seq, raw, i, was_hand)
-  local s = gl and gl.sel[seq]
-  if s then
-    local g = s[1]
-    rcall('ZADD', group_key(g), s[3], seq)
+  local g = gl and gl.sel[seq]
+  if g then
+    rcall('ZADD', group_key(g), gl.sel_s[seq], seq)
     gl.sel[seq] = nil
     gl.st[g].room = gl.st[g].room + 1
     if group_refresh(g, gl.now) then
-      rcall('ZADD', K_GROUPS_READY, int(s[2] * GROUP_SPAN + i), g)
+      rcall('ZADD', K_GROUPS_READY, int(gl.sel_p[seq] * GROUP_SPAN + i), g)
     end
     return true
   end
@@ -208,25 +212,29 @@ end
 local function group_commit(gl, seqs, tokens)
   local taken, names, prio_n = {}, {}, {}
   for i, seq in ipairs(seqs) do
-    local s = gl.sel[seq]
-    if s then
-      local g = s[1]
+    local g = gl.sel[seq]
+    if g then
       local n = taken[g]
       if not n then
         names[#names + 1] = g
         n = 0
       end
       taken[g] = n + 1
-      prio_n[s[2]] = (prio_n[s[2]] or 0) + 1
-      if gl.st[g].rule.m then
-        group_log(g, { tokens[i] }, gl.now, gl.st[g].rule.d)
+      local p = gl.sel_p[seq]
+      prio_n[p] = (prio_n[p] or 0) + 1
+      local rule = gl.st[g].rule
+      if rule.m then
+        group_log(g, { tokens[i] }, gl.now, rule.d)
       end
     end
   end
   local set = {}
   for _, g in ipairs(names) do
     set[#set + 1] = g
-    set[#set + 1] = int(gl.st[g].running + taken[g])
+    set[#set + 1] = count_str(gl.st[g].running + taken[g])
+  end
+  if #set > 0 then
+    rcall('HSETNX', K_GROUP_RUNNING, '', RUNNING_PAD)
   end
   rcall_each('HSET', K_GROUP_RUNNING, set)
   for p = 0, 9 do
@@ -244,10 +252,9 @@ end
 -- The groups of leased jobs `seqs` taken from groups in this call (nil for the others: a hand-off,
 -- an ungrouped job), for their 'active' event (emit_jobs' `known`).
 local function group_known(gl, seqs)
-  local out = {}
+  local out, sel = {}, gl.sel
   for i, seq in ipairs(seqs) do
-    local s = gl.sel[seq]
-    out[i] = s and s[1]
+    out[i] = sel[seq]
   end
   return out
 end

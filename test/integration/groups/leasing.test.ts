@@ -4,6 +4,7 @@
  * concurrency and rate limits, pause, the state that lets counts() and getGroups() stay cheap.
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
+import type { Redis } from 'ioredis';
 import type { LeasedJob, WorkQueue } from '../../../lib/index.js';
 import { QueueFixture } from '../../support/queue.js';
 
@@ -122,6 +123,36 @@ describe('per-group limits', () => {
     ]);
     await q.addBulk(bulk('C', 2));
     expect(await take(q, 10)).toEqual(['C0', 'C1']);
+  });
+
+  it('a group left empty is forgotten at its next turn when nothing of it runs, else when its last run ends', async () => {
+    const q = fx.queue<Data>();
+    const names = async () =>
+      (await q.getGroups()).map((g) => `${g.group}:${g.pending}/${g.running}`);
+    await q.addBulk([...bulk('A', 1), ...bulk('B', 3), ...bulk('C', 1)]);
+    const first = await q.lease({ count: 3, leaseMs: 60_000 });
+    expect(first.map((j) => `${j.group}${j.data.i}`)).toEqual(['A0', 'B0', 'C0']);
+    // C's run ends while C waits empty in the round: still listed until its turn.
+    expect(await q.complete(first[2]!)).toBe(true);
+    // The next rounds meet A, C and at last B empty: C (nothing running) goes; A and B (running)
+    // stay listed.
+    expect(await take(q, 10)).toEqual(['B1', 'B2']);
+    expect(await names()).toEqual(['A:0/1', 'B:0/3']);
+    expect(await q.complete(first[0]!)).toBe(true);
+    expect(await names()).toEqual(['B:0/3']);
+    expect((await q.repair()).fixes).toEqual([]);
+  });
+
+  it("the running counts' hash stays a hash table (its pad field ''), not listed as a group", async () => {
+    const q = fx.queue<Data>();
+    await q.addBulk(bulk('A', 2));
+    expect(await take(q, 1)).toEqual(['A0']);
+    const r = q.client as Redis;
+    expect(await r.object('ENCODING', q.keys.key('groupRunning'))).toBe('hashtable');
+    expect(await r.hget(q.keys.key('groupRunning'), 'A')).toBe('1');
+    expect(await q.getGroups()).toEqual([
+      { group: 'A', pending: 1, running: 1, paused: false, limited: false },
+    ]);
   });
 
   it('pauseGroup: the group starts nothing; resumeGroup: it goes on', async () => {

@@ -65,8 +65,11 @@ local function add(g) if not seen[g] then seen[g] = true names[#names + 1] = g e
 for _, g in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do add(g) end
 local ready = redis.call('ZRANGE', KEYS[3], 0, -1, 'WITHSCORES')
 for i = 1, #ready, 2 do if ready[i] ~= '' then add(ready[i]) end end
-local running = redis.call('HGETALL', KEYS[4])
-for i = 1, #running, 2 do add(running[i]) end
+local running, all = {}, redis.call('HGETALL', KEYS[4])
+for i = 1, #all, 2 do
+  -- (field '': the pad that keeps the hash a hash table, lib/scripts/lib/groups.lua)
+  if all[i] ~= '' then add(all[i]) running[#running + 1] = all[i] running[#running + 1] = all[i + 1] end
+end
 local pending = {}
 for _, g in ipairs(names) do
   local z = redis.call('ZRANGE', KEYS[1] .. ':' .. g, 0, -1, 'WITHSCORES')
