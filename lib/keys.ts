@@ -74,7 +74,7 @@ export const KEY_TABLE = {
   // History (docs/history.md; lib/scripts/lib/history.lua, lib/scripts/lib/completed.lua).
   addedTimes: {
     part: 't',
-    doc: 'time buckets t:<b>, strings of u48 slots per seq of payload bucket b: added ms, started ms (lib/scripts/lib/history.lua)',
+    doc: 'time buckets t:<b>, strings of u48 slots per seq of payload bucket b: added ms, started ms (lib/scripts/lib/times.lua)',
   },
   completedJobs: { part: 'cj', doc: 'kept completed jobs zset (seq -> finished ms)' },
   completedInfo: {

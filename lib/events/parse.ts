@@ -27,7 +27,7 @@ export function parseEntry(eventId: string, fields: readonly string[]): QueueEve
       for (const id of v.split(' ')) jobs.push({ kind, f: { ...head, i: id } });
       job = undefined;
     } else if (f === 'tm') {
-      // One value per job of the section, in order (their times: see history.lua).
+      // One value per job of the section, in order (their times: see lib/scripts/lib/times.lua).
       v.split(' ').forEach((t, k) => {
         const j = jobs[section + k];
         if (j) j.f.tm = t;

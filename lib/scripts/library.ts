@@ -8,6 +8,7 @@ import { LIBRARY_SOURCES, SCRIPT_SOURCES } from './sources.generated.js';
 const LIBRARY_ORDER = [
   'base',
   'data',
+  'times',
   'meta',
   'events',
   'history',

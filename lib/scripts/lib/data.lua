@@ -124,7 +124,7 @@ local function data_set_run(base, pairs)
 end
 
 -- Drop the payloads of `seqs`; a bucket left empty leaves the bucket set, and its jobs' times
--- (K_ADDED_TIMES:<b>, history.lua) go with it.
+-- (K_ADDED_TIMES:<b>, times.lua) go with it.
 local function data_del(seqs)
   local order, groups = data_groups(seqs)
   for _, b in ipairs(order) do

@@ -68,7 +68,7 @@ end
 -- `head`. `raws`: their meta JSON (public ids are caller ids where set); nil: read from K_META;
 -- false: `seqs` are public ids already (no groups). Runs of ids without a space go in one 'n'
 -- field. `tails` (optional): a string per job without spaces; a section ends with 'tm' and those
--- of its jobs, in order ('n' and 'i' jobs alike), separated by spaces (history.lua: the jobs'
+-- of its jobs, in order ('n' and 'i' jobs alike), separated by spaces (times.lua: the jobs'
 -- times). A section with a grouped job ends with 'gs': a JSON array of its jobs' groups, in order
 -- ('' = none) — one field, not 'i' <id> 'g' <group> per job (4 fields, out of the 'n' run: ~20k
 -- instructions a grouped job over its 'active' and 'completed' events, measured in callgrind).
