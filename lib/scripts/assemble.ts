@@ -199,6 +199,9 @@ function prelude(
   return [...doc, ...argv, ...bind].join('\n');
 }
 
+/** Most locals a script's main chunk may declare (Lua's limit is 200 active locals a function). */
+const MAIN_LOCALS_MAX = 185;
+
 /** Assemble script `name` from its source `body` (exported for the tests' made-up scripts). */
 export function assembleSource(name: string, body: string): AssembledScript {
   const header = parseHeader(name, body);
@@ -261,6 +264,18 @@ export function assembleSource(name: string, body: string): AssembledScript {
     `-- ${name}.lua`,
     parts ? body.replace(/^[ \t]*load_cold\(\)[ \t]*$/m, () => parts.define) : body,
   ].join('\n\n');
+  // Lua allows 200 active locals in a function: the main chunk's (prelude, library, body) must
+  // leave room for the body's own blocks. A script near it runs its body as a function
+  // (complete_and_lease.lua).
+  const mainLocals = lua.match(/^local\s+(?:function\s+\w+|[\w, ]+)/gm) ?? [];
+  const locals = mainLocals.reduce(
+    (n, l) => n + (/^local\s+function/.test(l) ? 1 : l.slice(6).split(',').length),
+    0,
+  );
+  if (locals > MAIN_LOCALS_MAX)
+    throw new Error(
+      `${name}.lua: its main chunk declares ${locals} locals (at most ${MAIN_LOCALS_MAX}: Lua allows 200 active); run its body as a function`,
+    );
   const passed = byName ? keys.filter(owned) : keys;
   return { name, keys, perQueue, byName, passed, lua };
 }

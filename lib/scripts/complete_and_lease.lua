@@ -29,180 +29,185 @@
 -- Returns: a lease reply (lease_reply in lib/scripts/lib/leasing.lua): { now, deadline, next
 --   due, drain, paused, flags, ids, then per leased job: payload, meta }; flags: per adopted job
 --   '1'|'0' ('0': cancelled or taken back meanwhile), then per completed job '1'|'0'.
-local wid = ARGV[1]
-local ttl, window = tonumber(ARGV[2]), tonumber(ARGV[3])
-local lease_count, lease_ms, park_ms = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-local sweep, by_ref = ARGV[7] == '1', ARGV[8] == '1'
-local keep_count, keep_age, max_log_lines = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
-local adopt_count, count = tonumber(ARGV[12]), tonumber(ARGV[13])
-local keeping = keep_count > 0
-local now = now_ms()
-ev_gather() -- this call's events: one entry, written before it returns
-local adopted = {}
-local adopted_seqs = {} -- for the event log
-local named = {}
-for j = 1, adopt_count do
-  adopted[j] = 0
-  named[ARGV[13 + j]] = j
-end
-if sweep or adopt_count > 0 then
-  local keep = {}
-  for _, e in ipairs(rcall('LRANGE', K_WORKER_HANDOFFS, 0, -1)) do
-    local h = parse_hand(e)
-    if h and hand_live(h) then
-      local j = named[h.token]
-      if j then
-        rcall('HSET', K_LEASE_HOLDERS, h.seq, h.token .. ':' .. wid)
-        rcall('ZADD', K_LEASED, int(now + lease_ms), h.seq)
-        rcall('SADD', K_WORKER_LEASES, h.seq)
-        adopted[j] = 1
-        adopted_seqs[#adopted_seqs + 1] = h.seq
-      else
-        keep[#keep + 1] = e
+-- The body runs as a function: its locals then have a budget of their own (Lua allows 200 in
+-- one function, and the prelude and library take ~175 of the main chunk's).
+local function run()
+  local wid = ARGV[1]
+  local ttl, window = tonumber(ARGV[2]), tonumber(ARGV[3])
+  local lease_count, lease_ms, park_ms = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+  local sweep, by_ref = ARGV[7] == '1', ARGV[8] == '1'
+  local keep_count, keep_age, max_log_lines = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+  local adopt_count, count = tonumber(ARGV[12]), tonumber(ARGV[13])
+  local keeping = keep_count > 0
+  local now = now_ms()
+  ev_gather() -- this call's events: one entry, written before it returns
+  local adopted = {}
+  local adopted_seqs = {} -- for the event log
+  local named = {}
+  for j = 1, adopt_count do
+    adopted[j] = 0
+    named[ARGV[13 + j]] = j
+  end
+  if sweep or adopt_count > 0 then
+    local keep = {}
+    for _, e in ipairs(rcall('LRANGE', K_WORKER_HANDOFFS, 0, -1)) do
+      local h = parse_hand(e)
+      if h and hand_live(h) then
+        local j = named[h.token]
+        if j then
+          rcall('HSET', K_LEASE_HOLDERS, h.seq, h.token .. ':' .. wid)
+          rcall('ZADD', K_LEASED, int(now + lease_ms), h.seq)
+          rcall('SADD', K_WORKER_LEASES, h.seq)
+          adopted[j] = 1
+          adopted_seqs[#adopted_seqs + 1] = h.seq
+        else
+          keep[#keep + 1] = e
+        end
       end
     end
+    keep_handoffs(keep)
+    emit_jobs('active', adopted_seqs, nil, { 'w', wid })
   end
-  keep_handoffs(keep)
-  emit_jobs('active', adopted_seqs, nil, { 'w', wid })
-end
-local o = 13 + adopt_count
-local seqs, sent = {}, {}
-for seq, token in string.gmatch(ARGV[o + 1], '(%S+) (%S+)') do
-  seqs[#seqs + 1] = seq
-  sent[#sent + 1] = token
-end
-local tokens, metas = {}, {}
-if count > 0 then
-  tokens = hmget(K_LEASE_HOLDERS, seqs)
-  metas = metas_of(seqs)
-end
-local mine, mine_metas = {}, {}
-local ended = {} -- groups of the jobs completed by their holder
-local results = {}
-local done = {}
-local done_seqs = {}
-local completed, completed_metas, completed_results = {}, {}, {} -- kept, and the event log
-local completed_groups = nil -- their groups where read here (by index), for the event log
-for j = 1, count do
-  local seq = seqs[j]
-  local token = sent[j]
-  local meta = nil
-  local ok = 0
-  if done_seqs[seq] then
-    -- Completed earlier in this batch (by another lease of the same job): once only.
-    ok = 0
-  elseif tokens[j] == token .. ':' .. wid then
-    mine[#mine + 1] = seq
-    mine_metas[#mine] = metas[j]
-    ok = 1
-    -- Meta decoded only for a caller id (the hot path); the group is read without decoding.
-    if metas[j] and string.find(metas[j], '"i":', 1, true) then
+  local o = 13 + adopt_count
+  local seqs, sent = {}, {}
+  for seq, token in string.gmatch(ARGV[o + 1], '(%S+) (%S+)') do
+    seqs[#seqs + 1] = seq
+    sent[#sent + 1] = token
+  end
+  local tokens, metas = {}, {}
+  if count > 0 then
+    tokens = hmget(K_LEASE_HOLDERS, seqs)
+    metas = metas_of(seqs)
+  end
+  local mine, mine_metas = {}, {}
+  local ended = {} -- groups of the jobs completed by their holder
+  local results = {}
+  local done = {}
+  local done_seqs = {}
+  local completed, completed_metas, completed_results = {}, {}, {} -- kept, and the event log
+  local completed_groups = nil -- their groups where read here (by index), for the event log
+  for j = 1, count do
+    local seq = seqs[j]
+    local token = sent[j]
+    local meta = nil
+    local ok = 0
+    if done_seqs[seq] then
+      -- Completed earlier in this batch (by another lease of the same job): once only.
+      ok = 0
+    elseif tokens[j] == token .. ':' .. wid then
+      mine[#mine + 1] = seq
+      mine_metas[#mine] = metas[j]
+      ok = 1
+      -- Meta decoded only for a caller id (the hot path); the group is read without decoding.
+      if metas[j] and string.find(metas[j], '"i":', 1, true) then
+        meta = decode_meta(metas[j])
+        if meta.i then
+          keep_taken(meta.i, seq, now, window, meta.t == 1, keeping)
+        end
+      end
+      local g = metas[j] and meta_group(metas[j])
+      if g then
+        ended[#ended + 1] = g
+        -- (its index in `completed`: it is appended below)
+        completed_groups = completed_groups or {}
+        completed_groups[#completed + 1] = g
+      end
+    elseif data_has(seq) and not is_kept(seq) then
       meta = decode_meta(metas[j])
-      if meta.i then
+      local cid_held = meta.i and rcall('HGET', K_CALLER_IDS, meta.i) == seq
+      if keeping then
+        completed_unplace(seq, meta)
+      else
+        destroy(seq, meta)
+      end
+      if cid_held then
+        rcall('HSET', K_CALLER_IDS, meta.i, seq)
         keep_taken(meta.i, seq, now, window, meta.t == 1, keeping)
       end
+      ok = 1
+      if tokens[j] then
+        rcall('PUBLISH', K_NOTICE_CHANNEL, 'l:' .. seq)
+      end
     end
-    local g = metas[j] and meta_group(metas[j])
-    if g then
-      ended[#ended + 1] = g
-      -- (its index in `completed`: it is appended below)
-      completed_groups = completed_groups or {}
-      completed_groups[#completed + 1] = g
+    if ok == 1 and ttl > 0 then
+      local pid = seq
+      if meta and meta.i then
+        pid = meta.i
+      end
+      results[#results + 1] = pid
+      results[#results + 1] = ARGV[o + 2 + j]
     end
-  elseif data_has(seq) and not is_kept(seq) then
-    meta = decode_meta(metas[j])
-    local cid_held = meta.i and rcall('HGET', K_CALLER_IDS, meta.i) == seq
-    if keeping then
-      completed_unplace(seq, meta)
-    else
-      destroy(seq, meta)
+    done[j] = ok
+    if ok == 1 and metas[j] and string.find(metas[j], '"[PW]":') then
+      -- '' (no result: undefined is not kept) tells the parent null.
+      local r = ARGV[o + 2 + j]
+      flow_completed(seq, metas[j], r ~= '' and r or nil, now)
     end
-    if cid_held then
-      rcall('HSET', K_CALLER_IDS, meta.i, seq)
-      keep_taken(meta.i, seq, now, window, meta.t == 1, keeping)
-    end
-    ok = 1
-    if tokens[j] then
-      rcall('PUBLISH', K_NOTICE_CHANNEL, 'l:' .. seq)
+    if ok == 1 then
+      done_seqs[seq] = true
+      completed[#completed + 1] = seq
+      completed_metas[#completed] = metas[j]
+      completed_results[#completed] = ARGV[o + 2 + j]
     end
   end
-  if ok == 1 and ttl > 0 then
-    local pid = seq
-    if meta and meta.i then
-      pid = meta.i
+  local readable = keeping or ttl > 0
+  emit_completed(completed, completed_metas, completed_results, now, wid, readable, completed_groups)
+  metric_add('completed', #completed)
+  if keeping then
+    keep_completed(completed, completed_metas, completed_results, now, wid)
+    logs_apply(ARGV[o + 2], max_log_lines, function(seq)
+      return done_seqs[seq] == true
+    end)
+  end
+  if #mine > 0 then
+    if not keeping then
+      data_del(mine)
+      if next(mine_metas) then
+        rcall_each('HDEL', K_META, mine)
+      end
+      if rcall('EXISTS', K_PROGRESS) == 1 then
+        rcall_each('HDEL', K_PROGRESS, mine)
+      end
+      logs_drop(mine, mine_metas)
     end
-    results[#results + 1] = pid
-    results[#results + 1] = ARGV[o + 2 + j]
+    rcall_each('HDEL', K_LEASE_HOLDERS, mine)
+    rcall_each('ZREM', K_LEASED, mine)
+    lease_unpad()
   end
-  done[j] = ok
-  if ok == 1 and metas[j] and string.find(metas[j], '"[PW]":') then
-    -- '' (no result: undefined is not kept) tells the parent null.
-    local r = ARGV[o + 2 + j]
-    flow_completed(seq, metas[j], r ~= '' and r or nil, now)
+  if wid ~= '0' and count > 0 then
+    rcall_each('SREM', K_WORKER_LEASES, seqs)
   end
-  if ok == 1 then
-    done_seqs[seq] = true
-    completed[#completed + 1] = seq
-    completed_metas[#completed] = metas[j]
-    completed_results[#completed] = ARGV[o + 2 + j]
+  group_runs_ended(ended, now)
+  if keeping then
+    -- At least what this call pushed over the bound, and some of what aged.
+    trim_completed(now, keep_count, keep_age, TRIM_LIMIT + #completed)
   end
-end
-local readable = keeping or ttl > 0
-emit_completed(completed, completed_metas, completed_results, now, wid, readable, completed_groups)
-metric_add('completed', #completed)
-if keeping then
-  keep_completed(completed, completed_metas, completed_results, now, wid)
-  logs_apply(ARGV[o + 2], max_log_lines, function(seq)
-    return done_seqs[seq] == true
-  end)
-end
-if #mine > 0 then
-  if not keeping then
-    data_del(mine)
-    if next(mine_metas) then
-      rcall_each('HDEL', K_META, mine)
+  if #results > 0 then
+    rcall_each('HSET', K_RESULTS, results)
+    local z = {}
+    local expires = int(now + ttl)
+    for r = 1, #results, 2 do
+      z[#z + 1] = expires
+      z[#z + 1] = results[r]
     end
-    if rcall('EXISTS', K_PROGRESS) == 1 then
-      rcall_each('HDEL', K_PROGRESS, mine)
-    end
-    logs_drop(mine, mine_metas)
+    rcall_each('ZADD', K_RESULT_EXPIRIES, z)
   end
-  rcall_each('HDEL', K_LEASE_HOLDERS, mine)
-  rcall_each('ZREM', K_LEASED, mine)
-  lease_unpad()
-end
-if wid ~= '0' and count > 0 then
-  rcall_each('SREM', K_WORKER_LEASES, seqs)
-end
-group_runs_ended(ended, now)
-if keeping then
-  -- At least what this call pushed over the bound, and some of what aged.
-  trim_completed(now, keep_count, keep_age, TRIM_LIMIT + #completed)
-end
-if #results > 0 then
-  rcall_each('HSET', K_RESULTS, results)
-  local z = {}
-  local expires = int(now + ttl)
-  for r = 1, #results, 2 do
-    z[#z + 1] = expires
-    z[#z + 1] = results[r]
+  local out = lease_reply(now, lease_ms)
+  local flags = {}
+  for j = 1, adopt_count do
+    flags[j] = adopted[j]
   end
-  rcall_each('ZADD', K_RESULT_EXPIRIES, z)
+  for j = 1, count do
+    flags[adopt_count + j] = done[j]
+  end
+  out[6] = table.concat(flags)
+  if lease_count > 0 then
+    lease_into(out, lease_count, lease_ms, wid, now, park_ms, by_ref)
+  elseif #mine > 0 and rcall('HEXISTS', K_FLOW_CONTROL, 'c') == 1 then
+    wake()
+  end
+  metrics_flush(now)
+  ev_flush()
+  return out
 end
-local out = lease_reply(now, lease_ms)
-local flags = {}
-for j = 1, adopt_count do
-  flags[j] = adopted[j]
-end
-for j = 1, count do
-  flags[adopt_count + j] = done[j]
-end
-out[6] = table.concat(flags)
-if lease_count > 0 then
-  lease_into(out, lease_count, lease_ms, wid, now, park_ms, by_ref)
-elseif #mine > 0 and rcall('HEXISTS', K_FLOW_CONTROL, 'c') == 1 then
-  wake()
-end
-metrics_flush(now)
-ev_flush()
-return out
+return run()
