@@ -218,6 +218,16 @@ describe('a user limited to ~wq:* &wq:* and the minimal command set', () => {
     expect(health.queues.status).toBe('up');
     expect(app.get<WorkQueue>(getQueueToken('acl')).options.prefix).toBe('wq');
     await app.close();
+    // Kept completed jobs past their bound are trimmed by the completing call (as every queue
+    // does after its first 1 000): with the same commands.
+    const kept = new WorkQueue<unknown>(client, 'acl-kept', {
+      logger: false,
+      keepCompleted: { count: 1, ageMs: 60_000 },
+    });
+    await kept.addBulk([{ data: 1 }, { data: 2 }, { data: 3 }]);
+    for (const lease of await kept.lease({ count: 3 }))
+      expect(await kept.complete(lease)).toBe(true);
+    expect((await kept.counts()).completed).toBe(1);
     await client.quit();
 
     expect(errors).toEqual([]);

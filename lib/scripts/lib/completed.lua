@@ -116,9 +116,9 @@ end
 -- Remove the `take` oldest kept completed jobs: by finish time, then by seq (a sorted set orders
 -- equal scores by the member's bytes, which puts '10' before '9'). The first `take` by rank are
 -- they unless the last finish time among them has more jobs than fit (a batch's, at most) of
--- different lengths: then the rest of that time's jobs are read to cut it exactly. No scores are read
--- into Lua (Redis formats each with printf: ~3k instructions a job), and those by rank go with
--- ZREMRANGEBYRANK (no lookup per job). Returns their seqs.
+-- different lengths: then the rest of that time's jobs are read to cut it exactly. No scores
+-- are read into Lua (Redis formats each with printf: ~3k instructions a job). They go with ZREM
+-- (the minimal ACL, docs/reliability-and-security.md, has no ZREMRANGEBYRANK). Returns them.
 local function take_oldest_completed(take)
   local seqs = rcall('ZRANGE', K_COMPLETED_JOBS, 0, take - 1)
   local last = rcall('ZSCORE', K_COMPLETED_JOBS, seqs[#seqs])
@@ -134,19 +134,12 @@ local function take_oldest_completed(take)
     end
     if not one_length(group) then
       by_seq(group)
-      local cut = {}
       for i = below + 1, #seqs do
         seqs[i] = group[i - below]
-        cut[#cut + 1] = seqs[i]
       end
-      if below > 0 then
-        rcall('ZREMRANGEBYRANK', K_COMPLETED_JOBS, 0, below - 1)
-      end
-      rcall_each('ZREM', K_COMPLETED_JOBS, cut)
-      return seqs
     end
   end
-  rcall('ZREMRANGEBYRANK', K_COMPLETED_JOBS, 0, #seqs - 1)
+  rcall_each('ZREM', K_COMPLETED_JOBS, seqs)
   return seqs
 end
 

@@ -234,7 +234,7 @@ local function group_commit(gl, seqs, tokens)
     set[#set + 1] = count_str(gl.st[g].running + taken[g])
   end
   if #set > 0 then
-    rcall('HSETNX', K_GROUP_RUNNING, '', RUNNING_PAD)
+    rcall('HSET', K_GROUP_RUNNING, '', RUNNING_PAD)
   end
   rcall_each('HSET', K_GROUP_RUNNING, set)
   for p = 0, 9 do
