@@ -200,8 +200,8 @@ export const DATA_SPAN = 128;
  * in their hashed encodings. A listpack finds a member by walking every entry, so a lease's
  * `ZADD`/`HSET` and a completion's `HMGET`/`ZREM` cost O(jobs leased) each: at c=50 (~100 leased)
  * ~20% of Redis' time per job. Written by every lease call (lease_jobs), at score +inf (no
- * deadline passes it); what counts or lists the leased jobs leaves it out. Scripts see it as
- * LEASE_PAD.
+ * deadline passes it); what counts or lists the leased jobs leaves it out; both go when nothing
+ * is leased (lease_unpad). Scripts see it as LEASE_PAD.
  */
 export const LEASE_PAD =
   '~pad: keeps this key in its hashed encoding (not a job; lib/keys.ts LEASE_PAD)';

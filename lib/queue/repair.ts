@@ -18,8 +18,7 @@ export async function repair(ctx: QueueContext, flows: FlowDelivery): Promise<Re
   const raw = ctx.client;
   const t = ctx.options.commandTimeoutMs;
   const at = `queue ${ctx.name}: repair`;
-  // Every read of the walk bounded like the scripts; the leased set's and lease hash's pad
-  // (LEASE_PAD) is not a job.
+  // Every read of the walk bounded like the scripts.
   const lrange = (k: string, a: number, b: number) =>
     bounded(raw, t, at, () => raw.lrange(k, a, b));
   const zrange = (k: string, a: number, b: number) =>
@@ -28,8 +27,7 @@ export async function repair(ctx: QueueContext, flows: FlowDelivery): Promise<Re
     let cursor = '0';
     do {
       const [next, flat] = await bounded(raw, t, at, () => raw.hscan(key, cursor, 'COUNT', PAGE));
-      for (let i = 0; i < flat.length; i += 2)
-        if (flat[i] !== LEASE_PAD) each(flat[i]!, flat[i + 1]!);
+      for (let i = 0; i < flat.length; i += 2) each(flat[i]!, flat[i + 1]!);
       cursor = next;
     } while (cursor !== '0');
   };
@@ -39,7 +37,7 @@ export async function repair(ctx: QueueContext, flows: FlowDelivery): Promise<Re
   ) => {
     for (let start = 0; ; start += PAGE) {
       const ids = await read(start, start + PAGE - 1);
-      for (const id of ids) if (id !== LEASE_PAD) each(id);
+      ids.forEach(each);
       if (ids.length < PAGE) break;
     }
   };
@@ -62,8 +60,10 @@ export async function repair(ctx: QueueContext, flows: FlowDelivery): Promise<Re
   );
   for (const g of groups) await pages((a, b) => zrange(k.groupPending(g), a, b), mark);
   const waiting = k.key('waitingChildren');
+  // (The leased set's and the lease hash's pad, LEASE_PAD, is not a job.)
+  const job = (each: (id: string) => void) => (id: string) => id !== LEASE_PAD && each(id);
   for (const key of [k.delayed, k.leased, k.dead, waiting, k.key('completedJobs')])
-    await pages((a, b) => zrange(key, a, b), mark);
+    await pages((a, b) => zrange(key, a, b), key === k.leased ? job(mark) : mark);
   const withData = new Set<string>();
   const buckets: string[] = [];
   let cursor = '0';
@@ -84,10 +84,11 @@ export async function repair(ctx: QueueContext, flows: FlowDelivery): Promise<Re
   const leased = new Set<string>();
   await pages(
     (a, b) => zrange(k.leased, a, b),
-    (id) => leased.add(id),
+    job((id) => leased.add(id)),
   );
   const tokens = new Set<string>();
   await hscanAll(k.leaseHolders, (id) => {
+    if (id === LEASE_PAD) return;
     tokens.add(id);
     if (!withData.has(id) || !leased.has(id)) suspects.add(id);
   });

@@ -64,11 +64,14 @@ elseif state == 'completed' then
   seqs, scores = completed_page(offset, limit)
 else
   local key = ({ delayed = K_DELAYED, leased = K_LEASED, dead = K_DEAD, ['waiting-children'] = K_WAITING_CHILDREN })[state]
-  -- (By score below +inf: the leased set's pad, LEASE_PAD, is not a job.)
-  local got = rcall('ZRANGE', key, '-inf', '(+inf', 'BYSCORE', 'LIMIT', offset, limit, 'WITHSCORES')
+  local got = rcall('ZRANGE', key, offset, offset + limit - 1, 'WITHSCORES')
   for i = 1, #got, 2 do
-    seqs[#seqs + 1] = got[i]
-    scores[#seqs] = got[i + 1]
+    -- (The leased set's pad, LEASE_PAD, is not a job: last by score, so only the last page of
+    -- leased jobs can be one short.)
+    if got[i] ~= LEASE_PAD then
+      seqs[#seqs + 1] = got[i]
+      scores[#seqs] = got[i + 1]
+    end
   end
 end
 local out = {}

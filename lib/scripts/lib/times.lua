@@ -173,7 +173,6 @@ local function times_get(seqs)
   return added, started
 end
 
-
 -- Per job, its times as an event's section tail ('tm', lib/scripts/lib/events.lua) gives them:
 -- ms before the section's 'T' (its time), '' when not known; `started` optional. Jobs added or
 -- leased together share their times: each distinct time is formatted once (string.format is

@@ -161,6 +161,14 @@ export async function snapshot(r: Real): Promise<Snapshot & { flows: FlowKeys }>
     for (let i = 0; i < a.length; i += 2) out[a[i]] = Number(a[i + 1]);
     return out;
   };
+  // The pads stay only while some job is leased (lease_unpad at every removal from the set).
+  for (const [what, members] of [
+    ['leased set', Object.keys(scores(replies[12]))],
+    ['lease hash', Object.keys(replies[13] as Record<string, string>)],
+  ] as const) {
+    if (members.length === 1 && members[0] === LEASE_PAD)
+      throw new Error(`the ${what} holds its pad (LEASE_PAD) and no job`);
+  }
   return {
     data: (replies[0] as string[]).sort(),
     lists: replies.slice(1, 11) as string[][],
