@@ -150,21 +150,30 @@ local function times_set_started(seqs, now)
   return added
 end
 
+-- The times string of job `seq`'s bucket (read once per bucket into `strings`: bucket number ->
+-- string) and the byte of its added slot; nil for a seq that is not a counter value (no times).
+local function times_slot(strings, seq)
+  if not string.match(seq, '^%d+$') then
+    return nil
+  end
+  local n = tonumber(seq)
+  local b = math.floor(n / DATA_SPAN)
+  local s = strings[b]
+  if not s then
+    s = rcall('GET', K_ADDED_TIMES .. ':' .. data_bucket(seq)) or ''
+    strings[b] = s
+  end
+  return s, 12 * (n % DATA_SPAN) + 1
+end
+
 -- The times of `seqs`, in order: added, started (0 when not known). One GET per bucket, read
 -- as its first job comes (no grouping tables: this runs for every completed job's event).
 local function times_get(seqs)
   local added, started = {}, {}
-  local strings = {} -- bucket number -> its times string
+  local strings = {}
   for i, seq in ipairs(seqs) do
-    if string.match(seq, '^%d+$') then
-      local n = tonumber(seq)
-      local b = math.floor(n / DATA_SPAN)
-      local s = strings[b]
-      if not s then
-        s = rcall('GET', K_ADDED_TIMES .. ':' .. data_bucket(seq)) or ''
-        strings[b] = s
-      end
-      local at = 12 * (n % DATA_SPAN) + 1
+    local s, at = times_slot(strings, seq)
+    if s then
       added[i], started[i] = u48_at(s, at), u48_at(s, at + 6)
     else
       added[i], started[i] = 0, 0
@@ -216,15 +225,8 @@ local function time_tails(seqs, now)
   local out, memo, strings = {}, {}, {}
   for i, seq in ipairs(seqs) do
     local d = ','
-    if string.match(seq, '^%d+$') then
-      local n = tonumber(seq)
-      local b = math.floor(n / DATA_SPAN)
-      local s = strings[b]
-      if not s then
-        s = rcall('GET', K_ADDED_TIMES .. ':' .. data_bucket(seq)) or ''
-        strings[b] = s
-      end
-      local at = 12 * (n % DATA_SPAN) + 1
+    local s, at = times_slot(strings, seq)
+    if s then
       local slot = string.sub(s, at, at + 11)
       d = memo[slot]
       if not d then
