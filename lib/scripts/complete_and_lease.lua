@@ -45,7 +45,7 @@ local function run()
   local adopted_seqs = {} -- for the event log
   local named = {}
   for j = 1, adopt_count do
-    adopted[j] = 0
+    adopted[j] = '0' -- (flags are strings: table.concat formats a number with printf)
     named[ARGV[13 + j]] = j
   end
   if sweep or adopt_count > 0 then
@@ -58,7 +58,7 @@ local function run()
           rcall('HSET', K_LEASE_HOLDERS, h.seq, h.token .. ':' .. wid)
           rcall('ZADD', K_LEASED, int(now + lease_ms), h.seq)
           rcall('SADD', K_WORKER_LEASES, h.seq)
-          adopted[j] = 1
+          adopted[j] = '1'
           adopted_seqs[#adopted_seqs + 1] = h.seq
         else
           keep[#keep + 1] = e
@@ -96,7 +96,10 @@ local function run()
       ok = 0
     elseif tokens[j] == token .. ':' .. wid then
       mine[#mine + 1] = seq
-      mine_metas[#mine] = metas[j]
+      if metas[j] then
+        -- (Never a nil stored: Lua 5.1 makes a key for it, and rehashes the table each time.)
+        mine_metas[#mine] = metas[j]
+      end
       ok = 1
       -- Meta decoded only for a caller id (the hot path); the group is read without decoding.
       if metas[j] and string.find(metas[j], '"i":', 1, true) then
@@ -137,7 +140,7 @@ local function run()
       results[#results + 1] = pid
       results[#results + 1] = ARGV[o + 2 + j]
     end
-    done[j] = ok
+    done[j] = ok == 1 and '1' or '0'
     if ok == 1 and metas[j] and string.find(metas[j], '"[PW]":') then
       -- '' (no result: undefined is not kept) tells the parent null.
       local r = ARGV[o + 2 + j]
@@ -146,8 +149,12 @@ local function run()
     if ok == 1 then
       done_seqs[seq] = true
       completed[#completed + 1] = seq
-      completed_metas[#completed] = metas[j]
-      completed_results[#completed] = ARGV[o + 2 + j]
+      if metas[j] then
+        completed_metas[#completed] = metas[j]
+      end
+      if ARGV[o + 2 + j] then
+        completed_results[#completed] = ARGV[o + 2 + j]
+      end
     end
   end
   local readable = keeping or ttl > 0

@@ -14,6 +14,23 @@ local function int(x)
   return string.format('%d', x)
 end
 
+-- int() of base + 1 … base + n (integers ≥ 0), in order: each ten of them share their leading
+-- digits, formatted once (int is printf, ~1.5k instructions; a concatenation ~0.3k).
+local function int_run(base, n)
+  local out, tens, lead = {}, -1, ''
+  for i = 1, n do
+    local v = base + i
+    local d = v % 10
+    local t = (v - d) / 10
+    if t ~= tens then
+      tens = t
+      lead = t > 0 and int(t) or ''
+    end
+    out[i] = lead .. string.char(48 + d)
+  end
+  return out
+end
+
 -- Lua's unpack() and redis.call() take at most ~8,000 values: variable-size argument lists go
 -- through these, in chunks of CHUNK values (even, so pairs stay together). Every public
 -- operation accepts sizes far above that limit.

@@ -143,15 +143,6 @@ local function take_oldest_completed(take)
   return seqs
 end
 
--- The meta JSON of jobs `seqs`, as hmget gives it; none read when no job has any (plain jobs
--- have none: an HMGET of a batch of absent fields still costs its arguments).
-local function metas_of(seqs)
-  if rcall('EXISTS', K_META) == 0 then
-    return {}
-  end
-  return hmget(K_META, seqs)
-end
-
 -- Trim the kept completed jobs to the newest `count`, none finished before now - age_ms, at most
 -- `limit` per call (oldest first). Returns how many went.
 local function trim_completed(now, count, age_ms, limit)

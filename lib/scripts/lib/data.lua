@@ -8,12 +8,27 @@
 -- instructions; a call names a job's bucket several times: payload, times, event).
 local data_bucket_names = {}
 
+-- This call's seqs read as numbers (false: not a counter value): a call looks at a job's seq
+-- several times (its bucket, its times), and each first look costs a pattern match and a strtod.
+local seq_numbers = {}
+
+-- Job `seq` as a number, or nil when it is not a counter value (only hand-written ones).
+local function seq_number(seq)
+  local n = seq_numbers[seq]
+  if n == nil then
+    n = string.match(seq, '^%d+$') and seq + 0 or false
+    seq_numbers[seq] = n
+  end
+  return n or nil
+end
+
 -- The bucket of job `seq` ('x' for a seq that is not a counter value: only hand-written ones).
 local function data_bucket(seq)
-  if not string.match(seq, '^%d+$') then
+  local n = seq_number(seq)
+  if not n then
     return 'x'
   end
-  local n = math.floor(tonumber(seq) / DATA_SPAN)
+  n = math.floor(n / DATA_SPAN)
   local b = data_bucket_names[n]
   if not b then
     b = string.format('%d', n)

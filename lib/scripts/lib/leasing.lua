@@ -93,7 +93,7 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref)
       -- By reference: whether each payload exists (a cancelled job leaves its seq behind), without
       -- copying it into Lua (every string entering Lua is hashed whole: ~1 µs per KB).
       local d = by_ref and payloads_exist(popped) or data_mget(popped)
-      local m = hmget(K_META, popped)
+      local m = metas_of(popped)
       for i, seq in ipairs(popped) do
         if stopped then
           -- Back first in line, in order (walked backwards below).
@@ -109,7 +109,9 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref)
         elseif d[i] then
           seqs[#seqs + 1] = seq
           datas[#datas + 1] = d[i]
-          metas[#metas + 1] = m[i]
+          if m[i] then -- (no nil stored: Lua 5.1 would make a key for it, and rehash each time)
+            metas[#seqs] = m[i]
+          end
           popped[i] = false
         else
           popped[i] = false -- a cancelled job's tombstone: dropped
@@ -171,20 +173,27 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref)
   -- Numbers go to Redis as strings: Lua numbers are formatted with %.17g, per job.
   local deadline = int(now + lease_ms)
   local added = times_set_started(seqs, now)
+  local tokens = int_run(base, live)
   -- The pads first (LEASE_PAD, lib/keys.ts): both keys stay hashed, each insert O(log n).
   local zargs, hargs, sargs, started, ids = { '+inf', LEASE_PAD }, { LEASE_PAD, '' }, {}, {}, {}
+  local added_ints = { [0] = '0' } -- each distinct added time formatted once (jobs added together)
   for i, seq in ipairs(seqs) do
-    local token = int(base + i)
+    local token = tokens[i]
     if solo then
       token = 's' .. token
     end
     started[i] = token
+    local a = added_ints[added[i]]
+    if not a then
+      a = int(added[i])
+      added_ints[added[i]] = a
+    end
     zargs[#zargs + 1] = deadline
     zargs[#zargs + 1] = seq
     hargs[#hargs + 1] = seq
     hargs[#hargs + 1] = token .. ':' .. wid
     sargs[#sargs + 1] = seq
-    ids[i] = seq .. ' ' .. token .. ' ' .. int(added[i])
+    ids[i] = seq .. ' ' .. token .. ' ' .. a
     out[#out + 1] = by_ref and '' or datas[i]
     out[#out + 1] = metas[i] or ''
   end

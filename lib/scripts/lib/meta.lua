@@ -71,6 +71,15 @@ local function meta_group(raw)
   return decode_meta(raw).g
 end
 
+-- The meta JSON of jobs `seqs`, as hmget gives it; none read when no job has any: then {}, nil
+-- for each (plain jobs have none: an HMGET of a batch of absent fields still costs its arguments).
+local function metas_of(seqs)
+  if rcall('EXISTS', K_META) == 0 then
+    return {}
+  end
+  return hmget(K_META, seqs)
+end
+
 local function save_meta(seq, meta)
   if next(meta) ~= nil then
     rcall('HSET', K_META, seq, cjson.encode(meta))

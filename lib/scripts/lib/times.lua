@@ -113,8 +113,8 @@ local function times_set_started(seqs, now)
   local order, per = {}, {} -- the buckets in first-seen order; per bucket number its state
   for i, seq in ipairs(seqs) do
     added[i] = 0
-    if string.match(seq, '^%d+$') then
-      local n = tonumber(seq)
+    local n = seq_number(seq)
+    if n then
       local b = math.floor(n / DATA_SPAN)
       local p = per[b]
       if not p then
@@ -153,10 +153,10 @@ end
 -- The times string of job `seq`'s bucket (read once per bucket into `strings`: bucket number ->
 -- string) and the byte of its added slot; nil for a seq that is not a counter value (no times).
 local function times_slot(strings, seq)
-  if not string.match(seq, '^%d+$') then
+  local n = seq_number(seq)
+  if not n then
     return nil
   end
-  local n = tonumber(seq)
   local b = math.floor(n / DATA_SPAN)
   local s = strings[b]
   if not s then
