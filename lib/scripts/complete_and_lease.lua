@@ -69,10 +69,11 @@ local function run()
     emit_jobs('active', adopted_seqs, nil, { 'w', wid })
   end
   local o = 13 + adopt_count
-  local seqs, sent = {}, {}
+  local seqs, sent, n = {}, {}, 0
   for seq, token in string.gmatch(ARGV[o + 1], '(%S+) (%S+)') do
-    seqs[#seqs + 1] = seq
-    sent[#sent + 1] = token
+    n = n + 1
+    seqs[n] = seq
+    sent[n] = token
   end
   local tokens, metas = {}, {}
   if count > 0 then
@@ -85,6 +86,7 @@ local function run()
   local done = {}
   local done_seqs = {}
   local completed, completed_metas, completed_results = {}, {}, {} -- kept, and the event log
+  local c = 0 -- #completed
   local completed_groups = nil -- their groups where read here (by index), for the event log
   for j = 1, count do
     local seq = seqs[j]
@@ -113,7 +115,7 @@ local function run()
         ended[#ended + 1] = g
         -- (its index in `completed`: it is appended below)
         completed_groups = completed_groups or {}
-        completed_groups[#completed + 1] = g
+        completed_groups[c + 1] = g
       end
     elseif data_has(seq) and not is_kept(seq) then
       meta = decode_meta(metas[j])
@@ -148,12 +150,13 @@ local function run()
     end
     if ok == 1 then
       done_seqs[seq] = true
-      completed[#completed + 1] = seq
+      c = c + 1
+      completed[c] = seq
       if metas[j] then
-        completed_metas[#completed] = metas[j]
+        completed_metas[c] = metas[j]
       end
       if ARGV[o + 2 + j] then
-        completed_results[#completed] = ARGV[o + 2 + j]
+        completed_results[c] = ARGV[o + 2 + j]
       end
     end
   end

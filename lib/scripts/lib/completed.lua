@@ -19,7 +19,8 @@ local function keep_completed(seqs, raws, results, now, wid)
   local z, h = {}, {}
   local at = int(now) -- one string, not a number formatted per job
   local first = wid .. ':1' -- the info of a job that completed at its first attempt
-  for i, seq in ipairs(seqs) do
+  for i = 1, #seqs do
+    local seq = seqs[i]
     local raw = raws[i]
     local info = first -- (a number concatenated is formatted with printf: ~3k instructions)
     if raw and string.find(raw, '"a":', 1, true) then
@@ -28,10 +29,10 @@ local function keep_completed(seqs, raws, results, now, wid)
     if results[i] and results[i] ~= '' then
       info = info .. ':' .. results[i]
     end
-    z[#z + 1] = at
-    z[#z + 1] = seq
-    h[#h + 1] = seq
-    h[#h + 1] = info
+    z[2 * i - 1] = at
+    z[2 * i] = seq
+    h[2 * i - 1] = seq
+    h[2 * i] = info
   end
   rcall_each('ZADD', K_COMPLETED_JOBS, z)
   rcall_each('HSET', K_COMPLETED_INFO, h)
@@ -56,12 +57,12 @@ end
 -- Remove kept completed jobs `seqs` (their meta JSON `raws`): payload, meta, info, progress, log;
 -- a caller id still naming one ('~<until>:<seq>') keeps only its dedupe window, or goes.
 local function forget_completed(seqs, raws, now)
-  for i, seq in ipairs(seqs) do
+  for i = 1, #seqs do
     local raw = raws[i]
     if raw and string.find(raw, '"i":', 1, true) then
       local cid = decode_meta(raw).i
       local v = cid and rcall('HGET', K_CALLER_IDS, cid)
-      if v and kept_of(v) == seq then
+      if v and kept_of(v) == seqs[i] then
         local until_ms = taken_until(v)
         if until_ms > now then
           rcall('HSET', K_CALLER_IDS, cid, '~' .. int(until_ms))

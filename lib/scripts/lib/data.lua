@@ -28,7 +28,7 @@ local function data_bucket(seq)
   if not n then
     return 'x'
   end
-  n = math.floor(n / DATA_SPAN)
+  n = (n - n % DATA_SPAN) / DATA_SPAN
   local b = data_bucket_names[n]
   if not b then
     b = string.format('%d', n)
@@ -54,16 +54,19 @@ end
 -- their positions in `seqs`.
 local function data_groups(seqs)
   local order, groups = {}, {}
-  for i, seq in ipairs(seqs) do
+  for i = 1, #seqs do
+    local seq = seqs[i]
     local b = data_bucket(seq)
     local g = groups[b]
     if not g then
-      g = { seqs = {}, at = {} }
+      g = { seqs = {}, at = {}, n = 0 }
       groups[b] = g
       order[#order + 1] = b
     end
-    g.seqs[#g.seqs + 1] = seq
-    g.at[#g.at + 1] = i
+    local n = g.n + 1
+    g.n = n
+    g.seqs[n] = seq
+    g.at[n] = i
   end
   return order, groups
 end

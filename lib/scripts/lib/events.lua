@@ -30,8 +30,9 @@ local function ev_add(f)
     ev_write(ev_fields)
     ev_fields = {}
   end
-  for _, v in ipairs(f) do
-    ev_fields[#ev_fields + 1] = v
+  local n = #ev_fields
+  for k = 1, #f do
+    ev_fields[n + k] = f[k]
   end
 end
 
@@ -86,7 +87,7 @@ local function emit_jobs(kind, seqs, raws, head, tails, known)
     for _, v in ipairs(head or {}) do
       f[#f + 1] = v
     end
-    local run = {}
+    local run, r = {}, 0
     local groups = nil -- per job of the section its group ('' = none), once one has a group
     for j = i, math.min(i + 499, #seqs) do
       local id, raw, g = seqs[j], raws and raws[j], nil
@@ -110,18 +111,19 @@ local function emit_jobs(kind, seqs, raws, head, tails, known)
         groups[j - i + 1] = g or ''
       end
       if string.find(id, ' ', 1, true) then
-        if #run > 0 then
+        if r > 0 then
           f[#f + 1] = 'n'
           f[#f + 1] = table.concat(run, ' ')
-          run = {}
+          run, r = {}, 0
         end
         f[#f + 1] = 'i'
         f[#f + 1] = id
       else
-        run[#run + 1] = id
+        r = r + 1
+        run[r] = id
       end
     end
-    if #run > 0 then
+    if r > 0 then
       f[#f + 1] = 'n'
       f[#f + 1] = table.concat(run, ' ')
     end

@@ -83,12 +83,15 @@ end
 
 -- Drop the logs of jobs `seqs` (their meta JSON `raws`) that have one (meta l): one DEL.
 local function logs_drop(seqs, raws)
+  if next(raws) == nil then -- (no job has meta: the common case, no per-job look)
+    return
+  end
   local keys = {}
-  for i, seq in ipairs(seqs) do
+  for i = 1, #seqs do
     local raw = raws[i]
     if raw and string.find(raw, '"l":', 1, true) and decode_meta(raw).l then
-      keys[#keys + 1] = logs_key(seq)
-      keys[#keys + 1] = logs_key(seq) .. ':d'
+      keys[#keys + 1] = logs_key(seqs[i])
+      keys[#keys + 1] = logs_key(seqs[i]) .. ':d'
     end
   end
   for i = 1, #keys, CHUNK do

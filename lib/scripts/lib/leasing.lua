@@ -79,9 +79,10 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref)
       local got = need > 0 and rcall('LPOP', pending_key(p), need)
       if got then
         last_p = p
-        for _, seq in ipairs(got) do
-          popped[#popped + 1] = seq
-          prios[#popped] = p
+        local n = #popped
+        for k = 1, #got do
+          popped[n + k] = got[k]
+          prios[n + k] = p
         end
         need = need - #got
       end
@@ -94,7 +95,8 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref)
       -- copying it into Lua (every string entering Lua is hashed whole: ~1 µs per KB).
       local d = by_ref and payloads_exist(popped) or data_mget(popped)
       local m = metas_of(popped)
-      for i, seq in ipairs(popped) do
+      for i = 1, #popped do
+        local seq = popped[i]
         if stopped then
           -- Back first in line, in order (walked backwards below).
         elseif d[i] and m[i] and string.find(m[i], '"s":', 1, true) and decode_meta(m[i]).s then
@@ -107,10 +109,11 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref)
           end
           stopped = true
         elseif d[i] then
-          seqs[#seqs + 1] = seq
-          datas[#datas + 1] = d[i]
-          if m[i] then -- (no nil stored: Lua 5.1 would make a key for it, and rehash each time)
-            metas[#seqs] = m[i]
+          local n = #seqs + 1
+          seqs[n] = seq
+          datas[n] = d[i]
+          if m[i] then -- (no nil stored: Lua 5.1 makes a key for it)
+            metas[n] = m[i]
           end
           popped[i] = false
         else
@@ -177,7 +180,11 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref)
   -- The pads first (LEASE_PAD, lib/keys.ts): both keys stay hashed, each insert O(log n).
   local zargs, hargs, sargs, started, ids = { '+inf', LEASE_PAD }, { LEASE_PAD, '' }, {}, {}, {}
   local added_ints = { [0] = '0' } -- each distinct added time formatted once (jobs added together)
-  for i, seq in ipairs(seqs) do
+  -- (Numeric loops and indexes in the per-job loops: an ipairs step is a C call, ~0.5k
+  -- instructions, and #t a search.)
+  local o = #out
+  for i = 1, live do
+    local seq = seqs[i]
     local token = tokens[i]
     if solo then
       token = 's' .. token
@@ -188,14 +195,14 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref)
       a = int(added[i])
       added_ints[added[i]] = a
     end
-    zargs[#zargs + 1] = deadline
-    zargs[#zargs + 1] = seq
-    hargs[#hargs + 1] = seq
-    hargs[#hargs + 1] = token .. ':' .. wid
-    sargs[#sargs + 1] = seq
+    zargs[2 * i + 1] = deadline
+    zargs[2 * i + 2] = seq
+    hargs[2 * i + 1] = seq
+    hargs[2 * i + 2] = token .. ':' .. wid
+    sargs[i] = seq
     ids[i] = seq .. ' ' .. token .. ' ' .. a
-    out[#out + 1] = by_ref and '' or datas[i]
-    out[#out + 1] = metas[i] or ''
+    out[o + 2 * i - 1] = by_ref and '' or datas[i]
+    out[o + 2 * i] = metas[i] or ''
   end
   out[7] = table.concat(ids, ' ')
   rcall_each('ZADD', K_LEASED, zargs)

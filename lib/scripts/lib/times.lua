@@ -111,37 +111,48 @@ end
 local function times_set_started(seqs, now)
   local added = {}
   local order, per = {}, {} -- the buckets in first-seen order; per bucket number its state
-  for i, seq in ipairs(seqs) do
+  for i = 1, #seqs do
+    local seq = seqs[i]
     added[i] = 0
     local n = seq_number(seq)
     if n then
-      local b = math.floor(n / DATA_SPAN)
+      local r = n % DATA_SPAN
+      local b = (n - r) / DATA_SPAN
       local p = per[b]
       if not p then
         local key = K_ADDED_TIMES .. ':' .. data_bucket(seq)
-        p = { key = key, s = rcall('GET', key) or '', slots = {} }
+        p = { key = key, s = rcall('GET', key) or '', slots = {}, n = 0, sorted = true }
         per[b] = p
         order[#order + 1] = b
       end
-      local at = 12 * (n % DATA_SPAN) + 1
+      local at = 12 * r + 1
       added[i] = u48_at(p.s, at)
-      p.slots[#p.slots + 1] = at + 6
+      local k = p.n + 1
+      p.n = k
+      if k > 1 and p.slots[k - 1] >= at + 6 then
+        p.sorted = false
+      end
+      p.slots[k] = at + 6
     end
   end
   local stamp = u48_bytes(now)
   for _, b in ipairs(order) do
     local p = per[b]
     local s, slots = p.s, p.slots
-    table.sort(slots)
+    if not p.sorted then -- (leased in order, they mostly are: a sort is ~0.5k instructions a job)
+      table.sort(slots)
+    end
     local last = slots[#slots] + 5
     if #s < last then
       s = s .. string.rep('\0', last - #s)
     end
-    local parts, pos = {}, 1
-    for _, at in ipairs(slots) do
+    local parts, pos, k = {}, 1, 0
+    for j = 1, #slots do
+      local at = slots[j]
       if at >= pos then -- (a seq named twice is set once)
-        parts[#parts + 1] = string.sub(s, pos, at - 1)
-        parts[#parts + 1] = stamp
+        parts[k + 1] = string.sub(s, pos, at - 1)
+        parts[k + 2] = stamp
+        k = k + 2
         pos = at + 6
       end
     end
@@ -157,13 +168,14 @@ local function times_slot(strings, seq)
   if not n then
     return nil
   end
-  local b = math.floor(n / DATA_SPAN)
+  local r = n % DATA_SPAN
+  local b = (n - r) / DATA_SPAN
   local s = strings[b]
   if not s then
     s = rcall('GET', K_ADDED_TIMES .. ':' .. data_bucket(seq)) or ''
     strings[b] = s
   end
-  return s, 12 * (n % DATA_SPAN) + 1
+  return s, 12 * r + 1
 end
 
 -- The times of `seqs`, in order: added, started (0 when not known). One GET per bucket, read
@@ -223,7 +235,8 @@ end
 -- decoded and formatted once.
 local function time_tails(seqs, now)
   local out, memo, strings = {}, {}, {}
-  for i, seq in ipairs(seqs) do
+  for i = 1, #seqs do
+    local seq = seqs[i]
     local d = ','
     local s, at = times_slot(strings, seq)
     if s then
