@@ -16,7 +16,7 @@ local seq_numbers = {}
 local function seq_number(seq)
   local n = seq_numbers[seq]
   if n == nil then
-    n = string.match(seq, '^%d+$') and seq + 0 or false
+    n = string.find(seq, '^%d+$') and seq + 0 or false
     seq_numbers[seq] = n
   end
   return n or nil

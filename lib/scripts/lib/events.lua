@@ -110,7 +110,8 @@ local function emit_jobs(kind, seqs, raws, head, tails, known)
       if groups then
         groups[j - i + 1] = g or ''
       end
-      if string.find(id, ' ', 1, true) then
+      -- (A seq this call read as a number has no space: no search.)
+      if not seq_numbers[id] and string.find(id, ' ', 1, true) then
         if r > 0 then
           f[#f + 1] = 'n'
           f[#f + 1] = table.concat(run, ' ')

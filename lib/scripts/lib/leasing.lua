@@ -63,6 +63,7 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref)
     if gl and gl.on then
       need, drained = group_pop(gl, need, hand, popped, prios)
     end
+    local need_n, need_s = nil, nil
     for p = 0, 9 do
       if need <= 0 then
         break
@@ -76,7 +77,15 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref)
           last_p = p
         end
       end
-      local got = need > 0 and rcall('LPOP', pending_key(p), need)
+      local got = false
+      if need > 0 then
+        if need ~= need_n then
+          -- (A number argument is formatted by Redis with printf, ~2k instructions: the count
+          -- is formatted once for the lists it is asked of.)
+          need_n, need_s = need, int(need)
+        end
+        got = rcall('LPOP', pending_key(p), need_s)
+      end
       if got then
         last_p = p
         local n = #popped
