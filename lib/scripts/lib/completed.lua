@@ -121,7 +121,7 @@ end
 -- are read into Lua (Redis formats each with printf: ~3k instructions a job). They go with ZREM
 -- (the minimal ACL, docs/reliability-and-security.md, has no ZREMRANGEBYRANK). Returns them.
 local function take_oldest_completed(take)
-  local seqs = rcall('ZRANGE', K_COMPLETED_JOBS, 0, take - 1)
+  local seqs = rcall('ZRANGE', K_COMPLETED_JOBS, '0', int(take - 1))
   local last = rcall('ZSCORE', K_COMPLETED_JOBS, seqs[#seqs])
   local below = rcall('ZCOUNT', K_COMPLETED_JOBS, '-inf', '(' .. last)
   local stop = below + rcall('ZCOUNT', K_COMPLETED_JOBS, last, last) -- past that time's last rank
@@ -148,7 +148,7 @@ end
 -- `limit` per call (oldest first). Returns how many went.
 local function trim_completed(now, count, age_ms, limit)
   local over = rcall('ZCARD', K_COMPLETED_JOBS) - count
-  local aged = rcall('ZCOUNT', K_COMPLETED_JOBS, '-inf', '(' .. (now - age_ms))
+  local aged = rcall('ZCOUNT', K_COMPLETED_JOBS, '-inf', '(' .. int(now - age_ms))
   local take = math.min(math.max(over, aged), limit)
   if take <= 0 then
     return 0
@@ -225,7 +225,7 @@ local function emit_completed(seqs, raws, results, now, wid, readable, known)
   if EV_CAP == 0 or #seqs == 0 then
     return
   end
-  local head = { 'w', wid, 'T', now }
+  local head = { 'w', wid, 'T', int(now) } -- (a number field: printf '%.17g' in XADD)
   if readable then
     head[#head + 1] = 'r'
     head[#head + 1] = '1'

@@ -17,7 +17,7 @@ local ev_fields = nil
 local EV_MAX_FIELDS = 1000
 
 local function ev_write(f)
-  rcall('XADD', K_EVENT_LOG, 'MAXLEN', '~', EV_CAP, '*', unpack(f))
+  rcall('XADD', K_EVENT_LOG, 'MAXLEN', '~', EV_CAP_ARG, '*', unpack(f))
 end
 
 -- Add fields `f` (one or more whole sections) to this call's entry, or write them at once.

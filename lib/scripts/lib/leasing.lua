@@ -181,7 +181,7 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref)
   if live == 0 then
     return 0, drain, 0, 0, group_due
   end
-  local base = rcall('INCRBY', K_TOKEN_COUNTER, live) - live
+  local base = rcall('INCRBY', K_TOKEN_COUNTER, int(live)) - live
   -- Numbers go to Redis as strings: Lua numbers are formatted with %.17g, per job.
   local deadline = int(now + lease_ms)
   local added = times_set_started(seqs, now)
@@ -226,7 +226,7 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref)
     group_commit(gl, seqs, started)
   end
   local known = gl and gl.on and group_known(gl, seqs)
-  emit_jobs('active', seqs, metas, { 'w', wid, 'T', now }, time_deltas(now, added), known)
+  emit_jobs('active', seqs, metas, { 'w', wid, 'T', int(now) }, time_deltas(now, added), known)
   if limited then
     return live, drain, limited_until, 0
   end

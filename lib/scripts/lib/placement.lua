@@ -123,7 +123,7 @@ end
 -- (ties in the order the jobs were added). A schedule tick may be dropped instead (fire_tick).
 -- Returns how many were placed.
 local function promote(now, limit)
-  local first = rcall('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')
+  local first = rcall('ZRANGE', K_DELAYED, '0', '0', 'WITHSCORES') -- (numbers: printf in Redis)
   if first[2] == nil or tonumber(first[2]) > now then
     return 0
   end
@@ -160,7 +160,7 @@ end
 
 -- When the next delayed job is due (ms), or -1.
 local function next_due()
-  local first = rcall('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')
+  local first = rcall('ZRANGE', K_DELAYED, '0', '0', 'WITHSCORES')
   if first[2] then
     return tonumber(first[2])
   end

@@ -156,7 +156,7 @@ local function times_set_started(seqs, now)
         pos = at + 6
       end
     end
-    rcall('SETRANGE', p.key, 0, table.concat(parts))
+    rcall('SETRANGE', p.key, '0', table.concat(parts))
   end
   return added
 end
