@@ -182,7 +182,6 @@ local function run()
     end
     rcall_each('HDEL', K_LEASE_HOLDERS, mine)
     rcall_each('ZREM', K_LEASED, mine)
-    lease_unpad()
   end
   if wid ~= '0' and count > 0 then
     rcall_each('SREM', K_WORKER_LEASES, seqs)
@@ -215,6 +214,11 @@ local function run()
     lease_into(out, lease_count, lease_ms, wid, now, park_ms, by_ref)
   elseif #mine > 0 and rcall('HEXISTS', K_FLOW_CONTROL, 'c') == 1 then
     wake()
+  end
+  if #mine > 0 and out[7] == '' then
+    -- With nothing leased any more the pads go (lease_unpad), looked at after this call's lease:
+    -- one that completes the last leased jobs and leases more keeps them (no drop and rewrite).
+    lease_unpad()
   end
   metrics_flush(now)
   ev_flush()
