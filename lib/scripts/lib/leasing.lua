@@ -55,6 +55,7 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref)
   local seqs, datas, metas = {}, {}, {}
   local drained, stopped, drain, solo = false, false, false, false
   local last_p = 0
+  local first_p = nil -- the first list to pop from (lists before it are empty)
   -- A cancelled job leaves its seq in a pending list (its data is gone): skip it and pop on,
   -- so `count` live jobs are leased while any are pending.
   while #seqs < count and not drained and not stopped do
@@ -64,7 +65,20 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref)
       need, drained = group_pop(gl, need, hand, popped, prios)
     end
     local need_n, need_s = nil, nil
-    for p = 0, 9 do
+    if need > 0 and not first_p then
+      -- Most queues have no job above the default priority: one EXISTS for those lists instead
+      -- of an LPOP each (a command costs a script ~7k instructions). A hand-off is taken in its
+      -- list's turn (it came when its list was empty), so the pops start there at the latest.
+      -- (The lists 0-4: those before DEFAULT_PRIO, 5.)
+      first_p = 0
+      if rcall('EXISTS', pending_key(0), pending_key(1), pending_key(2), pending_key(3), pending_key(4)) == 0 then
+        first_p = DEFAULT_PRIO
+      end
+      if hand and not hand.taken and hand.p < first_p then
+        first_p = hand.p
+      end
+    end
+    for p = first_p or 0, 9 do
       if need <= 0 then
         break
       end
