@@ -17,6 +17,9 @@ end
 -- int() of base + 1 … base + n (integers ≥ 0), in order: each ten of them share their leading
 -- digits, formatted once (int is printf, ~1.5k instructions; a concatenation ~0.3k).
 local function int_run(base, n)
+  if n == 1 then
+    return { int(base + 1) }
+  end
   local out, tens, lead = {}, -1, ''
   for i = 1, n do
     local v = base + i
