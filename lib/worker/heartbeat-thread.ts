@@ -113,8 +113,12 @@ class HeartbeatThread {
   private held: Promise<void> | undefined;
   /** A spawn waits for `held`. */
   private starting = false;
+  /** The thread's end, once its last member left (see stopSoon). */
+  private lingering: NodeJS.Timeout | undefined;
   /** Threads started and not yet exited (a stopping one included). */
   alive = 0;
+  /** Threads started since the process started. */
+  spawned = 0;
 
   private readonly sha: string;
 
@@ -192,7 +196,7 @@ class HeartbeatThread {
     }
     // The member stays until the thread confirms its removal (or the thread goes).
     void done.then(() => this.members.delete(id));
-    if ([...this.members.values()].every((m) => m.onRemoved)) this.stop();
+    if ([...this.members.values()].every((m) => m.onRemoved)) this.stopSoon();
     return done;
   }
 
@@ -228,6 +232,7 @@ class HeartbeatThread {
       }
       thread.unref();
       this.alive++;
+      this.spawned++;
       this.thread = thread;
       thread.on('message', (m: { t: string; id: number }) => {
         const member = this.members.get(m.id);
@@ -251,6 +256,24 @@ class HeartbeatThread {
       this.starting = true;
       void this.held.then(start);
     } else start();
+  }
+
+  /**
+   * The last member left: the thread ends after LINGER_MS, unless a member joined meanwhile (a
+   * Worker closed and another started, e.g. a restart: a thread costs ~0.1 s of CPU to start).
+   * It holds no connection meanwhile (each went with its last member) and keeps no process alive.
+   */
+  private stopSoon(): void {
+    clearTimeout(this.lingering);
+    if (!this.thread) {
+      this.stop();
+      return;
+    }
+    this.lingering = setTimeout(() => {
+      this.lingering = undefined;
+      if ([...this.members.values()].every((m) => m.onRemoved)) this.stop();
+    }, LINGER_MS);
+    this.lingering.unref();
   }
 
   /** The last member left: the thread closes its connections and ends. */
@@ -295,6 +318,8 @@ class HeartbeatThread {
   }
 }
 
+/** How long the thread outlives its last member, in ms (see stopSoon). */
+const LINGER_MS = 2_000;
 /** The thread's young generation (V8 semi-spaces), in MB: its beats allocate next to nothing. */
 const YOUNG_GENERATION_MB = 1;
 /**
