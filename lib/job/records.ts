@@ -201,18 +201,30 @@ export function decodeBatch<T>(
   const now = num(reply[0]);
   const deadline = num(reply[1]);
   const jobs: LeasedJob<T>[] = [];
-  const ids = reply.length > BATCH_HEAD ? str(reply[BATCH_IDS]).split(' ') : [];
-  for (let i = BATCH_HEAD, j = 0; i + 1 < reply.length; i += 2, j += 3) {
+  const ids = reply.length > BATCH_HEAD ? str(reply[BATCH_IDS]) : '';
+  // Read in place (no array of every id): 'seq token added' per job, space-separated.
+  let at = 0;
+  const next = (): string => {
+    let end = ids.indexOf(' ', at);
+    if (end < 0) end = ids.length;
+    const id = ids.slice(at, end);
+    at = end + 1;
+    return id;
+  };
+  for (let i = BATCH_HEAD; i + 1 < reply.length; i += 2) {
+    const seq = next();
+    const token = next();
+    const added = Number(next() || 0);
     if (reply[i] === null) continue;
     const job = leasedJob<T>(
       ctx,
-      ids[j] ?? '',
-      ids[j + 1] ?? '',
+      seq,
+      token,
       reply[i] as Raw,
       str(reply[i + 1]),
       workerId,
       deadline,
-      Number(ids[j + 2] ?? 0),
+      added,
       now,
     );
     if ('data' in job) jobs.push(job);

@@ -113,8 +113,17 @@ class HeartbeatThread {
   private held: Promise<void> | undefined;
   /** A spawn waits for `held`. */
   private starting = false;
+  /** The thread's end, once its last member left (see stopSoon). */
+  private lingering: NodeJS.Timeout | undefined;
+  private readonly onMessage = (m: { t: string; id: number }) => {
+    const member = this.members.get(m.id);
+    if (m.t === 'beat') member?.onFirstBeat?.();
+    else if (m.t === 'removed') member?.onRemoved?.();
+  };
   /** Threads started and not yet exited (a stopping one included). */
   alive = 0;
+  /** Threads started since the process started. */
+  spawned = 0;
 
   private readonly sha: string;
 
@@ -135,6 +144,12 @@ class HeartbeatThread {
     const id = this.nextId++;
     const member: Member = { conn: spec.key, onFailure };
     this.members.set(id, member);
+    if (this.lingering) {
+      // It stays: its port counts again (a listener added anew refs it, see stopSoon).
+      clearTimeout(this.lingering);
+      this.lingering = undefined;
+      this.thread?.off('message', this.onMessage).on('message', this.onMessage);
+    }
     const users = this.conns.get(spec.key) ?? 0;
     this.conns.set(spec.key, users + 1);
     if (users === 0)
@@ -191,8 +206,12 @@ class HeartbeatThread {
       this.conns.set(member.conn, users);
     }
     // The member stays until the thread confirms its removal (or the thread goes).
-    void done.then(() => this.members.delete(id));
-    if ([...this.members.values()].every((m) => m.onRemoved)) this.stop();
+    void done.then(() => {
+      this.members.delete(id);
+      // Lingering with no member left: the thread keeps no process alive meanwhile.
+      if (this.members.size === 0 && this.lingering) this.thread?.unref();
+    });
+    if ([...this.members.values()].every((m) => m.onRemoved)) this.stopSoon();
     return done;
   }
 
@@ -228,12 +247,11 @@ class HeartbeatThread {
       }
       thread.unref();
       this.alive++;
+      this.spawned++;
       this.thread = thread;
-      thread.on('message', (m: { t: string; id: number }) => {
-        const member = this.members.get(m.id);
-        if (m.t === 'beat') member?.onFirstBeat?.();
-        else if (m.t === 'removed') member?.onRemoved?.();
-      });
+      // (Its 'message' listener refs the thread's port: it keeps the process alive while
+      // members are served; see stopSoon.)
+      thread.on('message', this.onMessage);
       // A death is not a failure to start: the members may start a new thread (heartbeat.ts).
       thread.on('error', (e) => {
         if (this.thread === thread) this.fail(e, false);
@@ -251,6 +269,25 @@ class HeartbeatThread {
       this.starting = true;
       void this.held.then(start);
     } else start();
+  }
+
+  /**
+   * The last member left: the thread ends after LINGER_MS, unless a member joined meanwhile (a
+   * Worker closed and another started, e.g. a restart: a thread costs ~0.1 s of CPU to start).
+   * It holds no connection meanwhile (each went with its last member) and, once its members'
+   * removals are confirmed, keeps no process alive (unref: its port no longer counts).
+   */
+  private stopSoon(): void {
+    clearTimeout(this.lingering);
+    if (!this.thread) {
+      this.stop();
+      return;
+    }
+    this.lingering = setTimeout(() => {
+      this.lingering = undefined;
+      if ([...this.members.values()].every((m) => m.onRemoved)) this.stop();
+    }, LINGER_MS);
+    this.lingering.unref();
   }
 
   /** The last member left: the thread closes its connections and ends. */
@@ -295,6 +332,8 @@ class HeartbeatThread {
   }
 }
 
+/** How long the thread outlives its last member, in ms (see stopSoon). */
+const LINGER_MS = 2_000;
 /** The thread's young generation (V8 semi-spaces), in MB: its beats allocate next to nothing. */
 const YOUNG_GENERATION_MB = 1;
 /**

@@ -332,6 +332,11 @@ export function heartbeatThreadStats(): { threads: number; workers: number; conn
   return heartbeatThread(script('heartbeat').lua).stats();
 }
 
+/** Tests: how many times the shared thread was started in this process. */
+export function heartbeatThreadsStarted(): number {
+  return heartbeatThread(script('heartbeat').lua).spawned;
+}
+
 /** Tests: end the shared thread as a crash would; resolves once it has exited. */
 export async function killHeartbeatThread(): Promise<void> {
   await heartbeatThread(script('heartbeat').lua).kill();

@@ -141,6 +141,6 @@ export function createJob<T, R>(ctx: WorkerContext<T, R>, run: Run<T>): Job<T> {
 /** The log lines of `run` not sent yet (taken: the caller sends them). */
 export function takeLogs<T>(run: Run<T>): LogBatch | undefined {
   const logs = run.logs;
-  run.logs = undefined;
+  if (logs !== undefined) run.logs = undefined;
   return logs;
 }

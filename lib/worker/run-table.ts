@@ -202,7 +202,18 @@ export class RunTable<T, R> implements RunTablePart<T> {
   }
 
   private start(lease: LeasedJob<T>): void {
-    const run: Run<T> = { lease, job: undefined as unknown as Job<T>, ended: false };
+    // Every field from the start: one object shape per run, no property added later (each
+    // would allocate: a run's `logs` and `finishedAt` are written on every run).
+    const run: Run<T> = {
+      lease,
+      job: undefined as unknown as Job<T>,
+      controller: undefined,
+      abortReason: undefined,
+      ended: false,
+      timer: undefined,
+      logs: undefined,
+      finishedAt: undefined,
+    };
     run.job = createJob(this.ctx, run);
     // A run of the same job still here holds a lease that was reclaimed (this one replaced it).
     // Ended once this run holds its slot: the slot it frees is filled by the next buffered job.

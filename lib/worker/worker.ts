@@ -72,7 +72,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       queue,
       this.sandbox?.handler ?? (handler as Handler<T, R>),
       settings,
-      (event, ...args) => this.emitSafe(event, ...args),
+      // (Bound, not an arrow passing its arguments on: an array fewer per event, per job.)
+      this.emitSafe.bind(this),
       (e) => this.report(e),
     );
     ctx.runs = new RunTable(ctx);

@@ -1,7 +1,8 @@
 /**
  * The shared heartbeat thread: every Worker of every queue in a process beats from ONE thread
  * (one Redis connection per connection configuration); a closed worker's beats stop while the
- * others' go on; the thread is gone once the last worker left; and a fresh worker's first job
+ * others' go on; the thread is gone a moment after the last worker left (a worker started
+ * meanwhile keeps it); and a fresh worker's first job
  * does not wait for the thread to start (the main thread bridges its beats meanwhile).
  */
 import os from 'node:os';
@@ -9,7 +10,11 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { Worker, type WorkQueue } from '../../../lib/index.js';
-import { heartbeatThreadStats, holdHeartbeatThread } from '../../../lib/worker/heartbeat.js';
+import {
+  heartbeatThreadsStarted,
+  heartbeatThreadStats,
+  holdHeartbeatThread,
+} from '../../../lib/worker/heartbeat.js';
 import { testRedisUrl } from '../../support/keys.js';
 import { QueueFixture } from '../../support/queue.js';
 import { waitFor } from '../../support/wait.js';
@@ -74,6 +79,31 @@ describe('the shared heartbeat thread', () => {
     await waitFor(() => heartbeatThreadStats().threads === 0, { what: 'the thread ended' });
     expect(heartbeatThreadStats()).toEqual({ threads: 0, workers: 0, connections: 0 });
     expect(errors).toEqual([]);
+  });
+
+  it('a worker started just after the last one closed beats from the same thread', async () => {
+    const q = fx.queue<string>({ heartbeatTimeoutMs: HEARTBEAT_TIMEOUT_MS });
+    const first = new Worker(q, () => 'ok');
+    await first.start();
+    await waitFor(() => heartbeatThreadStats().threads === 1, { what: 'the thread started' });
+    const started = heartbeatThreadsStarted();
+    await first.close();
+    // The thread outlives its last worker a moment, without its connection.
+    expect(heartbeatThreadStats()).toMatchObject({ threads: 1, connections: 0 });
+
+    const second = new Worker(q, () => 'ok');
+    await second.start();
+    await (second as unknown as { heartbeat: { firstBeat: Promise<void> } }).heartbeat.firstBeat;
+    expect(heartbeatThreadsStarted()).toBe(started);
+    expect(heartbeatThreadStats()).toEqual({ threads: 1, workers: 1, connections: 1 });
+    const at = Number(await beatOf(q, second.workerId));
+    await waitFor(async () => Number(await beatOf(q, second.workerId)) > at + 250, {
+      what: 'the second worker beat from the thread',
+    });
+
+    await second.close();
+    await waitFor(() => heartbeatThreadStats().threads === 0, { what: 'the thread ended' });
+    expect(heartbeatThreadsStarted()).toBe(started);
   });
 
   it('a fresh worker runs its first job before the thread has started; the thread takes over after', async () => {
