@@ -6,7 +6,8 @@ import type { QueueKeys } from '../keys.js';
 import { script, scriptKeys } from '../scripts/assemble.js';
 import { callScript, defineScripts, type ScriptArgs } from '../scripts/define.js';
 import { within } from '../util/timeout.js';
-import { heartbeatThread, type ConnectionSpec, type ThreadMember } from './heartbeat-thread.js';
+import type { ConnectionSpec } from './heartbeat-thread-connections.js';
+import { heartbeatThread, type ThreadMember } from './heartbeat-thread.js';
 
 /*
  * Why a thread: a handler blocking the main event loop must not make a live process look dead.

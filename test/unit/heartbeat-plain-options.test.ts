@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { Redis, type RedisOptions } from 'ioredis';
-import { plainOptions } from '../../lib/worker/heartbeat-thread.js';
+import { plainOptions } from '../../lib/worker/heartbeat-thread-connections.js';
 
 /** The options as the thread receives them: a client's resolved options, functions left out. */
 function optionsOf(options: RedisOptions): unknown {
