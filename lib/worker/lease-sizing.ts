@@ -10,7 +10,7 @@ export const LEASE_SHARES = 2;
  * 'auto' prefetch for jobs far shorter than a round trip: each lease call may bring as many jobs
  * as fill every slot plus this many (so the room is LEASE_SHARES × (concurrency + this)).
  */
-const AUTO_AHEAD_PER_CALL = 32;
+const AUTO_AHEAD_PER_CALL = 64;
 /** Weight of the newest sample in the running averages of 'auto' prefetch and payload size. */
 const AVERAGE_WEIGHT = 0.1;
 

@@ -28,8 +28,8 @@ export interface WorkerOptions {
    * Their leases run (and are renewed) while they wait; `pause()` and `close()` give them back.
    * Default 'auto': as many as the worker finishes in two round trips to Redis, the two lease
    * calls it keeps in flight (measured: 2 × the average round trip of its calls × concurrency /
-   * the average handler time), at least 1 and at most concurrency + 64 (each of the two calls
-   * then asks for up to concurrency + 32) — so 1 for jobs that take longer than two round trips
+   * the average handler time), at least 1 and at most concurrency + 128 (each of the two calls
+   * then asks for up to concurrency + 64) — so 1 for jobs that take longer than two round trips
    * (a buffered job waits at most about one job), more for jobs much shorter. A number pins it;
    * 0 turns it off.
    */

@@ -191,9 +191,9 @@ describe(`Worker scale: ${JOBS} jobs, ${PROCESSES} processes x concurrency ${CON
     // In flight = running or finished with the complete not yet confirmed: each was held, or
     // asked for, when the last lease call answered before the kill was sent (calls are answered
     // in order, and that call carried every complete then waiting), and a worker holds plus asks
-    // for at most its room: concurrency + prefetch ('auto': at most concurrency + 64, two lease
+    // for at most its room: concurrency + prefetch ('auto': at most concurrency + 128, two lease
     // calls' worth; lib/worker/lease-sizing.ts).
-    expect(inFlight.size).toBeLessThanOrEqual(CONCURRENCY + (CONCURRENCY + 64));
+    expect(inFlight.size).toBeLessThanOrEqual(CONCURRENCY + (CONCURRENCY + 128));
 
     await Promise.all([...procs.slice(1), replacement].map((p) => p.close()));
     expect((await q.counts()).workers).toBe(0);
