@@ -17,6 +17,7 @@ import {
 } from '../keys.js';
 import { argvDoc, fixedPart, parseHeader, type ScriptHeader } from './header.js';
 import { code, coldParts, reached } from './library.js';
+import { ASSEMBLED_LUA } from './assembled.generated.js';
 import { SCRIPT_SOURCES } from './sources.generated.js';
 
 export type ScriptName = keyof typeof SCRIPT_SOURCES;
@@ -29,7 +30,8 @@ export const SCRIPT_NAMES = Object.keys(SCRIPT_SOURCES) as ScriptName[];
  */
 export type KeySlot = ScriptKeyName | 'pending*';
 
-export interface AssembledScript {
+/** What a script's header says of its keys (no assembly: scriptShape). */
+export interface ScriptShape {
   readonly name: string;
   readonly keys: readonly KeySlot[];
   /**
@@ -48,6 +50,9 @@ export interface AssembledScript {
   readonly byName: boolean;
   /** The KEYS a call passes: `keys`, or for a by-name script the owners' keys after the base. */
   readonly passed: readonly KeySlot[];
+}
+
+export interface AssembledScript extends ScriptShape {
   readonly lua: string;
 }
 
@@ -205,9 +210,7 @@ const MAIN_LOCALS_MAX = 185;
 /** Assemble script `name` from its source `body` (exported for the tests' made-up scripts). */
 export function assembleSource(name: string, body: string): AssembledScript {
   const header = parseHeader(name, body);
-  const keys = declaredKeys(name, header);
-  const perQueue = header.keys[0] === PER_QUEUE;
-  const byName = header.keys[0] === BY_NAME;
+  const { keys, perQueue, byName, passed } = shapeOf(name, header);
   const lib = reached(body);
   // `--! cold:` names: made by load_cold() when the body needs them (library.ts, coldLoader).
   const coldNames = new Set(
@@ -276,17 +279,41 @@ export function assembleSource(name: string, body: string): AssembledScript {
     throw new Error(
       `${name}.lua: its main chunk declares ${locals} locals (at most ${MAIN_LOCALS_MAX}: Lua allows 200 active); run its body as a function`,
     );
-  const passed = byName ? keys.filter(owned) : keys;
   return { name, keys, perQueue, byName, passed, lua };
 }
 
-const assembled = new Map<ScriptName, AssembledScript>();
+function shapeOf(name: string, header: ScriptHeader): ScriptShape {
+  const keys = declaredKeys(name, header);
+  const byName = header.keys[0] === BY_NAME;
+  const passed = byName ? keys.filter(owned) : keys;
+  return { name, keys, perQueue: header.keys[0] === PER_QUEUE, byName, passed };
+}
 
-/** A script, assembled once per process. */
+const assembled = new Map<ScriptName, AssembledScript>();
+const shapes = new Map<ScriptName, ScriptShape>();
+
+/**
+ * A script's keys, from its header alone: what a call needs when Redis has the script already
+ * (its SHA1 is generated, script-shas.generated.ts), without assembling it.
+ */
+export function scriptShape(name: ScriptName): ScriptShape {
+  let s = shapes.get(name);
+  if (!s) {
+    s = shapeOf(name, parseHeader(name, SCRIPT_SOURCES[name]));
+    shapes.set(name, s);
+  }
+  return s;
+}
+
+/** A script, assembled once per process (or as generated: ASSEMBLED_LUA). */
 export function script(name: ScriptName): AssembledScript {
   let s = assembled.get(name);
   if (!s) {
-    s = assembleSource(name, SCRIPT_SOURCES[name]);
+    const lua = ASSEMBLED_LUA[name];
+    s =
+      lua === undefined
+        ? assembleSource(name, SCRIPT_SOURCES[name])
+        : { ...scriptShape(name), lua };
     assembled.set(name, s);
   }
   return s;
@@ -297,7 +324,7 @@ export function script(name: ScriptName): AssembledScript {
  * each queue's keys; then the event log's cap when it logs events (its first ARGV).
  */
 export function perQueueKeys(
-  s: AssembledScript,
+  s: ScriptShape,
   queues: readonly QueueKeys[],
   eventCap: number,
 ): Array<string | number> {
@@ -306,7 +333,7 @@ export function perQueueKeys(
 }
 
 /** The KEYS of a script for one queue (and worker or producer session, where it has such keys). */
-export function scriptKeys(s: AssembledScript, keys: QueueKeys, owner: KeyOwner = {}): string[] {
+export function scriptKeys(s: ScriptShape, keys: QueueKeys, owner: KeyOwner = {}): string[] {
   const out: string[] = s.byName ? [keys.base] : [];
   for (const k of s.passed) {
     if (k === 'pending') for (let p = 0; p <= 9; p++) out.push(keys.pending(p));

@@ -5,16 +5,17 @@
  * (`ScriptArgs`, generated into sources.generated.ts). Pipelines queue scripts as ioredis
  * commands (`wq_<name>`, defined with `defineCommand`).
  *
- * A script's SHA1 (and its assembly) is computed once per process, at its first use, not per
- * client: a new client costs nothing, and a process assembles only the scripts it runs. EVALSHA
+ * A script's SHA1 is generated with the sources (scripts/embed-lua.mjs), and its assembly made
+ * once per process, only when its text is sent: a new client costs nothing, a process assembles
+ * only the scripts it sends, and none against a Redis that has them (a cold start). EVALSHA
  * first (not ioredis' EVAL at a script's first use on each connection): a worker's new
  * connection does not send every script's text (complete_and_lease: ~70 KB) to a Redis that
  * has it already.
  */
-import { createHash } from 'node:crypto';
 import { Command, type ChainableCommander, type Cluster, type Redis } from 'ioredis';
 import type { KeyOwner, QueueKeys } from '../keys.js';
-import { script, scriptKeys, type ScriptName } from './assemble.js';
+import { script, scriptKeys, scriptShape, type ScriptName } from './assemble.js';
+import { SCRIPT_SHAS } from './assembled.generated.js';
 import type { Arg } from './header.js';
 import type { ScriptArgs } from './sources.generated.js';
 
@@ -40,16 +41,22 @@ interface Loaded {
 
 const loaded = new Map<ScriptName, Loaded>();
 
-/** Script `name` as sent (assembled and hashed at its first use in the process). */
+/**
+ * Script `name` as sent: its SHA1 generated with the sources (assembled.generated.ts), its
+ * text read only to send it whole, when Redis answers NOSCRIPT or for a pipeline (assembled
+ * then, unless generated too: `script`).
+ */
 export function loadedScript(name: ScriptName): Loaded {
   let l = loaded.get(name);
   if (!l) {
-    const s = script(name);
+    const s = scriptShape(name);
     // A script with a variable number of keys (add) takes numkeys first in its arguments.
     const variable = s.keys.includes('pending*') || s.perQueue;
     l = {
-      lua: s.lua,
-      sha: createHash('sha1').update(s.lua).digest('hex'),
+      get lua() {
+        return script(name).lua;
+      },
+      sha: SCRIPT_SHAS[name],
       numberOfKeys: variable
         ? undefined
         : s.passed.reduce((n, k) => n + (k === 'pending' ? 10 : 1), s.byName ? 1 : 0),
@@ -58,6 +65,9 @@ export function loadedScript(name: ScriptName): Loaded {
   }
   return l;
 }
+
+/** The assembled heartbeat script (the heartbeat thread runs it). */
+export const heartbeatLua = (): string => script('heartbeat').lua;
 
 /** The client (scripts are run by `callScript`; kept for its callers' types). */
 export function defineScripts(client: Redis | Cluster): ScriptClient {
@@ -194,7 +204,7 @@ export class ScriptKeys {
     const id = `${name}\0${owner.workerId ?? ''}\0${owner.session ?? ''}\0${owner.pending ?? ''}`;
     let k = this.memo.get(id);
     if (!k) {
-      const s = script(name);
+      const s = scriptShape(name);
       // Worker '0' is "no worker": its lease set and hand-off list stay empty.
       const fixed = scriptKeys(s, this.keys, { ...owner, workerId: owner.workerId ?? '0' });
       if (s.keys.includes('pending*')) {

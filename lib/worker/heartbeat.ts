@@ -3,8 +3,8 @@
 import { performance } from 'node:perf_hooks';
 import type { Cluster, Redis } from 'ioredis';
 import type { QueueKeys } from '../keys.js';
-import { script, scriptKeys } from '../scripts/assemble.js';
-import { callScript, defineScripts, type ScriptArgs } from '../scripts/define.js';
+import { scriptKeys, scriptShape } from '../scripts/assemble.js';
+import { callScript, defineScripts, heartbeatLua, type ScriptArgs } from '../scripts/define.js';
 import { within } from '../util/timeout.js';
 import type { ConnectionSpec } from './heartbeat-thread-connections.js';
 import { heartbeatThread, type ThreadMember } from './heartbeat-thread.js';
@@ -172,7 +172,7 @@ class WorkerHeartbeat implements Heartbeat {
   private join(deferStart: boolean): ThreadMember {
     this.joining = true;
     try {
-      return heartbeatThread(script('heartbeat').lua).join(
+      return heartbeatThread(heartbeatLua()).join(
         connectionSpec(this.queue.client),
         (e) => this.threadFailed(e),
         deferStart,
@@ -193,7 +193,7 @@ class WorkerHeartbeat implements Heartbeat {
   async begin(workerId: string, registered = false): Promise<void> {
     if (this.stopping || this.workerId !== undefined) return;
     this.workerId = workerId;
-    const keys = scriptKeys(script('heartbeat'), this.queue.keys, { workerId });
+    const keys = scriptKeys(scriptShape('heartbeat'), this.queue.keys, { workerId });
     if (this.member) {
       // Bridge beats: their failures are not reported, the thread's beats are the ones that count.
       const grace = this.timeoutMs * STARTUP_GRACE;
@@ -233,7 +233,7 @@ class WorkerHeartbeat implements Heartbeat {
   ): Promise<unknown> {
     clearInterval(this.timer);
     const client = defineScripts(this.queue.client);
-    const keys = scriptKeys(script('heartbeat'), this.queue.keys, { workerId: this.workerId });
+    const keys = scriptKeys(scriptShape('heartbeat'), this.queue.keys, { workerId: this.workerId });
     const args: ScriptArgs['heartbeat'] = [this.workerId!, this.timeoutMs];
     if (grace !== undefined) args.push(grace);
     const beat = () => {
@@ -291,7 +291,7 @@ class WorkerHeartbeat implements Heartbeat {
     }
     this.member = member;
     if (this.workerId === undefined) return; // begin() beats from it
-    const keys = scriptKeys(script('heartbeat'), this.queue.keys, { workerId: this.workerId });
+    const keys = scriptKeys(scriptShape('heartbeat'), this.queue.keys, { workerId: this.workerId });
     this.threadBeats(member, keys);
     // Dies before its first beat: threadFailed tries again later.
   }
@@ -330,20 +330,20 @@ export function joinHeartbeat(
 
 /** Tests: the shared thread's state (threads alive, workers served, connections open). */
 export function heartbeatThreadStats(): { threads: number; workers: number; connections: number } {
-  return heartbeatThread(script('heartbeat').lua).stats();
+  return heartbeatThread(heartbeatLua()).stats();
 }
 
 /** Tests: how many times the shared thread was started in this process. */
 export function heartbeatThreadsStarted(): number {
-  return heartbeatThread(script('heartbeat').lua).spawned;
+  return heartbeatThread(heartbeatLua()).spawned;
 }
 
 /** Tests: end the shared thread as a crash would; resolves once it has exited. */
 export async function killHeartbeatThread(): Promise<void> {
-  await heartbeatThread(script('heartbeat').lua).kill();
+  await heartbeatThread(heartbeatLua()).kill();
 }
 
 /** Tests: hold the shared thread's start until `until` resolves. */
 export function holdHeartbeatThread(until: Promise<void>): void {
-  heartbeatThread(script('heartbeat').lua).hold(until);
+  heartbeatThread(heartbeatLua()).hold(until);
 }

@@ -1,10 +1,18 @@
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { SCRIPT_CODES } from '../../lib/errors.js';
 import { KEY_TABLE, queueKeys } from '../../lib/keys.js';
-import { assembleSource, SCRIPT_NAMES, script, scriptKeys } from '../../lib/scripts/assemble.js';
+import {
+  assembleSource,
+  SCRIPT_NAMES,
+  script,
+  scriptKeys,
+  scriptShape,
+} from '../../lib/scripts/assemble.js';
+import { ASSEMBLED_LUA, SCRIPT_SHAS } from '../../lib/scripts/assembled.generated.js';
 import { unusedLibraryDefinitions } from '../../lib/scripts/library.js';
 import type { ScriptArgs } from '../../lib/scripts/define.js';
 import { argvType, parseHeader } from '../../lib/scripts/header.js';
@@ -22,7 +30,21 @@ describe('Lua scripts', () => {
   });
 
   it('every script assembles: it declares exactly the keys its code uses, and its arguments', () => {
-    for (const name of SCRIPT_NAMES) expect(() => script(name)).not.toThrow();
+    for (const name of SCRIPT_NAMES)
+      expect(() => assembleSource(name, SCRIPT_SOURCES[name])).not.toThrow();
+  });
+
+  it('the generated SHA1s and texts are those the assembler makes (npm run lua)', () => {
+    const sha1 = (lua: string) => createHash('sha1').update(lua).digest('hex');
+    expect(Object.keys(SCRIPT_SHAS).sort()).toEqual([...SCRIPT_NAMES].sort());
+    for (const name of SCRIPT_NAMES) {
+      const made = assembleSource(name, SCRIPT_SOURCES[name]);
+      expect([name, SCRIPT_SHAS[name]]).toEqual([name, sha1(made.lua)]);
+      expect(script(name)).toEqual(made);
+      // A call needs only the header's shape: the keys of the assembled script.
+      expect({ ...scriptShape(name), lua: made.lua }).toEqual(made);
+    }
+    expect(Object.keys(ASSEMBLED_LUA).length).toBeGreaterThan(0);
   });
 
   it('each script gets only its keys, named in its prelude', () => {

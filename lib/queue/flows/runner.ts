@@ -9,7 +9,7 @@ import { queueKeys, type QueueKeys } from '../../keys.js';
 import type { ResolvedQueueOptions } from '../../options.js';
 import { bounded } from '../../redis/bounded.js';
 import { checkRedis } from '../../redis/info.js';
-import { perQueueKeys, script, type ScriptName } from '../../scripts/assemble.js';
+import { perQueueKeys, scriptShape, type ScriptName } from '../../scripts/assemble.js';
 import {
   callScript,
   defineScripts,
@@ -78,7 +78,7 @@ export class FlowRunner {
     args: Readonly<ScriptArgs[N]>,
   ): Promise<unknown> {
     const keys = perQueueKeys(
-      script(name),
+      scriptShape(name),
       queues.map((q) => this.keysOf(q)),
       this.options.eventMaxLen,
     );
