@@ -16,6 +16,7 @@ import {
   type ScriptKeyName,
 } from '../keys.js';
 import { argvDoc, fixedPart, parseHeader, type ScriptHeader } from './header.js';
+import { hoistLocals } from './hoist.js';
 import { code, coldParts, reached } from './library.js';
 import { ASSEMBLED_LUA } from './assembled.generated.js';
 import { SCRIPT_SOURCES } from './sources.generated.js';
@@ -260,10 +261,18 @@ export function assembleSource(name: string, body: string): AssembledScript {
     (k) => `${k} = QUEUE_BASE .. '${KEY_TABLE[named.get(k)!].part}'`,
   );
   const parts = cold.length ? coldParts(cold, [...coldKeys], keyLines) : undefined;
-  const lua = [
+  const [doc, bind] = splitDoc(
     prelude(name, header, keys, codes, perQueue, byName, coldKeys, /\bLEASE_PAD\b/.test(all)),
-    ...hot.map((c) => c.text),
-    ...(parts ? [parts.declare] : []),
+  );
+  // The main chunk's locals declared up front, the most captured last (hoist.ts).
+  const main = hoistLocals(
+    [bind, ...hot.map((c) => c.text), ...(parts ? [parts.declare] : [])],
+    [...lib.map((c) => c.text), body],
+  );
+  const lua = [
+    doc,
+    main.declare,
+    ...main.parts.filter((t) => t !== ''),
     `-- ${name}.lua`,
     parts ? body.replace(/^[ \t]*load_cold\(\)[ \t]*$/m, () => parts.define) : body,
   ].join('\n\n');
@@ -280,6 +289,13 @@ export function assembleSource(name: string, body: string): AssembledScript {
       `${name}.lua: its main chunk declares ${locals} locals (at most ${MAIN_LOCALS_MAX}: Lua allows 200 active); run its body as a function`,
     );
   return { name, keys, perQueue, byName, passed, lua };
+}
+
+/** A prelude's leading comment lines, and the rest. */
+function splitDoc(text: string): [string, string] {
+  const lines = text.split('\n');
+  const at = lines.findIndex((l) => !l.startsWith('--'));
+  return [lines.slice(0, at).join('\n'), lines.slice(at).join('\n')];
 }
 
 function shapeOf(name: string, header: ScriptHeader): ScriptShape {

@@ -13,10 +13,15 @@ import {
   scriptShape,
 } from '../../lib/scripts/assemble.js';
 import { ASSEMBLED_LUA, SCRIPT_SHAS } from '../../lib/scripts/assembled.generated.js';
+import { hoistLocals } from '../../lib/scripts/hoist.js';
 import { unusedLibraryDefinitions } from '../../lib/scripts/library.js';
 import type { ScriptArgs } from '../../lib/scripts/define.js';
 import { argvType, parseHeader } from '../../lib/scripts/header.js';
 import { LIBRARY_SOURCES, SCRIPT_SOURCES } from '../../lib/scripts/sources.generated.js';
+
+/** The locals a script's main chunk declares up front (lib/scripts/hoist.ts), in order. */
+const mainLocals = (lua: string) =>
+  (/^local (\w+(?:, \w+)*)$/m.exec(lua)?.[1] ?? '').split(', ').filter(Boolean);
 
 /** A made-up script: its header lines, then its body. */
 const made = (keys: string, argv: string, body: string) =>
@@ -68,7 +73,8 @@ describe('Lua scripts', () => {
     expect(script('add').keys.at(-1)).toBe('pending*');
     const lease = script('lease');
     expect(lease.lua).toMatch(/^-- lease\.lua, assembled/);
-    expect(lease.lua).toContain('local K_LEASE_HOLDERS = KEYS[');
+    expect(lease.lua).toMatch(/^K_LEASE_HOLDERS = KEYS\[/m);
+    expect(mainLocals(lease.lua)).toContain('K_LEASE_HOLDERS');
     for (const k of lease.keys.filter((k) => k !== 'pending' && k !== 'pending*')) {
       expect(lease.lua).toContain(KEY_TABLE[k as keyof typeof KEY_TABLE].doc);
     }
@@ -79,9 +85,9 @@ describe('Lua scripts', () => {
     expect(s.byName).toBe(true);
     expect(s.passed).toEqual(['addCallRecords']);
     expect(s.keys).toContain('seqCounter');
-    expect(s.lua).toContain('local QUEUE_BASE = KEYS[1]');
-    expect(s.lua).toContain(`local K_SEQ_COUNTER = QUEUE_BASE .. '${KEY_TABLE.seqCounter.part}'`);
-    expect(s.lua).toContain('local K_ADD_CALL_RECORDS = KEYS[2]');
+    expect(s.lua).toContain('\nQUEUE_BASE = KEYS[1]');
+    expect(s.lua).toContain(`\nK_SEQ_COUNTER = QUEUE_BASE .. '${KEY_TABLE.seqCounter.part}'`);
+    expect(s.lua).toContain('\nK_ADD_CALL_RECORDS = KEYS[2]');
     expect(s.lua).toContain(`return QUEUE_BASE .. '${KEY_TABLE.pending.part}' .. p`);
     const keys = queueKeys('wq', 'q');
     expect(scriptKeys(s, keys, { session: 's1' })).toEqual([keys.base, keys.addCallRecords('s1')]);
@@ -97,13 +103,13 @@ describe('Lua scripts', () => {
     const s = script('add_plain');
     const at = (t: string) => s.lua.indexOf(t);
     // Hot: made at the script's start; cold: declared there, defined in the body's branch.
-    expect(s.lua).toContain('local function data_set_one(');
-    expect(s.lua).toMatch(/^local K_\w+, .*\bK_PARKED\b.*\bhand_off\b/m);
-    expect(s.lua).not.toContain(`local K_PARKED = `);
+    expect(at('\ndata_set_one = function(')).toBeLessThan(at('\n-- add_plain.lua\n'));
+    expect(mainLocals(s.lua)).toEqual(expect.arrayContaining(['K_PARKED', 'hand_off']));
+    expect(at('K_PARKED = ')).toBeGreaterThan(at('\n-- add_plain.lua\n'));
     expect(at(`K_PARKED = QUEUE_BASE .. '${KEY_TABLE.parked.part}'`)).toBeGreaterThan(
-      at('-- add_plain.lua'),
+      at('\n-- add_plain.lua\n'),
     );
-    expect(at('hand_off = function(')).toBeGreaterThan(at('-- add_plain.lua'));
+    expect(at('hand_off = function(')).toBeGreaterThan(at('\n-- add_plain.lua\n'));
     expect(s.lua).not.toMatch(/^\s*load_cold\(\)/m);
     const cold = (body: string) =>
       assembleSource('t', made('by-name wake', 'x', `--! cold: wake\n${body}`));
@@ -115,13 +121,32 @@ describe('Lua scripts', () => {
     );
   });
 
+  it('the main chunk declares its locals up front, the most captured last (hoist.ts)', () => {
+    const s = script('complete_and_lease');
+    const locals = mainLocals(s.lua);
+    // Every definition of the prelude and library is an assignment to one of them.
+    expect(s.lua.slice(0, s.lua.indexOf('-- complete_and_lease.lua'))).not.toMatch(/^local /m);
+    expect(locals).toEqual(expect.arrayContaining(['rcall', 'K_LEASED', 'lease_into', 'hmget']));
+    expect(s.lua).toMatch(/^rcall = redis\.call$/m);
+    // rcall is captured by nearly every function, a constant of the group path by few.
+    expect(locals.indexOf('rcall')).toBeGreaterThan(locals.indexOf('GROUP_TURNS'));
+    expect(new Set(locals).size).toBe(locals.length);
+    const { declare, parts } = hoistLocals(
+      ['local a = 1\nlocal function f(x)\n  local y = x\n  return a + y\nend', 'local b, c'],
+      ['local function f(x)\n  return a\nend', 'local function g()\n  return a + b\nend'],
+    );
+    expect(declare).toBe('local c, f, b, a');
+    expect(parts).toEqual(['a = 1\nf = function(x)\n  local y = x\n  return a + y\nend', '']);
+    expect(() => hoistLocals(['local a = 1\nlocal a = 2'], [])).toThrow(/declared twice.*\ba\b/);
+  });
+
   it('library functions are pulled only into the scripts that use them; none is unused', () => {
     expect(unusedLibraryDefinitions()).toEqual([]);
-    expect(script('progress').lua).not.toContain('local function lease_jobs');
-    expect(script('lease').lua).toContain('local function lease_jobs');
+    expect(script('progress').lua).not.toMatch(/^lease_jobs = function/m);
+    expect(script('lease').lua).toMatch(/^lease_jobs = function/m);
     // The lease reply is built in one place, for both scripts that lease.
     for (const name of ['lease', 'complete_and_lease'] as const) {
-      expect(script(name).lua).toContain('local function lease_into');
+      expect(script(name).lua).toMatch(/^lease_into = function/m);
       expect(SCRIPT_SOURCES[name]).not.toContain('lease_jobs(');
     }
   });
@@ -280,7 +305,8 @@ describe('script arguments (--! argv:)', () => {
 
 describe('script error codes (E_<code>)', () => {
   it('come from SCRIPT_CODES in lib/errors.ts, bound in the prelude of the scripts that use them', () => {
-    expect(script('fail').lua).toContain(`local E_LEASE_LOST = ${SCRIPT_CODES.LEASE_LOST.reply}`);
+    expect(script('fail').lua).toContain(`\nE_LEASE_LOST = ${SCRIPT_CODES.LEASE_LOST.reply}`);
+    expect(mainLocals(script('fail').lua)).toContain('E_LEASE_LOST');
     expect(script('counts').lua).not.toMatch(/\bE_[A-Z]/);
     for (const src of Object.values(LIBRARY_SOURCES)) expect(src).not.toMatch(/^local E_/m);
   });
