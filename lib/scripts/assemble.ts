@@ -5,31 +5,25 @@
  * body. Checks the header against the code: the keys it declares are exactly the keys its code
  * uses, and its code reads only the arguments its `--! argv:` header declares (header.ts).
  */
-import { SCRIPT_CODES } from '../errors.js';
-import {
-  DATA_SPAN,
-  KEY_TABLE,
-  LEASE_PAD,
-  type KeyName,
-  type KeyOwner,
-  type QueueKeys,
-  type ScriptKeyName,
-} from '../keys.js';
-import { argvDoc, fixedPart, parseHeader, type ScriptHeader } from './header.js';
+import { KEY_TABLE, type KeyName, type KeyOwner, type QueueKeys } from '../keys.js';
+import { fixedPart, parseHeader, type ScriptHeader } from './header.js';
 import { hoistLocals } from './hoist.js';
 import { code, coldParts, reached } from './library.js';
 import { ASSEMBLED_LUA } from './assembled.generated.js';
+import {
+  BY_NAME,
+  ERROR_CODES,
+  luaName,
+  owned,
+  PER_QUEUE,
+  prelude,
+  type KeySlot,
+} from './prelude.js';
 import { SCRIPT_SOURCES } from './sources.generated.js';
 
+export type { KeySlot };
 export type ScriptName = keyof typeof SCRIPT_SOURCES;
 export const SCRIPT_NAMES = Object.keys(SCRIPT_SOURCES) as ScriptName[];
-
-/**
- * One KEYS entry of a script: a key of the table; `pending` stands for the ten pending lists
- * p0..p9; `pending*` (last only) for the pending lists of the priorities named in ARGV[1]
- * (`priorities`).
- */
-export type KeySlot = ScriptKeyName | 'pending*';
 
 /** What a script's header says of its keys (no assembly: scriptShape). */
 export interface ScriptShape {
@@ -56,17 +50,6 @@ export interface ScriptShape {
 export interface AssembledScript extends ScriptShape {
   readonly lua: string;
 }
-
-const luaName = (k: KeyName) => 'K_' + k.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase();
-/** The script failure codes, as Lua sees them: E_LEASE_LOST, … */
-const ERROR_CODES = new Map(Object.entries(SCRIPT_CODES).map(([c, v]) => ['E_' + c, v.reply]));
-
-/** The word that opens the keys of a script called with the keys of several queues. */
-const PER_QUEUE = 'per-queue';
-/** The word that opens the keys of a script that names its keys from the queue's base. */
-const BY_NAME = 'by-name';
-/** Keys that exist once per worker or producer session (passed even to a by-name script). */
-const owned = (k: KeySlot): boolean => k !== 'pending*' && 'per' in KEY_TABLE[k];
 
 /** The keys of a script's header, checked against the table. */
 function declaredKeys(name: string, header: ScriptHeader): KeySlot[] {
@@ -120,89 +103,6 @@ function argvProblems(header: ScriptHeader, keys: readonly KeySlot[], code: stri
       );
   }
   return problems;
-}
-
-function prelude(
-  name: string,
-  header: ScriptHeader,
-  keys: readonly KeySlot[],
-  codes: readonly string[],
-  perQueue: boolean,
-  byName: boolean,
-  coldKeys: ReadonlySet<string>,
-  pad: boolean,
-): string {
-  const doc: string[] = [`-- ${name}.lua, assembled by lib/scripts/assemble.ts. KEYS:`];
-  const bind: string[] = ['local rcall = redis.call'];
-  const lists = argvDoc(header);
-  const argv = [`-- ARGV${lists.length > 1 ? ', one of' : ''}:`, ...lists.map((l) => `--   ${l}`)];
-  if (keys.includes('eventLog')) {
-    // The event log's cap comes first in ARGV (ScriptKeys appends it to the keys); taken off
-    // here so that the script's own ARGV start at 1.
-    argv.unshift(
-      '-- ARGV[1] (taken off): the event log cap, 0 = events off (lib/scripts/lib/events.lua)',
-    );
-    // (EV_CAP_ARG: the cap as sent, for a command that takes it: no number to format.)
-    bind.push('local EV_CAP_ARG = table.remove(ARGV, 1)', 'local EV_CAP = tonumber(EV_CAP_ARG)');
-  }
-  if (keys.includes('data') || keys.includes('addedTimes'))
-    bind.push(`local DATA_SPAN = ${DATA_SPAN}`);
-  if (pad) bind.push(`local LEASE_PAD = '${LEASE_PAD}'`);
-  for (const c of codes) bind.push(`local ${c} = ${ERROR_CODES.get(c)}`);
-  let i = 1;
-  // Per-queue scripts: (re)bind queue q's keys with use_queue(q).
-  const rebind: string[] = [];
-  if (perQueue)
-    doc.push('--   (once per queue the call names, in order; use_queue(q) binds queue q)');
-  if (byName) {
-    doc.push(
-      `--   [1] the queue's base (<prefix>:{<queue>}:): the keys not passed are named from it`,
-    );
-    bind.push('local QUEUE_BASE = KEYS[1]');
-    i = 2;
-  }
-  for (const k of keys) {
-    if (byName && k === 'pending') {
-      doc.push(`--   (named) ${KEY_TABLE.pending.doc}`);
-      // (p: a digit, a string or a number.)
-      bind.push(
-        `local function pending_key(p)\n  return QUEUE_BASE .. '${KEY_TABLE.pending.part}' .. p\nend`,
-      );
-    } else if (byName && !owned(k)) {
-      const key = k as KeyName;
-      doc.push(`--   (named) ${luaName(key)}: ${KEY_TABLE[key].doc}`);
-      // (A key only cold definitions use is named by load_cold.)
-      if (!coldKeys.has(luaName(key)))
-        bind.push(`local ${luaName(key)} = QUEUE_BASE .. '${KEY_TABLE[key].part}'`);
-    } else if (k === 'pending' && perQueue) {
-      doc.push(`--   [${i}..${i + 9}] ${KEY_TABLE.pending.doc}`);
-      bind.push(`local PENDING_AT = ${i}`);
-      bind.push(`local function pending_key(p)\n  return KEYS[p + PENDING_AT]\nend`);
-      rebind.push(`  PENDING_AT = o + ${i}`);
-      i += 10;
-    } else if (k === 'pending') {
-      doc.push(`--   [${i}..${i + 9}] ${KEY_TABLE.pending.doc}`);
-      bind.push(`local function pending_key(p)\n  return KEYS[p + ${i}]\nend`);
-      i += 10;
-    } else if (k === 'pending*') {
-      doc.push(`--   [${i}..] the pending lists of the priorities named in ARGV[1], in that order`);
-      bind.push(
-        `local PENDING_SLOT = {}\nfor i = 1, #ARGV[1] do\n  PENDING_SLOT[tonumber(string.sub(ARGV[1], i, i))] = ${i - 1} + i\nend`,
-        `local function pending_key(p)\n  return KEYS[PENDING_SLOT[p]]\nend`,
-      );
-    } else {
-      doc.push(`--   [${i}] ${luaName(k)}: ${KEY_TABLE[k].doc}`);
-      bind.push(`local ${luaName(k)} = KEYS[${i}]`);
-      rebind.push(`  ${luaName(k)} = KEYS[o + ${i}]`);
-      i += 1;
-    }
-  }
-  if (perQueue) {
-    bind.push(
-      `local function use_queue(q)\n  local o = (q - 1) * ${i - 1}\n${rebind.join('\n')}\nend`,
-    );
-  }
-  return [...doc, ...argv, ...bind].join('\n');
 }
 
 /** Most locals a script's main chunk may declare (Lua's limit is 200 active locals a function). */

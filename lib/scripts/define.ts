@@ -12,6 +12,7 @@
  * connection does not send every script's text (complete_and_lease: ~70 KB) to a Redis that
  * has it already.
  */
+import { createHash } from 'node:crypto';
 import { Command, type ChainableCommander, type Cluster, type Redis } from 'ioredis';
 import type { KeyOwner, QueueKeys } from '../keys.js';
 import { script, scriptKeys, scriptShape, type ScriptName } from './assemble.js';
@@ -41,6 +42,22 @@ interface Loaded {
 
 const loaded = new Map<ScriptName, Loaded>();
 
+const checked = new Set<ScriptName>();
+/**
+ * Script `name`'s text, checked once against its generated SHA1: a stale generated file (a
+ * checkout where `npm run lua` was not run after a change) fails loudly instead of calling a
+ * script Redis may still have from before.
+ */
+function checkedText(name: ScriptName): string {
+  const lua = script(name).lua;
+  if (!checked.has(name)) {
+    if (createHash('sha1').update(lua).digest('hex') !== SCRIPT_SHAS[name])
+      throw new Error(`lib/scripts/assembled.generated.ts is stale (${name}): run \`npm run lua\``);
+    checked.add(name);
+  }
+  return lua;
+}
+
 /**
  * Script `name` as sent: its SHA1 generated with the sources (assembled.generated.ts), its
  * text read only to send it whole, when Redis answers NOSCRIPT or for a pipeline (assembled
@@ -54,7 +71,7 @@ export function loadedScript(name: ScriptName): Loaded {
     const variable = s.keys.includes('pending*') || s.perQueue;
     l = {
       get lua() {
-        return script(name).lua;
+        return checkedText(name);
       },
       sha: SCRIPT_SHAS[name],
       numberOfKeys: variable
