@@ -4,6 +4,7 @@
 // arguments as a TypeScript tuple (`ScriptArgs`), read from its `--! argv:` header by the parser
 // the assembler uses (lib/scripts/header.ts, loaded through scripts/ts-hooks.mjs). Run by
 // `npm run build` and `npm test`; test/unit/lua.test.ts fails when the generated file is stale.
+// Then writes lib/scripts/assembled.generated.ts from the assembler (see below).
 // `--check`: exit 1 instead of writing when the file is not up to date.
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';

@@ -210,7 +210,7 @@ const shapes = new Map<ScriptName, ScriptShape>();
 
 /**
  * A script's keys, from its header alone: what a call needs when Redis has the script already
- * (its SHA1 is generated, script-shas.generated.ts), without assembling it.
+ * (its SHA1 is generated, assembled.generated.ts), without assembling it.
  */
 export function scriptShape(name: ScriptName): ScriptShape {
   let s = shapes.get(name);

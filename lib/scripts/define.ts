@@ -83,9 +83,6 @@ export function loadedScript(name: ScriptName): Loaded {
   return l;
 }
 
-/** The assembled heartbeat script (the heartbeat thread runs it). */
-export const heartbeatLua = (): string => script('heartbeat').lua;
-
 /** The client (scripts are run by `callScript`; kept for its callers' types). */
 export function defineScripts(client: Redis | Cluster): ScriptClient {
   return client;

@@ -11,9 +11,8 @@
  * those walks are short. The definitions stay where they are, as assignments: what runs, and
  * in what order, is unchanged.
  */
-import { code } from './library.js';
+import { code, IDENT } from './library.js';
 
-const IDENT = /[A-Za-z_][A-Za-z0-9_]*/g;
 /** A top-level declaration: `local function name(`, `local a, b = …` or `local a, b`. */
 const DECLARATION = /^local (?:function (\w+)\(|([\w, ]+?)\s*(=|$))/gm;
 

@@ -33,7 +33,8 @@ export interface Chunk {
   readonly text: string;
 }
 
-const IDENT = /[A-Za-z_][A-Za-z0-9_]*/g;
+/** A Lua identifier (or keyword). */
+export const IDENT = /[A-Za-z_][A-Za-z0-9_]*/g;
 /** Lua without its comments: names in comments neither pull definitions in nor use keys. */
 export const code = (lua: string) => lua.replace(/--.*$/gm, '');
 /** Split a library file into top-level definitions, each with the comment above it. */

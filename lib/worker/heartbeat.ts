@@ -3,8 +3,8 @@
 import { performance } from 'node:perf_hooks';
 import type { Cluster, Redis } from 'ioredis';
 import type { QueueKeys } from '../keys.js';
-import { scriptKeys, scriptShape } from '../scripts/assemble.js';
-import { callScript, defineScripts, heartbeatLua, type ScriptArgs } from '../scripts/define.js';
+import { script, scriptKeys, scriptShape } from '../scripts/assemble.js';
+import { callScript, defineScripts, type ScriptArgs } from '../scripts/define.js';
 import { within } from '../util/timeout.js';
 import type { ConnectionSpec } from './heartbeat-thread-connections.js';
 import { heartbeatThread, type ThreadMember } from './heartbeat-thread.js';
@@ -172,7 +172,7 @@ class WorkerHeartbeat implements Heartbeat {
   private join(deferStart: boolean): ThreadMember {
     this.joining = true;
     try {
-      return heartbeatThread(heartbeatLua()).join(
+      return heartbeatThread(script('heartbeat').lua).join(
         connectionSpec(this.queue.client),
         (e) => this.threadFailed(e),
         deferStart,
@@ -330,20 +330,20 @@ export function joinHeartbeat(
 
 /** Tests: the shared thread's state (threads alive, workers served, connections open). */
 export function heartbeatThreadStats(): { threads: number; workers: number; connections: number } {
-  return heartbeatThread(heartbeatLua()).stats();
+  return heartbeatThread(script('heartbeat').lua).stats();
 }
 
 /** Tests: how many times the shared thread was started in this process. */
 export function heartbeatThreadsStarted(): number {
-  return heartbeatThread(heartbeatLua()).spawned;
+  return heartbeatThread(script('heartbeat').lua).spawned;
 }
 
 /** Tests: end the shared thread as a crash would; resolves once it has exited. */
 export async function killHeartbeatThread(): Promise<void> {
-  await heartbeatThread(heartbeatLua()).kill();
+  await heartbeatThread(script('heartbeat').lua).kill();
 }
 
 /** Tests: hold the shared thread's start until `until` resolves. */
 export function holdHeartbeatThread(until: Promise<void>): void {
-  heartbeatThread(heartbeatLua()).hold(until);
+  heartbeatThread(script('heartbeat').lua).hold(until);
 }
