@@ -4,7 +4,14 @@
 // when the pool says so, its outcome goes back as a 'done' message.
 import { parentPort } from 'node:worker_threads';
 import { errorMessage, rateLimited, WorkQueueError } from '../errors.js';
-import { fromThrown, toThrown, type FromSandbox, type ToSandbox } from './protocol.js';
+import {
+  fromThrown,
+  toThrown,
+  type FromSandbox,
+  type JobFields,
+  type ToSandbox,
+} from './protocol.js';
+import { fromWire, toWire } from './wire.js';
 
 type Handler = (job: object) => unknown;
 type Hook = (arg?: unknown) => unknown;
@@ -13,7 +20,7 @@ type Hook = (arg?: unknown) => unknown;
 const send: (m: FromSandbox) => void = parentPort
   ? (m) => parentPort!.postMessage(m)
   : (m) => {
-      process.send!(m);
+      process.send!(toWire(m));
     };
 
 let handler: Handler | undefined;
@@ -78,11 +85,22 @@ function remote(run: number, method: string) {
 function run(m: Extract<ToSandbox, { t: 'run' }>): void {
   const controller = new AbortController();
   runs.set(m.run, controller);
-  const { bytes, ...fields } = m.job;
-  const u8 = fields.data as Uint8Array;
+  const f = m.job;
+  const u8 = f.data as Uint8Array;
   const data =
-    bytes && !Buffer.isBuffer(u8) ? Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength) : u8;
-  const job: Record<string, unknown> = { ...fields, data, signal: controller.signal, rateLimited };
+    f.bytes && !Buffer.isBuffer(u8) ? Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength) : u8;
+  // Each field named (a process's JSON message leaves out those that are undefined).
+  const fields: Omit<JobFields, 'bytes'> = {
+    id: f.id,
+    data,
+    name: f.name,
+    priority: f.priority,
+    attempt: f.attempt,
+    maxAttempts: f.maxAttempts,
+    queueName: f.queueName,
+    traceContext: f.traceContext,
+  };
+  const job: Record<string, unknown> = { ...fields, signal: controller.signal, rateLimited };
   for (const method of m.methods) job[method] = remote(m.run, method);
   let out: unknown;
   try {
@@ -152,7 +170,7 @@ function onMessage(m: ToSandbox): void {
 
 if (parentPort) parentPort.on('message', onMessage);
 else {
-  process.on('message', (m) => onMessage(m as ToSandbox));
+  process.on('message', (m) => onMessage(fromWire<ToSandbox>(m)));
   // The worker's process is gone (even SIGKILLed): no orphan sandbox stays behind.
   process.on('disconnect', () => process.exit(0));
 }

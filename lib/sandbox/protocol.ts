@@ -1,6 +1,7 @@
 // The messages between a sandbox pool (the worker's side) and a sandbox (child.ts), and how a
 // thrown value crosses between them. Messages cross by structured clone (postMessage of a
-// thread, the 'advanced' serialization of a forked process): both refuse the same values.
+// thread; a forked process's JSON channel carries a clone's bytes where JSON would not give the
+// same values: wire.ts): both refuse the same values.
 import { NonRetryableError, RateLimitError, WorkQueueError } from '../errors.js';
 import type { WorkQueueErrorCode } from '../errors.js';
 

@@ -7,6 +7,7 @@ import { sandboxEntry, type SandboxSettings } from './options.js';
 import { fromThrown, toThrown, type FromSandbox, type ToSandbox } from './protocol.js';
 import { jobFields, jobMethods } from './job-fields.js';
 import { startProcess, startThread } from './spawn.js';
+import { fromWire, toWire } from './wire.js';
 
 /** The job a sandbox runs now. */
 interface Current {
@@ -69,7 +70,7 @@ export class Sandbox {
       const child = startProcess(entry, execArgv, memoryLimitMb);
       child.unref();
       child.channel?.unref();
-      child.on('message', onMessage);
+      child.on('message', (m) => onMessage(fromWire<FromSandbox>(m)));
       child.on('error', (e) => {
         if (child.pid === undefined) ended(`could not be started (${errorMessage(e)})`);
       });
@@ -79,7 +80,7 @@ export class Sandbox {
       this.label = `process ${child.pid ?? '(not started)'}`;
       this.post = (m) => {
         if (!child.connected) throw new WorkQueueError('SANDBOX_DIED', `${this.label} has exited`);
-        child.send(m);
+        child.send(toWire(m));
       };
       this.stop = () => void child.kill('SIGKILL');
     }

@@ -57,7 +57,7 @@ export function startThread(
   }
 }
 
-/** A process running `entry`, its messages structured clones (as a thread's). */
+/** A process running `entry`, its messages JSON (lib/sandbox/wire.ts: structured clones, as a thread's). */
 export function startProcess(
   entry: URL,
   execArgv: string[] | undefined,
@@ -66,7 +66,6 @@ export function startProcess(
   const heap = memoryLimitMb ? [`--max-old-space-size=${memoryLimitMb}`] : [];
   return fork(fileURLToPath(entry), [], {
     execArgv: [...(execArgv ?? inheritedExecArgv() ?? process.execArgv), ...heap],
-    serialization: 'advanced',
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
 }

@@ -35,6 +35,18 @@ describe.each(MODES)('a %s sandbox', (mode) => {
     });
     // Every method of the worker's job, called back across the boundary (and rateLimited, local).
     expect(echo.methods).toEqual(expect.arrayContaining(['extend', 'progress', 'rateLimited']));
+    // Its fields, those undefined (traceContext) included, whichever way it crossed.
+    expect(echo.fields).toEqual([
+      'attempt',
+      'data',
+      'id',
+      'maxAttempts',
+      'name',
+      'priority',
+      'queueName',
+      'signal',
+      'traceContext',
+    ]);
     // It ran elsewhere: another thread of this process, or another process.
     if (mode === 'thread')
       expect(echo).toMatchObject({ pid: process.pid, threadId: expect.any(Number) });
@@ -129,6 +141,34 @@ describe.each(MODES)('a %s sandbox: outcomes', (mode) => {
       expect(failed).toEqual([]);
     },
   );
+
+  it('data and results cross as structured clones: what JSON would lose or change stays', async () => {
+    // (Results not kept: the worker's 'completed' event has the value as it crossed, unencoded.)
+    const q = fx.queue<unknown, unknown>({ keepCompleted: false });
+    const w = worker(q, handlerSandbox(mode));
+    const completed = new Promise<unknown>((r) => w.on('completed', (_, result) => r(result)));
+    // Data as JSON gives it (a queue's codec): it crosses as it is; the result as a clone.
+    await q.add(
+      { s: 'é\u2028\n', n: [0.1, -3, 1e300], o: { deep: { er: [null, true] } } },
+      { name: 'clones' },
+    );
+    const r = (await completed) as Record<string, unknown>;
+    expect(r.got).toEqual({
+      s: 'é\u2028\n',
+      n: [0.1, -3, 1e300],
+      o: { deep: { er: [null, true] } },
+    });
+    expect(r.at).toEqual(new Date(5));
+    expect(r.map).toEqual(new Map([['a', { b: [1] }]]));
+    expect(r.set).toEqual(new Set([1, 2]));
+    expect('undef' in r && r.undef === undefined).toBe(true);
+    expect(Object.is(r.negZero, -0)).toBe(true);
+    expect(r.nan).toBeNaN();
+    expect(r.big).toBe(10n);
+    expect(1 in (r.sparse as unknown[])).toBe(false);
+    expect(r.sparse).toHaveLength(3);
+    expect(r.bytes).toEqual(new Uint8Array([1, 2]));
+  });
 
   it('a Buffer payload arrives as a Buffer; setupData reaches the module setup', async () => {
     const q = fx.queue<Buffer, unknown>({ codec: 'buffer' });
