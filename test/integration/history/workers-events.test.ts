@@ -117,6 +117,37 @@ describe('events', () => {
     inOrder(t0, t1, active.addedAt, active.at);
   });
 
+  it("a job's events carry its times as its worker got them (a call of one job reads its slots alone)", async () => {
+    const redis = fx.client();
+    // Results not kept: the completed event's times are its section's tail ('tm').
+    const q = fx.queue<string>({ keepCompleted: false });
+    const events = new QueueEvents(redis, q.name, { prefix: q.options.prefix });
+    const seen: QueueEvent[] = [];
+    events.on('event', (e) => seen.push(e));
+    await events.ready();
+    await q.add('a', { id: 'one' });
+    // Started in a later ms than added: a started time read from the added slot would show.
+    const added = await redisNow(redis);
+    await waitFor(async () => (await redisNow(redis)) > added + 1, { what: 'Redis time to pass' });
+    const ran = deferred<Job<string>>();
+    const w = new Worker(q, (job) => ran.resolve(job));
+    try {
+      const job = await ran.promise;
+      await waitFor(() => seen.some((e) => e.id === 'one' && e.kind === 'completed'), {
+        what: 'the completed event',
+      });
+      type Timed = QueueEvent & { addedAt?: number; startedAt?: number };
+      const done = seen.find((e) => e.id === 'one' && e.kind === 'completed') as Timed;
+      const active = seen.find((e) => e.id === 'one' && e.kind === 'active') as Timed;
+      expect(job.startedAt).toBeGreaterThan(job.addedAt);
+      expect(done).toMatchObject({ addedAt: job.addedAt, startedAt: job.startedAt });
+      expect(active.addedAt).toBe(job.addedAt);
+    } finally {
+      await w.close();
+      await events.close();
+    }
+  });
+
   it('the worker events carry the job with its times, finishedAt once its outcome is recorded', async () => {
     const redis = fx.client();
     const q = fx.queue<string>({ maxAttempts: 1 });
