@@ -5,6 +5,7 @@
 // sent. Same values on the other side either way; JSON is ~4× cheaper for small messages
 // (Node's 'advanced' channel serializes in JavaScript, per message: ~20 µs more CPU per job
 // each side, docs/performance.md).
+import { types } from 'node:util';
 import { deserialize, serialize } from 'node:v8';
 import type { FromSandbox, ToSandbox } from './protocol.js';
 
@@ -16,12 +17,44 @@ interface Frame {
 
 /** Deeper than this, a value goes by V8's serializer (JSON would recurse as deep). */
 const MAX_DEPTH = 100;
+/**
+ * Longer arrays go by V8's serializer: checking one for named properties lists its keys (a
+ * string per index), where V8 copies it in C++.
+ */
+const MAX_ARRAY = 1000;
+
+/**
+ * Objects JSON would give back otherwise than a clone, whatever their prototype: a Proxy (a
+ * clone refuses it), `arguments` and module namespaces, boxed primitives, Dates, RegExps,
+ * errors, Maps, Sets and binary data given another prototype, and what a clone refuses.
+ */
+function special(v: object): boolean {
+  const t = types;
+  return (
+    t.isProxy(v) ||
+    t.isBoxedPrimitive(v) ||
+    t.isDate(v) ||
+    t.isRegExp(v) ||
+    t.isNativeError(v) ||
+    t.isMap(v) ||
+    t.isSet(v) ||
+    t.isWeakMap(v) ||
+    t.isWeakSet(v) ||
+    t.isPromise(v) ||
+    t.isArgumentsObject(v) ||
+    t.isModuleNamespaceObject(v) ||
+    t.isAnyArrayBuffer(v) ||
+    t.isArrayBufferView(v)
+  );
+}
 
 /**
  * Whether JSON gives `v` back as structured clone would: no undefined (JSON drops or nulls it),
- * no NaN, ±Infinity or -0, no bigint, symbol or function, only plain objects (a Date, Map,
- * Buffer, class instance or error is cloned otherwise) and dense arrays without named properties,
- * no object twice (clone keeps it shared, JSON would copy it) and no `__proto__` key.
+ * no NaN, ±Infinity or -0, no bigint, symbol or function, only plain objects and plain dense
+ * arrays (by prototype, and none of the kinds `special` lists: a Date, Map, Buffer, class
+ * instance, error or Proxy is cloned otherwise) without a `toJSON` (JSON would call it) nor,
+ * for arrays, named properties; no object twice (clone keeps it shared, JSON would copy it) and
+ * no `__proto__` key. Prototype first: a Buffer's keys are never listed.
  */
 function exact(v: unknown, depth: number, seen: Set<object>): boolean {
   switch (typeof v) {
@@ -37,15 +70,18 @@ function exact(v: unknown, depth: number, seen: Set<object>): boolean {
   }
   if (v === null) return true;
   if (depth > MAX_DEPTH || seen.has(v)) return false;
+  const proto: unknown = Object.getPrototypeOf(v);
+  const array = proto === Array.prototype;
+  if (!array && proto !== Object.prototype && proto !== null) return false;
+  if (special(v) || 'toJSON' in v || (array && (v as unknown[]).length > MAX_ARRAY)) return false;
   seen.add(v);
   const keys = Object.keys(v);
-  if (Array.isArray(v)) {
-    if (keys.length !== v.length) return false; // holes, or named properties
-    for (let i = 0; i < v.length; i++) if (!exact(v[i], depth + 1, seen)) return false;
+  if (array) {
+    const a = v as unknown[];
+    if (keys.length !== a.length) return false; // holes, or named properties
+    for (let i = 0; i < a.length; i++) if (!exact(a[i], depth + 1, seen)) return false;
     return true;
   }
-  const proto: unknown = Object.getPrototypeOf(v);
-  if (proto !== Object.prototype && proto !== null) return false;
   const o = v as Record<string, unknown>;
   for (const k of keys) if (k === '__proto__' || !exact(o[k], depth + 1, seen)) return false;
   return true;
@@ -79,8 +115,11 @@ function plain(m: ToSandbox | FromSandbox): boolean {
 
 /** `m` as it goes on the channel. Throws V8's DataCloneError for a value that cannot cross. */
 export function toWire(m: ToSandbox | FromSandbox): object {
-  if (plain(m)) return m;
-  const frame: Frame = { t: 'v8', b: serialize(m).toString('base64') };
+  // (A toJSON on Object.prototype would replace the message: a frame without prototype.)
+  if (!('toJSON' in m) && plain(m)) return m;
+  const frame = Object.create(null) as { t: 'v8'; b: string } satisfies Frame;
+  frame.t = 'v8';
+  frame.b = serialize(m).toString('base64');
   return frame;
 }
 

@@ -142,6 +142,71 @@ describe('a forked sandbox’s messages', () => {
     }
   });
 
+  it('go as a clone, or are refused as a clone refuses them, whatever their prototype says', () => {
+    const reproto = <T extends object>(o: T, p: object | null): T =>
+      Object.setPrototypeOf(o, p) as T;
+    function args(...values: unknown[]): IArguments {
+      void values;
+      return arguments; // eslint-disable-line prefer-rest-params
+    }
+    class Tagged extends Array<number> {
+      toJSON() {
+        return 'x';
+      }
+    }
+    const cases: unknown[] = [
+      reproto(new Date(5), Object.prototype),
+      reproto(new Map([[1, 2]]), null),
+      reproto(new Set([1]), Object.prototype),
+      reproto(new String('s'), Object.prototype),
+      reproto(new Number(3), null),
+      reproto(new Uint8Array([1, 2]), Object.prototype),
+      args(1, 2),
+      Tagged.from([1, 2]),
+      Buffer.from('abc'),
+      Array.from({ length: 1001 }, (_, i) => i),
+    ];
+    for (const value of cases) {
+      const m: Message = { t: 'done', run: 1, ok: true, value };
+      let cloned: unknown;
+      let refused: unknown;
+      try {
+        cloned = cloneOf(value);
+      } catch (e) {
+        refused = e;
+      }
+      if (refused) {
+        expect(() => toWire(m)).toThrow((refused as Error).message);
+        continue;
+      }
+      expect(toWire(m)).toMatchObject({ t: 'v8' });
+      const got = (across(m) as { value: unknown }).value;
+      expect(isDeepStrictEqual(cloneOf(got), cloned)).toBe(true);
+    }
+    for (const value of [new Proxy({ a: 1 }, {}), new Proxy([1], {})])
+      expect(() => toWire({ t: 'done', run: 1, ok: true, value })).toThrow();
+  });
+
+  it('cross whole with a toJSON on Object.prototype (JSON would send what it returns)', () => {
+    Object.defineProperty(Object.prototype, 'toJSON', {
+      value: () => 'replaced',
+      configurable: true,
+      writable: true,
+    });
+    try {
+      const m: Message = { t: 'done', run: 1, ok: true, value: { a: [1] } };
+      const got = across(m) as { t: string; value: unknown };
+      expect(got.t).toBe('done');
+      expect(isDeepStrictEqual(cloneOf(got.value), cloneOf({ a: [1] }))).toBe(true);
+      expect(across({ t: 'done', run: 2, ok: true, value: undefined })).toMatchObject({
+        t: 'done',
+        run: 2,
+      });
+    } finally {
+      delete (Object.prototype as { toJSON?: unknown }).toJSON;
+    }
+  });
+
   it('refuse what a clone refuses, with its error', () => {
     const f = () => 1;
     let cloneError: unknown;
