@@ -5,7 +5,8 @@
 -- seq n of the bucket: slot 2·(n mod DATA_SPAN) its added time, 2·(n mod DATA_SPAN)+1 the start
 -- of its current or last lease (Redis ms; 0 = not known). Adds write them with one BITFIELD per
 -- bucket per call; leases and reads take the bucket's string whole (GET, SETRANGE: byte
--- 12·(n mod DATA_SPAN) + 1 is its added slot), but a call of one job its two slots (GETRANGE).
+-- 12·(n mod DATA_SPAN) + 1 is its added slot), but a call of one job its two slots (one
+-- BITFIELD).
 -- The string goes with its bucket (data_del); seqs that are not counter values (bucket 'x')
 -- have no times.
 
@@ -111,16 +112,15 @@ end
 -- seq read as a number once: this runs for every leased job.)
 local function times_set_started(seqs, now)
   if #seqs == 1 then
-    -- One job (a hand-off, a one-job lease): its two slots, not the bucket's string (a string
-    -- entering Lua costs by its length: up to 1.5 KB read and written back; ~15k instructions).
+    -- One job (a hand-off, a one-job lease): its two slots in one BITFIELD, not the bucket's
+    -- string (a string entering Lua costs by its length: up to 1.5 KB read and written back).
     local n = seq_number(seqs[1])
     if not n then
       return { 0 }
     end
-    local key, at = K_ADDED_TIMES .. ':' .. data_bucket(seqs[1]), 12 * (n % DATA_SPAN)
-    local s = rcall('GETRANGE', key, int(at), int(at + 5))
-    rcall('SETRANGE', key, int(at + 6), u48_bytes(now))
-    return { u48_at(s, 1) }
+    local slot = 2 * (n % DATA_SPAN)
+    local key = K_ADDED_TIMES .. ':' .. data_bucket(seqs[1])
+    return { rcall('BITFIELD', key, 'GET', 'u48', '#' .. slot, 'SET', 'u48', '#' .. (slot + 1), int(now))[1] }
   end
   local added = {}
   local order, per = {}, {} -- the buckets in first-seen order; per bucket number its state
@@ -253,9 +253,10 @@ local function time_tails(seqs, now)
     if not n then
       return { ',' }
     end
-    local at = 12 * (n % DATA_SPAN)
-    local s = rcall('GETRANGE', K_ADDED_TIMES .. ':' .. data_bucket(seqs[1]), int(at), int(at + 11))
-    local a, st = u48_at(s, 1), u48_at(s, 7)
+    local slot = 2 * (n % DATA_SPAN)
+    local key = K_ADDED_TIMES .. ':' .. data_bucket(seqs[1])
+    local t = rcall('BITFIELD', key, 'GET', 'u48', '#' .. slot, 'GET', 'u48', '#' .. (slot + 1))
+    local a, st = t[1], t[2]
     return { (a > 0 and int(now - a) or '') .. ',' .. (st > 0 and int(now - st) or '') }
   end
   local out, memo, strings = {}, {}, {}
