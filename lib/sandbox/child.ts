@@ -90,7 +90,7 @@ function run(m: Extract<ToSandbox, { t: 'run' }>): void {
   const data =
     f.bytes && !Buffer.isBuffer(u8) ? Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength) : u8;
   // Each field named (a process's JSON message leaves out those that are undefined).
-  const fields: Omit<JobFields, 'bytes'> = {
+  const job: Omit<JobFields, 'bytes'> & Record<string, unknown> = {
     id: f.id,
     data,
     name: f.name,
@@ -99,8 +99,9 @@ function run(m: Extract<ToSandbox, { t: 'run' }>): void {
     maxAttempts: f.maxAttempts,
     queueName: f.queueName,
     traceContext: f.traceContext,
+    signal: controller.signal,
+    rateLimited,
   };
-  const job: Record<string, unknown> = { ...fields, signal: controller.signal, rateLimited };
   for (const method of m.methods) job[method] = remote(m.run, method);
   let out: unknown;
   try {

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { fromWire, toWire } from '../../lib/sandbox/wire.js';
 import { jobMethods } from '../../lib/sandbox/job-fields.js';
 import type { Job } from '../../lib/index.js';
-import type { FromSandbox, ToSandbox } from '../../lib/sandbox/protocol.js';
+import type { FromSandbox, JobFields, ToSandbox } from '../../lib/sandbox/protocol.js';
 
 type Message = ToSandbox | FromSandbox;
 
@@ -42,6 +42,18 @@ function invalidDate(v: unknown): boolean {
   if (types.isSet(v)) return [...v].some(invalidDate);
   return Object.values(v).some(invalidDate);
 }
+
+/** A job's fields as a run message carries them, with `data`. */
+const jobWith = (data: unknown): JobFields => ({
+  id: '7',
+  data,
+  name: undefined,
+  priority: 5,
+  attempt: 1,
+  maxAttempts: 3,
+  queueName: 'q',
+  traceContext: undefined,
+});
 
 /** The values of `m` that carry data (a message's own fields absent or undefined read alike). */
 function values(m: Message): unknown[] {
@@ -85,16 +97,7 @@ describe('a forked sandbox’s messages', () => {
           {
             t: 'run',
             run: 4,
-            job: {
-              id: '7',
-              data: b,
-              name: undefined,
-              priority: 5,
-              attempt: 1,
-              maxAttempts: 3,
-              queueName: 'q',
-              traceContext: undefined,
-            },
+            job: jobWith(b),
             methods: ['progress'],
           },
         ];
@@ -115,21 +118,12 @@ describe('a forked sandbox’s messages', () => {
     const run: Message = {
       t: 'run',
       run: 1,
-      job: {
-        id: '1',
-        data: {
-          to: 'a@example.com',
-          n: [1, 2.5],
-          nested: { ok: true, none: null },
-          s: 'a\ud800\u2028',
-        },
-        name: undefined,
-        priority: 5,
-        attempt: 1,
-        maxAttempts: 3,
-        queueName: 'q',
-        traceContext: undefined,
-      },
+      job: jobWith({
+        to: 'a@example.com',
+        n: [1, 2.5],
+        nested: { ok: true, none: null },
+        s: 'a\ud800\u2028',
+      }),
       methods: ['progress', 'extend'],
     };
     const done: Message = { t: 'done', run: 1, ok: true, value: undefined };
