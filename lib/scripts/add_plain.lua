@@ -38,28 +38,11 @@ end
 -- (Inline, not in a function run by pcall: its closure alone cost ~11k of ~155k Redis
 -- instructions a call; a failed write fails the script before the record below is written.)
 do
-  local now = now_ms()
-  -- The first job is handed off when a worker waits for one (hand = its position, 1).
-  local hand, rate_ms = nil, false
-  if hand_ms > 0 and wake_len == 0 then
-    local allowed
-    allowed, rate_ms = hand_off_allowed(wake_len, now)
-    if allowed then
-      hand = 1
-    end
-  end
-  local seqs, meta_args = nil, nil
-  -- Data first: a write that fails (e.g. on a key of the wrong type) then leaves no wake entry
-  -- for a job without data.
+  local seqs, data_args, meta_args = nil, nil, nil
   if count == 1 then
     seqs = int(base + 1)
-    data_set_one(seqs, ARGV[first])
-    if width == 3 and ARGV[first + 1] ~= '' then
-      rcall('HSET', K_META, seqs, ARGV[first + 1])
-    end
   else
-    local data_args = {}
-    seqs = {}
+    data_args, seqs = {}, {}
     for j = 1, count do
       local o = first + (j - 1) * width
       local seq = int(base + j)
@@ -72,9 +55,42 @@ do
         meta_args[#meta_args + 1] = ARGV[o + 1]
       end
     end
+  end
+  -- The 'added' event first: its entry id's ms is Redis time, the jobs' added time (with events
+  -- off, TIME): one command fewer than TIME and the event (~11k of ~149k Redis instructions a
+  -- call). It is the first write, so an add refused (out of memory; a key of ours of the wrong
+  -- type, this one included) writes nothing; a later write can fail only on a key of ours of the
+  -- wrong type, leaving an event of a job that is not there: written by hand, not by the queue.
+  local id
+  if count == 1 then
+    id = emit_seq('added', seqs)
+  else
+    id = emit_seqs('added', seqs)
+  end
+  local now = id and tonumber(string.match(id, '^%d+')) or now_ms()
+  -- The first job is handed off when a worker waits for one (hand = its position, 1).
+  local hand, rate_ms = nil, false
+  if hand_ms > 0 and wake_len == 0 then
+    local allowed
+    allowed, rate_ms = hand_off_allowed(wake_len, now)
+    if allowed then
+      hand = 1
+    end
+  end
+  -- Data before the pending list and the wake list: a write that fails (e.g. on a key of the
+  -- wrong type) then leaves no entry of a job without data.
+  -- (One job: its bucket's name made once, for its payload and its times.)
+  local bucket
+  if count == 1 then
+    bucket = int((base + 1 - (base + 1) % DATA_SPAN) / DATA_SPAN)
+    data_set_one(seqs, ARGV[first], bucket)
+    if width == 3 and ARGV[first + 1] ~= '' then
+      rcall('HSET', K_META, seqs, ARGV[first + 1])
+    end
+  else
     data_set_run(base, data_args)
   end
-  times_set_added_run(base, count, u48_bytes(now), hand)
+  times_set_added_run(base, count, u48_bytes(now), hand, bucket)
   if meta_args then
     rcall_each('HSET', K_META, meta_args)
   end
@@ -115,11 +131,6 @@ do
     if wake_len == 0 and not hand then
       rcall('RPUSH', K_WAKE, '1')
     end
-  end
-  if count == 1 then
-    emit_seq('added', seqs)
-  else
-    emit_seqs('added', seqs)
   end
 end
 if call ~= '' then

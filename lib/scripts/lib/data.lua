@@ -111,9 +111,8 @@ local function data_set(pairs)
 end
 
 -- Store the payload of one new job (add_plain.lua's call of one job: data_set_run without its
--- tables).
-local function data_set_one(seq, payload)
-  local b = int(math.floor(tonumber(seq) / DATA_SPAN))
+-- tables), in its bucket `b` (the bucket's name: data_bucket's).
+local function data_set_one(seq, payload, b)
   rcall('HSET', K_DATA .. ':' .. b, seq, payload)
   rcall('SADD', K_DATA_BUCKETS, b)
 end

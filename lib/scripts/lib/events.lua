@@ -143,19 +143,22 @@ end
 -- emit_jobs(kind, seqs, false) for seqs that are their own public ids and have no group (plain
 -- jobs: counter seqs), without its per-job look at each id. For a call that does not gather
 -- (add_plain.lua): each section is written at once, without ev_add (one closure fewer to make in
--- a script that runs for every plain add).
+-- a script that runs for every plain add). Returns the first entry's id (nil: events off).
 local function emit_seqs(kind, seqs)
   if EV_CAP == 0 then
-    return
+    return nil
   end
+  local first
   for i = 1, #seqs, 500 do
-    ev_write({ 'e', kind, 'n', table.concat(seqs, ' ', i, math.min(i + 499, #seqs)) })
+    local id = rcall('XADD', K_EVENT_LOG, 'MAXLEN', '~', EV_CAP_ARG, '*', 'e', kind, 'n', table.concat(seqs, ' ', i, math.min(i + 499, #seqs)))
+    first = first or id
   end
+  return first
 end
 
--- emit_seqs for one seq (a string): ev_write's command without its table.
+-- emit_seqs for one seq (a string), without its loop. Returns the entry's id (nil: events off).
 local function emit_seq(kind, seq)
   if EV_CAP > 0 then
-    rcall('XADD', K_EVENT_LOG, 'MAXLEN', '~', EV_CAP_ARG, '*', 'e', kind, 'n', seq)
+    return rcall('XADD', K_EVENT_LOG, 'MAXLEN', '~', EV_CAP_ARG, '*', 'e', kind, 'n', seq)
   end
 end

@@ -66,8 +66,9 @@ end
 -- jobs), written by one SETRANGE each (the bytes BITFIELD SET u48 would write; a new job's
 -- started slot is 0), without a BITFIELD operation (four arguments) per job. `stamp`:
 -- u48_bytes(now). `started` (optional): the position of one of them whose lease starts at `now`
--- too (a hand-off): its started slot is `stamp` as well.
-local function times_set_added_run(base, n, stamp, started)
+-- too (a hand-off): its started slot is `stamp` as well. `name` (optional): the first bucket's
+-- name, when the caller has it (data_bucket's).
+local function times_set_added_run(base, n, stamp, started, name)
   local pair = stamp .. '\0\0\0\0\0\0'
   local b = math.floor((base + 1) / DATA_SPAN)
   local j = 1 -- the first job of bucket b
@@ -83,8 +84,8 @@ local function times_set_added_run(base, n, stamp, started)
     else
       run = string.rep(pair, k - j) .. stamp
     end
-    rcall('SETRANGE', K_ADDED_TIMES .. ':' .. int(b), int(12 * ((base + j) % DATA_SPAN)), run)
-    j, b = k + 1, b + 1
+    rcall('SETRANGE', K_ADDED_TIMES .. ':' .. (name or int(b)), int(12 * ((base + j) % DATA_SPAN)), run)
+    j, b, name = k + 1, b + 1, nil
   end
 end
 

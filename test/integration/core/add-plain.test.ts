@@ -195,6 +195,37 @@ describe('add: plain jobs', () => {
     expect(await q.counts()).toMatchObject({ pending: 0 });
   });
 
+  // add_plain.lua writes the 'added' event first: its entry id's ms is the jobs' added time
+  // (no TIME), and an event log of the wrong type refuses the add before any job is written.
+  it("take their added time from their 'added' event, written first", async () => {
+    const q = fx.queue<number>();
+    const c = fx.client();
+    await q.add(1);
+    await q.addBulk([{ data: 2 }, { data: 3 }]);
+    const entries = await c.xrange(q.keys.eventLog, '-', '+');
+    expect(entries.map(([, f]) => f)).toEqual([
+      ['e', 'added', 'n', '1'],
+      ['e', 'added', 'n', '2 3'],
+    ]);
+    const ms = entries.map(([id]) => Number(id.split('-')[0]));
+    const added = await Promise.all(['1', '2', '3'].map(async (id) => (await q.getJob(id))!.addedAt));
+    expect(added).toEqual([ms[0], ms[1], ms[1]]);
+
+    await c.del(q.keys.eventLog);
+    await c.set(q.keys.eventLog, 'not a stream');
+    for (const add of [() => q.add(4), () => q.addBulk([{ data: 5 }, { data: 6 }])]) {
+      const e = (await errorOf(add())) as Error;
+      expect(e).toMatchObject({ code: 'SCRIPT_ERROR' });
+      expect(e.message).toMatch(/WRONGTYPE/);
+    }
+    expect(await q.counts()).toMatchObject({ pending: 3 });
+    expect(await c.smembers(q.keys.dataBuckets)).toEqual(['0']);
+    expect(await c.hkeys(q.keys.dataBucketNamed('0'))).toEqual(['1', '2', '3']);
+    await c.del(q.keys.eventLog);
+    expect(await q.add(7)).toMatchObject({ added: true });
+    expect((await q.lease({ count: 10 })).map((j) => j.data)).toEqual([1, 2, 3, 7]);
+  });
+
   // Scripts are sent as commands made by lib/scripts/define.ts, unless the client's options
   // shape commands: then by ioredis' own methods (evalsha, eval after NOSCRIPT). A private
   // Redis: SCRIPT FLUSH would make other files' scripts go again with their text.
