@@ -3,7 +3,7 @@
 --! keys: by-name seqCounter tokenCounter data dataBuckets meta wake parked leased leaseHolders flowControl rateLog addCallRecords eventLog addedTimes pending
 --! argv: priorities handoff_lease_ms count call record_ttl_ms ack_count acked_calls*ack_count
 --! argv: jobs...
---! cold: hand_off_allowed hand_off data_set_run rcall_each emit_seqs
+--! cold: hand_off_allowed hand_off data_set_run rcall_each
 -- The arguments of add.lua, but per job only its payload, meta (JSON, '' = none) and priority;
 -- or, when no job has meta and all have the one priority ARGV[1] names (the common call), only
 -- their payloads (count arguments, not 3 × count: the producer builds and Redis reads a third).
@@ -31,10 +31,6 @@ local base = rcall('INCRBY', K_SEQ_COUNTER, count) - count
 -- The common call is one job, or jobs of one priority: the loop builds only the tables the
 -- commands take, none for one job (this script runs for every plain add: docs/performance.md,
 -- "What limits us").
--- Several jobs, or a hand-off that may be allowed: the cold definitions.
-if count > 1 or (hand_ms > 0 and wake_len == 0) then
-  load_cold()
-end
 -- (Inline, not in a function run by pcall: its closure alone cost ~11k of ~155k Redis
 -- instructions a call; a failed write fails the script before the record below is written.)
 do
@@ -61,20 +57,25 @@ do
   -- call). It is the first write, so an add refused (out of memory; a key of ours of the wrong
   -- type, this one included) writes nothing; a later write can fail only on a key of ours of the
   -- wrong type, leaving an event of a job that is not there: written by hand, not by the queue.
-  local id
-  if count == 1 then
-    id = emit_seq('added', seqs)
-  else
-    id = emit_seqs('added', seqs)
-  end
+  local id = emit_seqs('added', seqs)
   local now = id and tonumber(string.match(id, '^%d+')) or now_ms()
-  -- The first job is handed off when a worker waits for one (hand = its position, 1).
+  -- The first job may be handed off when no wake-up waits and a worker is parked.
+  -- (hand_off_allowed's look at the parked set, made here: the busy case, no wake-up waiting
+  -- and no worker parked, then needs no cold definitions.)
+  local parked = hand_ms > 0
+    and wake_len == 0
+    and #rcall('ZRANGEBYSCORE', K_PARKED, now, '+inf', 'LIMIT', 0, 1) > 0
+  -- Several jobs, or a hand-off that may be allowed: the cold definitions (not for an add while
+  -- the workers are busy: no wake-up waits, none is parked).
+  if count > 1 or parked then
+    load_cold()
+  end
   local hand, rate_ms = nil, false
-  if hand_ms > 0 and wake_len == 0 then
+  if parked then
     local allowed
-    allowed, rate_ms = hand_off_allowed(wake_len, now)
+    allowed, rate_ms = hand_off_allowed(wake_len, now, true)
     if allowed then
-      hand = 1
+      hand = 1 -- (its position)
     end
   end
   -- Data before the pending list and the wake list: a write that fails (e.g. on a key of the

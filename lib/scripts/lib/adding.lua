@@ -27,16 +27,16 @@ local function add_record(call, base, flags)
 end
 
 -- Whether a job that runs now may be handed off: a worker is parked (its parked-until is in the
--- future), no wake-up waits (`wake_len`, the wake list's length, is 0) and flow control allows
--- a lease now. Returns Redis time (`now`, read if nil) and the rate window (false: no rate
--- limit) when it may, else nil.
-local function hand_off_allowed(wake_len, now)
+-- future; `parked`: true when the caller found one already), no wake-up waits (`wake_len`, the
+-- wake list's length, is 0) and flow control allows a lease now. Returns Redis time (`now`,
+-- read if nil) and the rate window (false: no rate limit) when it may, else nil.
+local function hand_off_allowed(wake_len, now, parked)
   if wake_len > 0 then
     return nil
   end
   now = now or now_ms()
   -- (One command whether or not a worker is parked: no ZCARD first.)
-  if #rcall('ZRANGEBYSCORE', K_PARKED, now, '+inf', 'LIMIT', 0, 1) == 0 then
+  if not parked and #rcall('ZRANGEBYSCORE', K_PARKED, now, '+inf', 'LIMIT', 0, 1) == 0 then
     return nil
   end
   local allowed, _, _, rate_ms = leases_allowed(now, 1)

@@ -141,12 +141,16 @@ local function emit_jobs(kind, seqs, raws, head, tails, known)
 end
 
 -- emit_jobs(kind, seqs, false) for seqs that are their own public ids and have no group (plain
--- jobs: counter seqs), without its per-job look at each id. For a call that does not gather
--- (add_plain.lua): each section is written at once, without ev_add (one closure fewer to make in
--- a script that runs for every plain add). Returns the first entry's id (nil: events off).
+-- jobs: counter seqs), without its per-job look at each id, and each section written at once,
+-- without ev_add (add_plain.lua: one closure fewer in a script that runs for every plain add).
+-- `seqs`: a list, or one seq (a string: no table). Returns the first entry's id (nil: events
+-- off).
 local function emit_seqs(kind, seqs)
   if EV_CAP == 0 then
     return nil
+  end
+  if type(seqs) == 'string' then
+    return rcall('XADD', K_EVENT_LOG, 'MAXLEN', '~', EV_CAP_ARG, '*', 'e', kind, 'n', seqs)
   end
   local first
   for i = 1, #seqs, 500 do
@@ -155,10 +159,4 @@ local function emit_seqs(kind, seqs)
   end
   return first
 end
-
--- emit_seqs for one seq (a string), without its loop. Returns the entry's id (nil: events off).
-local function emit_seq(kind, seq)
-  if EV_CAP > 0 then
-    return rcall('XADD', K_EVENT_LOG, 'MAXLEN', '~', EV_CAP_ARG, '*', 'e', kind, 'n', seq)
-  end
 end
