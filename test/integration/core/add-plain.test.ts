@@ -208,7 +208,9 @@ describe('add: plain jobs', () => {
       ['e', 'added', 'n', '2 3'],
     ]);
     const ms = entries.map(([id]) => Number(id.split('-')[0]));
-    const added = await Promise.all(['1', '2', '3'].map(async (id) => (await q.getJob(id))!.addedAt));
+    const added = await Promise.all(
+      ['1', '2', '3'].map(async (id) => (await q.getJob(id))!.addedAt),
+    );
     expect(added).toEqual([ms[0], ms[1], ms[1]]);
 
     await c.del(q.keys.eventLog);
