@@ -104,9 +104,14 @@ describe('Lua scripts', () => {
     const at = (t: string) => s.lua.indexOf(t);
     // Hot: made at the script's start; cold: declared there, defined in the body's branch.
     expect(at('\ndata_set_one = function(')).toBeLessThan(at('\n-- add_plain.lua\n'));
-    expect(mainLocals(s.lua)).toEqual(expect.arrayContaining(['K_PARKED', 'hand_off']));
-    expect(at('K_PARKED = ')).toBeGreaterThan(at('\n-- add_plain.lua\n'));
-    expect(at(`K_PARKED = QUEUE_BASE .. '${KEY_TABLE.parked.part}'`)).toBeGreaterThan(
+    expect(mainLocals(s.lua)).toEqual(expect.arrayContaining(['K_TOKEN_COUNTER', 'hand_off']));
+    expect(at('K_TOKEN_COUNTER = ')).toBeGreaterThan(at('\n-- add_plain.lua\n'));
+    expect(at(`K_TOKEN_COUNTER = QUEUE_BASE .. '${KEY_TABLE.tokenCounter.part}'`)).toBeGreaterThan(
+      at('\n-- add_plain.lua\n'),
+    );
+    // The parked set is looked at before the cold definitions (an add while workers are busy
+    // makes none): its key is named at the start.
+    expect(at(`K_PARKED = QUEUE_BASE .. '${KEY_TABLE.parked.part}'`)).toBeLessThan(
       at('\n-- add_plain.lua\n'),
     );
     expect(at('hand_off = function(')).toBeGreaterThan(at('\n-- add_plain.lua\n'));
