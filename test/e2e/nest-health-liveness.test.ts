@@ -47,6 +47,10 @@ describe('isAlive(): a stuck lease loop', () => {
     const queue = app.get<WorkQueue>(getQueueToken('work'));
     await queue.add('first');
     await waitFor(() => done.length === 1, { what: 'the first job' });
+    // The handler's return sends the complete call: behind until Redis answers it.
+    await waitFor(async () => (await alive(app)).workers.work?.unansweredMs === 0, {
+      what: 'the complete call answered',
+    });
     expect(await alive(app)).toMatchObject({
       status: 'up',
       workers: { work: { state: 'ok', unansweredMs: 0 } },

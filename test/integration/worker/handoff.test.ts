@@ -55,6 +55,13 @@ describe('hand-off to a parked worker', () => {
       await waitFor(async () => (await admin.zscore(parkedKey(q), w.workerId)) !== null, {
         what: 'parked',
       });
+      // Parked, and its idle wait is in place: a BLMOVE sent after the pause below would wait
+      // for the pause itself (it writes), as a lease call would.
+      const idleWaitBlocked = async () =>
+        String(await admin.client('LIST'))
+          .split('\n')
+          .some((l) => l.includes(' flags=b ') && l.includes(' cmd=blmove '));
+      await waitFor(idleWaitBlocked, { what: "the worker's idle wait (BLMOVE) blocked" });
       const { id } = await q.add({ n: 7 });
       // Scripts wait while writes are paused (for longer than waitFor waits): a lease call (a
       // wake-up, then a lease) could not start the handler. The hand-off arrived with the add,
