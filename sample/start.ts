@@ -6,8 +6,8 @@
  * with apt-get first when missing and we are root on a Debian-like machine) — the launcher of
  * the testing kit (src/testing/redis-launcher.ts, behind `startTestRedis()`), which the test
  * harness uses too, with the apt-get step of tools/redis-server.ts. The app runs in a child
- * process; signals are forwarded to it, and the private Redis is stopped once the app has shut
- * down.
+ * process; signals are forwarded to it, and the private Redis (in a process group of its own,
+ * out of a terminal's Ctrl-C) is stopped once the app has shut down.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +17,9 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 
 let redis;
 try {
-  redis = await acquireSharedRedis({ log: (line) => console.log(line) });
+  // Its own process group: a Ctrl-C in the terminal reaches this process and the app (which
+  // shuts down, workers finishing their jobs), not the Redis the app still talks to meanwhile.
+  redis = await acquireSharedRedis({ log: (line) => console.log(line), ownProcessGroup: true });
 } catch (e) {
   if (e instanceof RedisUnavailableError) {
     console.error(`Cannot start the sample: ${e.message}`);

@@ -70,9 +70,16 @@ export interface RedisProcess {
   output: () => string;
 }
 
-/** Spawn `bin args` (killed if this process exits first), collecting its output. */
-export function spawnRedisServer(bin: string, args: string[]): RedisProcess {
-  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Spawn `bin args` (killed if this process exits first), collecting its output. `ownProcessGroup`:
+ * see LaunchRedisOptions.
+ */
+export function spawnRedisServer(
+  bin: string,
+  args: string[],
+  ownProcessGroup = false,
+): RedisProcess {
+  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: ownProcessGroup });
   let out = '';
   const collect = (chunk: Buffer) => {
     out += chunk.toString('utf8');
@@ -162,6 +169,13 @@ export interface LaunchRedisOptions {
   dir?: string;
   /** How long to wait for the server to answer PING (default: 5000 ms). */
   startTimeoutMs?: number;
+  /**
+   * Start it in a process group of its own (default: false, this process's group). A signal sent
+   * to this process's group (Ctrl-C in a terminal) then does not stop it under a caller that is
+   * still shutting down; the caller stops it with `dispose()`, and it is still killed when this
+   * process exits (not when it is killed with SIGKILL: then it is left running).
+   */
+  ownProcessGroup?: boolean;
 }
 
 export interface LaunchedRedis {
@@ -206,7 +220,7 @@ export async function launchRedisServer(opts: LaunchRedisOptions = {}): Promise<
   for (let i = 0; i < attempts; i++) {
     const port = opts.port ?? (await getFreePort());
     const args = redisServerArgs(port, dir, opts.args);
-    const proc = spawnRedisServer(bin, args);
+    const proc = spawnRedisServer(bin, args, opts.ownProcessGroup);
     const ready = await waitReady(proc, port, startTimeoutMs);
     if (ready.ok) {
       let disposed = false;

@@ -126,6 +126,8 @@ export interface AcquireSharedRedisOptions {
    * (the project's own runs do, with apt-get; the package never installs anything).
    */
   install?: (log: (line: string) => void) => void;
+  /** A local redis-server's process group: see LaunchRedisOptions.ownProcessGroup. */
+  ownProcessGroup?: boolean;
 }
 
 /**
@@ -168,7 +170,7 @@ export async function acquireSharedRedis(
   if (!findRedisServerBinary()) options.install?.(log);
   if (findRedisServerBinary()) {
     try {
-      const server = await launchRedisServer();
+      const server = await launchRedisServer({ ownProcessGroup: options.ownProcessGroup });
       log(`[redis] using local redis-server at ${server.url} (dir ${server.dir})`);
       return { url: server.url, kind: 'binary', dispose: () => server.dispose() };
     } catch (err) {
