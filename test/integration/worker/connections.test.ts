@@ -101,7 +101,8 @@ describe('Worker connections (private Redis)', () => {
     await w.start();
     const channels = async () =>
       Number(((await admin.pubsub('NUMSUB', q.keys.noticeChannel)) as [string, number])[1]);
-    expect(await channels()).toBe(1);
+    // start() does not wait for the subscription (its own connection, made meanwhile).
+    await waitFor(async () => (await channels()) === 1, { what: 'the notice channel subscribed' });
 
     expect(await killed('pubsub')).toBeGreaterThanOrEqual(1);
     await producer.addBulk([{ data: 'a' }, { data: 'b' }]);

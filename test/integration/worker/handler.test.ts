@@ -237,7 +237,7 @@ describe('Worker robustness', () => {
           /* hangs, ignores its signal */
         });
       },
-      { leaseMs: 200, jobTimeoutMs: 900 },
+      { leaseMs: 400, jobTimeoutMs: 900 },
     );
     const events = recordEvents(w);
     const t0 = Date.now();
@@ -249,7 +249,7 @@ describe('Worker robustness', () => {
     expect(signals[0]!.aborted).toBe(true);
     expect(signals[0]!.reason).toBeInstanceOf(WorkQueueError);
     expect((signals[0]!.reason as Error).message).toMatch(/timed out after 900 ms/);
-    // The lease (200 ms) was renewed meanwhile: the failure was the timeout, not a lost lease.
+    // The lease (400 ms) was renewed meanwhile: the failure was the timeout, not a lost lease.
     expect(events.map(([e]) => e)).toEqual(['failed', 'dead']);
     expect(events[0]![3]).toBe('dead');
     expect(await q.getJob(id)).toMatchObject({

@@ -41,13 +41,14 @@ describe('Worker lease renewal', () => {
         signal = job.signal;
         // Runs over 3x its leaseMs, and long enough for clean() to look at it 10 times.
         const started = Date.now();
-        await waitFor(() => cleans >= 10 && Date.now() - started >= 1_000, {
+        await waitFor(() => cleans >= 10 && Date.now() - started >= 1_600, {
           what: 'ten clean() rounds during the run',
           timeoutMs: 20_000,
         });
         return 'done';
       },
-      { leaseMs: 300 },
+      // (Renewed every leaseMs / 3: 500 leaves a stall of ~300 ms on a loaded machine room.)
+      { leaseMs: 500 },
     );
     const events = recordEvents(w);
     const { id } = await q.add('long');
