@@ -34,9 +34,20 @@ const app = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 's
   env: { ...process.env, REDIS_URL: redis.url },
 });
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+// (SIGHUP: a closed terminal; the default would end this process without stopping its Redis.)
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const) {
   process.on(signal, () => app.kill(signal));
 }
+
+// Stopped with its parent too: under `npm start`, npm and its shell exit on a SIGTERM without
+// passing it on, which would leave the app and its Redis running.
+const parent = process.ppid;
+const orphaned = setInterval(() => {
+  if (process.ppid === parent) return;
+  clearInterval(orphaned);
+  app.kill('SIGTERM');
+}, 500);
+orphaned.unref();
 
 app.on('exit', (code, signal) => {
   void redis.dispose().finally(() => process.exit(code ?? (signal ? 0 : 1)));

@@ -1,58 +1,103 @@
 /**
- * `npm start` (sample/start.ts) as a user runs it in a terminal: it starts a private redis-server
- * (no REDIS_URL), the app serves, and a Ctrl-C (SIGINT to the terminal's foreground process
- * group) shuts the app down cleanly — its Redis is still there while the workers close — and
- * then stops that Redis.
+ * `npm start` (sample/start.ts) as a user runs it: it starts a private redis-server (no
+ * REDIS_URL) and the app serves. A Ctrl-C (SIGINT to the terminal's foreground process group)
+ * shuts the app down cleanly — its Redis is still there while the workers close — and then stops
+ * that Redis; so does the end of its parent (npm and its shell exit on a SIGTERM without passing
+ * it on).
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import { getFreePort, pingOnce } from '../../src/testing/redis-launcher.js';
 import { waitFor } from '../support/wait.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
+const START = ['--import', './scripts/register-ts.mjs', 'sample/start.ts'];
+
+interface Started {
+  child: ChildProcessByStdio<null, Readable, Readable>;
+  /** What start.ts and the app printed so far. */
+  out: () => string;
+  /** Whether every process that holds our output pipes (start.ts, the app) has exited. */
+  ended: () => boolean;
+  port: number;
+  redisPort: number;
+}
+
+/**
+ * `bin args` in a process group of its own, as a terminal makes for the command it runs;
+ * resolves once the app listens.
+ */
+async function start(bin: string, args: string[]): Promise<Started> {
+  const port = await getFreePort();
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), LOG_LEVEL: '' };
+  delete env.REDIS_URL;
+  const child = spawn(bin, args, {
+    cwd: root,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let closed = 0;
+  for (const stream of [child.stdout, child.stderr]) {
+    stream.on('data', (c: Buffer) => (out += c.toString()));
+    stream.on('close', () => closed++);
+  }
+  const ended = () => closed === 2;
+  await waitFor(() => out.includes(`listening on http://localhost:${port}`) || ended(), {
+    what: 'the sample to listen',
+    timeoutMs: 60_000,
+  });
+  expect(ended()).toBe(false);
+  const redisPort = Number(/local redis-server at redis:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1]);
+  expect(redisPort).toBeGreaterThan(0);
+  expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+  return { child, out: () => out, ended, port, redisPort };
+}
+
+/** After a test: whatever is left of it goes (start.ts stops its Redis, out of the group). */
+async function cleanup(s: Started | undefined): Promise<void> {
+  if (!s || s.ended()) return;
+  s.child.kill('SIGTERM');
+  process.kill(-s.child.pid!, 'SIGTERM');
+  await waitFor(s.ended, { what: 'npm start to stop', timeoutMs: 30_000 }).catch(() =>
+    process.kill(-s.child.pid!, 'SIGKILL'),
+  );
+}
+
+/** The app closed against a live Redis ("no reply" nor any other error), then its Redis went. */
+async function stoppedCleanly(s: Started): Promise<void> {
+  await waitFor(s.ended, { what: 'npm start to exit', timeoutMs: 30_000 });
+  expect(s.out()).not.toMatch(/ERROR|Error|no reply/);
+  expect(await pingOnce('127.0.0.1', s.redisPort)).toBe(false);
+}
 
 describe('npm start', () => {
   it('serves on its own Redis; a Ctrl-C stops the app cleanly, then its Redis', async () => {
-    const port = await getFreePort();
-    const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), LOG_LEVEL: '' };
-    delete env.REDIS_URL;
-    // detached: a process group of its own, as a terminal makes for the command it runs.
-    const child = spawn(
-      process.execPath,
-      ['--import', './scripts/register-ts.mjs', 'sample/start.ts'],
-      { cwd: root, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-    const exited = () => child.exitCode !== null || child.signalCode !== null;
+    let s: Started | undefined;
     try {
-      await waitFor(() => out.includes(`listening on http://localhost:${port}`) || exited(), {
-        what: 'the sample to listen',
-        timeoutMs: 60_000,
-      });
-      expect(exited()).toBe(false);
-      const redisPort = Number(/local redis-server at redis:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1]);
-      expect(redisPort).toBeGreaterThan(0);
-      expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
-
+      s = await start(process.execPath, START);
+      const exit = new Promise<number | null>((r) => s!.child.once('exit', (code) => r(code)));
       // Ctrl-C: SIGINT to every process of the group.
-      process.kill(-child.pid!, 'SIGINT');
-      await waitFor(exited, { what: 'npm start to exit', timeoutMs: 30_000 });
-      expect(child.exitCode).toBe(0);
-      // The app's workers closed against a live Redis: no "no reply" nor any other error.
-      expect(out).not.toMatch(/ERROR|Error|no reply/);
-      expect(await pingOnce('127.0.0.1', redisPort)).toBe(false);
+      process.kill(-s.child.pid!, 'SIGINT');
+      await stoppedCleanly(s);
+      expect(await exit).toBe(0);
     } finally {
-      if (!exited()) {
-        // start.ts stops the app, then its Redis (out of the group); the group's kill is the last
-        // resort.
-        child.kill('SIGTERM');
-        await waitFor(exited, { what: 'npm start to stop', timeoutMs: 30_000 }).catch(() =>
-          process.kill(-child.pid!, 'SIGKILL'),
-        );
-      }
+      await cleanup(s);
+    }
+  }, 120_000);
+
+  it('its parent gone without a word (npm and its shell killed): the app stops cleanly, then its Redis', async () => {
+    let s: Started | undefined;
+    try {
+      // (`; :`: the shell stays start.ts's parent, as npm's does.)
+      s = await start('sh', ['-c', `node ${START.join(' ')}; :`]);
+      s.child.kill('SIGKILL');
+      await stoppedCleanly(s);
+    } finally {
+      await cleanup(s);
     }
   }, 120_000);
 });
