@@ -9,11 +9,31 @@
  * process; signals are forwarded to it, and the private Redis (in a process group of its own,
  * out of a terminal's Ctrl-C) is stopped once the app has shut down.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { acquireSharedRedis, RedisUnavailableError } from '../tools/redis-server.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+
+let app: ChildProcess | undefined = undefined;
+// Signals go to the app, which shuts down gracefully. Before it runs there is nothing to shut
+// down: this process exits, and the launcher's exit hook stops a Redis it started meanwhile.
+// (SIGHUP: a closed terminal; left to its default, it would end this process without stopping
+// its Redis.)
+const stop = (signal: NodeJS.Signals) => (app ? app.kill(signal) : process.exit(130));
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const) {
+  process.on(signal, () => stop(signal));
+}
+
+// Stopped with its parent too: under `npm start`, npm and its shell exit on a SIGTERM without
+// passing it on, which would leave the app and its Redis running.
+const parent = process.ppid;
+const orphaned = setInterval(() => {
+  if (process.ppid === parent) return;
+  clearInterval(orphaned);
+  stop('SIGTERM');
+}, 500);
+orphaned.unref();
 
 let redis;
 try {
@@ -28,26 +48,11 @@ try {
   throw e;
 }
 
-const app = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'sample/main.ts'], {
+app = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'sample/main.ts'], {
   cwd: root,
   stdio: 'inherit',
   env: { ...process.env, REDIS_URL: redis.url },
 });
-
-// (SIGHUP: a closed terminal; the default would end this process without stopping its Redis.)
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const) {
-  process.on(signal, () => app.kill(signal));
-}
-
-// Stopped with its parent too: under `npm start`, npm and its shell exit on a SIGTERM without
-// passing it on, which would leave the app and its Redis running.
-const parent = process.ppid;
-const orphaned = setInterval(() => {
-  if (process.ppid === parent) return;
-  clearInterval(orphaned);
-  app.kill('SIGTERM');
-}, 500);
-orphaned.unref();
 
 app.on('exit', (code, signal) => {
   void redis.dispose().finally(() => process.exit(code ?? (signal ? 0 : 1)));
