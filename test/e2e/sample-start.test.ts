@@ -32,7 +32,9 @@ interface Started {
 async function start(bin: string, args: string[]): Promise<Started> {
   const port = await getFreePort();
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), LOG_LEVEL: '' };
+  // The private redis-server it starts (no REDIS_URL; a Docker engine, if any, not reachable).
   delete env.REDIS_URL;
+  env.DOCKER_HOST = 'tcp://127.0.0.1:1';
   const child = spawn(bin, args, {
     cwd: root,
     env,
