@@ -26,7 +26,7 @@ import { measureMemory } from './rows/memory.js';
 import { measureSandbox } from './rows/sandbox.js';
 import { measureScale } from './rows/scale.js';
 import { measureFairness, measureGroups } from './rows/groups.js';
-import { errorText, info, quantile, sleep } from './util.js';
+import { errorText, info, quantile, sleep, warmUp } from './util.js';
 
 async function measureAdd(adapter: Adapter, p: ChildParams, bulk: boolean): Promise<ChildResult> {
   const make = payloads(p.payloadBytes);
@@ -36,9 +36,9 @@ async function measureAdd(adapter: Adapter, p: ChildParams, bulk: boolean): Prom
     if (bulk) await addInChunks(producer, from, count, p.bulkSize, make);
     else for (let i = from; i < from + count; i++) await producer.add(make(i));
   };
-  await run(0, p.warmup);
+  const rounds = await warmUp(p.warmupMs, (k) => run(k * p.warmup, p.warmup));
   const t0 = performance.now();
-  await run(p.warmup, p.n);
+  await run(rounds * p.warmup, p.n);
   const seconds = (performance.now() - t0) / 1000;
   await producer.close();
   return {

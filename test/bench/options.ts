@@ -64,6 +64,7 @@ export interface Settings {
   aof: boolean;
   json: boolean;
   warmup: number;
+  warmupMs: number;
   samples: number;
   spacingMs: number;
   bytesN: number;
@@ -90,6 +91,7 @@ export function parseSettings(argv: string[]): Settings {
       aof: { type: 'boolean' },
       json: { type: 'boolean' },
       warmup: { type: 'string' },
+      'warmup-ms': { type: 'string' },
       samples: { type: 'string' },
       spacing: { type: 'string' },
       'bytes-n': { type: 'string' },
@@ -150,6 +152,7 @@ export function parseSettings(argv: string[]): Settings {
     aof: values.aof ?? false,
     json: values.json ?? false,
     warmup: int('warmup', values.warmup, Math.min(quick ? 200 : 1000, n)),
+    warmupMs: int('warmup-ms', values['warmup-ms'], quick ? 0 : 1000, 0),
     samples: int('samples', values.samples, quick ? 50 : 500),
     spacingMs: int('spacing', values.spacing, 5, 0),
     bytesN: int('bytes-n', values['bytes-n'], quick ? 5000 : 20_000),

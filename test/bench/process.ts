@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { addInChunks, completionCounter, onError, payloads, QUEUE } from './jobs.js';
 import type { Adapter, ConsumeOptions } from './libs/types.js';
 import type { ChildParams, ChildResult, ParentMessage, ChildMessage } from './protocol.js';
-import { callDeltas, commandCalls, infoNumber, wallMs } from './util.js';
+import { callDeltas, commandCalls, infoNumber, wallMs, warmUp } from './util.js';
 
 function handlerFor(p: ChildParams): ConsumeOptions['handler'] {
   const every = p.failEvery;
@@ -16,24 +16,31 @@ function handlerFor(p: ChildParams): ConsumeOptions['handler'] {
   };
 }
 
-/** Fill a queue with `count` jobs and process them all with one worker (untimed). */
+/**
+ * Fill a queue with `warmup` jobs and process them all with one worker (untimed); again, with
+ * the worker running, until `warmupMs` have passed.
+ */
 async function warmProcess(adapter: Adapter, p: ChildParams, queue: string): Promise<void> {
   const count = Math.max(1, p.warmup);
   const make = payloads(p.payloadBytes);
   const producer = await adapter.producer(queue);
   await producer.ready();
-  await addInChunks(producer, 0, count, p.bulkSize, make);
-  await producer.close();
-  const c = completionCounter(count);
-  const consumer = await adapter.consumer(queue, {
-    concurrency: p.concurrency,
-    handler: handlerFor(p),
-    onCompleted: c.onCompleted,
-    onFailed: c.onFailed,
-    onError,
+  let c = completionCounter(count);
+  let consumer: Awaited<ReturnType<Adapter['consumer']>> | undefined;
+  await warmUp(p.warmupMs, async (k) => {
+    c = completionCounter(count);
+    await addInChunks(producer, k * count, count, p.bulkSize, make);
+    consumer ??= await adapter.consumer(queue, {
+      concurrency: p.concurrency,
+      handler: handlerFor(p),
+      onCompleted: () => c.onCompleted(),
+      onFailed: () => c.onFailed(),
+      onError,
+    });
+    await c.done;
   });
-  await c.done;
-  await consumer.close();
+  await producer.close();
+  await consumer?.close();
 }
 
 interface StatsSnapshot {

@@ -59,6 +59,12 @@ export interface ChildParams {
   n: number;
   /** Untimed jobs (or latency samples) first, in the same process: JIT warm-up. */
   warmup: number;
+  /**
+   * Throughput kinds (add, addBulk, addConcurrent, process): the warm-up is repeated, `warmup`
+   * jobs a round, until this many ms have passed since it began (the same time for every
+   * library: a library that batches runs its per-call code once per batch, not per job).
+   */
+  warmupMs: number;
   concurrency: number;
   /** 0: the payload is `{"i":n}`; else it is padded to about this many bytes of JSON. */
   payloadBytes: number;

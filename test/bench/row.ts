@@ -32,6 +32,7 @@ export function baseParams(s: Settings): BaseParams {
   return {
     n: s.n,
     warmup: s.warmup,
+    warmupMs: s.warmupMs,
     concurrency: s.concurrency,
     payloadBytes: 0,
     bulkSize: s.bulkSize,

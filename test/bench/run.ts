@@ -12,7 +12,10 @@
  *   `--aof`) and, for the `aof` figure, a second one with `appendonly yes, appendfsync
  *   everysec`. Before every measurement: FLUSHALL + SCRIPT FLUSH.
  * - EACH measurement runs in a fresh child process (test/bench/child.ts) that warms the same
- *   code path up untimed first (JIT), then measures and prints one JSON line. Multi-process
+ *   code path up untimed first (JIT), then measures and prints one JSON line. The throughput
+ *   rows warm up for at least a second (--warmup-ms), the same time for every library: a
+ *   library that batches runs its per-call code once per batch, so a warm-up of 1 000 jobs
+ *   left that code barely run (ours: ~30 calls at 64 concurrent callers). Multi-process
  *   scaling runs start several children and coordinate them over IPC.
  * - Repetitions loop over all figures; the order of libraries rotates from one repetition to
  *   the next. Reported: the median, and min–max, of the repetitions.
@@ -58,6 +61,9 @@
  *                        range, samples, ... }],
  *                        "env": { ... } }
  *   --warmup <jobs>    untimed warm-up jobs per child (default min(1000, n))
+ *   --warmup-ms <ms>   throughput rows (add, addBulk, addConcurrent, c1, c50, aof, scaling,
+ *                      payload, mixed, keep) repeat the warm-up until this long has passed,
+ *                      the same for every library (default 1000; --quick 0)
  *   --samples <k>      idle-latency samples (default 500)
  *   --spacing <ms>     pause between latency samples, so the worker is idle again (default 5)
  *   --bytes-n <jobs>   jobs added for the bytes-per-waiting-job figure (default 20000)
@@ -143,6 +149,7 @@ async function main(): Promise<number> {
         concurrency: s.concurrency,
         reps: s.reps,
         warmup: s.warmup,
+        warmupMs: s.warmupMs,
         latencySamples: s.samples,
         latencySpacingMs: s.spacingMs,
         bytesN: s.bytesN,
@@ -205,7 +212,7 @@ async function main(): Promise<number> {
       `node ${env.node}, redis ${env.redis} (${env.redisPersistence}), ${env.cpu}, ${env.cores} cores, ${env.platform}, load ${env.loadAverageAtStart.join(' ')}`,
     );
     out.push(
-      `n=${s.n} (c=1: ${Math.ceil(s.n / 2)}), concurrency ${s.concurrency}, ${s.reps} repetition(s)${s.quick ? ' [--quick: indicative only]' : ''}, warm-up ${s.warmup} jobs per child, latency ${s.samples} samples ${s.spacingMs} ms apart, addBulk ${s.bulkSize} per call`,
+      `n=${s.n} (c=1: ${Math.ceil(s.n / 2)}), concurrency ${s.concurrency}, ${s.reps} repetition(s)${s.quick ? ' [--quick: indicative only]' : ''}, warm-up ${s.warmup} jobs per child${s.warmupMs > 0 ? ` (throughput rows: rounds of them for ${s.warmupMs} ms)` : ''}, latency ${s.samples} samples ${s.spacingMs} ms apart, addBulk ${s.bulkSize} per call`,
     );
     for (const d of descriptions) {
       out.push(

@@ -4,6 +4,18 @@ import { commandStats } from '../support/commandstats.js';
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/**
+ * Untimed warm-up (JIT): `round(k)` for k = 0, 1, … until `ms` have passed since the first
+ * began (at least one round). Returns the number of rounds run.
+ */
+export async function warmUp(ms: number, round: (k: number) => Promise<void>): Promise<number> {
+  const until = performance.now() + ms;
+  let k = 0;
+  do await round(k++);
+  while (performance.now() < until);
+  return k;
+}
+
 /** Wall-clock milliseconds with sub-millisecond resolution, comparable across processes. */
 export const wallMs = () => performance.timeOrigin + performance.now();
 

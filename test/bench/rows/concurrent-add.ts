@@ -8,6 +8,7 @@ import type { Adapter, Producer } from '../libs/types.js';
 import type { ChildParams, ChildResult } from '../protocol.js';
 import type { Settings } from '../options.js';
 import { baseParams, throughputRow, type RowPlan } from '../row.js';
+import { warmUp } from '../util.js';
 
 export const DEFAULT_CALLERS = 64;
 
@@ -31,9 +32,12 @@ export async function measureAddConcurrent(adapter: Adapter, p: ChildParams): Pr
   const make = payloads(p.payloadBytes);
   const producer = await adapter.producer(QUEUE);
   await producer.ready();
-  await addConcurrently(producer, callers, 0, Math.max(1, p.warmup), make);
+  const warm = Math.max(1, p.warmup);
+  const rounds = await warmUp(p.warmupMs, (k) =>
+    addConcurrently(producer, callers, k * warm, warm, make),
+  );
   const t0 = performance.now();
-  await addConcurrently(producer, callers, p.warmup, p.n, make);
+  await addConcurrently(producer, callers, rounds * warm, p.n, make);
   const seconds = (performance.now() - t0) / 1000;
   await producer.close();
   return {
