@@ -10,7 +10,7 @@ export async function loadAdapter(lib: LibName, p: ChildParams): Promise<Adapter
     host: p.host,
     port: p.port,
     retries: p.failEvery > 0,
-    keepCompleted: p.keepCompleted !== false,
+    keepCompleted: p.keepCompleted === true,
   };
   switch (lib) {
     case 'ours':

@@ -83,8 +83,8 @@ export interface ChildParams {
   callers?: number;
   /** memory: idle workers started (each on its own queue, at `concurrency`). */
   workers?: number;
-  /** false: ours runs with `keepCompleted: false` (rows/keep-completed.ts). */
-  keepCompleted?: false;
+  /** true: completed jobs are kept, the newest 1 000 for a day (rows/keep-completed.ts). */
+  keepCompleted?: true;
   /** groups: active groups the grouped run spreads its jobs over. */
   groups?: number;
 }

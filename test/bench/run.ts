@@ -39,8 +39,9 @@
  *   --libs <list>      libraries, comma-separated: ours,bullmq,bee,bare,fused (default all)
  *   --only <list>      figures, comma-separated (default all but scale): add, addBulk, c1, c50,
  *                      latency, bytes, commands (from the c50 run), aof, scaling, payload, mixed,
- *                      addConcurrent, firstJob, memory, scale, keep (c=50 with keepCompleted:
- *                      false, ours only: the c50 figure keeps the default 1 000), sandbox, groups
+ *                      addConcurrent, firstJob, memory, scale, keep (c=50 keeping the newest
+ *                      1 000 completed jobs: ours' default, BullMQ removeOnComplete { count:
+ *                      1000 }; every other figure removes them in every library), sandbox, groups
  *                      (ours: c=50 ungrouped / over 1 000 groups / named, bytes per grouped job),
  *                      fairness (ours, BullMQ), flows
  *   --callers <k>      addConcurrent: concurrent callers on one queue object (default 64)

@@ -40,7 +40,7 @@ const ROW_IDS = [
   'scaleTakeBig',
   'scaleBytesBase',
   'scaleBytesBig',
-  'c50KeepOff',
+  'c50Keep',
   'sandboxInProcess',
   'sandboxThread',
   'sandboxProcess',

@@ -1,5 +1,10 @@
 import { Queue, Worker } from 'bullmq';
-import { BULLMQ_JOB_NAME, BULLMQ_WORKER_OPTIONS, bullmqJobOptions } from './settings.js';
+import {
+  BULLMQ_JOB_NAME,
+  BULLMQ_KEEP_OPTIONS,
+  BULLMQ_WORKER_OPTIONS,
+  bullmqJobOptions,
+} from './settings.js';
 import type {
   Adapter,
   AdapterConfig,
@@ -34,7 +39,11 @@ export function create(config: AdapterConfig): Adapter {
         async (job) => {
           await o.handler(job.data, job.attemptsMade === 0);
         },
-        { connection, concurrency: o.concurrency, ...BULLMQ_WORKER_OPTIONS },
+        {
+          connection,
+          concurrency: o.concurrency,
+          ...(config.keepCompleted ? BULLMQ_KEEP_OPTIONS : BULLMQ_WORKER_OPTIONS),
+        },
       );
       worker.on('completed', () => o.onCompleted());
       worker.on('failed', () => o.onFailed?.());

@@ -11,10 +11,11 @@ import { ownVersion, packageVersion } from './version.js';
 // ---------------------------------------------------------------------------------- ours
 
 /**
- * Queue options: the defaults, except for the mixed workload (one immediate retry) and the
- * keepCompleted-off row (`keep` false).
+ * Queue options: the defaults but `keepCompleted: false` (completed jobs removed, as the other
+ * libraries are driven), except in the keep row (`keep`: the default, the newest 1 000 kept for
+ * a day); for the mixed workload, one immediate retry.
  */
-export function oursQueueOptions(retries: boolean, keep = true): WorkQueueOptions {
+export function oursQueueOptions(retries: boolean, keep = false): WorkQueueOptions {
   // BENCH_EVENTS=off measures the queue without its event log (the cost of events).
   const o: WorkQueueOptions = process.env.BENCH_EVENTS === 'off' ? { events: false } : {};
   if (!keep) o.keepCompleted = false;
@@ -39,6 +40,12 @@ export const BULLMQ_WORKER_OPTIONS = {
   autorun: true,
   removeOnComplete: { count: 0 },
   removeOnFail: { count: 10_000 },
+} satisfies Partial<WorkerOptions>;
+
+/** The keep row: the newest 1 000 completed jobs kept for a day, as ours keeps by default. */
+export const BULLMQ_KEEP_OPTIONS = {
+  ...BULLMQ_WORKER_OPTIONS,
+  removeOnComplete: { count: 1000, age: 86_400 },
 } satisfies Partial<WorkerOptions>;
 
 // ----------------------------------------------------------------------------- Bee-Queue
@@ -85,7 +92,7 @@ export function describeLib(lib: LibName): LibDescription {
           connection:
             'one ioredis client (library defaults) per producer and per worker; the Worker opens 2 more (blocking wait, events) and a heartbeat thread with its own',
           queue:
-            'new WorkQueue(client, name) with defaults (json codec, no stored results, the newest 1000 completed jobs kept for a day, leaseMs 30000, maxDead 10000); the keepCompleted-off row: keepCompleted false',
+            'new WorkQueue(client, name, { keepCompleted: false }), else defaults (json codec, no stored results, leaseMs 30000, maxDead 10000); the keep row: the default keepCompleted (the newest 1000 completed jobs kept for a day)',
           worker: 'new Worker(queue, handler, { concurrency }) (autostart)',
           add: 'queue.add(data)',
           addBulk: 'queue.addBulk(jobs) (scripts of 2000 jobs, pipelined)',
@@ -102,7 +109,7 @@ export function describeLib(lib: LibName): LibDescription {
             '{ host, port } per Queue and per Worker (BullMQ creates and tunes its own ioredis clients)',
           queue:
             'new Queue(name, { connection }) (defaults: events stream maxLen ~10000, no defaultJobOptions); no QueueEvents',
-          worker: `new Worker(name, processor, { connection, concurrency, ${JSON.stringify(BULLMQ_WORKER_OPTIONS).slice(1, -1)} }): removeOnComplete { count: 0 } is removeOnComplete: true, set once on the Worker instead of stored in every job; other options default (drainDelay 5 s, lockDuration 30 s, stalled checks on)`,
+          worker: `new Worker(name, processor, { connection, concurrency, ${JSON.stringify(BULLMQ_WORKER_OPTIONS).slice(1, -1)} }): removeOnComplete { count: 0 } is removeOnComplete: true, set once on the Worker instead of stored in every job (the keep row: ${JSON.stringify(BULLMQ_KEEP_OPTIONS.removeOnComplete)}); other options default (drainDelay 5 s, lockDuration 30 s, stalled checks on)`,
           add: `queue.add('${BULLMQ_JOB_NAME}', data)`,
           addBulk: `queue.addBulk([{ name: '${BULLMQ_JOB_NAME}', data }, ...])`,
           mixed: `job options ${JSON.stringify(bullmqJobOptions(true))}; the processor throws`,

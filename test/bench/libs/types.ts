@@ -41,7 +41,11 @@ export interface AdapterConfig {
    * fixed backoff 0; BullMQ: attempts 2, fixed backoff 0; Bee-Queue: retries(1), immediate).
    */
   retries: boolean;
-  /** Ours: keep completed jobs (the default) or not (`keepCompleted: false`). */
+  /**
+   * The keep row: every library keeps the newest 1 000 completed jobs for a day (ours: its
+   * default; BullMQ: removeOnComplete { count: 1000, age: 1 day }). Else none keeps any (ours:
+   * `keepCompleted: false`; BullMQ removeOnComplete; Bee-Queue removeOnSuccess).
+   */
   keepCompleted: boolean;
 }
 

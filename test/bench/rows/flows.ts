@@ -28,8 +28,9 @@ async function oursRig(p: ChildParams, tag: string): Promise<FlowRig> {
   const { FlowProducer, Worker, WorkQueue } = await import('../../../lib/index.js');
   const clients = [0, 1, 2].map(() => new Redis({ host: p.host, port: p.port }));
   const flows = new FlowProducer(clients[0]!);
-  const kids = new WorkQueue<number>(clients[1]!, `${tag}-kids`);
-  const parents = new WorkQueue<number>(clients[2]!, `${tag}-parents`);
+  // (Completed jobs removed, as BullMQ's are: BULLMQ_WORKER_OPTIONS.)
+  const kids = new WorkQueue<number>(clients[1]!, `${tag}-kids`, { keepCompleted: false });
+  const parents = new WorkQueue<number>(clients[2]!, `${tag}-parents`, { keepCompleted: false });
   let done = 0;
   const kw = new Worker(kids, (job) => job.data, { concurrency: p.concurrency });
   const pw = new Worker(
