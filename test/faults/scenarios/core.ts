@@ -177,20 +177,23 @@ export function scenarios(): Scenario[] {
       redis: {},
       queueOptions: {
         heartbeatTimeoutMs: 1_000,
-        leaseMs: 3_000,
+        // Margins over a busy block (1 200 ms, ≤ 1 per BUSY_GAP_MS per process): a renewal
+        // (every leaseMs / 3) delayed by one still leaves ~1.5 s of the lease; a slow job's timer
+        // delayed by one still fires ~1.4 s before jobTimeoutMs.
+        leaseMs: 4_000,
         maxAttempts: 3,
         backoff: { type: 'fixed', delayMs: 200 },
       },
-      workerOptions: { concurrency: CONCURRENCY, jobTimeoutMs: 5_000, idleTimeoutMs: 2_000 },
+      workerOptions: { concurrency: CONCURRENCY, jobTimeoutMs: 7_000, idleTimeoutMs: 2_000 },
       behavior(r, i, n) {
         // Hung jobs early, so that their three timed-out attempts end within the run.
         if (i < n * 0.2 && i % Math.floor(n / 25) === 3) return { b: 'hang', ms: 0 };
         if (i < n * 0.2 && i % Math.floor(n / 25) === 7) return { b: 'hang1', ms: 0 };
-        // Slow: longer than its lease (3 000 ms), so only renewals keep it. A busy block of its
-        // process (≤ 1 per BUSY_GAP_MS) delays its timer by up to 1 200 ms: 3 400 + 1 200 stays
-        // under jobTimeoutMs. (At 4 000 ms, a block ending after the 5 000 ms mark made both
-        // timers due at once, and Node ran the job's timeout first: a legit timeout, re-run.)
-        if (i % Math.floor(n / 40) === 5) return { b: 'slow', ms: 3_400 };
+        // Slow: longer than its lease (4 000 ms), so only renewals keep it. A busy block of its
+        // process delays its timer by up to 1 200 ms: 4 400 + 1 200 stays well under
+        // jobTimeoutMs. (With 4 000 ms against 5 000, a block ending after the 5 000 ms mark made
+        // both timers due at once, and Node ran the job's timeout first: a legit timeout, re-run.)
+        if (i % Math.floor(n / 40) === 5) return { b: 'slow', ms: 4_400 };
         if (i % Math.floor(n / 30) === 11) return { b: 'busy', ms: 1_200 };
         return quickWork(r);
       },
@@ -198,7 +201,7 @@ export function scenarios(): Scenario[] {
         while (ctx.producing) await sleep(100);
       },
       deadOk: (reason, job) =>
-        job?.b === 'hang' && /timed out after 5000 ms/.test(reason)
+        job?.b === 'hang' && /timed out after 7000 ms/.test(reason)
           ? 'hung handler timed out on every attempt (by design)'
           : null,
       recoveryOf(logs) {
@@ -213,7 +216,7 @@ export function scenarios(): Scenario[] {
         for (const e of logs.execs) {
           if (e.attempt < 2) continue;
           const prev = byJob.get(`${e.queue}\t${e.id}\t${e.attempt - 1}`);
-          if (prev) out.push(e.at - (prev[0]! + 5_000));
+          if (prev) out.push(e.at - (prev[0]! + 7_000));
         }
         return out;
       },
