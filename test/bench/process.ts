@@ -28,7 +28,7 @@ async function warmProcess(adapter: Adapter, p: ChildParams, queue: string): Pro
   let c = completionCounter(count);
   let consumer: Awaited<ReturnType<Adapter['consumer']>> | undefined;
   await warmUp(p.warmupMs, async (k) => {
-    c = completionCounter(count);
+    if (k > 0) c = completionCounter(count);
     await addInChunks(producer, k * count, count, p.bulkSize, make);
     consumer ??= await adapter.consumer(queue, {
       concurrency: p.concurrency,
