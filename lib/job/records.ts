@@ -101,7 +101,15 @@ export interface Unrunnable {
   reason: string;
 }
 
-/** One leased job from its stored parts, or why it cannot be run. */
+/**
+ * A leased job's payload as stored (a Buffer, outside the V8 heap), kept beside its data for a
+ * `Worker` (decodeBatch's `keepRaw`): the job handle lets a finished run's data go and decodes
+ * it again if it is read (lib/worker/job.ts).
+ */
+export const RAW_DATA = Symbol('stored payload');
+export type WithRaw = { readonly [RAW_DATA]?: Raw | undefined };
+
+/** One leased job from its stored parts (with them, `keepRaw`), or why it cannot be run. */
 export function leasedJob<T>(
   ctx: RecordContext,
   seq: string,
@@ -112,7 +120,8 @@ export function leasedJob<T>(
   deadline: number,
   addedAt: number,
   startedAt: number,
-): LeasedJob<T> | Unrunnable {
+  keepRaw = false,
+): (LeasedJob<T> & WithRaw) | Unrunnable {
   let meta: Meta = {};
   let badMeta: string | undefined;
   if (rawMeta !== '') {
@@ -144,7 +153,7 @@ export function leasedJob<T>(
     };
   }
   // A literal with every field (not a spread of `lease`): one object shape for every job.
-  const job: LeasedJob<T> = {
+  const job: LeasedJob<T> & WithRaw = {
     queueKey,
     id,
     seq,
@@ -163,6 +172,7 @@ export function leasedJob<T>(
     startedAt,
     group: meta.g,
     parent: meta.P === undefined ? undefined : parentOf(meta),
+    [RAW_DATA]: keepRaw ? raw : undefined,
   };
   ctx.issued.add(job);
   return job;
@@ -191,12 +201,14 @@ export interface DecodedBatch<T> {
  * Decode `reply` (see BATCH_HEAD: 'seq token added' per job in ids, then payload and meta). A job
  * whose payload is null (a lease by reference that found it gone: the job was cancelled or
  * removed) is left out: it no longer exists, so there is nothing to run nor to give back.
+ * `keepRaw`: each job keeps its payload as stored too (RAW_DATA, a Worker's).
  */
 export function decodeBatch<T>(
   ctx: RecordContext,
   reply: Reply,
   workerId: string,
   unrunnable: Unrunnable[],
+  keepRaw = false,
 ): DecodedBatch<T> {
   const now = num(reply[0]);
   const deadline = num(reply[1]);
@@ -226,6 +238,7 @@ export function decodeBatch<T>(
       deadline,
       added,
       now,
+      keepRaw,
     );
     if ('data' in job) jobs.push(job);
     else unrunnable.push(job);
@@ -268,6 +281,7 @@ export function handedOffJob<T>(
     Number(head[3]),
     added,
     added,
+    true, // (a Worker's)
   );
   return 'data' in job ? job : undefined;
 }

@@ -58,6 +58,11 @@ export interface WorkerCallOptions {
    * Lua costs Redis ~1 µs per KB, hashed whole, and again on its way out).
    */
   byRef?: boolean;
+  /**
+   * The leased jobs keep their payloads as stored beside their data (RAW_DATA,
+   * lib/job/records.ts), so that a finished run's data can go before its outcome is answered.
+   */
+  keepRaw?: boolean;
 }
 
 export type CompleteReply<T> = {

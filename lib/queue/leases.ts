@@ -132,7 +132,7 @@ export class Leases<T, R> {
       const p = reply[i];
       if (p !== null && p !== undefined && typeof p !== 'number') payloadBytes += p.length;
     }
-    const batch = (await this.batch(reply, workerId)) as CompleteReply<T>;
+    const batch = (await this.batch(reply, workerId, worker?.keepRaw)) as CompleteReply<T>;
     batch.adopted = adopted;
     batch.completed = completed;
     batch.payloadBytes = payloadBytes;
@@ -224,9 +224,9 @@ export class Leases<T, R> {
   }
 
   /** A decoded lease reply; jobs that cannot run are dead-lettered (and logged) here. */
-  private async batch(reply: Reply, workerId: string): Promise<LeaseBatch<T>> {
+  private async batch(reply: Reply, workerId: string, keepRaw = false): Promise<LeaseBatch<T>> {
     const unrunnable: Unrunnable[] = [];
-    const batch = decodeBatch<T>(this.ctx, reply, workerId, unrunnable);
+    const batch = decodeBatch<T>(this.ctx, reply, workerId, unrunnable, keepRaw);
     if (unrunnable.length === 0) return batch;
     for (const { lease, reason } of unrunnable) {
       await this.deadLetter(lease, reason);

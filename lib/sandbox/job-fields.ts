@@ -3,8 +3,11 @@
 import type { Job } from '../types/job.js';
 import type { JobFields } from './protocol.js';
 
-/** Implemented in the sandbox itself (it must throw there, at once). */
-const LOCAL = new Set(['constructor', 'rateLimited']);
+/**
+ * Not calls back to the worker's job: implemented in the sandbox itself (rateLimited must throw
+ * there, at once), or not a method of the job (its JSON form: the sandbox's job is plain data).
+ */
+const LOCAL = new Set(['constructor', 'rateLimited', 'toJSON']);
 
 export function jobFields(job: Job): JobFields {
   const data = job.data;

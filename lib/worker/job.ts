@@ -1,22 +1,23 @@
 // The job handle a handler receives (`Job`, declared in lib/types/job.ts): its data, times,
 // signal, progress, extend, log, updateData and rateLimited, and a flow job's parent and children.
+import { inspect } from 'node:util';
 import { rateLimited } from '../errors.js';
+import { decode, type Raw } from '../job/codec.js';
+import { RAW_DATA, type WithRaw } from '../job/records.js';
 import { addLine, logLine, type LogBatch } from '../job/logs.js';
 import type { Job, ParentRef } from '../types/job.js';
 import type { WorkerContext } from './context.js';
 import type { Run } from './parts.js';
 
 /**
- * The handle for a run's handler. One class, so every job shares one shape: its data as own
- * fields, `progress`, `extend`, `log`, `updateData` and `rateLimited` as own functions (a handler
+ * The handle for a run's handler. One class, so every job shares one shape: its fields as own
+ * fields (its data behind a getter: see releaseData), `progress`, `extend`, `log`, `updateData` and `rateLimited` as own functions (a handler
  * may pass them around unbound), `signal` a getter of the class, creating the AbortController on
  * first read (most handlers never read it). Progress, extend and updateData of a handed-off job
  * wait until its lease is adopted (ours).
  */
 class RunJob<T, R> implements Job<T> {
   readonly id: string;
-  /** Replaced by `updateData` once stored. */
-  data: T;
   readonly name: string | undefined;
   readonly priority: number;
   readonly attempt: number;
@@ -29,11 +30,17 @@ class RunJob<T, R> implements Job<T> {
   readonly parent: ParentRef | undefined;
   readonly #ctx: WorkerContext<T, R>;
   readonly #run: Run<T>;
+  /** Its data; undefined once let go (#released, see releaseData). */
+  #data: T;
+  /** Its payload as stored, while the data may be let go and decoded again from it. */
+  #raw: Raw | undefined;
+  #released = false;
 
   constructor(ctx: WorkerContext<T, R>, run: Run<T>) {
     const lease = run.lease;
     this.id = lease.id;
-    this.data = lease.data;
+    this.#data = lease.data;
+    this.#raw = (lease as WithRaw)[RAW_DATA];
     this.name = lease.name;
     this.priority = lease.priority;
     this.attempt = lease.attempt;
@@ -46,6 +53,43 @@ class RunJob<T, R> implements Job<T> {
     this.parent = lease.parent;
     this.#ctx = ctx;
     this.#run = run;
+  }
+
+  /** Its data (replaced by `updateData` once stored). */
+  get data(): T {
+    if (this.#released) {
+      this.#released = false;
+      this.#data = decode<T>(this.#ctx.queue.options, this.#raw!);
+    }
+    return this.#data;
+  }
+
+  set data(data: T) {
+    this.#data = data;
+    this.#raw = undefined;
+    this.#released = false;
+  }
+
+  /**
+   * A run ended well: let its data go until it is read again (decoded anew from the payload, a
+   * Buffer outside the V8 heap). Its outcome waits about a round trip for Redis, and data held
+   * that long outlives young-generation collections: moving it to the old space was most of a
+   * worker's GC time with 10 KB payloads (docs/performance.md, "What limits us").
+   */
+  releaseData(): boolean {
+    if (this.#raw === undefined) return false;
+    this.#data = undefined as T;
+    this.#released = true;
+    return true;
+  }
+
+  /** Its fields with its data (a getter: not an own property), as JSON and for console.log. */
+  toJSON(): object {
+    return { ...this, data: this.data };
+  }
+
+  [inspect.custom](): object {
+    return this.toJSON();
   }
 
   get signal(): AbortSignal {
@@ -136,6 +180,12 @@ class RunJob<T, R> implements Job<T> {
 /** The job handle of `run` (see RunJob). */
 export function createJob<T, R>(ctx: WorkerContext<T, R>, run: Run<T>): Job<T> {
   return new RunJob(ctx, run);
+}
+
+/** `run` succeeded: its data goes until read again (RunJob.releaseData); its lease's with it. */
+export function releaseData<T>(run: Run<T>): void {
+  if (run.job instanceof RunJob && run.job.releaseData())
+    (run.lease as { data: unknown }).data = undefined;
 }
 
 /** The log lines of `run` not sent yet (taken: the caller sends them). */

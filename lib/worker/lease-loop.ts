@@ -141,6 +141,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
             sweep,
             leaseMs: settings.leaseMs,
             byRef: this.payloadAvg >= BY_REF_BYTES,
+            keepRaw: true,
           },
         ),
       );

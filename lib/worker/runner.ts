@@ -5,7 +5,7 @@ import { encodeResult } from '../job/codec.js';
 import { runRunHooks } from './run-hooks.js';
 import type { FailOptions, FailOutcome } from '../types/index.js';
 import { backoffDelayFor } from './backoff.js';
-import { takeLogs } from './job.js';
+import { releaseData, takeLogs } from './job.js';
 import { delay } from '../util/timeout.js';
 import type { WorkerContext } from './context.js';
 import type { Run, RunOutcome, RunnerPart } from './parts.js';
@@ -128,6 +128,8 @@ export class Runner<T, R> implements RunnerPart<T, R> {
       }
     }
     this.ctx.runs.end(run, { kind: 'completed' });
+    // (Its data is decoded again if read: the 'completed' listeners' job, the handler's later.)
+    releaseData(run);
     this.ctx.loop.complete({ lease: run.lease, result, encoded, run, logs: takeLogs(run) });
   }
 
