@@ -40,8 +40,10 @@ export class WorkerEventHooks {
       if (recorded) this.emit('progress', [told, value]);
       return recorded;
     };
+    // (Accessors run on the job itself: its data and signal are getters over private fields.)
     const told: Job = new Proxy(job, {
       get: (target, key) => (key === 'progress' ? progress : Reflect.get(target, key, target)),
+      set: (target, key, value) => Reflect.set(target, key, value, target),
     });
     return told;
   }

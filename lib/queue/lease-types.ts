@@ -59,8 +59,8 @@ export interface WorkerCallOptions {
    */
   byRef?: boolean;
   /**
-   * The leased jobs keep their payloads as stored beside their data (RAW_DATA,
-   * lib/job/records.ts), so that a finished run's data can go before its outcome is answered.
+   * The leased jobs keep their payloads as stored (Buffers) beside their data, so that a
+   * `Worker` can let a finished run's data go before its outcome is answered (lib/worker/job.ts).
    */
   keepRaw?: boolean;
 }

@@ -199,6 +199,11 @@ export interface FailOptions {
 /** What a handler receives. */
 export interface Job<T = unknown> {
   readonly id: string;
+  /**
+   * Its data. Once the handler succeeded (codecs 'json' and 'string'), read again from the stored
+   * payload: a 'completed' listener gets the data as added (or as `updateData` stored it), not
+   * the object the handler may have changed.
+   */
   readonly data: T;
   readonly name: string | undefined;
   readonly priority: number;

@@ -30,7 +30,7 @@ class RunJob<T, R> implements Job<T> {
   readonly parent: ParentRef | undefined;
   readonly #ctx: WorkerContext<T, R>;
   readonly #run: Run<T>;
-  /** Its data; undefined once let go (#released, see releaseData). */
+  /** Its data; undefined once let go (#released, see RunJob.releaseData). */
   #data: T;
   /** Its payload as stored, while the data may be let go and decoded again from it. */
   #raw: Raw | undefined;
@@ -40,7 +40,11 @@ class RunJob<T, R> implements Job<T> {
     const lease = run.lease;
     this.id = lease.id;
     this.#data = lease.data;
-    this.#raw = (lease as WithRaw)[RAW_DATA];
+    // (Held here from now on, not by the lease too; 'buffer' decodes to the stored Buffer itself:
+    // nothing to let go.)
+    const raw = (lease as WithRaw)[RAW_DATA];
+    if (raw !== undefined) (lease as { [RAW_DATA]?: Raw })[RAW_DATA] = undefined;
+    this.#raw = ctx.queue.options.codec === 'buffer' ? undefined : raw;
     this.name = lease.name;
     this.priority = lease.priority;
     this.attempt = lease.attempt;
@@ -60,6 +64,7 @@ class RunJob<T, R> implements Job<T> {
     if (this.#released) {
       this.#released = false;
       this.#data = decode<T>(this.#ctx.queue.options, this.#raw!);
+      this.#raw = undefined;
     }
     return this.#data;
   }
@@ -71,15 +76,16 @@ class RunJob<T, R> implements Job<T> {
   }
 
   /**
-   * A run ended well: let its data go until it is read again (decoded anew from the payload, a
-   * Buffer outside the V8 heap). Its outcome waits about a round trip for Redis, and data held
-   * that long outlives young-generation collections: moving it to the old space was most of a
-   * worker's GC time with 10 KB payloads (docs/performance.md, "What limits us").
+   * `job`'s run ended well: let its data go until it is read again (decoded anew from the
+   * payload, a Buffer outside the V8 heap). Its outcome waits about a round trip for Redis, and
+   * data held that long outlives young-generation collections: moving it to the old space was
+   * most of a worker's GC time with 10 KB payloads (docs/performance.md, "What limits us").
+   * (Static: not a method of the job, which sandboxes would forward.)
    */
-  releaseData(): boolean {
-    if (this.#raw === undefined) return false;
-    this.#data = undefined as T;
-    this.#released = true;
+  static releaseData(job: RunJob<unknown, unknown>): boolean {
+    if (job.#raw === undefined || job.#released) return false;
+    job.#data = undefined;
+    job.#released = true;
     return true;
   }
 
@@ -184,7 +190,7 @@ export function createJob<T, R>(ctx: WorkerContext<T, R>, run: Run<T>): Job<T> {
 
 /** `run` succeeded: its data goes until read again (RunJob.releaseData); its lease's with it. */
 export function releaseData<T>(run: Run<T>): void {
-  if (run.job instanceof RunJob && run.job.releaseData())
+  if (run.job instanceof RunJob && RunJob.releaseData(run.job))
     (run.lease as { data: unknown }).data = undefined;
 }
 

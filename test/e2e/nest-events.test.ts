@@ -55,6 +55,22 @@ describe('@OnWorkerEvent on a @Processor', () => {
     expect(processor.progress).toContainEqual([ok.id, 0.5]);
     // The job a handler gets when 'progress' has listeners keeps the core job's signal.
     expect(processor.signals).toEqual([true, true, true]);
+    // Its 'completed' listener reads the job's data as added (decoded again after the run).
+    expect(processor.completedData.get(ok.id)).toEqual({ to: 'a' });
+  });
+
+  it("a handler's assignment to job.data through the job that tells 'progress' holds", async () => {
+    const prefix = inspector.track(uniqueName('t'));
+    const app = await startApp({
+      imports: [appModule(prefix, [MailProcessor], new MemoryLogger())],
+    });
+    const processor = app.get(MailProcessor);
+    const queue = inspector.queue<MailJob>('mail', prefix);
+    const { id } = await queue.add({ to: 'a', forward: 'b' });
+    await waitFor(() => processor.results.has(id), { what: 'the completed event' });
+    expect(processor.results.get(id)).toEqual({ sentTo: 'b' });
+    // Set by the handler, not stored: kept as it was set, never decoded again.
+    expect(processor.completedData.get(id)).toEqual({ to: 'b' });
   });
 
   it('logs a listener that throws or rejects; jobs still complete', async () => {

@@ -20,6 +20,8 @@ import type { MemoryLogger } from './nest-app.js';
 export interface MailJob {
   to: string;
   fail?: boolean;
+  /** The handler sets the job's data to `{ to: forward }` (local only: not stored). */
+  forward?: string;
 }
 
 /** A module with forRoot on `prefix`, the queue 'mail' and the given providers/controllers. */
@@ -51,6 +53,8 @@ export function appModule(
 export class MailProcessor {
   readonly events: string[] = [];
   readonly results = new Map<string, unknown>();
+  /** The data of each job its 'completed' listener read. */
+  readonly completedData = new Map<string, MailJob>();
   readonly progress: unknown[] = [];
   /** Per run: the handler's job had a live signal (it is a getter of the core's job class). */
   readonly signals: boolean[] = [];
@@ -59,6 +63,8 @@ export class MailProcessor {
   async send(job: Job<MailJob>) {
     this.signals.push(job.signal instanceof AbortSignal && !job.signal.aborted);
     await job.progress(0.5);
+    // (Through the view of the job that tells 'progress': a plain JavaScript assignment.)
+    if (job.data.forward) (job as { data: MailJob }).data = { to: job.data.forward };
     if (job.data.fail) throw new Error(`no mailbox ${job.data.to}`);
     return { sentTo: job.data.to };
   }
@@ -77,6 +83,7 @@ export class MailProcessor {
   completed(job: Job<MailJob>, result: { sentTo: string }) {
     this.events.push(`completed ${job.id}`);
     this.results.set(job.id, result);
+    this.completedData.set(job.id, job.data);
   }
 
   @OnWorkerEvent('failed')
