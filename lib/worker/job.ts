@@ -11,10 +11,11 @@ import type { Run } from './parts.js';
 
 /**
  * The handle for a run's handler. One class, so every job shares one shape: its fields as own
- * fields (its data behind a getter: see releaseData), `progress`, `extend`, `log`, `updateData` and `rateLimited` as own functions (a handler
- * may pass them around unbound), `signal` a getter of the class, creating the AbortController on
- * first read (most handlers never read it). Progress, extend and updateData of a handed-off job
- * wait until its lease is adopted (ours).
+ * fields (its data behind a getter: see RunJob.releaseData), `progress`, `extend`, `log`,
+ * `updateData` and `rateLimited` as own functions (a handler may pass them around unbound),
+ * `signal` a getter of the class, creating the AbortController on first read (most handlers never
+ * read it). Progress, extend and updateData of a handed-off job wait until its lease is adopted
+ * (ours).
  */
 class RunJob<T, R> implements Job<T> {
   readonly id: string;
