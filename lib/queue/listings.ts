@@ -123,7 +123,10 @@ export class Listings<T, R> {
     // Flow jobs end first, as if cancelled (docs/flows.md): only once obliterate may go on.
     const live = ((await this.ctx.run('counts', [o.heartbeatTimeoutMs])) as number[])[13]!;
     if (!force && live > 0) throw this.refused(live);
-    await detachFlows(this.flows, this.ctx.name);
+    // Once flow jobs were detached (their children in other queues cancelled), obliterate goes on
+    // even if a worker registered since the check above: a refusal now would leave this queue's
+    // flow jobs half-ended (a parent in no list).
+    if (await detachFlows(this.flows, this.ctx.name)) force = true;
     for (;;) {
       // { -1, live workers } refused, or { 0, elements removed }
       const [code, n] = (await this.ctx.run('obliterate', [

@@ -10,7 +10,7 @@ import { flushQuietly, type FlowDelivery } from './delivery.js';
 const PAGE = 1000;
 
 /** Detach every flow job of `queue` (HSCAN of its meta), then deliver what that wrote. */
-export async function detachFlows(d: FlowDelivery, queue: string): Promise<void> {
+export async function detachFlows(d: FlowDelivery, queue: string): Promise<boolean> {
   const r = d.runner;
   const key = r.keysOf(queue).key('meta');
   const at = `queue ${queue}: obliterate (flows)`;
@@ -36,4 +36,5 @@ export async function detachFlows(d: FlowDelivery, queue: string): Promise<void>
     throw redisError(at, e);
   }
   if (any) await flushQuietly(d, { name: queue }, 'now');
+  return any;
 }

@@ -109,7 +109,9 @@ export class FlowProducer {
 
   /** A batch's progress by its id (`AddedBatch.id`); null once its callback job is gone. */
   async getBatch(id: string): Promise<BatchInfo | null> {
-    const slash = typeof id === 'string' ? id.indexOf('/') : -1;
+    if (typeof id !== 'string')
+      throw invalid(['a batch id is a string <queue>/<job id>'], 'getBatch refused');
+    const slash = id.indexOf('/');
     const queue = slash > 0 ? id.slice(0, slash) : '';
     const jobId = id.slice(slash + 1);
     const problems: string[] = [];

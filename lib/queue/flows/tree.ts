@@ -264,7 +264,7 @@ function checkOptions(
       problems.push(
         `${at(path, 'onFailure')}: only a child has one (what its failure does to its parent)`,
       );
-    else if (typeof onFailure !== 'string' || !(onFailure in POLICY))
+    else if (typeof onFailure !== 'string' || !Object.hasOwn(POLICY, onFailure))
       problems.push(`${at(path, 'onFailure')}: must be 'fail-parent', 'ignore' or 'remove'`);
   }
   return meta;

@@ -103,6 +103,39 @@ describe('administration', () => {
     expect((await fx.queue('l-parents').getJob(t.job.id))?.state).toBe('waiting-children');
   });
 
+  it('obliterate racing a worker that starts: refused with nothing touched, or done whole', async () => {
+    const flows = fx.producer();
+    await flows.add({
+      queue: 'r-parents',
+      data: 0,
+      id: 'parent',
+      children: [
+        { queue: 'r-kids', data: 1, id: 'kid' },
+        { queue: 'r-kids', data: 2, id: 'later', delayMs: 60_000 },
+      ],
+    });
+    // Registers while obliterate runs (not awaited): before its check, or after it.
+    fx.worker('r-parents', () => 1);
+    const refusal = await fx
+      .queue('r-parents')
+      .obliterate()
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    const kids = fx.queue('r-kids');
+    if (refusal) {
+      expect(refusal).toMatchObject({ code: 'BAD_STATE' });
+      expect((await fx.queue('r-parents').getJob('parent'))?.state).toBe('waiting-children');
+      expect((await kids.getJob('kid'))?.state).toBe('pending');
+      expect((await kids.getJob('later'))?.state).toBe('delayed');
+    } else {
+      expect(await fx.queue('r-parents').getJob('parent')).toBeNull();
+      expect(await kids.getJob('kid')).toBeNull();
+      expect(await kids.getJob('later')).toBeNull();
+    }
+  });
+
   it('a batch: its callback runs once every job ended, failed ones included; getBatch counts', async () => {
     const flows = fx.producer();
     const batch = await flows.addBatch(

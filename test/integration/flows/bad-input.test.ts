@@ -119,6 +119,29 @@ describe('a bad flow is refused, every problem listed with its path, nothing wri
     await q.obliterate();
   });
 
+  it('onFailure names Object.prototype has (constructor, __proto__) are refused', async () => {
+    const flows = fx.producer();
+    const kids = ['constructor', 'toString', '__proto__'].map((onFailure, i) => ({
+      queue: 'ok',
+      data: i,
+      onFailure,
+    }));
+    const e = await refused(flows.add({ queue: 'p', data: 0, children: kids } as FlowNode));
+    expect(e.code).toBe('INVALID_ARGUMENT');
+    expect(e.problems).toEqual(
+      [0, 1, 2].map((i) => `children[${i}].onFailure: must be 'fail-parent', 'ignore' or 'remove'`),
+    );
+  });
+
+  it('getBatch of an id that is not a string: INVALID_ARGUMENT', async () => {
+    const flows = fx.producer();
+    for (const id of [123, null, undefined, {}]) {
+      await expect(flows.getBatch(id as never)).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+      });
+    }
+  });
+
   it('bad producer options are refused at construction', () => {
     expect(
       () => new FlowProducer(fx.client, { prefix: 'a b', queues: ['ok', ''], nope: 1 } as never),
