@@ -154,8 +154,12 @@ export class QueueContext {
     }
   }
 
-  checkId(id: string): void {
-    if (typeof id !== 'string' || id.length === 0 || id.length > 256)
-      throw invalid(['id must be a string of 1-256 characters']);
+  /** A job id's problem: thrown, or added to `problems` when given (to list it with others). */
+  checkId(id: string, problems?: string[]): void {
+    if (typeof id !== 'string' || id.length === 0 || id.length > 256) {
+      const problem = 'id must be a string of 1-256 characters';
+      if (!problems) throw invalid([problem]);
+      problems.push(problem);
+    }
   }
 }

@@ -37,11 +37,13 @@ export class ResultWaiter<T, R> {
     private readonly getJob: (id: string) => Promise<JobInfo<T, R> | null>,
   ) {}
 
-  async wait(id: string, o: WaitForResultOptions = {}): Promise<R | undefined> {
+  async wait(id: string, opts: WaitForResultOptions = {}): Promise<R | undefined> {
     const ctx = this.ctx;
-    ctx.checkId(id);
-    const timeoutMs = o.timeoutMs ?? 30_000;
     const problems: string[] = [];
+    ctx.checkId(id, problems);
+    if (typeof opts !== 'object' || opts === null) problems.push('options must be an object');
+    const o: WaitForResultOptions = typeof opts === 'object' && opts !== null ? opts : {};
+    const timeoutMs = o.timeoutMs ?? 30_000;
     if (!Number.isInteger(timeoutMs) || timeoutMs <= 0)
       problems.push(`timeoutMs must be a positive integer, got ${JSON.stringify(o.timeoutMs)}`);
     if (o.signal !== undefined && !(o.signal instanceof AbortSignal))

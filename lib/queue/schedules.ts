@@ -2,7 +2,9 @@
  * Schedules of a queue (`WorkQueue.upsertSchedule` and friends): stored in Redis, each tick made
  * ahead of time as a delayed job with caller id `<schedule>:<tick ms>` (schedule_make_ticks.lua).
  */
-import { errorMessage } from '../errors.js';
+import { errorMessage, invalid } from '../errors.js';
+import { isPosInt } from '../util/checks.js';
+import { PAGE } from './listings.js';
 import { decode, type Raw } from '../job/codec.js';
 import type { QueueContext, ScriptArgs } from './context.js';
 import { num, parseMeta, str, type Reply } from '../job/records.js';
@@ -63,8 +65,15 @@ export class Schedules<T> {
   }
 
   async list(opts: { offset?: number; limit?: number } = {}): Promise<ScheduleInfo<T>[]> {
-    const { offset = 0, limit = 100 } = opts;
-    return this.read('', Math.max(0, Math.floor(offset)), Math.max(1, Math.floor(limit)));
+    const o = typeof opts === 'object' && opts !== null ? opts : {};
+    const { offset = 0, limit = 100 } = o;
+    const problems: string[] = [];
+    if (!Number.isSafeInteger(offset) || offset < 0)
+      problems.push(`offset must be an integer >= 0, got ${JSON.stringify(offset)}`);
+    if (!isPosInt(limit) || limit > PAGE)
+      problems.push(`limit must be an integer 1..${PAGE}, got ${JSON.stringify(limit)}`);
+    if (problems.length) throw invalid(problems, `${this.ctx.name}: listSchedules refused`);
+    return this.read('', offset, limit);
   }
 
   /** Make the next ticks of one schedule. Resolves how many were made (0: none needed, or another did). */

@@ -42,7 +42,7 @@ local function run()
   local now = now_ms()
   ev_gather() -- this call's events: one entry, written before it returns
   local adopted = {}
-  local adopted_seqs = {} -- for the event log
+  local adopted_seqs, adopted_added = {}, {} -- for the event log
   local named = {}
   for j = 1, adopt_count do
     adopted[j] = '0' -- (flags are strings: table.concat formats a number with printf)
@@ -60,13 +60,15 @@ local function run()
           rcall('SADD', K_WORKER_LEASES, h.seq)
           adopted[j] = '1'
           adopted_seqs[#adopted_seqs + 1] = h.seq
+          -- (Its added time, the entry head's last field: its 'active' event's addedAt.)
+          adopted_added[#adopted_seqs] = tonumber(string.match(e, '^h%d+:%d+:%d+:%d:%d+:(%d+)\n')) or 0
         else
           keep[#keep + 1] = e
         end
       end
     end
     keep_handoffs(keep)
-    emit_jobs('active', adopted_seqs, nil, { 'w', wid })
+    emit_jobs('active', adopted_seqs, nil, { 'w', wid, 'T', int(now) }, time_deltas(now, adopted_added))
   end
   local o = 13 + adopt_count
   local seqs, sent, n = {}, {}, 0

@@ -32,7 +32,7 @@ if meta.g then
   group_run_ended(meta.g, now)
 end
 local retried = not (mode == 'dead' or meta.a >= (meta.m or max_default))
-emit('failed', meta.i or seq, 'a', meta.a, 'r', retried and '1' or '0', 'err', string.sub(err, 1, 500), attempt_fields(seq, wid, meta))
+emit('failed', meta.i or seq, 'a', meta.a, 'r', retried and '1' or '0', 'err', ev_text(err), attempt_fields(seq, wid, meta))
 if not retried then
   local reason = ARGV[9]
   if reason == '' then

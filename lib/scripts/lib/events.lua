@@ -58,6 +58,20 @@ local function ev_group(meta)
   end
 end
 
+-- An event's text (an error, a dead-lettering reason): its first 500 bytes, without a UTF-8
+-- character that does not fit whole (never half of one: the event stays valid UTF-8).
+local function ev_text(s)
+  if #s <= 500 then
+    return s
+  end
+  -- Byte 501 continues a character (10xxxxxx): cut before that character's first byte.
+  local i = 501
+  while i > 498 and string.byte(s, i) >= 128 and string.byte(s, i) < 192 do
+    i = i - 1
+  end
+  return string.sub(s, 1, i - 1)
+end
+
 -- Log one event of job `id` (its public id), with its fields (name, value, ...).
 local function emit(kind, id, ...)
   if EV_CAP > 0 then

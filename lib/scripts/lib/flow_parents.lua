@@ -32,7 +32,7 @@ local function flow_parent_failed(pseq, reason, now)
     return
   end
   local meta = decode_meta(rcall('HGET', K_META, pseq))
-  emit('failed', meta.i or pseq, 'a', meta.a or 0, 'r', '0', 'err', string.sub(reason, 1, 500))
+  emit('failed', meta.i or pseq, 'a', meta.a or 0, 'r', '0', 'err', ev_text(reason))
   -- The dead-letter set is trimmed by the parent queue's own next dead-lettering (its maxDead is
   -- not known here).
   to_dead(pseq, meta, reason, now, math.huge)

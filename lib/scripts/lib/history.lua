@@ -123,7 +123,7 @@ local function dead_fields(seq, meta)
   local f = { 'ta', added[1], 'ts', started[1] }
   if meta.e and meta.e ~= meta.r then
     f[#f + 1] = 'err'
-    f[#f + 1] = string.sub(meta.e, 1, 500)
+    f[#f + 1] = ev_text(meta.e)
   end
   if meta.g then
     f[#f + 1] = 'g'

@@ -134,6 +134,28 @@ describe('event log', () => {
     ]);
   });
 
+  it('an error over 500 bytes: its first 500, never half a UTF-8 character', async () => {
+    const q = fx.queue({ maxAttempts: 3, backoff: { type: 'fixed', delayMs: 0 } });
+    const { id } = await q.add('x');
+    const accents = 'a' + 'é'.repeat(600); // byte 501 is the second of an 'é'
+    const emoji = '😀'.repeat(300); // 4 bytes each: 125 fit exactly
+    const [a] = await q.lease();
+    expect(await q.fail(a!, new Error(accents))).toBe('retried');
+    const [b] = await q.lease();
+    expect(await q.fail(b!, new Error(emoji))).toBe('retried');
+    const [c] = await q.lease();
+    expect(await q.fail(c!, new Error('b'.repeat(499) + '€'))).toBe('dead');
+    const events = (await log(q)).filter((e) => e.kind === 'failed' || e.kind === 'dead');
+    expect(events).toEqual([
+      expect.objectContaining({ kind: 'failed', id, error: 'a' + 'é'.repeat(249) }),
+      expect.objectContaining({ kind: 'failed', id, error: '😀'.repeat(125) }),
+      expect.objectContaining({ kind: 'failed', id, error: 'b'.repeat(499) }),
+      expect.objectContaining({ kind: 'dead', id, reason: 'b'.repeat(499) }),
+    ]);
+    // The job keeps its whole last error.
+    expect((await q.getJob(id))!.lastError).toBe('b'.repeat(499) + '€');
+  });
+
   it('cancel: cancelled, and the holder’s complete is refused (no completed event)', async () => {
     const q = fx.queue();
     const { id } = await q.add('x');
@@ -208,7 +230,10 @@ describe('event log', () => {
         `progress ${id}`,
         `completed ${id}`,
       ]);
-      expect(events[1]).toMatchObject({ workerId: w.workerId });
+      // Its 'active' has the job's added time, as a leased job's does (a hand-off starts at its add).
+      const added = (await q.getJob(id))!.addedAt;
+      expect(events[1]).toMatchObject({ workerId: w.workerId, addedAt: added });
+      expect(events[3]).toMatchObject({ addedAt: added, startedAt: added });
     } finally {
       await w.close({ timeoutMs: 0 });
     }

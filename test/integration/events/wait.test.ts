@@ -122,6 +122,18 @@ describe('waitForResult', () => {
     await expect(q.waitForResult('1', { timeoutMs: -1 })).rejects.toMatchObject({
       code: 'INVALID_ARGUMENT',
     });
+    // Every problem at once; options that are not an object are one of them.
+    await expect(q.waitForResult('', { timeoutMs: 'x' as never })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      problems: [
+        'id must be a string of 1-256 characters',
+        'timeoutMs must be a positive integer, got "x"',
+      ],
+    });
+    await expect(q.waitForResult('1', null as never)).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      problems: ['options must be an object'],
+    });
     const off = queue({ events: false });
     await expect(off.waitForResult('1')).rejects.toMatchObject({ code: 'BAD_STATE' });
   });

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { NonRetryableError, WorkQueue } from '../../../lib/index.js';
+import { FlowProducer, NonRetryableError, WorkQueue } from '../../../lib/index.js';
 import { redisNow } from '../../support/history.js';
 import { QueueFixture } from '../../support/queue.js';
 import { startRedis, type RedisHandle } from '../../support/redis-server.js';
@@ -72,6 +72,24 @@ describe('getMetrics', () => {
     await q.lease({ leaseMs: 20 });
     await waitFor(async () => (await q.clean()).deadLettered === 1, { what: 'the solo lapse' });
     expect((await q.getMetrics('dead')).total).toBe(1);
+  });
+
+  it('a flow parent a failed child dead-lettered counts in its queue', async () => {
+    const parents = new WorkQueue<string>(redis, 'metrics-parents', { logger: false });
+    const kids = new WorkQueue<string>(redis, 'metrics-kids', { logger: false, maxAttempts: 1 });
+    const flows = new FlowProducer(redis, { logger: false });
+    const tree = await flows.add({
+      queue: 'metrics-parents',
+      data: 'p',
+      children: [{ queue: 'metrics-kids', data: 'c' }],
+    });
+    const [kid] = await kids.lease();
+    expect(await kids.fail(kid!, new Error('broke'))).toBe('dead');
+    await waitFor(async () => (await parents.getJob(tree.job.id))?.state === 'dead', {
+      what: 'the parent dead-lettered',
+    });
+    expect((await parents.getMetrics('dead')).total).toBe(1);
+    expect((await kids.getMetrics('dead')).total).toBe(1);
   });
 
   it('an empty queue has no counts', async () => {

@@ -106,6 +106,23 @@ describe('schedules: storing', () => {
     for (const id of ['c', 'a', 'b']) await q.upsertSchedule(id, { every: 60_000 }, { data: 1 });
     expect((await q.listSchedules()).map((s) => s.id)).toEqual(['a', 'b', 'c']);
     expect((await q.listSchedules({ offset: 1, limit: 1 })).map((s) => s.id)).toEqual(['b']);
+    expect((await q.listSchedules({ limit: 1000 })).map((s) => s.id)).toEqual(['a', 'b', 'c']);
+    // A bad page: both problems listed, nothing sent.
+    for (const [offset, limit] of [
+      [-1, 0],
+      [1.5, 1001],
+      [Number.NaN, '2'],
+    ]) {
+      await expect(
+        q.listSchedules({ offset, limit } as { offset: number; limit: number }),
+      ).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        problems: [
+          expect.stringMatching(/^offset must be/),
+          expect.stringMatching(/^limit must be/),
+        ],
+      });
+    }
     const b = (await q.getSchedule('b'))!;
     expect(await q.getJob(`b:${b.nextFireAt}`)).toMatchObject({ state: 'delayed' });
     expect(await q.counts()).toMatchObject({ delayed: 3 });
