@@ -6,7 +6,7 @@ import { invalid } from '../errors.js';
 import { checkRateLimit } from '../options.js';
 import type { FlowState, Lease, RateLimit } from '../types/index.js';
 import { isPosInt } from '../util/checks.js';
-import { type QueueContext } from './context.js';
+import { type QueueContext, type ScriptArgs } from './context.js';
 
 /** Longest pause a `RateLimitError` may ask for (one day). */
 const MAX_RATE_LIMITED_MS = 24 * 3600_000;
@@ -56,16 +56,23 @@ export class Flow {
 
   /**
    * Give a leased job back to the front (no attempt counted) and stop the queue's leasing for
-   * `ms`. Resolves until when (Redis ms), or -1 when the lease was lost.
+   * `ms`. `held`: leases of the same worker not started yet that the limit holds (its prefetched
+   * jobs of the job's group, or all of them): they go back to the front first, in their order,
+   * in the same script (no lease takes them in between). Resolves until when (Redis ms), or -1
+   * when the lease was lost (the held ones went back all the same).
    */
-  async rateLimited(lease: Lease, ms: number): Promise<number> {
+  async rateLimited(lease: Lease, ms: number, held: readonly Lease[] = []): Promise<number> {
     this.ctx.checkLease(lease);
     if (!isPosInt(ms) || ms > MAX_RATE_LIMITED_MS) {
       throw invalid([`rate limited ms must be an integer 1..${MAX_RATE_LIMITED_MS}, got ${ms}`]);
     }
     const { seq, token, workerId } = lease;
-    return (await this.ctx.run('rate_limited', [seq, token, workerId, ms], {
-      workerId,
-    })) as number;
+    const args: ScriptArgs['rate_limited'] = [seq, token, workerId, ms, held.length];
+    for (const h of held) {
+      this.ctx.checkLease(h);
+      if (h.workerId !== workerId) throw invalid(['held leases must be of the same worker']);
+      args.push(h.seq, h.token);
+    }
+    return (await this.ctx.run('rate_limited', args, { workerId })) as number;
   }
 }

@@ -171,9 +171,12 @@ export class QueueAdmin<T = unknown, R = unknown> extends QueueHistory<T, R> {
     return this.flow.setGlobalConcurrency(n);
   }
 
-  /** Give a job back to the front, no attempt counted, and stop the queue's leasing for `ms`. */
-  rateLimited(lease: Lease, ms: number): Promise<number> {
-    return this.flow.rateLimited(lease, ms);
+  /**
+   * Give a job back to the front, no attempt counted, and stop the queue's leasing (a grouped
+   * job: its group's) for `ms`; `held`: the worker's leases not started that go back before it.
+   */
+  rateLimited(lease: Lease, ms: number, held?: readonly Lease[]): Promise<number> {
+    return this.flow.rateLimited(lease, ms, held);
   }
 
   // ---------------------------------------------------------------- groups (docs/groups.md)

@@ -1,12 +1,16 @@
 -- rate_limited: a handler said the remote side wants us to wait (RateLimitError): give its job
 -- back to the FRONT without counting an attempt, and let the queue lease nothing for hold_ms (a
 -- grouped job: its group only, see group_rate_limited).
---! keys: pending meta leased leaseHolders workerLeases flowControl
+--! keys: pending meta leased leaseHolders workerLeases flowControl eventLog
 --! keys: seqCounter wake groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
---! argv: seq token worker_id hold_ms
+--! argv: seq token worker_id hold_ms held_count held(seq token)*held_count
+-- held: the worker's prefetched jobs the limit holds (of the job's group; ungrouped: all), not
+-- started: they go back to the front first, in their order, then the job before them (in the
+-- same call: no lease takes them in between).
 -- Returns: the time (Redis ms) until which the queue (or the job's group) leases nothing, or
---   E_LEASE_LOST when the lease was lost (then nothing changed).
+--   E_LEASE_LOST when the lease was lost (then only the held jobs went back).
 local seq, token, wid, hold_ms = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+release_leases(wid, tonumber(ARGV[5]), 6)
 if rcall('HGET', K_LEASE_HOLDERS, seq) ~= token .. ':' .. wid then
   return E_LEASE_LOST
 end

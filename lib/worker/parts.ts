@@ -49,6 +49,7 @@ export interface RunTablePart<T> {
   drop(token: string): void;
   forget(token: string, reason: string): void;
   release(): Promise<unknown>;
+  takeWaiting(group: string | undefined): LeasedJob<T>[];
   giveBack(leases: LeasedJob<T>[]): void;
   drained(): Promise<void>;
   signal(run: Run<T>): AbortSignal;

@@ -141,13 +141,26 @@ export class RunTable<T, R> implements RunTablePart<T> {
 
   /** Give prefetched jobs back to the front of the queue (pause, close). */
   release(): Promise<unknown> {
-    const { handoffs, queue } = this.ctx;
-    // A handed-off job not adopted yet is released once it is (see Handoffs.afterAdopt).
-    for (const l of this.buffer) if (handoffs.isUnadopted(l.token)) handoffs.releaseLater(l.token);
-    const leases = this.buffer.filter((l) => !handoffs.isUnadopted(l.token));
-    this.buffer = [];
+    const leases = this.takeWaiting(undefined);
     if (leases.length === 0) return Promise.resolve();
-    return this.ctx.track(queue.release(leases)).catch((e: unknown) => this.ctx.report(e));
+    return this.ctx.track(this.ctx.queue.release(leases)).catch((e: unknown) => this.ctx.report(e));
+  }
+
+  /**
+   * Take the prefetched jobs of `group` (undefined: all of them) out of the buffer, in order, to
+   * be given back (a RateLimitError holds their group, or the queue; pause, close): none of them
+   * starts. A handed-off job not adopted yet is released once it is (Handoffs.afterAdopt).
+   */
+  takeWaiting(group: string | undefined): LeasedJob<T>[] {
+    const { handoffs } = this.ctx;
+    const taken: LeasedJob<T>[] = [];
+    this.buffer = this.buffer.filter((l) => {
+      if (group !== undefined && l.group !== group) return true;
+      if (handoffs.isUnadopted(l.token)) handoffs.releaseLater(l.token);
+      else taken.push(l);
+      return false;
+    });
+    return taken;
   }
 
   /** Leases that came too late to start (pausing or closing): released with the buffer. */

@@ -9,7 +9,9 @@ import { releaseData, takeLogs } from './job.js';
 import { delay } from '../util/timeout.js';
 import type { WorkerContext } from './context.js';
 import type { Run, RunOutcome, RunnerPart } from './parts.js';
-import type { Job } from '../types/job.js';
+import type { Job, LeasedJob } from '../types/job.js';
+
+const NO_LEASES: readonly LeasedJob<never>[] = [];
 
 /**
  * When a handler's error is a DelayedError (also one from another realm, e.g. a sandbox: by its
@@ -134,9 +136,14 @@ export class Runner<T, R> implements RunnerPart<T, R> {
   }
 
   private async failed(run: Run<T>, error: unknown, outcome: RunOutcome): Promise<void> {
-    if (!this.ctx.runs.end(run, outcome)) return;
+    if (run.ended) return;
+    // A RateLimitError holds the job's group (ungrouped: the queue): its jobs prefetched here
+    // must not start in the slot this run frees, and go back behind it (rateLimited).
+    const held =
+      error instanceof RateLimitError ? this.ctx.runs.takeWaiting(run.lease.group) : NO_LEASES;
+    this.ctx.runs.end(run, outcome);
     try {
-      await this.tellFailed(run, error);
+      await this.tellFailed(run, error, held);
     } finally {
       // Told (or given up: its lease lapses and clean() puts the job back).
       this.ctx.runs.settled(run);
@@ -144,15 +151,21 @@ export class Runner<T, R> implements RunnerPart<T, R> {
   }
 
   /** Tell Redis that a run's handler failed (or hit a rate limit), then what came of it. */
-  private async tellFailed(run: Run<T>, error: unknown): Promise<void> {
+  private async tellFailed(
+    run: Run<T>,
+    error: unknown,
+    held: readonly LeasedJob<T>[],
+  ): Promise<void> {
     const ctx = this.ctx;
     let told: FailOutcome = 'lost';
     // A handed-off job's lease is ours only once adopted (the next flush, already scheduled).
     const owned = await ctx.handoffs.adopted(run.lease);
     if (owned && error instanceof RateLimitError) {
-      await this.rateLimited(run, error.delayMs);
+      await this.rateLimited(run, error.delayMs, held);
       return;
     }
+    // (Not ours: the jobs it held go back all the same.)
+    if (held.length > 0) await ctx.track(ctx.queue.release(held)).catch((e) => ctx.report(e));
     const delayed = asDelayed(error);
     if (owned && delayed) {
       await this.delayed(run, delayed);
@@ -184,11 +197,12 @@ export class Runner<T, R> implements RunnerPart<T, R> {
    * the queue leases nothing for `ms` (rounded up, 1 ms .. one day). Failing that (Redis), the
    * lease lapses and clean() puts the job back.
    */
-  private async rateLimited(run: Run<T>, ms: number): Promise<void> {
+  private async rateLimited(run: Run<T>, ms: number, held: readonly LeasedJob<T>[]): Promise<void> {
     const ctx = this.ctx;
     const delayMs = Number.isFinite(ms) ? Math.min(86_400_000, Math.max(1, Math.ceil(ms))) : 1_000;
     try {
-      const until = await ctx.track(ctx.queue.rateLimited(run.lease, delayMs));
+      // Its held prefetched jobs go back first, then it: it leads them again, in their order.
+      const until = await ctx.track(ctx.queue.rateLimited(run.lease, delayMs, held));
       if (until < 0) ctx.emit('leaseLost', run.job, 'lease lost before rate limit');
     } catch (e) {
       ctx.report(e);

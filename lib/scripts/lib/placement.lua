@@ -67,6 +67,40 @@ local function requeue(seq, meta, front)
   end
 end
 
+-- Give `count` leases of worker `wid` back to the FRONT of their lists, no attempt counted, in
+-- their order (ARGV[at], ARGV[at + 1]: the first one's seq and token, and so on); logs
+-- 'released'. Returns per lease 1 released | 0 lease lost (release.lua, rate_limited.lua).
+local function release_leases(wid, count, at)
+  local out = {}
+  local released = {} -- for the event log
+  -- Walk backwards so the first job given ends up first in line.
+  for j = count, 1, -1 do
+    local seq, token = ARGV[at + 2 * (j - 1)], ARGV[at + 2 * j - 1]
+    local current = rcall('HGET', K_LEASE_HOLDERS, seq)
+    if current == token .. ':' .. wid then
+      rcall('ZREM', K_LEASED, seq)
+      rcall('HDEL', K_LEASE_HOLDERS, seq)
+      lease_unpad()
+      local meta = decode_meta(rcall('HGET', K_META, seq))
+      if meta.g then
+        group_run_ended(meta.g, nil)
+      end
+      requeue(seq, meta, true)
+      out[j] = 1
+      released[#released + 1] = seq
+      current = nil
+    else
+      out[j] = 0
+    end
+    -- Forget it from our lease set, unless we hold the job under another (newer) lease.
+    if wid ~= '0' and not held_by(current, wid) then
+      rcall('SREM', K_WORKER_LEASES, seq)
+    end
+  end
+  emit_jobs('released', released)
+  return out
+end
+
 -- Sort {seq, score} pairs by score, then by seq (a sorted set orders equal scores by
 -- the member's bytes, which puts '10' before '9': not the order the jobs came in).
 local function sort_by_score_then_id(items)

@@ -154,9 +154,13 @@ describe('limits in Redis', () => {
     await waitFor(async () => (await q.counts()).leased === 0, { what: 'the last complete' });
   });
 
-  it.each(['throw new RateLimitError(ms)', 'job.rateLimited(ms)'])(
-    '%s: job back first, no attempt counted, the queue leases nothing meanwhile',
-    async (how) => {
+  it.each([
+    ['throw new RateLimitError(ms)', 0],
+    ['job.rateLimited(ms)', 0],
+    ['throw new RateLimitError(ms)', 'auto'],
+  ] as const)(
+    '%s, prefetch %s: job back first, no attempt counted, nothing starts meanwhile',
+    async (how, prefetch) => {
       const q = fx.queue<string>();
       await q.addBulk(['a', 'b', 'c'].map((data) => ({ data })));
       const runs: Array<{ data: string; attempt: number; at: number }> = [];
@@ -172,7 +176,8 @@ describe('limits in Redis', () => {
             throw new RateLimitError(400);
           }
         },
-        { concurrency: 1, prefetch: 0 },
+        // (With prefetch, b and c were leased already: they go back behind a, unstarted.)
+        { concurrency: 1, prefetch },
       );
       await waitFor(() => runs.length === 4, { what: '4 runs' });
       expect(runs.map((r) => [r.data, r.attempt])).toEqual([

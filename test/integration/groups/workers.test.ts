@@ -116,35 +116,41 @@ describe('per-group limits across workers', () => {
     );
   }, 60_000);
 
-  it('RateLimitError of a grouped job holds its group only: others run meanwhile', async () => {
-    const q = fx.queue<string>({ leaseMs: LEASE_MS });
-    await q.addBulk([
-      ...['a1', 'a2'].map((data) => ({ data, opts: { group: 'A' } })),
-      ...['b1', 'b2', 'b3'].map((data) => ({ data, opts: { group: 'B' } })),
-    ]);
-    const runs: string[] = [];
-    let thrown = false;
-    worker(
-      q,
-      async (job) => {
-        runs.push(job.data);
-        if (job.data === 'a1' && !thrown) {
-          thrown = true;
-          throw new RateLimitError(60_000);
-        }
-      },
-      { concurrency: 1, prefetch: 0 },
-    );
-    await waitFor(() => runs.length === 4, { what: 'a1 and B' });
-    expect(runs).toEqual(['a1', 'b1', 'b2', 'b3']);
-    expect(await q.isPaused()).toBe(false);
-    expect((await q.flowState()).rateLimitedUntil).toBe(0);
-    expect(await q.getGroups()).toEqual([
-      { group: 'A', pending: 2, running: 0, paused: false, limited: true },
-    ]);
-    const [a1] = await q.getJobs('pending', { group: 'A' });
-    expect(a1).toMatchObject({ data: 'a1', attemptsMade: 0 });
-  });
+  it.each([0, 4] as const)(
+    'RateLimitError of a grouped job holds its group only: others run meanwhile (prefetch %s)',
+    async (prefetch) => {
+      const q = fx.queue<string>({ leaseMs: LEASE_MS });
+      await q.addBulk([
+        ...['a1', 'a2'].map((data) => ({ data, opts: { group: 'A' } })),
+        ...['b1', 'b2', 'b3'].map((data) => ({ data, opts: { group: 'B' } })),
+      ]);
+      const runs: string[] = [];
+      let thrown = false;
+      worker(
+        q,
+        async (job) => {
+          runs.push(job.data);
+          if (job.data === 'a1' && !thrown) {
+            thrown = true;
+            throw new RateLimitError(60_000);
+          }
+        },
+        // (With prefetch, a2 was leased already: it goes back behind a1, unstarted.)
+        { concurrency: 1, prefetch },
+      );
+      await waitFor(() => runs.length === 4, { what: 'a1 and B' });
+      expect(runs).toEqual(['a1', 'b1', 'b2', 'b3']);
+      await waitFor(async () => (await q.counts()).leased === 0, { what: "b3's complete" });
+      expect(await q.isPaused()).toBe(false);
+      expect((await q.flowState()).rateLimitedUntil).toBe(0);
+      expect(await q.getGroups()).toEqual([
+        { group: 'A', pending: 2, running: 0, paused: false, limited: true },
+      ]);
+      const [a1, a2] = await q.getJobs('pending', { group: 'A' });
+      expect(a1).toMatchObject({ data: 'a1', attemptsMade: 0 });
+      expect(a2).toMatchObject({ data: 'a2', attemptsMade: 0 });
+    },
+  );
 
   it('a grouped job added while a worker is parked is handed off to it (within its limits)', async () => {
     const q = fx.queue<string>({ groups: { concurrency: 1 } });
