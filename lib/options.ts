@@ -1,5 +1,5 @@
 import { invalidOptions } from './errors.js';
-import { isPosInt } from './util/checks.js';
+import { isPosInt, timerProblem } from './util/checks.js';
 import type {
   BackoffOptions,
   KeepCompleted,
@@ -194,6 +194,15 @@ export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
     if (v !== undefined && !isPosInt(v)) {
       problems.push(`${p(k)} must be a positive integer, got ${JSON.stringify(v)}`);
     }
+  }
+  for (const k of [
+    'leaseMs',
+    'heartbeatTimeoutMs',
+    'commandTimeoutMs',
+    'replicaAckTimeoutMs',
+  ] as const) {
+    const over = timerProblem(p(k), o[k]);
+    if (over) problems.push(over);
   }
   if (o.replicaAckTimeoutMs !== undefined && !isPosInt(o.replicaAckTimeoutMs)) {
     problems.push(

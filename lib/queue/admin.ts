@@ -4,7 +4,8 @@
  * the next ticks of schedules that need them), repair.
  */
 import { randomBytes } from 'node:crypto';
-import { errorMessage, redisError } from '../errors.js';
+import { errorMessage, invalid, redisError } from '../errors.js';
+import { isPosInt } from '../util/checks.js';
 import { bounded } from '../redis/bounded.js';
 import type { CleanReport, JobInfo, QueueCounts, RepairReport } from '../types/index.js';
 import type { CancelAcks } from './cancel-acks.js';
@@ -170,6 +171,12 @@ export class Admin<T, R> {
 
   /** Take the clean guard for this round (see `WorkQueue.cleanIfDue`): true when `owner` got it. */
   async takeCleanGuard(intervalMs: number, owner: string): Promise<boolean> {
+    const problems: string[] = [];
+    if (!isPosInt(intervalMs))
+      problems.push(`intervalMs must be a positive integer, got ${JSON.stringify(intervalMs)}`);
+    if (typeof owner !== 'string' || owner.length === 0 || owner.length > 256)
+      problems.push('owner must be a string of 1-256 characters');
+    if (problems.length) throw invalid(problems, `${this.ctx.name}: cleanIfDue refused`);
     const ttl = Math.max(1, intervalMs - Math.min(200, Math.floor(intervalMs / 10)));
     const c = this.ctx.client;
     const context = `queue ${this.ctx.name}: clean guard`;

@@ -12,8 +12,9 @@ export class DeadLetters<T> {
   constructor(private readonly ctx: QueueContext) {}
 
   async list(opts: { offset?: number; limit?: number } = {}): Promise<DeadJob<T>[]> {
-    const offset = opts.offset ?? 0;
-    const limit = opts.limit ?? 100;
+    const o = typeof opts === 'object' && opts !== null ? opts : {};
+    const offset = o.offset ?? 0;
+    const limit = o.limit ?? 100;
     if (!Number.isInteger(offset) || offset < 0 || !isPosInt(limit) || limit > 10_000) {
       throw invalid(['listDead: offset must be an integer >= 0 and limit 1..10000']);
     }

@@ -5,6 +5,8 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { QueueKeys } from '../keys.js';
 import type { ResolvedQueueOptions } from '../options.js';
+import { redisError } from '../errors.js';
+import { bounded } from '../redis/bounded.js';
 import { infos, summarize, type RedisInfo } from '../redis/info.js';
 import type { LeasedJob, WorkQueueOptions } from '../types/index.js';
 import { Schedules } from './schedules.js';
@@ -86,7 +88,17 @@ export class QueueBase<T = unknown, R = unknown> {
    * lowest version, and the first policy other than `noeviction` if any master has one.
    */
   async redisInfo(): Promise<RedisInfo> {
-    return summarize(await infos(this.client));
+    // Bounded as every operation is: a health check built on it must not hang on a dead Redis.
+    const context = `queue ${this.ctx.name}: redisInfo`;
+    try {
+      return summarize(
+        await bounded(this.client, this.ctx.options.commandTimeoutMs, context, () =>
+          infos(this.client),
+        ),
+      );
+    } catch (e) {
+      throw redisError(context, e);
+    }
   }
 
   // ---------------------------------------------------------------- the Worker's protocol

@@ -4,6 +4,7 @@ import { invalidOptions } from '../errors.js';
 import { defaultCleanInterval } from '../options.js';
 import type { WorkQueue } from '../queue/index.js';
 import { handlerProblems } from '../sandbox/options.js';
+import { timerProblem } from '../util/checks.js';
 import type { Job } from '../types/job.js';
 
 /**
@@ -113,7 +114,14 @@ export function workerOptionProblems(o: WorkerOptions, path = ''): string[] {
     const v = o[k];
     if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v <= 0)) {
       problems.push(`${path}${k} must be a positive integer, got ${JSON.stringify(v)}`);
+    } else if (k !== 'concurrency') {
+      const over = timerProblem(`${path}${k}`, v);
+      if (over) problems.push(over);
     }
+  }
+  for (const k of ['cleanIntervalMs', 'closeTimeoutMs'] as const) {
+    const over = timerProblem(`${path}${k}`, o[k]);
+    if (over) problems.push(over);
   }
   if (
     o.cleanIntervalMs !== undefined &&

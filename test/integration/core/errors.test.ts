@@ -1,9 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { WorkQueue, WorkQueueError, type Lease, type LeasedJob } from '../../../lib/index.js';
+import {
+  Worker,
+  WorkQueue,
+  WorkQueueError,
+  type Lease,
+  type LeasedJob,
+} from '../../../lib/index.js';
 import { countCommands, errorOf, offlineClient } from '../../support/core.js';
 import { QueueFixture } from '../../support/queue.js';
-import { startRedis, type RedisHandle } from '../../support/redis-server.js';
+import { getFreePort, startRedis, type RedisHandle } from '../../support/redis-server.js';
 
 const fx = new QueueFixture();
 
@@ -160,6 +166,8 @@ describe('typed errors, refused before touching Redis', () => {
   it('(control) a valid call on the same queue does reach for Redis and fails REDIS_UNAVAILABLE', async () => {
     expect(await codeOf(qo.add('fine'))).toBe('REDIS_UNAVAILABLE');
     expect(await codeOf(qo.complete(lease()))).toBe('REDIS_UNAVAILABLE');
+    // null options are no options (as for getJobs): no TypeError.
+    expect(await codeOf(qo.listDead(null as never))).toBe('REDIS_UNAVAILABLE');
     expect(sent.count).toBeGreaterThan(0);
   });
 });
@@ -206,5 +214,50 @@ describe('Redis checks at start-up', () => {
     await q.counts();
     expect(warnings).toEqual([]);
     expect((await q.redisInfo()).maxmemoryPolicy).toBe('noeviction');
+  });
+
+  it('redisInfo is bounded: with Redis down it rejects REDIS_UNAVAILABLE, never hangs', async () => {
+    // A client as an app makes it: reconnecting forever, commands queued meanwhile.
+    const down = new Redis({ host: '127.0.0.1', port: await getFreePort(), lazyConnect: true });
+    down.on('error', () => undefined);
+    clients.push(down);
+    const q = new WorkQueue(down, 'info-down', { logger: false, commandTimeoutMs: 300 });
+    expect(await codeOf(q.redisInfo())).toBe('REDIS_UNAVAILABLE');
+  });
+});
+
+describe('timer options longer than a Node timer waits are refused', () => {
+  it('queue and worker options over 2 147 483 647 ms: INVALID_OPTIONS naming each', async () => {
+    const c = await offlineClient();
+    try {
+      const big = 2_147_483_648;
+      const qe = (await errorOf(
+        () => new WorkQueue(c, 'timers', { leaseMs: big, commandTimeoutMs: big }),
+      )) as WorkQueueError;
+      expect(qe.code).toBe('INVALID_OPTIONS');
+      expect(qe.problems).toEqual([
+        expect.stringMatching(/^leaseMs must be at most 2147483647/),
+        expect.stringMatching(/^commandTimeoutMs must be at most 2147483647/),
+      ]);
+      const q = new WorkQueue(c, 'timers', { logger: false });
+      const we = (await errorOf(
+        () =>
+          new Worker(q, () => undefined, {
+            jobTimeoutMs: big,
+            idleTimeoutMs: big,
+            cleanIntervalMs: big,
+          }),
+      )) as WorkQueueError;
+      expect(we.code).toBe('INVALID_OPTIONS');
+      expect(we.problems).toEqual([
+        expect.stringMatching(/^jobTimeoutMs must be at most 2147483647/),
+        expect.stringMatching(/^idleTimeoutMs must be at most 2147483647/),
+        expect.stringMatching(/^cleanIntervalMs must be at most 2147483647/),
+      ]);
+      // The longest accepted.
+      expect(() => new Worker(q, () => undefined, { jobTimeoutMs: big - 1 })).not.toThrow();
+    } finally {
+      c.disconnect();
+    }
   });
 });
