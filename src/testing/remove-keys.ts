@@ -5,8 +5,8 @@ import { checkPrefix, describe, invalidArgument } from './checks.js';
 const SCAN_COUNT = 1_000;
 
 /**
- * Deletes every key under `prefix` (`<prefix>:*`: every queue of that prefix) and resolves how
- * many there were. Uses SCAN (never KEYS) and UNLINK; on a Cluster, every master. For the
+ * Deletes every key under `prefix` (`<prefix>:{*`: every queue of that prefix, and not those of
+ * a longer prefix that starts with it, e.g. `<prefix>:other`) and resolves how many there were. Uses SCAN (never KEYS) and UNLINK; on a Cluster, every master. For the
  * throwaway prefix of a test (`uniquePrefix()`): it deletes whatever is there, jobs included, so
  * close the workers of that prefix first.
  */
@@ -19,7 +19,7 @@ export async function removeKeys(client: Redis | Cluster, prefix: string): Promi
   if (problems.length > 0) throw invalidArgument('removeKeys', problems);
 
   const nodes: Redis[] = client.isCluster ? (client as Cluster).nodes('master') : [client as Redis];
-  const removed = await Promise.all(nodes.map((node) => removeOn(node, `${prefix}:*`)));
+  const removed = await Promise.all(nodes.map((node) => removeOn(node, `${prefix}:{*`)));
   return removed.reduce((a, b) => a + b, 0);
 }
 

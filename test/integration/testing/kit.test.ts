@@ -128,19 +128,29 @@ describe('whenIdle', () => {
 describe('removeKeys', () => {
   it('deletes every key of the prefix and only those, and says how many', async () => {
     const mine = uniquePrefix('rm');
+    // Another prefix, and a longer one that starts with this one and a ':'.
     const other = uniquePrefix('rm');
-    prefixes.push(mine, other);
+    const longer = `${mine}:other`;
+    prefixes.push(mine, other, longer);
     const a = new WorkQueue(redis, 'a', { prefix: mine, logger: false });
     const b = new WorkQueue(redis, 'b', { prefix: mine, logger: false });
     const kept = new WorkQueue(redis, 'a', { prefix: other, logger: false });
-    await Promise.all([a.add({}), b.add({}, { delayMs: 60_000 }), kept.add({})]);
-    const before = await keysMatching(redis, `${mine}:*`);
+    const keptToo = new WorkQueue(redis, 'a', { prefix: longer, logger: false });
+    await Promise.all([a.add({}), b.add({}, { delayMs: 60_000 }), kept.add({}), keptToo.add({})]);
+    const before = await keysMatching(redis, `${mine}:{*`);
     expect(before.length).toBeGreaterThan(2);
-    const keptBefore = await keysMatching(redis, `${other}:*`);
+    const keptBefore = [
+      ...(await keysMatching(redis, `${other}:*`)),
+      ...(await keysMatching(redis, `${longer}:*`)),
+    ];
 
     expect(await removeKeys(redis, mine)).toBe(before.length);
-    expect(await keysMatching(redis, `${mine}:*`)).toEqual([]);
-    expect(await keysMatching(redis, `${other}:*`)).toEqual(keptBefore);
+    expect(await keysMatching(redis, `${mine}:{*`)).toEqual([]);
+    expect([
+      ...(await keysMatching(redis, `${other}:*`)),
+      ...(await keysMatching(redis, `${longer}:*`)),
+    ]).toEqual(keptBefore);
+    expect(await keptToo.counts()).toMatchObject({ pending: 1 });
     expect(await removeKeys(redis, mine)).toBe(0);
   });
 
