@@ -99,6 +99,10 @@ function run(m: Extract<ToSandbox, { t: 'run' }>): void {
     maxAttempts: f.maxAttempts,
     queueName: f.queueName,
     traceContext: f.traceContext,
+    addedAt: f.addedAt,
+    startedAt: f.startedAt,
+    group: f.group,
+    parent: f.parent,
     signal: controller.signal,
     rateLimited,
   };

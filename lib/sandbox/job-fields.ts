@@ -20,6 +20,10 @@ export function jobFields(job: Job): JobFields {
     maxAttempts: job.maxAttempts,
     queueName: job.queueName,
     traceContext: job.traceContext,
+    addedAt: job.addedAt,
+    startedAt: job.startedAt,
+    group: job.group,
+    parent: job.parent,
     ...(Buffer.isBuffer(data) ? { bytes: true } : {}),
   };
 }

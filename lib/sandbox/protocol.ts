@@ -4,6 +4,7 @@
 // same values: wire.ts): both refuse the same values.
 import { NonRetryableError, RateLimitError, WorkQueueError } from '../errors.js';
 import type { WorkQueueErrorCode } from '../errors.js';
+import type { Job } from '../types/job.js';
 
 /** A job's fields as a sandbox receives them (its methods are named in the run message). */
 export interface JobFields {
@@ -15,6 +16,10 @@ export interface JobFields {
   readonly maxAttempts: number;
   readonly queueName: string;
   readonly traceContext: string | undefined;
+  readonly addedAt: number;
+  readonly startedAt: number;
+  readonly group: string | undefined;
+  readonly parent: Job['parent'];
   /** The data was a Buffer (a thread receives it as a Uint8Array: made a Buffer again). */
   readonly bytes?: true;
 }

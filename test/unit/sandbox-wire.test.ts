@@ -53,6 +53,10 @@ const jobWith = (data: unknown): JobFields => ({
   maxAttempts: 3,
   queueName: 'q',
   traceContext: undefined,
+  addedAt: 1_700_000_000_000,
+  startedAt: 1_700_000_000_005,
+  group: 'tenant-1',
+  parent: undefined,
 });
 
 /** The values of `m` that carry data (a message's own fields absent or undefined read alike). */

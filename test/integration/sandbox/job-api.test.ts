@@ -20,8 +20,12 @@ describe.each(MODES)('a %s sandbox', (mode) => {
     const q = fx.queue<unknown, unknown>({ storeResults: { ttlMs: 60_000 } });
     const w = worker(q, handlerSandbox(mode));
     const completed = new Promise<unknown>((r) => w.on('completed', (_, result) => r(result)));
-    const { id } = await q.add({ x: [1, 2], s: 'é' }, { name: 'echo', maxAttempts: 4 });
+    const { id } = await q.add(
+      { x: [1, 2], s: 'é' },
+      { name: 'echo', maxAttempts: 4, group: 'tenant-1' },
+    );
     const echo = (await completed) as Echo;
+    const info = (await q.getJob(id))!;
     expect(echo).toMatchObject({
       id,
       data: { x: [1, 2], s: 'é' },
@@ -29,6 +33,10 @@ describe.each(MODES)('a %s sandbox', (mode) => {
       attempt: 1,
       maxAttempts: 4,
       queueName: q.name,
+      // Its times and group, as an in-process handler sees them.
+      addedAt: info.addedAt,
+      startedAt: info.startedAt,
+      group: 'tenant-1',
       isBuffer: false,
       progressed: true,
       extended: true,
@@ -37,21 +45,25 @@ describe.each(MODES)('a %s sandbox', (mode) => {
     expect(echo.methods).toEqual(expect.arrayContaining(['extend', 'progress', 'rateLimited']));
     // Its fields, those undefined (traceContext) included, whichever way it crossed.
     expect(echo.fields).toEqual([
+      'addedAt',
       'attempt',
       'data',
+      'group',
       'id',
       'maxAttempts',
       'name',
+      'parent',
       'priority',
       'queueName',
       'signal',
+      'startedAt',
       'traceContext',
     ]);
     // It ran elsewhere: another thread of this process, or another process.
     if (mode === 'thread')
       expect(echo).toMatchObject({ pid: process.pid, threadId: expect.any(Number) });
     else expect(echo.pid).not.toBe(process.pid);
-    expect((await q.getJob(id))?.result).toEqual(echo);
+    expect(info.result).toEqual(echo);
   });
 });
 
