@@ -24,6 +24,7 @@ import { WorkQueueEventsExplorer } from './work-queue-events.explorer.js';
 import { WorkQueueExplorer, type QueueProcessor } from './work-queue.explorer.js';
 import { WorkerEventHooks } from './work-queue.worker-events.js';
 import {
+  CANNOT_START_PROCESSORS,
   INVALID_MODULE_OPTIONS,
   jobDead,
   jobRetrying,
@@ -105,13 +106,26 @@ export class WorkQueueRegistrar
     }
     // If a worker cannot start (Redis unreachable, too old), the bootstrap fails; app.close()
     // still closes the workers that did start.
-    await Promise.all(
+    const starts = await Promise.allSettled(
       processors.map(async (p) => {
         const worker = this.context.getWorker(p.queue.name)!;
         await this.startWithin(worker, p.queue);
         this.context.logger?.log(workerStarted(p.queue.name, worker.concurrency, p.classNames));
       }),
     );
+    const failed = starts.flatMap((s) => (s.status === 'rejected' ? [s.reason as unknown] : []));
+    if (failed.length === 0) return;
+    // Workers refused for their options (a sandbox's module that cannot boot): every problem of
+    // every one, in one error; any other failure (Redis) as it came.
+    const refused = failed.filter(
+      (e): e is WorkQueueError => e instanceof WorkQueueError && e.code === 'INVALID_OPTIONS',
+    );
+    if (refused.length > 1 && refused.length === failed.length)
+      throw invalidOptions(
+        CANNOT_START_PROCESSORS,
+        refused.flatMap((e) => e.problems),
+      );
+    throw failed[0];
   }
 
   /**

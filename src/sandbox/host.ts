@@ -65,10 +65,18 @@ export async function setup(data: HostData): Promise<void> {
   if (!target)
     throw invalidOptions(msg.CANNOT_START_SANDBOX, [msg.sandboxNotExported(at, data.file)]);
   const module = await resolve(accessor.getProcessorMetadata(target)!.options.sandbox!.module);
-  const app = await NestFactory.createApplicationContext(module, {
-    logger: ['error', 'warn'],
-    abortOnError: false,
-  });
+  let app: INestApplicationContext;
+  try {
+    app = await NestFactory.createApplicationContext(module, {
+      logger: ['error', 'warn'],
+      abortOnError: false,
+    });
+  } catch (e) {
+    // Named by its processor, not by this file (the sandbox's setup).
+    throw invalidOptions(msg.CANNOT_START_SANDBOX, [
+      `${at}its sandbox module failed to boot: ${errorMessage(e)}`,
+    ]);
+  }
   let instance: object;
   try {
     instance = app.get(target);

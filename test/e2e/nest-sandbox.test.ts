@@ -22,6 +22,7 @@ import {
   type Resized,
 } from '../fixtures/sandbox/nest/images.processor.js';
 import { closedMarker } from '../fixtures/sandbox/nest/images.service.js';
+import { BrokenAProcessor, BrokenBProcessor } from '../fixtures/sandbox/nest/broken.processor.js';
 import { OrphanProcessor } from '../fixtures/sandbox/nest/orphan.processor.js';
 import { testRedisUrl, uniqueName } from '../support/keys.js';
 import { createNestApp, Inspector } from '../support/nest-app.js';
@@ -119,6 +120,21 @@ describe('sandboxed processors', () => {
         /^@Processor\('orphans'\) on OrphanProcessor: sandbox.module EmptyModule does not provide the class: /,
       ),
     ]);
+  }, 30_000);
+
+  it('fail the bootstrap when sandbox modules cannot boot: every processor listed by name', async () => {
+    const { app } = await createApp(['broken-a', 'broken-b'], {
+      providers: [BrokenAProcessor, BrokenBProcessor],
+    });
+    const e = await bootstrapError(app);
+    expect(e).toBeInstanceOf(WorkQueueError);
+    expect(e.code).toBe('INVALID_OPTIONS');
+    expect([...e.problems].sort()).toEqual(
+      ['BrokenAProcessor', 'BrokenBProcessor'].map(
+        (name, i) =>
+          `@Processor('broken-${'ab'[i]}') on ${name}: its sandbox module failed to boot: cannot reach the image service`,
+      ),
+    );
   }, 30_000);
 
   it('fail the bootstrap on bad sandbox options, every problem listed', async () => {
