@@ -201,7 +201,8 @@ export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
     'commandTimeoutMs',
     'replicaAckTimeoutMs',
   ] as const) {
-    const over = timerProblem(p(k), o[k]);
+    // (Only for an integer: one that is not has its own problem.)
+    const over = isPosInt(o[k]) ? timerProblem(p(k), o[k]) : undefined;
     if (over) problems.push(over);
   }
   if (o.replicaAckTimeoutMs !== undefined && !isPosInt(o.replicaAckTimeoutMs)) {

@@ -116,11 +116,13 @@ export class WorkQueueRegistrar
     const failed = starts.flatMap((s) => (s.status === 'rejected' ? [s.reason as unknown] : []));
     if (failed.length === 0) return;
     // Workers refused for their options (a sandbox's module that cannot boot): every problem of
-    // every one, in one error; any other failure (Redis) as it came.
+    // every one, in one error (what to fix, before a Redis failure of another worker); else the
+    // first failure (Redis).
     const refused = failed.filter(
       (e): e is WorkQueueError => e instanceof WorkQueueError && e.code === 'INVALID_OPTIONS',
     );
-    if (refused.length > 1 && refused.length === failed.length)
+    if (refused.length === 1) throw refused[0];
+    if (refused.length > 1)
       throw invalidOptions(
         CANNOT_START_PROCESSORS,
         refused.flatMap((e) => e.problems),

@@ -173,7 +173,9 @@ export class QueueAdmin<T = unknown, R = unknown> extends QueueHistory<T, R> {
 
   /**
    * Give a job back to the front, no attempt counted, and stop the queue's leasing (a grouped
-   * job: its group's) for `ms`; `held`: the worker's leases not started that go back before it.
+   * job: its group's) for `ms`; `held`: leases of its worker whose jobs have NOT started (its
+   * prefetched ones), given back to the front before it — a running job's lease given here would
+   * let another worker start that job again.
    */
   rateLimited(lease: Lease, ms: number, held?: readonly Lease[]): Promise<number> {
     return this.flow.rateLimited(lease, ms, held);

@@ -163,10 +163,13 @@ export class RunTable<T, R> implements RunTablePart<T> {
     return taken;
   }
 
-  /** Leases that came too late to start (pausing or closing): released with the buffer. */
+  /**
+   * Leases not to start (they came while pausing or closing, or a hand-off adopted after its
+   * RateLimitError or a pause took it): released, those alone (not the buffer with them).
+   */
   giveBack(leases: LeasedJob<T>[]): void {
-    this.buffer.push(...leases);
-    void this.release();
+    if (leases.length === 0) return;
+    void this.ctx.track(this.ctx.queue.release(leases)).catch((e: unknown) => this.ctx.report(e));
   }
 
   /** Resolves once no handler runs. */

@@ -206,6 +206,9 @@ export class Runner<T, R> implements RunnerPart<T, R> {
       if (until < 0) ctx.emit('leaseLost', run.job, 'lease lost before rate limit');
     } catch (e) {
       ctx.report(e);
+      // The held jobs are in no buffer (nothing renews them): the next round's reconcile gives
+      // back what this worker holds and does not know, rather than letting their leases lapse.
+      if (held.length > 0) ctx.loop.needReconcile = true;
     }
     ctx.loop.schedule();
   }

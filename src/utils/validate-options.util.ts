@@ -5,7 +5,12 @@ import {
   workerOptionProblems,
   type WorkQueueOptions,
 } from '../../lib/internal.js';
-import { checkName, resolveQueueOptions, type ResolvedQueueOptions } from '../../lib/internal.js';
+import {
+  checkName,
+  resolveQueueOptions,
+  timerProblem,
+  type ResolvedQueueOptions,
+} from '../../lib/internal.js';
 import type { ProcessorOptions } from '../interfaces/processor-options.interface.js';
 import { processorSandboxProblems } from '../sandbox/sandbox-options.js';
 import type {
@@ -130,6 +135,9 @@ export function moduleOptionProblems(options: unknown): string[] {
       const i = c.intervalMs;
       if (i !== undefined && (typeof i !== 'number' || !Number.isInteger(i) || i <= 0)) {
         problems.push(msg.badCleanerInterval(msg.show(i)));
+      } else {
+        const over = timerProblem('cleaner.intervalMs', i);
+        if (over) problems.push(over);
       }
     }
   }

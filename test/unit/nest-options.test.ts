@@ -86,6 +86,14 @@ describe('module options', () => {
     expect(err.problems).toEqual(everyProblem);
   });
 
+  it('a cleaner interval longer than a Node timer waits is refused', () => {
+    expect(
+      moduleOptionProblems({ connection: { url: 'redis://x' }, cleaner: { intervalMs: 2 ** 31 } }),
+    ).toEqual([
+      'cleaner.intervalMs must be at most 2147483647 (ms: the longest a timer waits), got 2147483648',
+    ]);
+  });
+
   it('reports a missing or empty connection and non-object options', () => {
     expect(moduleOptionProblems({})).toEqual([
       'connection is required: give exactly one of { url }, { redis }, { client }, { cluster } or { sentinels, name }',

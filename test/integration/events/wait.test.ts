@@ -130,6 +130,11 @@ describe('waitForResult', () => {
         'timeoutMs must be a positive integer, got "x"',
       ],
     });
+    // Longer than a Node timer waits (it would time out at once).
+    await expect(q.waitForResult('1', { timeoutMs: 2 ** 31 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      problems: [expect.stringMatching(/^timeoutMs must be at most 2147483647/)],
+    });
     await expect(q.waitForResult('1', null as never)).rejects.toMatchObject({
       code: 'INVALID_ARGUMENT',
       problems: ['options must be an object'],
