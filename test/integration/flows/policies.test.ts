@@ -49,10 +49,19 @@ describe("a child's failure", () => {
       expect(await later.getJob('later-2')).toBeNull();
       await waitFor(() => seen.some((e) => e.kind === 'dead'), { what: 'the dead event' });
       const failed = seen.find((e) => e.kind === 'failed');
-      expect(failed).toMatchObject({ id: tree.job.id, retried: false });
+      // It never ran: attempt 0, no worker nor start; its added time as its 'dead' has it.
+      expect(failed).toMatchObject({
+        id: tree.job.id,
+        retried: false,
+        attempt: 0,
+        addedAt: dead.addedAt,
+      });
+      expect(failed).not.toHaveProperty('workerId');
+      expect(failed).not.toHaveProperty('startedAt');
       expect(seen.find((e) => e.kind === 'dead')).toMatchObject({
         id: tree.job.id,
         reason: 'child f-bad/bad-1 failed: card declined',
+        addedAt: dead.addedAt,
       });
       await expect(parents.waitForResult(tree.job.id)).rejects.toMatchObject({ code: 'JOB_DEAD' });
     } finally {
