@@ -119,10 +119,14 @@ export class WorkQueueBoardJob implements QueueJob {
       throw refused('promote', this.info.id, await this.getState());
   }
 
-  /** Removes the job wherever it is (`cancel`; a running job's worker is told to abort it). */
+  /**
+   * Removes the job wherever it is (`cancel`; a running job's worker is told to abort it; a kept
+   * completed job: `purgeCompleted`).
+   */
   async remove(): Promise<void> {
-    if (!(await this.queue.cancel(this.info.id)))
-      throw new Error(`remove refused: job ${this.info.id} no longer exists`);
+    if (await this.queue.cancel(this.info.id)) return;
+    if ((await this.queue.purgeCompleted(this.info.id)) > 0) return;
+    throw new Error(`remove refused: job ${this.info.id} no longer exists`);
   }
 
   /** Failed (dead) → pending, attempts reset (`retryDead`); a kept completed job runs again (`rerun`). */

@@ -83,7 +83,8 @@ const listOf = <X>(s: Source<X> | undefined): readonly X[] =>
  *   (every failed attempt), `_retried_total`, `_dead_total`, `work_queue_leases_lost_total`
  *   and `work_queue_job_duration_seconds{queue,outcome}` (outcome `success` or `error`);
  * - `work_queue_job_wait_seconds{queue}`: how long each job of this process waited from its add
- *   to the start of its first attempt (Redis times; a delayed job's delay included);
+ *   to the start of its first attempt (Redis times; a delayed job's delay included; a run a
+ *   DelayedError or RateLimitError ended does not count an attempt: the next is observed too);
  * - `work_queue_scrape_errors_total{queue}`: scrapes whose counts could not be read.
  *
  * With `groupLabel`, the per-process counters and the histogram also carry `group`.
@@ -155,7 +156,16 @@ export function registerQueueMetrics(
   const labelNames = byGroup ? ['queue', 'group'] : ['queue'];
   const counter = (name: string, help: string) =>
     new Counter({ name: `${p}${name}`, help, labelNames, registers });
-  const scrapeErrors = counter('scrape_errors_total', 'Scrapes that could not read the queue.');
+  const scrapeErrors = new Counter({
+    name: `${p}scrape_errors_total`,
+    help: 'Scrapes that could not read the queue.',
+    labelNames: ['queue'],
+    registers,
+    // The scrape's read first: a scrape that fails counts itself.
+    async collect() {
+      await snapshot();
+    },
+  });
   const completed = counter('jobs_completed_total', 'Jobs this process completed.');
   const failed = counter('jobs_failed_total', 'Failed attempts of jobs in this process.');
   const retried = counter('jobs_retried_total', 'Failed jobs of this process set to retry.');

@@ -140,6 +140,13 @@ describe('WorkQueueAdapter on the board', () => {
     expect((await a.getJob(later))?.state).toBe('pending');
     await h.put(`${base}/${later}/clean`).expect(204);
     expect(await a.getJob(later)).toBeNull();
+    // Clean of a kept completed job removes it too.
+    const { id: done } = await a.add('done');
+    const [lease] = await a.lease();
+    await a.complete(lease!);
+    expect((await a.getJob(done))?.state).toBe('completed');
+    await h.put(`${base}/${done}/clean`).expect(204);
+    expect(await a.getJob(done)).toBeNull();
 
     await killed(a, 1, 'x');
     await killed(a, 2, 'y');
