@@ -25,6 +25,8 @@ export class Handoffs<T, R> implements HandoffsPart<T> {
   private readonly unadopted = new Map<string, Deferred<boolean>>();
   /** Tokens of handed-off jobs that came while pausing or closing: released once adopted. */
   private readonly late = new Set<string>();
+  /** Tokens of handed-off jobs that came too old to start at once: started once adopted. */
+  private readonly held = new Set<string>();
   /** The idle wait took entries into the hand-off list since the last call: sweep it. */
   private sweep = false;
 
@@ -82,9 +84,23 @@ export class Handoffs<T, R> implements HandoffsPart<T> {
       this.adopting.push(job);
       this.unadopted.set(job.token, deferred<boolean>());
       if (ctx.paused || ctx.closing) this.late.add(job.token);
+      else if (this.stale(job)) this.held.add(job.token);
       else ctx.runs.place([job]);
     }
     ctx.loop.schedule();
+  }
+
+  /**
+   * Whether a hand-off reached us so long after its add that this worker may have been taken for
+   * dead meanwhile (its process frozen: a stopped container, a long pause) and the job given to
+   * another: then it starts only once adopted, not at once (it could have completed elsewhere).
+   * Its age in Redis time (the lease loop's estimate); a hand-off normally arrives within a
+   * millisecond, far under half the heartbeat timeout.
+   */
+  private stale(job: LeasedJob<T>): boolean {
+    const now = this.ctx.loop.redisNow();
+    if (now === undefined || job.addedAt <= 0) return false;
+    return now - job.addedAt > this.ctx.queue.options.heartbeatTimeoutMs / 2;
   }
 
   /** The lease call's answer for an adoption. */
@@ -92,11 +108,14 @@ export class Handoffs<T, R> implements HandoffsPart<T> {
     this.unadopted.get(lease.token)?.resolve(ok);
     this.unadopted.delete(lease.token);
     const late = this.late.delete(lease.token);
+    const held = this.held.delete(lease.token);
     if (!ok) {
       // Cancelled, or its hand-off lease lapsed and the job went back: not ours to finish.
       this.ctx.runs.forget(lease.token, 'hand-off lost before adoption (cancelled or reclaimed)');
-    } else if (late) {
+    } else if (late || (held && (this.ctx.paused || this.ctx.closing))) {
       this.ctx.runs.giveBack([lease]);
+    } else if (held) {
+      this.ctx.runs.place([lease]);
     }
   }
 

@@ -39,6 +39,13 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   private draining = false;
   /** Redis may hold jobs for us that we do not know of (a reply was lost): reconcile first. */
   needReconcile = false;
+  /** Redis time of the last lease reply, and when it came (performance.now()): see redisNow. */
+  private redisAt = 0;
+  private redisAtLocal = 0;
+
+  redisNow(): number | undefined {
+    return this.redisAt > 0 ? this.redisAt + (performance.now() - this.redisAtLocal) : undefined;
+  }
   private reconciling = false;
   private queued = false;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -146,6 +153,8 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
         ),
       );
       ctx.progress.answered();
+      this.redisAt = r.now;
+      this.redisAtLocal = performance.now();
       this.requested -= want;
       if (want > 0) this.leasing--;
       this.retryDelay = 0;

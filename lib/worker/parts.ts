@@ -68,6 +68,8 @@ export interface LeaseLoopPart<T, R> {
   /** Set after a dropped connection: the next flush reconciles first. */
   needReconcile: boolean;
   readonly prefetch: number;
+  /** Redis time now (ms), from the last lease reply and this process's monotonic clock. */
+  redisNow(): number | undefined;
   sampleJob(ms: number): void;
   complete(item: CompleteItem<R> & { run: Run<T> }): void;
   schedule(): void;
