@@ -5,7 +5,7 @@
 import { invalid } from '../errors.js';
 import { checkGroupConcurrency, checkGroupName, checkRateLimit } from '../options.js';
 import type { GroupInfo, RateLimit } from '../types/index.js';
-import { isPosInt } from '../util/checks.js';
+import { pageOf } from '../util/checks.js';
 import { num, str, type Reply } from '../job/records.js';
 import { type QueueContext } from './context.js';
 import { flushQuietly, type FlowDelivery } from './flows/delivery.js';
@@ -50,14 +50,8 @@ export class Groups {
   }
 
   async list(opts: { offset?: number; limit?: number } = {}): Promise<GroupInfo[]> {
-    const o = typeof opts === 'object' && opts !== null ? opts : {};
-    const offset = o.offset ?? 0;
-    const limit = o.limit ?? 100;
     const problems: string[] = [];
-    if (!Number.isSafeInteger(offset) || offset < 0)
-      problems.push(`offset must be an integer >= 0, got ${JSON.stringify(offset)}`);
-    if (!isPosInt(limit) || limit > PAGE)
-      problems.push(`limit must be an integer 1..${PAGE}, got ${JSON.stringify(limit)}`);
+    const { offset, limit } = pageOf(opts, PAGE, problems);
     if (problems.length) throw invalid(problems, `${this.ctx.name}: getGroups refused`);
     // flat: group, pending, running, paused 1|0, held until ms (0: not held)
     const r = (await this.ctx.run('group_admin', ['list', offset, limit])) as Reply;

@@ -5,7 +5,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { invalid, redisError, WorkQueueError } from '../errors.js';
 import type { JobInfo, ListState, PageOptions } from '../types/index.js';
-import { isPosInt } from '../util/checks.js';
+import { pageOf } from '../util/checks.js';
 import { checkGroupName } from '../options.js';
 import { type QueueContext, type ScriptArgs } from './context.js';
 import { bounded } from '../redis/bounded.js';
@@ -34,15 +34,10 @@ export class Listings<T, R> {
 
   async getJobs(state: ListState, opts: PageOptions = {}): Promise<JobInfo<T, R>[]> {
     const o: PageOptions = typeof opts === 'object' && opts !== null ? opts : {};
-    const offset = o.offset ?? 0;
-    const limit = o.limit ?? 100;
     const problems: string[] = [];
     if (!STATES.includes(state))
       problems.push(`state must be one of ${STATES.join(', ')}, got ${JSON.stringify(state)}`);
-    if (!Number.isSafeInteger(offset) || offset < 0)
-      problems.push(`offset must be an integer >= 0, got ${JSON.stringify(offset)}`);
-    if (!isPosInt(limit) || limit > PAGE)
-      problems.push(`limit must be an integer 1..${PAGE}, got ${JSON.stringify(limit)}`);
+    const { offset, limit } = pageOf(o, PAGE, problems);
     if (o.group !== undefined) {
       checkGroupName('group', o.group, problems);
       if (state !== 'pending') problems.push(`group lists pending jobs only, not ${state}`);

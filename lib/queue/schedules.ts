@@ -3,7 +3,7 @@
  * ahead of time as a delayed job with caller id `<schedule>:<tick ms>` (schedule_make_ticks.lua).
  */
 import { errorMessage, invalid } from '../errors.js';
-import { isPosInt } from '../util/checks.js';
+import { pageOf } from '../util/checks.js';
 import { PAGE } from './listings.js';
 import { decode, type Raw } from '../job/codec.js';
 import type { QueueContext, ScriptArgs } from './context.js';
@@ -65,13 +65,8 @@ export class Schedules<T> {
   }
 
   async list(opts: { offset?: number; limit?: number } = {}): Promise<ScheduleInfo<T>[]> {
-    const o = typeof opts === 'object' && opts !== null ? opts : {};
-    const { offset = 0, limit = 100 } = o;
     const problems: string[] = [];
-    if (!Number.isSafeInteger(offset) || offset < 0)
-      problems.push(`offset must be an integer >= 0, got ${JSON.stringify(offset)}`);
-    if (!isPosInt(limit) || limit > PAGE)
-      problems.push(`limit must be an integer 1..${PAGE}, got ${JSON.stringify(limit)}`);
+    const { offset, limit } = pageOf(opts, PAGE, problems);
     if (problems.length) throw invalid(problems, `${this.ctx.name}: listSchedules refused`);
     return this.read('', offset, limit);
   }

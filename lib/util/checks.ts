@@ -14,3 +14,25 @@ export function timerProblem(name: string, v: unknown): string | undefined {
     ? `${name} must be at most ${MAX_TIMER_MS} (ms: the longest a timer waits), got ${v}`
     : undefined;
 }
+
+/**
+ * The page a listing call asks for (`offset` an integer >= 0, default 0; `limit` 1..`max`,
+ * default 100; options that are not an object are none), its problems added to `problems`.
+ */
+export function pageOf(
+  opts: unknown,
+  max: number,
+  problems: string[],
+): { offset: number; limit: number } {
+  const o = (typeof opts === 'object' && opts !== null ? opts : {}) as {
+    offset?: unknown;
+    limit?: unknown;
+  };
+  const offset = o.offset ?? 0;
+  const limit = o.limit ?? 100;
+  if (!Number.isSafeInteger(offset) || (offset as number) < 0)
+    problems.push(`offset must be an integer >= 0, got ${JSON.stringify(offset)}`);
+  if (!isPosInt(limit) || limit > max)
+    problems.push(`limit must be an integer 1..${max}, got ${JSON.stringify(limit)}`);
+  return { offset: offset as number, limit: limit as number };
+}
