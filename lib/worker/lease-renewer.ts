@@ -1,6 +1,14 @@
 // The lease renewer (like BullMQ's LockManager): every third of a lease, extends in one call the
 // leases of the running and prefetched jobs, carrying the running jobs' log lines (job.log); a
 // run whose lease is gone ends as lost.
+//
+// It also watches for the process being away: frozen (SIGSTOP, a stopped container, a paused
+// VM) or its event loop blocked. Away longer than half the heartbeat timeout (or half a lease),
+// its heartbeat may have lapsed or its leases expired, and clean() may have given its prefetched
+// jobs to another worker, which may even have completed them. So a prefetched job does not
+// start after such a gap until a renewal sent after it confirmed which leases are still ours
+// (one round trip; the lost ones leave the buffer). Running jobs learn it from that same call.
+import { performance } from 'node:perf_hooks';
 import type { LogBatch } from '../job/logs.js';
 import type { Lease } from '../types/job.js';
 import type { WorkerContext } from './context.js';
@@ -9,26 +17,88 @@ import type { RenewerPart } from './parts.js';
 
 export class LeaseRenewer<T, R> implements RenewerPart {
   private timer: NodeJS.Timeout | undefined;
+  private watch: NodeJS.Timeout | undefined;
+  /** When the event loop was last seen running (performance.now()): a watch tick or a start. */
+  private seen = 0;
+  /** The end of a gap not yet covered by a renewal (prefetched jobs wait meanwhile). */
+  private awayAt: number | undefined;
+  /** A renewal that covers the gap is on its way. */
+  private verifying = false;
 
   constructor(private readonly ctx: WorkerContext<T, R>) {}
+
+  /** Longer away than this, and Redis may have taken this worker's leases back. */
+  private get awayMs(): number {
+    return Math.min(this.ctx.queue.options.heartbeatTimeoutMs, this.ctx.settings.leaseMs) / 2;
+  }
 
   start(): void {
     const every = Math.max(50, Math.floor(this.ctx.settings.leaseMs / 3));
     this.timer = setInterval(() => void this.renew(), every);
     this.timer.unref();
+    this.seen = performance.now();
+    this.watch = setInterval(
+      () => {
+        if (this.lookedAway()) this.verify();
+      },
+      Math.max(25, Math.floor(this.awayMs / 4)),
+    );
+    this.watch.unref();
   }
 
   stop(): void {
     clearInterval(this.timer);
+    clearInterval(this.watch);
   }
 
-  /** Extend every held job's lease in one call; runs that lost theirs end as lost. */
-  async renew(): Promise<void> {
+  /**
+   * Whether a prefetched job may start now: not after a gap (see the head of this file) until a
+   * renewal sent since answered; that renewal is then on its way, and refills once it answers.
+   */
+  mayStart(): boolean {
+    if (!this.lookedAway()) return true;
+    this.verify();
+    return false;
+  }
+
+  /** Note the loop running now; whether a gap is still to be covered. */
+  private lookedAway(): boolean {
+    const now = performance.now();
+    if (this.watch !== undefined && now - this.seen > this.awayMs) this.awayAt = now;
+    this.seen = now;
+    return this.awayAt !== undefined;
+  }
+
+  /** Renew now; once a renewal sent after the gap answered, start what is still ours. */
+  private verify(): void {
+    if (this.verifying) return;
+    this.verifying = true;
+    const sentAt = performance.now();
+    void this.renew().then((ok) => {
+      this.verifying = false;
+      if (this.awayAt === undefined) return;
+      // Failed: the next watch tick tries again.
+      if (!ok) return;
+      if (sentAt < this.awayAt) {
+        // Sent before a later gap ended: one more.
+        this.verify();
+        return;
+      }
+      this.awayAt = undefined;
+      this.ctx.runs.refill();
+    });
+  }
+
+  /**
+   * Extend every held job's lease in one call; runs that lost theirs end as lost. True once Redis
+   * answered (or there was nothing to renew).
+   */
+  async renew(): Promise<boolean> {
     const { runs, handoffs } = this.ctx;
     // Hand-offs not adopted yet are not ours to renew.
     const running = runs.runs().filter((r) => !handoffs.isUnadopted(r.lease.token));
     const waiting = runs.waiting().filter((l) => !handoffs.isUnadopted(l.token));
-    if (running.length + waiting.length === 0) return;
+    if (running.length + waiting.length === 0) return true;
     const logs = new Map<Lease, LogBatch>();
     for (const r of running) {
       const l = takeLogs(r);
@@ -48,6 +118,7 @@ export class LeaseRenewer<T, R> implements RenewerPart {
           runs.drop(waiting[i - running.length]!.token);
         }
       });
+      return true;
     } catch (e) {
       // Not sent: the lines go with the next renewal or the outcome.
       for (const r of running) {
@@ -59,6 +130,7 @@ export class LeaseRenewer<T, R> implements RenewerPart {
           : sent;
       }
       this.ctx.report(e);
+      return false;
     }
   }
 }

@@ -44,6 +44,7 @@ export interface RunTablePart<T> {
   runOfJob(seq: string): Run<T> | undefined;
   soloHeld(): boolean;
   place(jobs: LeasedJob<T>[]): void;
+  refill(): void;
   holdRefills(): void;
   settled(run: Run<T>): void;
   drop(token: string): void;
@@ -113,7 +114,10 @@ export interface CancelsPart {
 export interface RenewerPart {
   start(): void;
   stop(): void;
-  renew(): Promise<void>;
+  /** Whether a prefetched job may start now (not right after the process was away). */
+  mayStart(): boolean;
+  /** True once Redis answered (or there was nothing to renew). */
+  renew(): Promise<boolean>;
 }
 
 /** The queue-wide pause as this worker knows it (queue-pause.ts). */

@@ -117,10 +117,20 @@ export class RunTable<T, R> implements RunTablePart<T> {
     });
   }
 
-  /** Start buffered jobs while slots are free (not while pausing, closing or holding refills). */
+  /** Start buffered jobs while slots are free (a renewal after the process was away answered). */
+  refill(): void {
+    this.fill();
+  }
+
+  /**
+   * Start buffered jobs while slots are free: not while pausing, closing or holding refills, nor
+   * right after the process was away (lease-renewer.ts: a renewal first says what is still ours).
+   */
   private fill(): void {
     const { ctx } = this;
     const max = ctx.settings.concurrency;
+    if (this.buffer.length === 0 || this.running.size >= max || this.refillsHeld) return;
+    if (ctx.paused || ctx.closing || !ctx.renewer.mayStart()) return;
     while (this.buffer.length > 0 && this.running.size < max && !this.refillsHeld) {
       if (ctx.paused || ctx.closing) return;
       this.start(this.buffer.shift()!);
