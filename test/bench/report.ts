@@ -158,6 +158,8 @@ export function summarize(r: ChildResult): string {
       const b = r.sandbox!;
       return `jobs/s in-process ${fmt(b.inProcessPerSec, 0)}, threads ${fmt(b.threadPerSec, 0)}, processes ${fmt(b.processPerSec, 0)}; pool start-up: threads ${fmt(b.threadStartMs, 0)} ms, processes ${fmt(b.processStartMs, 0)} ms`;
     }
+    case 'fairness':
+      return `${fmt(r.value, 0)} jobs of the big group started before the small group's last`;
     case 'scale':
       return `${r.jobs} jobs: add ${fmt(r.addPerSec ?? NaN, 0)} jobs/s, lease+complete ${fmt(r.drainPerSec ?? NaN, 0)} jobs/s, ${fmt(r.bytesPerJob ?? NaN, 1)} B/job`;
     default: {
@@ -167,7 +169,10 @@ export function summarize(r: ChildResult): string {
           : '';
       const failed = r.failedAttempts ? `, ${r.failedAttempts} failed attempts` : '';
       const first = r.firstJobMs !== undefined ? `, 1st job after ${fmt(r.firstJobMs, 0)} ms` : '';
-      return `${fmt(r.value, 0)} jobs/s (${fmt(r.seconds ?? NaN, 2)} s${first}${extra}${failed})`;
+      // (A row measured as several runs, as groups is, has no one duration.)
+      const took = r.seconds !== undefined ? `${fmt(r.seconds, 2)} s` : '';
+      const detail = `${took}${first}${extra}${failed}`.replace(/^, /, '');
+      return `${fmt(r.value, 0)} jobs/s${detail ? ` (${detail})` : ''}`;
     }
   }
 }
