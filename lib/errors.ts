@@ -199,3 +199,27 @@ export function errorMessage(e: unknown): string {
   }
   return m.length > MAX_ERROR_CHARS ? m.slice(0, MAX_ERROR_CHARS) + '…' : m;
 }
+
+/**
+ * When a handler's error is a DelayedError (also one from another realm, e.g. a sandbox or the
+ * other module format: by its name and fields), its delay (ms) or time; else undefined.
+ */
+export function delayOf(e: unknown): number | Date | undefined {
+  if (typeof e !== 'object' || e === null) return undefined;
+  const d = e as Partial<DelayedError>;
+  if (!(e instanceof DelayedError) && d.name !== 'DelayedError') return undefined;
+  if (typeof d.runAt === 'number' && Number.isFinite(d.runAt)) return new Date(d.runAt);
+  return typeof d.delayMs === 'number' && Number.isSafeInteger(d.delayMs) && d.delayMs >= 0
+    ? d.delayMs
+    : undefined;
+}
+
+/**
+ * A handler's throw that is a step, not a failure (no attempt counted): `'delayed'` (a
+ * DelayedError) or `'rate_limited'` (a RateLimitError); undefined for a failure. What run hooks
+ * (metrics, tracing) report it as.
+ */
+export function stepOf(e: unknown): 'delayed' | 'rate_limited' | undefined {
+  if (e instanceof RateLimitError) return 'rate_limited';
+  return delayOf(e) === undefined ? undefined : 'delayed';
+}

@@ -1,6 +1,6 @@
 // The runner: calls the handler of each run the run table starts, enforces `jobTimeoutMs`, and
 // tells how the run ended (a complete batched into the next lease call, or a fail) and events.
-import { DelayedError, errorMessage, RateLimitError, WorkQueueError } from '../errors.js';
+import { delayOf, errorMessage, RateLimitError, WorkQueueError } from '../errors.js';
 import { encodeResult } from '../job/codec.js';
 import { runRunHooks } from './run-hooks.js';
 import type { FailOptions, FailOutcome } from '../types/index.js';
@@ -12,20 +12,6 @@ import type { Run, RunOutcome, RunnerPart } from './parts.js';
 import type { Job, LeasedJob } from '../types/job.js';
 
 const NO_LEASES: readonly LeasedJob<never>[] = [];
-
-/**
- * When a handler's error is a DelayedError (also one from another realm, e.g. a sandbox: by its
- * name and fields), its delay (ms) or time; else undefined.
- */
-function asDelayed(e: unknown): number | Date | undefined {
-  if (typeof e !== 'object' || e === null) return undefined;
-  const d = e as Partial<DelayedError>;
-  if (!(e instanceof DelayedError) && d.name !== 'DelayedError') return undefined;
-  if (typeof d.runAt === 'number' && Number.isFinite(d.runAt)) return new Date(d.runAt);
-  return typeof d.delayMs === 'number' && Number.isSafeInteger(d.delayMs) && d.delayMs >= 0
-    ? d.delayMs
-    : undefined;
-}
 
 const RESOLVED = Promise.resolve();
 
@@ -166,7 +152,7 @@ export class Runner<T, R> implements RunnerPart<T, R> {
     }
     // (Not ours: the jobs it held go back all the same.)
     if (held.length > 0) await ctx.track(ctx.queue.release(held)).catch((e) => ctx.report(e));
-    const delayed = asDelayed(error);
+    const delayed = delayOf(error);
     if (owned && delayed) {
       await this.delayed(run, delayed);
       return;

@@ -1,7 +1,13 @@
 // Prometheus metrics of queues and workers (nestjs-work-queue/metrics, peer prom-client): gauges
 // read from counts() at scrape time, counters and a duration histogram fed by worker events.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { Job, QueueCounts, Worker, WorkQueue } from '../../lib/internal.js';
+import {
+  stepOf,
+  type Job,
+  type QueueCounts,
+  type Worker,
+  type WorkQueue,
+} from '../../lib/internal.js';
 
 type Source<X> = readonly X[] | (() => readonly X[]);
 
@@ -81,7 +87,8 @@ const listOf = <X>(s: Source<X> | undefined): readonly X[] =>
  *   `flowState()` per queue per scrape;
  * - per process, from the workers' events: `work_queue_jobs_completed_total`, `_failed_total`
  *   (every failed attempt), `_retried_total`, `_dead_total`, `work_queue_leases_lost_total`
- *   and `work_queue_job_duration_seconds{queue,outcome}` (outcome `success` or `error`);
+ *   and `work_queue_job_duration_seconds{queue,outcome}` (outcome `success`, `error`, or for a run a
+ *   `DelayedError` or `RateLimitError` ended `delayed` or `rate_limited`);
  * - `work_queue_job_wait_seconds{queue}`: how long each job of this process waited from its add
  *   to the start of its first attempt (Redis times; a delayed job's delay included; a run a
  *   DelayedError or RateLimitError ended does not count an attempt: the next is observed too);
@@ -173,7 +180,7 @@ export function registerQueueMetrics(
   const lost = counter('leases_lost_total', 'Leases this process lost before the job ended.');
   const duration = new Histogram({
     name: `${p}job_duration_seconds`,
-    help: 'Handler run time in this process, by outcome (success, error).',
+    help: 'Handler run time in this process, by outcome (success, error, delayed, rate_limited).',
     labelNames: [...labelNames, 'outcome'],
     buckets: options.durationBuckets ?? DEFAULT_BUCKETS,
     registers,
@@ -212,7 +219,8 @@ export function registerQueueMetrics(
             end({ outcome: 'success' });
             return result;
           } catch (e) {
-            end({ outcome: 'error' });
+            // A DelayedError or RateLimitError is a step, not a failure.
+            end({ outcome: stepOf(e) ?? 'error' });
             throw e;
           }
         },

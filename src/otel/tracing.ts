@@ -10,7 +10,7 @@ import {
   type Attributes,
   type Span,
 } from '@opentelemetry/api';
-import type { AddHook, RunHook } from '../../lib/internal.js';
+import { stepOf, type AddHook, type RunHook } from '../../lib/internal.js';
 
 /** Tracer name, and the `messaging.system` of the spans. */
 export const TRACER_NAME = 'nestjs-work-queue';
@@ -68,6 +68,12 @@ async function inSpan<X>(span: Span, work: () => Promise<X>): Promise<X> {
   try {
     return await work();
   } catch (e) {
+    // A handler's DelayedError or RateLimitError is a step, not an error: noted, status unset.
+    const step = stepOf(e);
+    if (step) {
+      span.setAttribute('work_queue.outcome', step);
+      throw e;
+    }
     span.recordException(e instanceof Error ? e : String(e));
     span.setStatus({ code: SpanStatusCode.ERROR, message: e instanceof Error ? e.message : '' });
     throw e;
