@@ -106,7 +106,12 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
    */
   async flush(): Promise<void> {
     const { ctx } = this;
-    if (this.needReconcile && !ctx.closing) await this.reconcile();
+    if (this.needReconcile && !ctx.closing) {
+      // A reconcile that failed is tried again by the retry timer, not at once (no tight loop
+      // while Redis refuses it, e.g. NOREPLICAS after a failover).
+      if (this.retryTimer) return;
+      await this.reconcile();
+    }
     if (this.reconciling) return;
     const free =
       ctx.closing || ctx.paused || ctx.queuePause.paused || this.retryTimer || this.holdingBack()

@@ -86,6 +86,39 @@ describe('Worker connections (private Redis)', () => {
     expect(await producer.counts()).toMatchObject({ pending: 0, leased: 0, workers: 1 });
   });
 
+  it('a reconcile Redis refuses (NOREPLICAS) is tried again with a backoff, not in a loop', async () => {
+    const { q, producer } = queues<number>();
+    const errors: unknown[] = [];
+    const w = worker(q, () => undefined, { idleTimeoutMs: 30_000, cleanIntervalMs: 0 });
+    w.on('error', (e) => errors.push(e));
+    await w.start();
+    // Writes refused from now on (as on a master that lost its only replica after a failover),
+    // and the worker's connection dropped: its reconnect asks for a reconcile, refused too.
+    await admin.config('SET', 'min-replicas-to-write', '1');
+    try {
+      expect(await killed('normal')).toBeGreaterThanOrEqual(1);
+      await waitFor(() => errors.some((e) => /NOREPLICAS/.test(String(e))), {
+        what: 'a refused reconcile',
+        timeoutMs: 10_000,
+      });
+      const before = errors.length;
+      await new Promise((r) => setTimeout(r, 1_000));
+      // Backing off from 50 ms to 2 s: a handful a second (it was thousands).
+      expect(errors.length - before).toBeLessThan(30);
+    } finally {
+      await admin.config('SET', 'min-replicas-to-write', '0');
+    }
+    // Once Redis takes writes again, the worker works.
+    await producer.add(7);
+    await waitFor(
+      async () => (await producer.counts()).pending + (await producer.counts()).leased === 0,
+      {
+        what: 'the job processed after writes came back',
+        timeoutMs: 10_000,
+      },
+    );
+  });
+
   it('CLIENT KILL TYPE pubsub: jobs still processed, cancel notifications still arrive', async () => {
     const { q, producer } = queues<string>();
     const runs: Job<string>[] = [];
