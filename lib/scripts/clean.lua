@@ -69,7 +69,8 @@ local out = { promoted, reclaimed, dead, #old, freed_ids, flow_work_left(), now,
 for _, sid in ipairs(due) do
   out[#out + 1] = sid
 end
-if lapsed(nil, now, hb_timeout) then
+-- (With no worker, nobody to judge: lapsed() would note a silence in a queue that never had one.)
+if rcall('EXISTS', K_WORKERS) == 1 and lapsed(nil, now, hb_timeout) then
   local silent = rcall('ZRANGEBYSCORE', K_WORKERS, '-inf', '(' .. (now - hb_timeout), 'LIMIT', 0, 100)
   for _, w in ipairs(silent) do
     out[#out + 1] = w

@@ -47,13 +47,33 @@ local function beat(wid, now, hb_timeout)
   end
 end
 
--- Whether a worker last seen at `beat_ms` (nil: never) counts as dead: silent for
--- `hb_timeout` while beats were landing.
+-- Whether a worker last seen at `beat_ms` (nil: never; clean asks whether any may be dead)
+-- counts as dead: silent for `hb_timeout` while beats were landing.
+-- When no beat of any worker landed for half the timeout, either they all died or Redis was out
+-- of their reach — and of ours until now: a Cluster refuses every command while one of its
+-- masters fails over, and the first call through afterwards may be this one, before the beats
+-- resume. So the first look at such a silence (K_HEARTBEAT_RECORD 'q') judges nobody; a look
+-- half a timeout later does: live workers' beats had that long to land. (A cleaner that runs at
+-- least every half timeout, as workers' do by default, first looks before anyone lapses: no
+-- delay for a worker that really died.)
 local function lapsed(beat_ms, now, hb_timeout)
   if beat_ms and tonumber(beat_ms) >= now - hb_timeout then
     return false
   end
-  return (tonumber(rcall('HGET', K_HEARTBEAT_RECORD, 's')) or 0) <= now - hb_timeout
+  local rec = rcall('HMGET', K_HEARTBEAT_RECORD, 's', 'b', 'q')
+  if (tonumber(rec[1]) or 0) > now - hb_timeout then
+    return false
+  end
+  local last = tonumber(rec[2]) or 0
+  if now - last <= hb_timeout / 2 then
+    return true
+  end
+  local looked = tonumber(rec[3]) or 0
+  if looked <= last then
+    rcall('HSET', K_HEARTBEAT_RECORD, 'q', now)
+    return false
+  end
+  return now - looked >= hb_timeout / 2
 end
 
 -- Sort `held`, pairs { seq, its lease token (or lease hash value '<token>:<holder>') }, into

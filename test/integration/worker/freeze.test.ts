@@ -186,4 +186,38 @@ describe('a frozen worker', () => {
     });
     expect(readLog(execLog).map((l) => l.id)).toEqual([first, after]);
   }, 40_000);
+
+  it('the first clean to find no beat landed for half the timeout judges nobody; one half a timeout later does', async () => {
+    // (After an outage a clean can get through before the beats: a Cluster refuses every command
+    // while another master fails over. Here the only worker is stopped: it really is silent.)
+    const queueOptions: WorkQueueOptions = { heartbeatTimeoutMs: 1_000 };
+    const q = fx.queue<string>(queueOptions);
+    const child = startWorkerChild({
+      redisUrl: testRedisUrl(),
+      queue: q.name,
+      queueOptions: { ...queueOptions, prefix: q.options.prefix },
+      workerOptions: { cleanIntervalMs: 0 },
+      mode: 'sleep',
+      workMs: 0,
+    });
+    children.push(child);
+    const workerId = await child.ready;
+    const admin = fx.client();
+    child.process.kill('SIGSTOP');
+    // Silent for longer than the timeout (Redis time; read, not cleaned meanwhile).
+    await waitFor(
+      async () => {
+        const [s, us] = await admin.time();
+        const beat = Number(await admin.zscore(q.keys.workers, workerId));
+        return Number(s) * 1000 + Math.floor(Number(us) / 1000) - beat > 1_200;
+      },
+      { what: 'the worker silent for longer than the timeout', timeoutMs: 10_000 },
+    );
+    expect(await q.clean()).toMatchObject({ deadWorkers: 0 });
+    await waitFor(async () => (await q.clean()).deadWorkers === 1, {
+      what: 'the silent worker judged half a timeout later',
+      timeoutMs: 10_000,
+      intervalMs: 50,
+    });
+  }, 30_000);
 });
