@@ -1,5 +1,6 @@
 // The testing kit's helpers for any test (nestjs-work-queue/testing): uniquePrefix, whenIdle,
 // removeKeys, on the shared test Redis.
+import net from 'node:net';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { WorkQueue, WorkQueueError, type Job } from '../../../lib/index.js';
@@ -154,11 +155,37 @@ describe('removeKeys', () => {
     expect(await removeKeys(redis, mine)).toBe(0);
   });
 
+  it('a Redis that does not answer: REDIS_UNAVAILABLE within timeoutMs, not a hang', async () => {
+    // A server that accepts connections and never replies.
+    const silent = net.createServer((s) => s.resume()); // reads, never writes
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as net.AddressInfo).port;
+    const mute = new Redis({ host: '127.0.0.1', port, lazyConnect: true });
+    mute.on('error', () => {});
+    try {
+      const t0 = Date.now();
+      const e = await errorOf(removeKeys(mute, uniquePrefix('rm'), { timeoutMs: 300 }));
+      expect((e as WorkQueueError).code).toBe('REDIS_UNAVAILABLE');
+      expect((e as Error).message).toMatch(
+        /^removeKeys: no reply from Redis to SCAN within 300 ms/,
+      );
+      expect(Date.now() - t0).toBeLessThan(2_000);
+    } finally {
+      mute.disconnect();
+      silent.close();
+    }
+  });
+
   it('refuses a prefix that could match other keys, and a non-client', async () => {
     const e = invalid(await errorOf(removeKeys(redis, 'wq*')));
     expect(e.code).toBe('INVALID_ARGUMENT');
     const both = invalid(await errorOf(removeKeys({} as Redis, '')));
     expect(both.problems).toHaveLength(2);
     expect(both.problems[0]).toContain('client must be an ioredis Redis or Cluster');
+    const bad = invalid(await errorOf(removeKeys(redis, 'p', { timeoutMs: 0, x: 1 } as never)));
+    expect(bad.problems).toEqual([
+      'unknown option "x" (known: timeoutMs)',
+      'timeoutMs must be a positive integer (ms), got 0',
+    ]);
   });
 });
