@@ -10,7 +10,10 @@ export type WorkQueueErrorCode =
   | 'BAD_STATE'
   | 'REDIS_VERSION'
   | 'REDIS_UNAVAILABLE'
-  /** `add` stored the job on the master but fewer replicas than `replicaAcks` confirmed it. */
+  /**
+   * An add (a job, a flow, a schedule) was stored on the master but fewer replicas than
+   * `replicaAcks` confirmed it.
+   */
   | 'NOT_REPLICATED'
   | 'SCRIPT_ERROR'
   | 'CLOSED'

@@ -1,12 +1,18 @@
 /**
  * Schedules of a queue (`WorkQueue.upsertSchedule` and friends): stored in Redis, each tick made
  * ahead of time as a delayed job with caller id `<schedule>:<tick ms>` (schedule_make_ticks.lua).
+ * With `replicaAcks`, an upsert's last write (its first ticks) is followed by WAIT on the same
+ * connection (replica-acks.ts), which confirms the schedule's record too. An upsert that changes
+ * nothing writes the record's version (schedule_make_ticks, with the ticks clean() would make
+ * now, if any), so that its WAIT covers the first upsert whichever connection made it: calling
+ * it again after NOT_REPLICATED adds no tick twice and resolves once replicas confirm.
  */
 import { errorMessage, invalid } from '../errors.js';
 import { pageOf } from '../util/checks.js';
 import { PAGE } from './listings.js';
 import { decode, type Raw } from '../job/codec.js';
 import type { QueueContext, ScriptArgs } from './context.js';
+import { confirmed, ReplicaAcks, type AckCall } from './replica-acks.js';
 import { num, parseMeta, str, type Reply } from '../job/records.js';
 import type {
   ScheduleInfo,
@@ -37,6 +43,8 @@ function parseRecord(json: string): StoredRecord {
 }
 
 export class Schedules<T> {
+  private acks: ReplicaAcks | undefined;
+
   constructor(private readonly ctx: QueueContext) {}
 
   async upsert(
@@ -47,10 +55,11 @@ export class Schedules<T> {
     const p = prepareSchedule(this.ctx.options, id, spec, template);
     // 0 unchanged, 1 created, 2 changed
     const r = await this.ctx.run('schedule_upsert', [id, p.def, p.payload, p.tickMeta, p.anchor]);
-    if (r === 0) return 'unchanged';
+    const call = this.ctx.options.replicaAcks > 0 ? this.acksCall(id) : undefined;
+    if (r === 0 && !call) return 'unchanged';
     // Its first ticks now; should this call fail or the process die, the next clean() does it.
-    await this.topUp(id);
-    return r === 1 ? 'created' : 'updated';
+    await this.topUp(id, call);
+    return r === 0 ? 'unchanged' : r === 1 ? 'created' : 'updated';
   }
 
   async remove(id: string): Promise<boolean> {
@@ -71,18 +80,28 @@ export class Schedules<T> {
     return this.read('', offset, limit);
   }
 
-  /** Make the next ticks of one schedule. Resolves how many were made (0: none needed, or another did). */
-  async topUp(id: string): Promise<number> {
+  /**
+   * Make the next ticks of one schedule. Resolves how many were made (0: none needed, or another
+   * did). `acks`: then WAIT for `replicaAcks` replicas (NOT_REPLICATED when too few confirm); and
+   * when its ticks are not due (clean() would not make them yet), make none but write its record
+   * all the same (its version), for the WAIT to cover the writes before.
+   */
+  async topUp(id: string, acks?: AckCall): Promise<number> {
     // { Redis now, id, record, '' }
     const r = (await this.ctx.run('schedule_get', [id, 0, 1, 0])) as Reply;
-    if (r.length < 4) return 0;
+    // (Nothing to make, gone or ended: no write, but WAIT all the same, behind a read that takes
+    // it to the queue's node.)
+    const rec = r.length < 4 ? undefined : parseRecord(str(r[2]));
+    if (!rec || rec.e === 1) {
+      if (acks) await this.confirm('schedule_get', [id, 0, 1, 0], acks);
+      return 0;
+    }
     const now = num(r[0]);
-    const rec = parseRecord(str(r[2]));
-    if (rec.e === 1) return 0;
     const def = JSON.parse(rec.d) as StoredDef;
     const horizon = horizonOf(this.ctx.options);
-    const { ticks, ended } = nextTicks(def, rec, now, horizon);
-    // Due again when half the horizon is left.
+    // Due again when half the horizon is left (schedule_make_ticks sets it so).
+    const due = !acks || rec.t === undefined || rec.t - horizon / 2 <= now;
+    const { ticks, ended } = due ? nextTicks(def, rec, now, horizon) : { ticks: [], ended: false };
     const args: ScriptArgs['schedule_make_ticks'] = [
       id,
       rec.v,
@@ -93,8 +112,31 @@ export class Schedules<T> {
       ...ticks,
     ];
     // { 1 done | 0 stale, ticks added, Redis now }
-    const x = (await this.ctx.run('schedule_make_ticks', args)) as number[];
+    const x = (
+      acks
+        ? await this.confirm('schedule_make_ticks', args, acks)
+        : await this.ctx.run('schedule_make_ticks', args)
+    ) as number[];
     return x[1]!;
+  }
+
+  /** Script `name` then WAIT (replica-acks.ts): its reply once enough replicas confirmed. */
+  private async confirm<N extends 'schedule_get' | 'schedule_make_ticks'>(
+    name: N,
+    args: ScriptArgs[N],
+    call: AckCall,
+  ): Promise<unknown> {
+    this.acks ??= new ReplicaAcks(this.ctx);
+    const acked = await this.acks.run(name, this.ctx.scriptKeys.of(name), args, call);
+    return confirmed(acked, call, this.ctx.options);
+  }
+
+  private acksCall(id: string): AckCall {
+    return {
+      context: `queue ${this.ctx.name}: upsertSchedule(${id})`,
+      again:
+        'Upsert it again with the same schedule id: the same schedule again adds no duplicate tick.',
+    };
   }
 
   /** Called by clean() with the schedules due for their next ticks; one failing skips only itself. */

@@ -48,6 +48,14 @@ export interface FlowProducerOptions {
   commandTimeoutMs?: number;
   /** The event log of the queues (as their `events` option). Default `{ maxLen: 10 000 }`. */
   events?: WorkQueueOptions['events'];
+  /**
+   * Replicas that must confirm each `add`/`addBulk`/`addBatch` before it resolves (as the queue
+   * option: `WAIT` on every node the flow was written to; NOT_REPLICATED when fewer confirm in
+   * time). Default 0.
+   */
+  replicaAcks?: WorkQueueOptions['replicaAcks'];
+  /** How long a flow add waits for `replicaAcks` replicas, in ms. Default 1 000. */
+  replicaAckTimeoutMs?: WorkQueueOptions['replicaAckTimeoutMs'];
   /** The queues its flows may name; any other is refused as unknown. Default: any valid name. */
   queues?: readonly string[];
   /** Where warnings go. Default `console`; `false` silences them. */

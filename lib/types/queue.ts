@@ -64,7 +64,8 @@ export interface WorkQueueOptions {
   /** Where warnings go (eviction policy, ...). Default `console`. `false` silences them. */
   logger?: QueueLogger | false;
   /**
-   * Replicas that must confirm an `add`/`addBulk` before it resolves. Default 0: resolve as soon
+   * Replicas that must confirm an `add`/`addBulk` (also `upsertSchedule`, and a FlowProducer's
+   * adds when its options say so) before it resolves. Default 0: resolve as soon
    * as the master ran it. Redis replicates asynchronously: when a master dies (Cluster failover,
    * Sentinel) the adds it acknowledged but had not yet sent to its replica are gone from the
    * promoted replica — the one way an acknowledged job can be lost. With `replicaAcks: n` the
@@ -84,7 +85,7 @@ export interface WorkQueueOptions {
    * are never waited for: losing one of those makes a job run again or come back, not vanish.
    */
   replicaAcks?: number;
-  /** How long `add` waits for `replicaAcks` replicas, in ms. Default 1 000. */
+  /** How long an add waits for `replicaAcks` replicas, in ms. Default 1 000. */
   replicaAckTimeoutMs?: number;
   /**
    * Rate limit for the whole queue (every worker, every process): at most `max` leases in any

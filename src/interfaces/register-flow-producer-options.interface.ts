@@ -4,8 +4,8 @@ import type { FlowProducerOptions } from '../../lib/internal.js';
 /**
  * A flow producer (docs/flows.md) on the module's connection and prefix, provided under
  * `getFlowProducerToken(name)` for `@InjectFlowProducer(name)`. Its nodes' payloads use the
- * module's queue defaults (`codec`, `maxPayloadBytes`, `events`, `commandTimeoutMs`) unless set
- * here; `queues` lists the queues its flows may name (any other is refused as unknown).
+ * module's queue defaults (`codec`, `maxPayloadBytes`, `events`, `commandTimeoutMs`, `replicaAcks`,
+ * `replicaAckTimeoutMs`) unless set here; `queues` lists the queues its flows may name (any other is refused as unknown).
  */
 export interface RegisterFlowProducerOptions extends Omit<
   FlowProducerOptions,

@@ -29,6 +29,8 @@ const OPTION_KEYS: ReadonlySet<string> = new Set<keyof FlowProducerOptions>([
   'maxPayloadBytes',
   'commandTimeoutMs',
   'events',
+  'replicaAcks',
+  'replicaAckTimeoutMs',
   'queues',
   'logger',
 ]);

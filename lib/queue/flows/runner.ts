@@ -1,14 +1,15 @@
 /**
  * Running flow scripts on any queue under one prefix (a flow spans queues, and on a Cluster their
  * slots): the keys of each queue built once, every call bounded by `commandTimeoutMs` like a
- * queue's own (QueueContext.run), failures turned into typed errors.
+ * queue's own (QueueContext.run), failures turned into typed errors; writes that create jobs
+ * confirmed by `replicaAcks` replicas of the node that ran them (replica-acks.ts).
  */
 import type { Cluster, Redis } from 'ioredis';
 import { redisError, SCRIPT_CODES, scriptError } from '../../errors.js';
 import { queueKeys, type QueueKeys } from '../../keys.js';
 import type { ResolvedQueueOptions } from '../../options.js';
 import { bounded } from '../../redis/bounded.js';
-import { checkRedis } from '../../redis/info.js';
+import { checkRedis, isCluster } from '../../redis/info.js';
 import { perQueueKeys, scriptShape, type ScriptName } from '../../scripts/assemble.js';
 import {
   callScript,
@@ -18,11 +19,14 @@ import {
   type ScriptArgs,
   type ScriptClient,
 } from '../../scripts/define.js';
+import { ReplicaAcks, type Acked } from '../replica-acks.js';
 
 export class FlowRunner {
   readonly scripts: ScriptClient;
   private readonly keys = new Map<string, { keys: QueueKeys; script: ScriptKeys }>();
   private checked: Promise<void> | undefined;
+  /** The replica acks of each slot's writes (on one Redis: one for all), made on first use. */
+  private readonly acks = new Map<string, ReplicaAcks>();
 
   constructor(
     readonly client: Redis | Cluster,
@@ -77,12 +81,40 @@ export class FlowRunner {
     name: N,
     args: Readonly<ScriptArgs[N]>,
   ): Promise<unknown> {
-    const keys = perQueueKeys(
+    return this.call(queues.join(', '), name, this.keysOn(queues, name), args);
+  }
+
+  /**
+   * `runOn` (a `multi` script: its keys per queue) or `run` (one queue's), then WAIT for
+   * `replicaAcks` replicas of the node that ran it, in one pipeline (ReplicaAcks; call with
+   * `replicaAcks` > 0). Resolves the reply and how many confirmed (replica-acks.ts `confirmed`
+   * checks them).
+   */
+  runAcked<N extends ScriptName>(
+    queues: readonly string[],
+    name: N,
+    args: Readonly<ScriptArgs[N]>,
+    multi: boolean,
+  ): Promise<Acked> {
+    const where = queues.join(', ');
+    const lane = isCluster(this.client) ? where : '';
+    let acks = this.acks.get(lane);
+    if (!acks) {
+      const ready = () => this.ready();
+      acks = new ReplicaAcks({ client: this.client, name: where, options: this.options, ready });
+      if (this.acks.size > 1_000) this.acks.clear();
+      this.acks.set(lane, acks);
+    }
+    const keys = multi ? this.keysOn(queues, name) : this.entry(queues[0]!).script.of(name);
+    return acks.run(name, keys, args, { context: `queue ${where}: ${name}`, again: '' });
+  }
+
+  private keysOn(queues: readonly string[], name: ScriptName): readonly Arg[] {
+    return perQueueKeys(
       scriptShape(name),
       queues.map((q) => this.keysOf(q)),
       this.options.eventMaxLen,
     );
-    return this.call(queues.join(', '), name, keys, args);
   }
 
   private async call<N extends ScriptName>(

@@ -4,11 +4,17 @@
  * levels bottom-up (flow_add) so that a parent never exists before the children it awaits. On one
  * Redis each step is one script (the whole flow, all or nothing); on a Cluster one script per
  * queue for the reservation, one per (level, queue) for the writes, level after level.
+ * With `replicaAcks`, each flow_add is followed by WAIT on the node that ran it (which confirms
+ * that node's reservation too); a block too few replicas confirmed was written all the same: the
+ * rest of the flow is written, then the add rejects with NOT_REPLICATED. Adding it again is then
+ * safe when every node has a caller id: a flow whose every caller id is taken is taken as the
+ * same flow added before — nothing is written, and the add resolves once replicas confirm.
  */
 import { invalid, WorkQueueError } from '../../errors.js';
 import { isCluster } from '../../redis/info.js';
 import type { ScriptArgs } from '../../scripts/define.js';
 import { delay } from '../../util/timeout.js';
+import { confirmed, type AckCall, type Acked } from '../replica-acks.js';
 import type { FlowDelivery } from './delivery.js';
 import { ORPHAN_MS } from './delivery.js';
 import type { FlowRunner } from './runner.js';
@@ -25,6 +31,16 @@ interface Block {
 /** Tries of one write whose reply did not come (it is idempotent: its reservation says). */
 const WRITE_TRIES = 4;
 
+/** How NOT_REPLICATED of a flow add reads. */
+const acksCall = (queues: readonly string[]): AckCall => ({
+  context: `queue ${queues.join(', ')}: flow add`,
+  again:
+    'Add the flow again, every node with its caller id, to retry without a duplicate (a flow whose caller ids are all taken is taken as added before).',
+});
+
+const notReplicated = (e: unknown): boolean =>
+  e instanceof WorkQueueError && e.code === 'NOT_REPLICATED';
+
 export class FlowWriter {
   constructor(
     private readonly runner: FlowRunner,
@@ -36,7 +52,7 @@ export class FlowWriter {
     const started = performance.now();
     const blocks = blocksOf(plan);
     const queues = [...new Set(blocks.map((b) => b.queue))];
-    await this.reserve(plan, blocks, queues);
+    if (!(await this.reserve(plan, blocks, queues))) return;
     for (const n of plan.nodes) {
       if (n.parent >= 0) {
         const p = plan.nodes[n.parent]!;
@@ -49,24 +65,37 @@ export class FlowWriter {
       return;
     }
     const written: Block[] = [];
+    // A block NOT_REPLICATED was written: the flow goes on, and the add rejects at the end.
+    let unconfirmed: unknown;
     try {
       for (const depth of [...new Set(blocks.map((b) => b.depth))]) {
         const level = blocks.filter((b) => b.depth === depth);
         const outcomes = await Promise.allSettled(
           level.map((b) => this.writeBlocks(plan, [b], [b.queue], started)),
         );
-        outcomes.forEach((o, i) => o.status === 'fulfilled' && written.push(level[i]!));
-        const failed = outcomes.find((o) => o.status === 'rejected');
+        let failed: PromiseRejectedResult | undefined;
+        outcomes.forEach((o, i) => {
+          if (o.status === 'rejected' && !notReplicated(o.reason)) {
+            failed ??= o;
+            return;
+          }
+          written.push(level[i]!);
+          if (o.status === 'rejected') unconfirmed ??= o.reason;
+        });
         if (failed) throw failed.reason;
       }
     } catch (e) {
       await this.undo(plan, written);
       throw e;
     }
+    if (unconfirmed) throw unconfirmed;
   }
 
-  /** Check the caller ids and reserve one seq range per block; give each node its seq. */
-  private async reserve(plan: FlowPlan, blocks: Block[], queues: string[]): Promise<void> {
+  /**
+   * Check the caller ids and reserve one seq range per block; give each node its seq. False: with
+   * `replicaAcks`, every caller id is taken (the flow was added before), confirmed by replicas.
+   */
+  private async reserve(plan: FlowPlan, blocks: Block[], queues: string[]): Promise<boolean> {
     const argsOf = (qs: readonly string[]) => {
       const args: ScriptArgs['flow_reserve'] = [qs.length];
       for (const q of qs) {
@@ -99,11 +128,33 @@ export class FlowWriter {
         );
       }
     }
+    if (taken.length === plan.nodes.length && this.runner.options.replicaAcks > 0) {
+      // (Every node has a caller id: each taken one is listed once.)
+      await this.confirmAdded(plan, queues);
+      return false;
+    }
     if (taken.length > 0) throw invalid(taken, 'flow refused');
     for (const b of blocks) {
       const first = Number(b.reservation.split(':')[0]);
       b.nodes.forEach((n, k) => (plan.nodes[n]!.seq = String(first + k)));
     }
+    return true;
+  }
+
+  /**
+   * A flow added before (a call again after NOT_REPLICATED): WAIT for the replicas on the node of
+   * each of its queues (behind a read of one of its jobs there, which takes it to that node).
+   * WAIT confirms what this connection wrote: the first call's writes when it is the same client.
+   */
+  private async confirmAdded(plan: FlowPlan, queues: string[]): Promise<void> {
+    const nodes = isCluster(this.runner.client) ? queues : queues.slice(0, 1);
+    const acked = await Promise.all(
+      nodes.map((q) => {
+        const id = plan.nodes.find((n) => n.queue === q)!.cid;
+        return this.runner.runAcked([q], 'get_job', [id], false);
+      }),
+    );
+    for (const a of acked) confirmed(a, acksCall(queues), this.runner.options);
   }
 
   /** Write `blocks` (of `queues`) in one call, tried again while its reply does not come. */
@@ -118,7 +169,8 @@ export class FlowWriter {
       args.push(queues.indexOf(b.queue) + 1, b.reservation, b.nodes.length);
       for (const i of b.nodes) pushNode(args, plan, plan.nodes[i]!);
     }
-    const reply = await this.sendWrite(queues, args, started);
+    const acked = await this.sendWrite(queues, args, started);
+    const reply = acked.reply as Array<string | number>;
     if (Number(reply[0]) === 0) {
       const taken: string[] = [];
       for (let i = 1; i + 1 < reply.length; i += 2) {
@@ -134,14 +186,19 @@ export class FlowWriter {
       // A parent applied notices of children that ended before it was written (a Cluster).
       for (const q of queues) await this.delivery.flush(q, 'now');
     }
+    if (this.runner.options.replicaAcks > 0)
+      confirmed(acked, acksCall(queues), this.runner.options);
   }
 
-  /** One flow_add call, sent again while its reply does not come (idempotent). */
+  /**
+   * One flow_add call, sent again while its reply does not come (idempotent); with `replicaAcks`,
+   * followed by WAIT (its reply's `acks`).
+   */
   private async sendWrite(
     queues: string[],
     args: ScriptArgs['flow_add'],
     started: number,
-  ): Promise<Array<string | number>> {
+  ): Promise<Acked> {
     for (let attempt = 1; ; attempt++) {
       // A reservation older than half the orphan age might be dropped while this writes.
       if (performance.now() - started > ORPHAN_MS / 2) {
@@ -151,7 +208,10 @@ export class FlowWriter {
         );
       }
       try {
-        return (await this.runner.runOn(queues, 'flow_add', args)) as Array<string | number>;
+        if (this.runner.options.replicaAcks > 0) {
+          return await this.runner.runAcked(queues, 'flow_add', args, true);
+        }
+        return { reply: await this.runner.runOn(queues, 'flow_add', args), acks: 0 };
       } catch (e) {
         const lost = e instanceof WorkQueueError && e.code === 'REDIS_UNAVAILABLE';
         if (!lost || attempt >= WRITE_TRIES) throw e;

@@ -149,7 +149,7 @@ describe('a bad flow is refused, every problem listed with its path, nothing wri
       expect.objectContaining({
         code: 'INVALID_OPTIONS',
         problems: [
-          'unknown option "nope"; known: prefix, codec, maxPayloadBytes, commandTimeoutMs, events, queues, logger',
+          'unknown option "nope"; known: prefix, codec, maxPayloadBytes, commandTimeoutMs, events, replicaAcks, replicaAckTimeoutMs, queues, logger',
           expect.stringMatching(/^prefix must be 1-100 characters/),
           expect.stringMatching(/^queues\[1\] must be 1-100 characters/),
         ],
