@@ -65,6 +65,11 @@ export class Handoffs<T, R> implements HandoffsPart<T> {
     return [...this.unadopted.keys()];
   }
 
+  /** Start this hand-off (out of the buffer) only once adopted (after the process was away). */
+  startOnceAdopted(token: string): void {
+    this.held.add(token);
+  }
+
   /** Release this hand-off as soon as it is adopted (pausing or closing). */
   releaseLater(token: string): void {
     this.late.add(token);

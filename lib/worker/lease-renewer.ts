@@ -27,9 +27,15 @@ export class LeaseRenewer<T, R> implements RenewerPart {
 
   constructor(private readonly ctx: WorkerContext<T, R>) {}
 
-  /** Longer away than this, and Redis may have taken this worker's leases back. */
+  /**
+   * Longer away than this, and Redis may have taken this worker's leases back: half a lease, and
+   * half the heartbeat timeout (less, when beats are further apart than half of it: the last beat
+   * may have come a whole interval before the gap).
+   */
   private get awayMs(): number {
-    return Math.min(this.ctx.queue.options.heartbeatTimeoutMs, this.ctx.settings.leaseMs) / 2;
+    const { settings, queue } = this.ctx;
+    const hb = queue.options.heartbeatTimeoutMs;
+    return Math.max(1, Math.min(settings.leaseMs / 2, hb / 2, hb - settings.heartbeatIntervalMs));
   }
 
   start(): void {

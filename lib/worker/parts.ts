@@ -97,6 +97,7 @@ export interface HandoffsPart<T> {
   isUnadopted(token: string): boolean;
   tokens(): string[];
   releaseLater(token: string): void;
+  startOnceAdopted(token: string): void;
   receive(job: LeasedJob<T>): void;
   afterAdopt(lease: LeasedJob<T>, ok: boolean): void;
   adopted(lease: LeasedJob<T>): Promise<boolean> | boolean;

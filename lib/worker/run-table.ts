@@ -117,8 +117,17 @@ export class RunTable<T, R> implements RunTablePart<T> {
     });
   }
 
-  /** Start buffered jobs while slots are free (a renewal after the process was away answered). */
+  /**
+   * A renewal sent after the process was away answered: start what is still ours. Hand-offs not
+   * adopted yet were not in it (not ours to renew): they start once adopted, as a late one does.
+   */
   refill(): void {
+    const { handoffs } = this.ctx;
+    this.buffer = this.buffer.filter((l) => {
+      if (!handoffs.isUnadopted(l.token)) return true;
+      handoffs.startOnceAdopted(l.token);
+      return false;
+    });
     this.fill();
   }
 
@@ -129,10 +138,9 @@ export class RunTable<T, R> implements RunTablePart<T> {
   private fill(): void {
     const { ctx } = this;
     const max = ctx.settings.concurrency;
-    if (this.buffer.length === 0 || this.running.size >= max || this.refillsHeld) return;
-    if (ctx.paused || ctx.closing || !ctx.renewer.mayStart()) return;
     while (this.buffer.length > 0 && this.running.size < max && !this.refillsHeld) {
-      if (ctx.paused || ctx.closing) return;
+      // (Asked before each start: a handler may block the loop before it returns to us.)
+      if (ctx.paused || ctx.closing || !ctx.renewer.mayStart()) return;
       this.start(this.buffer.shift()!);
     }
   }

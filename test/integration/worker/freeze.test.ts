@@ -142,50 +142,61 @@ describe('a frozen worker', () => {
     await beating.close();
   }, 40_000);
 
-  it('its event loop blocked past its leases: prefetched jobs completed elsewhere never start', async () => {
-    const queueOptions: WorkQueueOptions = { leaseMs: 1_000 };
-    const q = fx.queue<string>(queueOptions);
-    const execLog = path.join(dir, 'exec-blocked.log');
-    // Added first: the child's first lease call takes them all (one to run, three prefetched).
-    const ids: string[] = [];
-    for (let i = 1; i <= 4; i++) ids.push((await q.add(String(i), { id: `b-${i}` })).id);
-    const [first, ...prefetched] = ids as [string, ...string[]];
-    const child = startWorkerChild({
-      redisUrl: testRedisUrl(),
-      queue: q.name,
-      queueOptions: { ...queueOptions, prefix: q.options.prefix },
-      workerOptions: { concurrency: 1, prefetch: 3, cleanIntervalMs: 0 },
-      // Long enough for the leases to lapse and the jobs to complete here meanwhile.
-      mode: 'busy',
-      busyMs: 8_000,
-      execLog,
-    });
-    children.push(child);
-    await child.ready;
-    await waitFor(
-      async () =>
-        readLog(execLog).length === 1 &&
-        (await Promise.all(ids.map((id) => q.getJob(id)))).every((j) => j?.state === 'leased'),
-      { what: 'one job blocking the child and three prefetched', timeoutMs: 10_000 },
-    );
-    const blockedAt = Date.now();
-    let reclaimed = 0;
-    await waitFor(async () => (reclaimed += (await q.clean()).reclaimed) >= prefetched.length, {
-      what: 'the expired leases taken back',
-      timeoutMs: 10_000,
-      intervalMs: 100,
-    });
-    await completeHere(q, prefetched);
-    // (The premise: all that happened while the child's loop was still blocked.)
-    expect(Date.now() - blockedAt).toBeLessThan(8_000);
+  it.each([
+    { concurrency: 1, prefetch: 3, jobs: 4, how: 'prefetched' },
+    // (Both start in one go: the first handler blocks before the second would start.)
+    { concurrency: 2, prefetch: 0, jobs: 2, how: 'leased in the same call as the blocking one' },
+  ])(
+    'its event loop blocked past its leases: jobs $how, completed elsewhere, never start',
+    async ({ concurrency, prefetch, jobs, how }) => {
+      const queueOptions: WorkQueueOptions = { leaseMs: 1_000 };
+      const q = fx.queue<string>(queueOptions);
+      const execLog = path.join(dir, `exec-blocked-${concurrency}.log`);
+      // Added first: the child's first lease call takes them all (one to run, the others waiting).
+      const ids: string[] = [];
+      for (let i = 1; i <= jobs; i++) ids.push((await q.add(String(i), { id: `b-${i}` })).id);
+      const [first, ...prefetched] = ids as [string, ...string[]];
+      const child = startWorkerChild({
+        redisUrl: testRedisUrl(),
+        queue: q.name,
+        queueOptions: { ...queueOptions, prefix: q.options.prefix },
+        workerOptions: { concurrency, prefetch, cleanIntervalMs: 0 },
+        // Long enough for the leases to lapse and the jobs to complete here meanwhile.
+        mode: 'busy',
+        busyMs: 8_000,
+        execLog,
+      });
+      children.push(child);
+      await child.ready;
+      await waitFor(
+        async () =>
+          readLog(execLog).length === 1 &&
+          (await Promise.all(ids.map((id) => q.getJob(id)))).every((j) => j?.state === 'leased'),
+        { what: `one job blocking the child and the others ${how}`, timeoutMs: 10_000 },
+      );
+      const blockedAt = Date.now();
+      let reclaimed = 0;
+      await waitFor(async () => (reclaimed += (await q.clean()).reclaimed) >= prefetched.length, {
+        what: 'the expired leases taken back',
+        timeoutMs: 10_000,
+        intervalMs: 100,
+      });
+      await completeHere(q, prefetched);
+      // (The premise: all that happened while the child's loop was still blocked.)
+      expect(Date.now() - blockedAt).toBeLessThan(8_000);
 
-    const { id: after } = await q.add('y', { id: 'b-after' });
-    await waitFor(() => readLog(execLog).some((l) => l.id === after || prefetched.includes(l.id)), {
-      what: 'the unblocked worker runs another job',
-      timeoutMs: 20_000,
-    });
-    expect(readLog(execLog).map((l) => l.id)).toEqual([first, after]);
-  }, 40_000);
+      const { id: after } = await q.add('y', { id: 'b-after' });
+      await waitFor(
+        () => readLog(execLog).some((l) => l.id === after || prefetched.includes(l.id)),
+        {
+          what: 'the unblocked worker runs another job',
+          timeoutMs: 20_000,
+        },
+      );
+      expect(readLog(execLog).map((l) => l.id)).toEqual([first, after]);
+    },
+    40_000,
+  );
 
   it('the first clean to find no beat landed for half the timeout judges nobody; one half a timeout later does', async () => {
     // (After an outage a clean can get through before the beats: a Cluster refuses every command

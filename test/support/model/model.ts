@@ -406,6 +406,7 @@ export class Model {
    */
   cleanAt(now: number): void {
     const lapsed = this.lapsedWorkers(now);
+    if (this.firstLookAt(now)) this.lookedAt = now;
     this.promote(now);
     const leased = [...this.jobs.values()].filter((j) => j.state === 'leased');
     const expired = leased
@@ -435,10 +436,26 @@ export class Model {
 
   private lastBeat: number | undefined;
   private judgedSince = 0;
+  /** When a clean first found no beat landed for half a timeout (see lapsed() in reclaim.lua). */
+  private lookedAt = 0;
+
+  /**
+   * Whether a clean at `now` is the first look at a silence of every beat past half a timeout:
+   * it judges nobody, and notes when it looked.
+   */
+  private firstLookAt(now: number): boolean {
+    const hb = MODEL_QUEUE.heartbeatTimeoutMs;
+    if (this.workers.size === 0 || this.judgedSince > now - hb) return false;
+    const last = this.lastBeat ?? 0;
+    return now - last > hb / 2 && this.lookedAt <= last;
+  }
 
   /** Workers whose heartbeat lapsed at `now`, in the order clean() finds them. */
   private lapsedWorkers(now: number): string[] {
-    if (this.judgedSince > now - MODEL_QUEUE.heartbeatTimeoutMs) return [];
+    const hb = MODEL_QUEUE.heartbeatTimeoutMs;
+    if (this.judgedSince > now - hb) return [];
+    const last = this.lastBeat ?? 0;
+    if (now - last > hb / 2 && (this.lookedAt <= last || now - this.lookedAt < hb / 2)) return [];
     return [...this.workers]
       .filter(([, beat]) => beat < now - MODEL_QUEUE.heartbeatTimeoutMs)
       .sort(([a, x], [b, y]) => x - y || (a < b ? -1 : a > b ? 1 : 0))
@@ -470,6 +487,8 @@ export class Model {
     for (const beat of this.workers.values()) t.push(beat + MODEL_QUEUE.heartbeatTimeoutMs + 1);
     t.push(...this.flows.timeEvents());
     if (this.judgedSince > 0) t.push(this.judgedSince + MODEL_QUEUE.heartbeatTimeoutMs + 1);
+    if (this.lookedAt > (this.lastBeat ?? 0))
+      t.push(this.lookedAt + Math.ceil(MODEL_QUEUE.heartbeatTimeoutMs / 2));
     return t;
   }
 }
