@@ -16,7 +16,7 @@ export const SCRIPT_SHAS: Readonly<Record<keyof typeof SCRIPT_SOURCES, string>> 
   "dead_letters": '22f6fd378dec0bf29fcfbc50de9103716735038d',
   "drain": '592a9df3616a1280a15657f806ebc21eedd4d151',
   "drop_caller_id": 'd281d5807578346d606a1b9f94f81ec70071872f',
-  "extend_leases": 'e9e591a5325be86f75af96db3e32e6f071fe1e34',
+  "extend_leases": '956f88ae5f19ca39a296c4bd99de417ea81a4717',
   "fail": 'ffe423b3dd7778f2a896c2cee67c288f392c30d3',
   "flow_ack": '1fff175884a9d2e7d0181dbdf1562d86c2c5649f',
   "flow_add": 'e2de9f07a3565ca1fdb7433285285ca4cd5d3df1',

@@ -1,9 +1,13 @@
 -- extend_leases: push the deadlines of leased jobs to now + lease_ms.
---! keys: leased leaseHolders workerLeases meta jobLogs
+--! keys: leased leaseHolders workerLeases meta jobLogs workers
 --! argv: worker_id lease_ms max_log_lines logs keep_later:0|1 count leases(seq token)*count
 -- logs: log lines of the jobs (logs_apply, lib/scripts/lib/history.lua), '' = none; those of a
 -- job whose lease is lost are dropped. keep_later: 1 (a worker's renewal) never moves a deadline
 -- earlier: a handler's longer job.extend() stays; 0 (extend()) sets now + lease_ms.
+-- A worker that extended a lease of its own is alive: it counts as its heartbeat too (a worker
+-- resumed after a freeze renews first, and clean() must not take it for dead between that renewal
+-- and its heartbeat thread's first beat). Never lowers a score (a bridge beat's grace), never
+-- registers a worker clean() already took for dead.
 -- Returns: { deadline, then per job 1 extended | 0 lease lost }.
 local wid = ARGV[1]
 local ms = tonumber(ARGV[2])
@@ -39,6 +43,9 @@ for j = 1, count do
   end
 end
 if #z > 0 then
+  if wid ~= '0' then
+    rcall('ZADD', K_WORKERS, 'XX', 'GT', now, wid)
+  end
   for i = 1, #z, CHUNK do
     if keep_later then
       rcall('ZADD', K_LEASED, 'XX', 'GT', unpack(z, i, math.min(i + CHUNK - 1, #z)))

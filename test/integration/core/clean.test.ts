@@ -147,6 +147,37 @@ describe('clean: dead workers', () => {
   });
 });
 
+describe('clean: a renewal is a sign of life', () => {
+  it('a worker that extends a lease of its own is not taken for dead; one taken for dead is not brought back by a stale extend', async () => {
+    const q = fx.queue<string>({ heartbeatTimeoutMs: 300 });
+    await q.addBulk([{ data: 'a' }, { data: 'b' }]);
+    const renewing = await q.registerWorker();
+    const silent = await q.registerWorker();
+    const [a] = await q.lease({ count: 1, leaseMs: 600_000, workerId: renewing });
+    const [b] = await q.lease({ count: 1, leaseMs: 600_000, workerId: silent });
+    // Neither beats (a main thread resumed before its heartbeat thread): one renews its lease.
+    const renewals = setInterval(() => void q.extend([a!], 600_000), 50);
+    try {
+      let report = { deadWorkers: 0, reclaimedFromWorkers: 0 };
+      await waitFor(
+        async () => {
+          const r = await q.clean();
+          report = { deadWorkers: r.deadWorkers, reclaimedFromWorkers: r.reclaimedFromWorkers };
+          return r.deadWorkers > 0;
+        },
+        { what: 'the silent worker taken for dead', timeoutMs: 5_000 },
+      );
+      expect(report).toEqual({ deadWorkers: 1, reclaimedFromWorkers: 1 });
+      expect((await q.getJob(a!.id))!.state).toBe('leased');
+      expect((await q.getJob(b!.id))!.state).toBe('pending');
+      expect(await q.extend([b!], 1_000)).toEqual([false]);
+      expect((await q.counts()).workers).toBe(1);
+    } finally {
+      clearInterval(renewals);
+    }
+  });
+});
+
 describe('clean: cost proportional to work', () => {
   it('with nothing to do on a queue of 100,000 pending jobs', async () => {
     const q = fx.queue<number>();
