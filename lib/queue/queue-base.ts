@@ -93,7 +93,7 @@ export class QueueBase<T = unknown, R = unknown> {
     try {
       return summarize(
         await bounded(this.client, this.ctx.options.commandTimeoutMs, context, () =>
-          infos(this.client),
+          infos(this.client, this.ctx.options.commandTimeoutMs),
         ),
       );
     } catch (e) {
