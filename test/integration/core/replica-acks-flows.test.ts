@@ -17,32 +17,19 @@ import {
   type FlowProducerOptions,
 } from '../../../lib/index.js';
 import { getFlowProducerToken, WorkQueueModule } from '../../../src/index.js';
-import { startRedis, type RedisHandle } from '../../support/redis-server.js';
+import { startReplicaPair, type ReplicaPair } from '../../support/replica-pair.js';
 import { payloadCount } from '../../support/payloads.js';
-import { waitFor } from '../../support/wait.js';
 
-let master: RedisHandle;
-let replica: RedisHandle;
+let pair: ReplicaPair;
 let client: Redis;
 let replicaClient: Redis;
 
 beforeAll(async () => {
-  master = await startRedis();
-  replica = await startRedis({ extraArgs: ['--replicaof', master.host, String(master.port)] });
-  client = new Redis(master.url, { maxRetriesPerRequest: 1 });
-  replicaClient = new Redis(replica.url, { maxRetriesPerRequest: 1 });
-  await waitFor(async () => /master_link_status:up/.test(await replicaClient.info('replication')), {
-    timeoutMs: 10_000,
-    what: 'replica in sync',
-  });
+  pair = await startReplicaPair();
+  ({ client, replicaClient } = pair);
 });
 
-afterAll(async () => {
-  await client?.quit();
-  await replicaClient?.quit();
-  await replica?.dispose();
-  await master?.dispose();
-});
+afterAll(() => pair?.dispose());
 
 /** WAIT calls the master has run so far. */
 const waits = async () =>
@@ -167,7 +154,7 @@ describe('replicaAcks: flows', () => {
     const ref = await Test.createTestingModule({
       imports: [
         WorkQueueModule.forRoot({
-          connection: { url: master.url },
+          connection: { url: pair.master.url },
           prefix: 'rf5',
           logger: false,
           defaults: LAGGING,
@@ -216,7 +203,7 @@ describe('replicaAcks: upsertSchedule', () => {
     notReplicated(await lagging.upsertSchedule('daily', spec, template).catch((e: unknown) => e));
     // Once enough replicas confirm: 'unchanged', behind a write and a WAIT of its own (so that
     // it confirms the first call's writes whichever connection made them).
-    const fresh = new Redis(master.url, { maxRetriesPerRequest: 1 });
+    const fresh = new Redis(pair.master.url, { maxRetriesPerRequest: 1 });
     try {
       const q = new WorkQueue(fresh, 'sched', { logger: false, prefix: 'rs2', replicaAcks: 1 });
       const before = await waits();
@@ -237,7 +224,7 @@ describe('replicaAcks: upsertSchedule', () => {
 
 describe('replicaAcks: a replica that stops (SIGSTOP), then catches up', () => {
   it('flows and schedules reject with NOT_REPLICATED, then calls again resolve', async () => {
-    if (replica.kind !== 'binary') return; // (a container's process is not ours to stop)
+    if (pair.replica.kind !== 'binary') return; // (a container's process is not ours to stop)
     const pid = Number(/process_id:(\d+)/.exec(await replicaClient.info('server'))![1]);
     const fp = flows('rp1', { replicaAcks: 1, replicaAckTimeoutMs: 200 });
     const q = new WorkQueue(client, 'sched', {

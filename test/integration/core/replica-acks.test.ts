@@ -6,32 +6,19 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { queueOptionProblems, WorkQueue, WorkQueueError } from '../../../lib/index.js';
-import { startRedis, type RedisHandle } from '../../support/redis-server.js';
+import { startReplicaPair, type ReplicaPair } from '../../support/replica-pair.js';
 import { payloadCount } from '../../support/payloads.js';
-import { waitFor } from '../../support/wait.js';
 
-let master: RedisHandle;
-let replica: RedisHandle;
+let pair: ReplicaPair;
 let client: Redis;
 let replicaClient: Redis;
 
 beforeAll(async () => {
-  master = await startRedis();
-  replica = await startRedis({ extraArgs: ['--replicaof', master.host, String(master.port)] });
-  client = new Redis(master.url, { maxRetriesPerRequest: 1 });
-  replicaClient = new Redis(replica.url, { maxRetriesPerRequest: 1 });
-  await waitFor(async () => /master_link_status:up/.test(await replicaClient.info('replication')), {
-    timeoutMs: 10_000,
-    what: 'replica in sync',
-  });
+  pair = await startReplicaPair();
+  ({ client, replicaClient } = pair);
 });
 
-afterAll(async () => {
-  await client?.quit();
-  await replicaClient?.quit();
-  await replica?.dispose();
-  await master?.dispose();
-});
+afterAll(() => pair?.dispose());
 
 describe('replicaAcks', () => {
   it('add and addBulk resolve once the replica has the jobs', async () => {
