@@ -1,3 +1,5 @@
+import { delayMsProblem, runAtProblem } from './util/checks.js';
+
 /** Every error this package throws on purpose carries one of these codes. */
 export type WorkQueueErrorCode =
   | 'INVALID_ARGUMENT'
@@ -101,7 +103,8 @@ export function rateLimited(ms: number): never {
  * step-job pattern: `job.updateData(next)` then `throw new DelayedError(ms)`): the job waits in
  * the delayed set until `delay` (ms from now, Redis time) or the `Date` given (compared with Redis
  * time; one not in the future runs again at once), its data as last updated. A delay that is not
- * an integer >= 0, or an invalid Date, throws INVALID_ARGUMENT here (which fails the attempt).
+ * an integer 0..MAX_DELAY_MS (9e13 ms), or a Date that is invalid or past year 5138, throws
+ * INVALID_ARGUMENT here (which fails the attempt).
  */
 export class DelayedError extends Error {
   override readonly name: string = 'DelayedError';
@@ -110,17 +113,9 @@ export class DelayedError extends Error {
   readonly runAt: number | undefined;
   constructor(delay: number | Date, message?: string) {
     const at = delay instanceof Date ? delay.getTime() : undefined;
-    const ok =
-      delay instanceof Date
-        ? Number.isFinite(at)
-        : typeof delay === 'number' && Number.isSafeInteger(delay) && delay >= 0;
-    if (!ok) {
-      throw new WorkQueueError(
-        'INVALID_ARGUMENT',
-        `DelayedError: delay must be an integer >= 0 (ms) or a valid Date, got ${String(delay)}`,
-        [`delay must be an integer >= 0 (ms) or a valid Date, got ${String(delay)}`],
-      );
-    }
+    const problem =
+      delay instanceof Date ? runAtProblem('delay', delay) : delayMsProblem('delay', delay);
+    if (problem) throw new WorkQueueError('INVALID_ARGUMENT', `DelayedError: ${problem}`, [problem]);
     super(
       message ??
         (at === undefined

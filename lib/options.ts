@@ -1,5 +1,5 @@
 import { invalidOptions } from './errors.js';
-import { isPosInt, timerProblem } from './util/checks.js';
+import { delayMsProblem, isPosInt, MAX_DELAY_MS, timerProblem } from './util/checks.js';
 import type {
   BackoffOptions,
   KeepCompleted,
@@ -78,12 +78,11 @@ export function checkBackoff(what: string, b: unknown, problems: string[]): void
   if (o.type !== 'fixed' && o.type !== 'exponential') {
     problems.push(`${what}.type must be 'fixed' or 'exponential', got ${JSON.stringify(o.type)}`);
   }
-  if (typeof o.delayMs !== 'number' || !Number.isInteger(o.delayMs) || o.delayMs < 0) {
-    problems.push(`${what}.delayMs must be an integer >= 0, got ${JSON.stringify(o.delayMs)}`);
-  }
-  if (o.maxDelayMs !== undefined && !isPosInt(o.maxDelayMs)) {
+  const delay = delayMsProblem(`${what}.delayMs`, o.delayMs);
+  if (delay) problems.push(delay);
+  if (o.maxDelayMs !== undefined && (!isPosInt(o.maxDelayMs) || o.maxDelayMs > MAX_DELAY_MS)) {
     problems.push(
-      `${what}.maxDelayMs must be a positive integer, got ${JSON.stringify(o.maxDelayMs)}`,
+      `${what}.maxDelayMs must be an integer 1..${MAX_DELAY_MS} (ms), got ${JSON.stringify(o.maxDelayMs)}`,
     );
   }
   if (
@@ -322,7 +321,7 @@ export function backoffDelay(b: BackoffOptions, attempt: number, random = Math.r
       ? b.delayMs
       : Math.min(
           b.delayMs * 2 ** Math.max(0, attempt - 1),
-          b.maxDelayMs ?? Number.MAX_SAFE_INTEGER,
+          b.maxDelayMs ?? MAX_DELAY_MS,
         );
   const jitter = b.jitter ?? 0;
   return jitter > 0 ? Math.round(d * (1 - jitter * random())) : d;

@@ -5,7 +5,7 @@
 import { errorMessage, invalid, WorkQueueError, type WorkQueueErrorCode } from '../errors.js';
 import { checkBackoff, checkGroupName, type ResolvedQueueOptions } from '../options.js';
 import type { AddOptions } from '../types/job.js';
-import { isPosInt } from '../util/checks.js';
+import { delayMsProblem, isPosInt, runAtProblem } from '../util/checks.js';
 import { encode, type Raw } from './codec.js';
 import type { Meta } from './records.js';
 
@@ -152,17 +152,13 @@ export function prepareAdd(
       `${at}priority must be an integer 0 (highest)..9 (lowest), got ${JSON.stringify(priority)}`,
     );
   }
-  if (
-    delayMs !== undefined &&
-    (typeof delayMs !== 'number' || !Number.isInteger(delayMs) || delayMs < 0)
-  ) {
-    problems.push(`${at}delayMs must be an integer >= 0, got ${JSON.stringify(delayMs)}`);
-  }
+  const delayProblem = delayMs === undefined ? undefined : delayMsProblem(`${at}delayMs`, delayMs);
+  if (delayProblem) problems.push(delayProblem);
   let runAtMs: number | undefined;
   if (runAt !== undefined) {
     runAtMs = runAt instanceof Date ? runAt.getTime() : runAt;
-    if (typeof runAtMs !== 'number' || !Number.isFinite(runAtMs))
-      problems.push(`${at}runAt must be a valid Date or ms timestamp`);
+    const p = runAtProblem(`${at}runAt`, runAt);
+    if (p) problems.push(p);
     if (delayMs !== undefined) problems.push(`${at}give delayMs or runAt, not both`);
   }
   if (maxAttempts !== undefined && !isPosInt(maxAttempts)) {

@@ -17,7 +17,7 @@ import type {
   MetricsOptions,
   WorkerInfo,
 } from '../types/index.js';
-import { isPosInt } from '../util/checks.js';
+import { delayMsProblem, isPosInt, runAtProblem } from '../util/checks.js';
 import type { QueueContext, ScriptArgs } from './context.js';
 
 const DAY_MS = 86_400_000;
@@ -28,12 +28,9 @@ const MAX_LOG_PAGE = 1000;
 /** Most workers `getWorkers` lists. */
 const MAX_WORKERS = 10_000;
 
-/** A delay argument: ms from now (an integer >= 0) or a Date; its problem, if any. */
+/** A delay argument: ms from now (an integer 0..MAX_DELAY_MS) or a Date; its problem, if any. */
 function delayProblem(what: string, d: unknown): string | undefined {
-  if (d instanceof Date)
-    return Number.isFinite(d.getTime()) ? undefined : `${what} is an invalid Date`;
-  if (typeof d === 'number' && Number.isSafeInteger(d) && d >= 0) return undefined;
-  return `${what} must be an integer >= 0 (ms) or a Date, got ${JSON.stringify(d)}`;
+  return d instanceof Date ? runAtProblem(what, d) : delayMsProblem(what, d);
 }
 
 /** A checked delay as the scripts take it: 'd<ms>' from now, 'a<ms>' at (Redis time). */

@@ -8,7 +8,7 @@ import { backoffDelay } from '../options.js';
 import type { FailOptions, FailOutcome, Lease, LeasedJob, LeaseOptions } from '../types/index.js';
 import { encodeProgress, encodeResult } from '../job/codec.js';
 import { packLogs, type LogBatch } from '../job/logs.js';
-import { isPosInt } from '../util/checks.js';
+import { delayMsProblem, isPosInt } from '../util/checks.js';
 import type { QueueContext, ScriptArgs } from './context.js';
 import { readPayloads } from './lease-payloads.js';
 import type {
@@ -148,8 +148,9 @@ export class Leases<T, R> {
   ): Promise<FailRecord> {
     this.ctx.checkLease(lease);
     const o: FailOptions = typeof opts === 'object' && opts !== null ? opts : {};
-    if (o.delayMs !== undefined && !(Number.isSafeInteger(o.delayMs) && o.delayMs >= 0))
-      throw invalid([`fail delayMs must be an integer >= 0, got ${JSON.stringify(o.delayMs)}`]);
+    const delayWrong =
+      o.delayMs === undefined ? undefined : delayMsProblem('fail delayMs', o.delayMs);
+    if (delayWrong) throw invalid([delayWrong]);
     const retryable =
       o.retryable ??
       !(

@@ -8,6 +8,7 @@ import { defaultCleanInterval, type ResolvedQueueOptions } from '../options.js';
 import { AddProblems, prepareAdd } from '../job/add-options.js';
 import type { Raw } from '../job/codec.js';
 import type { ScheduleSpec, ScheduleTemplate } from '../types/index.js';
+import { isPosInt, MAX_TIME_MS } from '../util/checks.js';
 
 /**
  * Ticks are made this far ahead of Redis time (at least one, at most MAX_AHEAD per call): 2 s, or
@@ -15,7 +16,6 @@ import type { ScheduleSpec, ScheduleTemplate } from '../types/index.js';
  */
 export const HORIZON_MS = 2000;
 export const MAX_AHEAD = 100;
-const MAX_TIME = 1e14;
 const MAX_EVERY = 1e12;
 
 /**
@@ -90,15 +90,12 @@ function checkTime(what: string, v: unknown, problems: string[]): number | undef
   if (v === undefined) return undefined;
   const t = ms(v as Date | number);
   // Below 1e14 ms (year 5138): tick times stay exact in the scripts' JSON (14 digits).
-  if (typeof t !== 'number' || !Number.isFinite(t) || t < 0 || t >= MAX_TIME) {
+  if (typeof t !== 'number' || !Number.isFinite(t) || t < 0 || t >= MAX_TIME_MS) {
     problems.push(`${what} must be a valid Date or ms timestamp from 1970 to 5138`);
     return undefined;
   }
   return Math.floor(t);
 }
-
-const isPosInt = (v: unknown): v is number =>
-  typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
 
 function checkCron(spec: ScheduleSpec, problems: string[]): void {
   const { cron, tz } = spec;

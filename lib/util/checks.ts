@@ -1,8 +1,35 @@
 /** Small argument checks shared by every layer. */
 
-/** A positive integer (a count, a duration in ms). */
+/** A positive integer (a count, a duration in ms), exact as a JavaScript number. */
 export function isPosInt(v: unknown): v is number {
-  return typeof v === 'number' && Number.isInteger(v) && v > 0;
+  return typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
+}
+
+/**
+ * The latest time (ms since the epoch, year 5138) a job may be due at: below it a time stays
+ * exact wherever the scripts write it (Lua's cjson keeps 14 significant digits).
+ */
+export const MAX_TIME_MS = 1e14;
+/** The longest delay (ms, ~2 850 years): now + a delay stays below MAX_TIME_MS. */
+export const MAX_DELAY_MS = 9e13;
+
+/** The problem of a delay `v` (ms from now: an integer 0..MAX_DELAY_MS), if any. */
+export function delayMsProblem(what: string, v: unknown): string | undefined {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_DELAY_MS
+    ? undefined
+    : `${what} must be an integer 0..${MAX_DELAY_MS} (ms), got ${JSON.stringify(v)}`;
+}
+
+/**
+ * The problem of a time `v` (a Date, or ms since the epoch) a job is to run at, if any: a valid
+ * Date before MAX_TIME_MS (one in the past means now).
+ */
+export function runAtProblem(what: string, v: unknown): string | undefined {
+  const t = v instanceof Date ? v.getTime() : v;
+  if (v instanceof Date && !Number.isFinite(t)) return `${what} is an invalid Date`;
+  return typeof t === 'number' && Number.isFinite(new Date(t).getTime()) && t < MAX_TIME_MS
+    ? undefined
+    : `${what} must be a valid Date or ms timestamp before ${MAX_TIME_MS} (year 5138), got ${v instanceof Date ? v.toISOString() : JSON.stringify(v)}`;
 }
 
 /** The longest a Node timer waits (ms): a longer setTimeout fires after 1 ms. */

@@ -1,12 +1,13 @@
 // The retry delay of a failed attempt when the worker has a `backoffStrategy` (else the job's
 // backoff applies: undefined).
 import { errorMessage, WorkQueueError } from '../errors.js';
+import { MAX_DELAY_MS } from '../util/checks.js';
 import type { WorkerContext } from './context.js';
 import type { Run } from './parts.js';
 
 /**
  * The worker's `backoffStrategy(attempt, error, job)` for this failed run: its answer (ms, an
- * integer >= 0), or undefined for the job's own backoff — also when it throws or answers
+ * 0..MAX_DELAY_MS), or undefined for the job's own backoff — also when it throws or answers
  * something else (reported to the worker's 'error' listeners).
  */
 export function backoffDelayFor<T, R>(
@@ -33,11 +34,11 @@ export function backoffDelayFor<T, R>(
     return undefined;
   }
   if (ms === undefined) return undefined;
-  if (typeof ms === 'number' && Number.isFinite(ms) && ms >= 0) return Math.round(ms);
+  if (typeof ms === 'number' && ms >= 0 && ms <= MAX_DELAY_MS) return Math.round(ms);
   ctx.report(
     new WorkQueueError(
       'INVALID_ARGUMENT',
-      `backoffStrategy returned ${String(ms)} for job ${run.job.id}: ms >= 0 or undefined expected; the job's backoff applies`,
+      `backoffStrategy returned ${String(ms)} for job ${run.job.id}: ms 0..${MAX_DELAY_MS} or undefined expected; the job's backoff applies`,
     ),
   );
   return undefined;

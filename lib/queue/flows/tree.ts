@@ -11,7 +11,7 @@ import {
   type ResolvedQueueOptions,
 } from '../../options.js';
 import type { ChildFailurePolicy, FlowNode } from '../../types/index.js';
-import { isPosInt } from '../../util/checks.js';
+import { delayMsProblem, isPosInt } from '../../util/checks.js';
 import { encode, type Raw } from '../../job/codec.js';
 import type { Meta } from '../../job/records.js';
 
@@ -256,9 +256,9 @@ function checkOptions(
     problems.push(...b);
     if (b.length === 0) meta.b = backoff as Meta['b'];
   }
-  if (delayMs !== undefined && (!Number.isSafeInteger(delayMs) || (delayMs as number) < 0)) {
-    problems.push(`${at(path, 'delayMs')}: must be an integer >= 0`);
-  }
+  const delay =
+    delayMs === undefined ? undefined : delayMsProblem(`${at(path, 'delayMs')}:`, delayMs);
+  if (delay) problems.push(delay);
   if (onFailure !== undefined) {
     if (root)
       problems.push(

@@ -96,6 +96,32 @@ describe('typed errors, refused before touching Redis', () => {
     expect(sent.count).toBe(0);
   });
 
+  it('numbers past what a job can be due at or count: every problem listed, no command sent', async () => {
+    // 1e300 is an integer to JavaScript: it was stored as a job due at ~never (and an `at` that
+    // no Date can hold). Delays stop at 9e13 ms, times at 1e14 (year 5138), counts at 2^53 - 1.
+    const e = (await errorOf(
+      qo.add(1, {
+        delayMs: 1e300,
+        maxAttempts: 2 ** 53,
+        backoff: { type: 'exponential', delayMs: 9e13 + 1, maxDelayMs: 1e300 },
+      }),
+    )) as WorkQueueError;
+    expect(e.code).toBe('INVALID_ARGUMENT');
+    expect(e.problems).toEqual([
+      'delayMs must be an integer 0..90000000000000 (ms), got 1e+300',
+      'maxAttempts must be a positive integer, got 9007199254740992',
+      'backoff.delayMs must be an integer 0..90000000000000 (ms), got 90000000000001',
+      'backoff.maxDelayMs must be an integer 1..90000000000000 (ms), got 1e+300',
+    ]);
+    for (const runAt of [1e14, 8.64e15, new Date(8.64e15), -1e300]) {
+      expect(((await errorOf(qo.add(1, { runAt }))) as WorkQueueError).problems).toEqual([
+        expect.stringMatching(/^runAt must be a valid Date or ms timestamp before 100000000000000/),
+      ]);
+    }
+    expect(await codeOf(qo.changeDelay('a', 9e13 + 1))).toBe('INVALID_ARGUMENT');
+    expect(sent.count).toBe(0);
+  });
+
   it('invalid lease/extend arguments: INVALID_ARGUMENT with no command sent', async () => {
     const cases: Record<string, Promise<unknown>> = {
       'leaseMs 0': qo.lease({ leaseMs: 0 }),

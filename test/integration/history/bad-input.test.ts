@@ -117,10 +117,11 @@ describe('history arguments', () => {
       code: 'INVALID_ARGUMENT',
       problems: [
         'id must be a string of 1-256 characters',
-        'delay must be an integer >= 0 (ms) or a Date, got -5',
+        'delay must be an integer 0..90000000000000 (ms), got -5',
       ],
     });
-    for (const d of [1.5, Number.NaN, Infinity, '10', null]) {
+    // Past the longest delay, or a Date past year 5138: refused, not a job due at ~never.
+    for (const d of [1.5, Number.NaN, Infinity, '10', null, 1e300, 9e13 + 1, new Date(1e14)]) {
       expect((await refusal(() => q.changeDelay('a', d as number))).code).toBe('INVALID_ARGUMENT');
     }
     expect(await refusal(() => q.changeDelay('a', new Date('nope')))).toEqual({
@@ -141,7 +142,7 @@ describe('history arguments', () => {
   });
 
   it('DelayedError and fail delayMs: a delay that is not an integer >= 0', async () => {
-    for (const d of [-1, 1.5, Number.NaN, new Date('x')]) {
+    for (const d of [-1, 1.5, Number.NaN, new Date('x'), 1e300, new Date(1e14)]) {
       expect(() => new DelayedError(d)).toThrow(
         expect.objectContaining({ code: 'INVALID_ARGUMENT' }) as unknown as Error,
       );
@@ -156,9 +157,11 @@ describe('history arguments', () => {
       workerId: '0',
       deadline: 0,
     } as LeasedJob;
-    expect((await refusal(() => q.fail(lease, new Error('x'), { delayMs: -1 }))).code).toBe(
-      'INVALID_ARGUMENT',
-    );
+    for (const delayMs of [-1, 1e300]) {
+      expect((await refusal(() => q.fail(lease, new Error('x'), { delayMs }))).code).toBe(
+        'INVALID_ARGUMENT',
+      );
+    }
   });
 
   it('nothing reached Redis', () => {
