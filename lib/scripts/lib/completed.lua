@@ -264,6 +264,12 @@ local function emit_completed(seqs, raws, results, now, wid, readable, known)
       f[#f + 1] = added[i]
       f[#f + 1] = 'ts'
       f[#f + 1] = started[i]
+      -- A section of jobs with results stays below unpack's limit (~8000 values): the next
+      -- ones go in a section of their own.
+      if #f >= EV_MAX_FIELDS then
+        ev_add(f)
+        f = nil
+      end
     else
       plain[#plain + 1] = seq
       plain_raws[#plain] = raws[i]
