@@ -153,7 +153,8 @@ export class Runner<T, R> implements RunnerPart<T, R> {
     // (Not ours: the jobs it held go back all the same.)
     if (held.length > 0) await ctx.track(ctx.queue.release(held)).catch((e) => ctx.report(e));
     const delayed = delayOf(error);
-    if (owned && delayed) {
+    // (0 ms is a delay too: the job runs again at once, no attempt counted.)
+    if (owned && delayed !== undefined) {
       await this.delayed(run, delayed);
       return;
     }

@@ -26,28 +26,29 @@ describe('step jobs', () => {
     const w = new Worker(q, async (job: Job<Step>) => {
       attempts.push(job.attempt);
       const next = { step: job.data.step + 1, log: [...job.data.log, `step ${job.data.step}`] };
-      if (next.step < 3) {
+      if (next.step < 4) {
         expect(await job.updateData(next)).toBe(true);
         expect(job.data).toEqual(next);
-        throw new DelayedError(next.step === 1 ? 20 : new Date(Date.now() - 1_000));
+        // 20 ms, 0 ms (again at once: a delay, not a failure), a time already past.
+        throw new DelayedError([20, 0, new Date(Date.now() - 1_000)][next.step - 1]!);
       }
       return next.log.join(', ');
     });
     try {
       await waitFor(async () => (await q.getJob(id))?.state === 'completed', {
-        what: 'three steps',
+        what: 'four steps',
       });
     } finally {
       await w.close();
     }
     const done = await q.getJob(id);
     expect(done).toMatchObject({
-      result: 'step 0, step 1, step 2',
-      data: { step: 2, log: ['step 0', 'step 1'] },
+      result: 'step 0, step 1, step 2, step 3',
+      data: { step: 3, log: ['step 0', 'step 1', 'step 2'] },
       attemptsMade: 1,
     });
     // maxAttempts 1: a delay is not an attempt.
-    expect(attempts).toEqual([1, 1, 1]);
+    expect(attempts).toEqual([1, 1, 1, 1]);
   });
 
   it('a delayed step waits in the delayed set until its time', async () => {
