@@ -48,6 +48,9 @@ end
 
 -- HMGET of any number of fields, as one list (false for a missing field).
 local function hmget(key, fields)
+  if #fields == 0 then
+    return {} -- (HMGET needs a field)
+  end
   if #fields <= CHUNK then
     return rcall('HMGET', key, unpack(fields))
   end

@@ -178,4 +178,16 @@ describe('per-group limits', () => {
     expect((await q.getGroups()).map((g) => g.group)).toEqual(['B']);
     expect((await q.repair()).fixes).toEqual([]);
   });
+
+  it('drainGroup of a group with nothing pending, or exactly a page of jobs, answers a count', async () => {
+    // (Its script asked HMGET with no field for an empty page: SCRIPT_ERROR, after a full page
+    // of 1 000 had been removed.)
+    const q = fx.queue<Data>();
+    expect(await q.drainGroup('never')).toBe(0);
+    await q.addBulk(bulk('A', 1_000));
+    expect(await q.drainGroup('A')).toBe(1_000);
+    expect(await q.drainGroup('A')).toBe(0);
+    expect((await q.counts()).pending).toBe(0);
+    expect((await q.repair()).fixes).toEqual([]);
+  });
 });
