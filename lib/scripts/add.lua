@@ -170,7 +170,8 @@ local function unplace(seq)
   if rcall('ZSCORE', K_LEASED, seq) or rcall('ZSCORE', K_DEAD, seq) or not data_has(seq) or flow_held(seq) then
     return false
   end
-  destroy(seq, {})
+  -- With its meta: a grouped job leaves its group's line and pending count too.
+  destroy(seq, decode_meta(rcall('HGET', K_META, seq)))
   return true
 end
 for j = 0, count - 1 do

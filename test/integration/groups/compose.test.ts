@@ -198,6 +198,25 @@ describe('composition', () => {
     expect(await take(q)).toEqual(['a']);
   });
 
+  it('a replacing add (dedupe replace) of a waiting grouped job takes it out of its group', async () => {
+    // (It left the old job's entry and pending count in its group: counts() kept a pending job
+    // that never came, and repair() did not see it.)
+    const q = fx.queue<string>();
+    const replace = (data: string, group: string) =>
+      q.add(data, { id: 'order-1', group, dedupe: { ttlMs: 60_000, replace: true } });
+    await replace('v1', 'T');
+    expect((await replace('v2', 'T')).replaced).toBe(true);
+    expect((await replace('v3', 'U')).replaced).toBe(true);
+    expect((await q.counts()).pending).toBe(1);
+    expect((await q.getGroups()).map((g) => [g.group, g.pending])).toEqual([['U', 1]]);
+    const [job] = await q.lease({ count: 10, leaseMs: 60_000 });
+    expect(job!.data).toBe('v3');
+    expect(await q.complete(job!)).toBe(true);
+    expect((await q.counts()).pending).toBe(0);
+    expect((await q.lease({ count: 10 })).length).toBe(0);
+    expect((await q.repair()).fixes).toEqual([]);
+  });
+
   it('cancel of a running grouped job frees its group (concurrency 1)', async () => {
     const q = fx.queue<string>({ groups: { concurrency: 1 } });
     await q.addBulk(['a1', 'a2'].map((data) => ({ data, opts: { group: 'A' } })));
