@@ -38,7 +38,7 @@ export const SCRIPT_SHAS: Readonly<Record<keyof typeof SCRIPT_SOURCES, string>> 
   "move_to_delayed": '1e62cba393001374bd49ee257c53be10e93c4d40',
   "obliterate": 'b15b7dab5f68ec08a2dc2df82c0b56b4df3354f3',
   "progress": '17db44808d582e76aaf792001d0e67a4bdb2d29b',
-  "promote": '2e6fb6b295ea54d1dd07369fc22ba3a003685d39',
+  "promote": '6d90537d4ec5c56dcd616442aa54813dcbdc6949',
   "rate_limited": '7f89e7653a2f217ba439050a57618851ef87116b',
   "reclaim_worker": 'ae758e20b8a4f591ef3c18363bca60bb5a092c53',
   "reconcile_worker": '63565e381fc9431f23a7717d9916ebfc69e1aee8',

@@ -208,6 +208,20 @@ describe('event log', () => {
     ]);
   });
 
+  it('promote(id): promoted, as when due (grouped: with its group)', async () => {
+    const q = fx.queue();
+    const { id } = await q.add('x', { delayMs: 60_000 });
+    const { id: g } = await q.add('y', { delayMs: 60_000, id: 'cid', group: 'G' });
+    expect(await q.promote(id)).toBe(true);
+    expect(await q.promote(g)).toBe(true);
+    expect(await q.promote(id)).toBe(false); // not delayed any more: nothing logged
+    const promoted = (await log(q)).filter((e) => e.kind === 'promoted');
+    expect(promoted.map((e) => [e.id, e.group])).toEqual([
+      [id, undefined],
+      ['cid', 'G'],
+    ]);
+  });
+
   it('a hand-off to a parked worker: active when the worker adopts it, with its worker id', async () => {
     const q = fx.queue();
     const done: string[] = [];
