@@ -25,7 +25,7 @@ export const SCRIPT_SHAS: Readonly<Record<keyof typeof SCRIPT_SOURCES, string>> 
   "flow_control": 'b09299bd81191788741e5fb590e1365edcd204c1',
   "flow_due": 'df3c4805151962a4d88571d9f919a5e74a324c5c',
   "flow_notice": 'bc1b9aa868b542c8bb05007f947b520b1fc69bdb',
-  "flow_probe": 'e4a167332e0204d34d703ebdb7197678fc650b79',
+  "flow_probe": '99ce5f8f2a7c18040f38ad0f05407e01d36ebadb',
   "flow_reserve": 'cca2f5146b783c262df73d2d6182ae206613a9d9',
   "get_job": '8890dcd0351b999eb6d1bc2b19af89f3b9748e19',
   "get_logs": 'd170fc8e80f7a390a1758146a401217ee229b5d7',

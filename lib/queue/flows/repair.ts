@@ -1,6 +1,6 @@
 /**
  * repair() for flows (docs/internals/flows.md): deliver everything the queue has left over, then
- * walk its parents waiting for children (ZRANGE pages) and ask each child's queue whether the child
+ * walk its parents waiting for children (ZSCAN) and ask each child's queue whether the child
  * still exists or its notice still waits there (flow_probe.lua). A child that is neither ended
  * without its notice reaching the parent (a failover lost it, or Redis was written by hand): its
  * parent learns it as failed (its policy applies), so that no parent waits forever.
@@ -20,10 +20,24 @@ export async function repairFlows(d: FlowDelivery, queue: string): Promise<strin
   const fixes: string[] = [];
   await d.flush(queue, 'all');
   const k = r.keysOf(queue);
-  for (let start = 0; ; start += PAGE) {
-    const parents = await bounded(r.client, ms, at, () =>
-      r.client.zrange(k.key('waitingChildren'), String(start), String(start + PAGE - 1)),
+  // ZSCAN, not pages by rank: a parent fixed here leaves the set, and a page by rank after it
+  // skipped as many waiting parents. A scan returns every parent there throughout (some twice:
+  // each is looked at once).
+  const seen = new Set<string>();
+  // Child queues where a kept child's notice was written again: delivered before repair ends.
+  const rewritten = new Set<string>();
+  let cursor = '0';
+  do {
+    const [next, flat] = await bounded(r.client, ms, at, () =>
+      r.client.zscan(k.key('waitingChildren'), cursor, 'COUNT', PAGE),
     );
+    cursor = next;
+    const parents: string[] = [];
+    for (let i = 0; i < flat.length; i += 2) {
+      const seq = flat[i]!;
+      if (!seen.has(seq)) parents.push(seq);
+      seen.add(seq);
+    }
     for (const seq of parents) {
       const awaited = await bounded(r.client, ms, at, () =>
         r.client.hkeys(k.parentKey('awaited', seq)),
@@ -34,8 +48,9 @@ export async function repairFlows(d: FlowDelivery, queue: string): Promise<strin
         if (m) byQueue.set(m[1]!, [...(byQueue.get(m[1]!) ?? []), m[2]!]);
       }
       for (const [cq, seqs] of byQueue) {
-        // per seq 1 exists or its notice waits, 0 lost
+        // per seq 1 exists or its notice waits, 2 its notice written again (kept), 0 lost
         const there = (await r.run(cq, 'flow_probe', [seqs.length, ...seqs])) as number[];
+        if (there.includes(2)) rewritten.add(cq);
         const lost = seqs.filter((_, i) => there[i] === 0);
         if (lost.length === 0) continue;
         const args: ScriptArgs['flow_notice'] = [cq, lost.length];
@@ -44,8 +59,8 @@ export async function repairFlows(d: FlowDelivery, queue: string): Promise<strin
         for (const s of lost) fixes.push(`${seq}: child ${cq}:${s} ${LOST}: counted as failed`);
       }
     }
-    if (parents.length < PAGE) break;
-  }
+  } while (cursor !== '0');
+  for (const cq of rewritten) await d.flush(cq, 'all');
   if (fixes.length > 0) await d.flush(queue, 'now');
   return fixes;
 }
