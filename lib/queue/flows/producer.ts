@@ -95,7 +95,10 @@ export class FlowProducer {
     if (typeof cb !== 'object' || cb === null) problems.push('onComplete must be a node');
     else if ('children' in cb) problems.push('onComplete.children: a batch callback has none');
     if (problems.length > 0) throw invalid(problems, 'batch refused');
-    const children = jobs.map((j) => ({ onFailure: 'ignore' as const, ...j }) as FlowNode);
+    // (`onFailure: undefined` written out is no policy given: 'ignore' too.)
+    const children = jobs.map(
+      (j) => ({ ...j, onFailure: (j as FlowNode | null)?.onFailure ?? 'ignore' }) as FlowNode,
+    );
     let added: FlowJob;
     try {
       added = await this.add({ ...cb!, children } as FlowNode);

@@ -142,7 +142,8 @@ describe('administration', () => {
       [
         { queue: 'b-jobs', data: 1 },
         { queue: 'b-jobs', data: 2 },
-        { queue: 'b-jobs', data: -1 },
+        // (An option written out as undefined is none: 'ignore' still; it was 'fail-parent'.)
+        { queue: 'b-jobs', data: -1, onFailure: undefined },
       ],
       { onComplete: { queue: 'b-done', data: 'report', id: 'batch-1' } },
     );
