@@ -139,7 +139,7 @@ export const KEY_TABLE = {
   // from their passed prefix (`<prefix>:<parent seq>`): they share the queue's hash tag.
   waitingChildren: {
     part: 'wc',
-    doc: 'parents waiting for their children (zset seq -> created ms)',
+    doc: 'parents waiting for their children (zset seq -> seq: the order they were added in)',
   },
   flowParent: {
     part: 'f',

@@ -76,7 +76,9 @@ for _, blk in ipairs(blocks) do
           awaited[#awaited + 1] = ARGV[c]
         end
         rcall_each('HSET', flow_pkey('d', seq), awaited)
-        waiting[#waiting + 1] = now
+        -- Scored by its seq: listed in the order parents were added (a score of the ms tied
+        -- the parents of a call, which ZRANGE then ordered as strings: 1, 10, 11, 2, …).
+        waiting[#waiting + 1] = seq
         waiting[#waiting + 1] = seq
         parents[#parents + 1] = seq
         parent_ids[#parent_ids + 1] = id

@@ -65,9 +65,9 @@ else
   end
 end
 if state == 'pending' then
-  s = rcall('ZSCORE', K_WAITING_CHILDREN, seq)
-  if s then
-    state, score = 'waiting-children', s
+  -- (Its score is its seq, the order parents were added in: no time to show.)
+  if rcall('ZSCORE', K_WAITING_CHILDREN, seq) then
+    state = 'waiting-children'
   end
 end
 return { state, seq, data, meta, score, prog, added[1], started[1], holder }

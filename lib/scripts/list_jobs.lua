@@ -70,7 +70,8 @@ else
     -- leased jobs can be one short.)
     if got[i] ~= LEASE_PAD then
       seqs[#seqs + 1] = got[i]
-      scores[#seqs] = got[i + 1]
+      -- (A waiting parent's score is its seq: no time to show.)
+      scores[#seqs] = state == 'waiting-children' and '' or got[i + 1]
     end
   end
 end

@@ -36,6 +36,7 @@ describe('a flow', () => {
     });
     expect((await orders.counts()).waitingChildren).toBe(1);
     expect((await orders.getJobs('waiting-children')).map((j) => j.id)).toEqual([tree.job.id]);
+    expect(waiting!.at).toBeUndefined();
     expect(await fx.queue('c-payments').getJob('pay-1')).toMatchObject({
       state: 'pending',
       parent: { queue: 'c-orders', id: tree.job.id },
@@ -185,5 +186,18 @@ describe('a flow', () => {
     expect((await fx.queue('b-p').counts()).waitingChildren).toBe(2);
     expect((await fx.queue('b-c').counts()).pending).toBe(2);
     expect(await flows.addBulk([])).toEqual([]);
+  });
+
+  it('lists the waiting parents in the order they were added, across calls and within one', async () => {
+    // (Scored by the ms, the parents of one call tied and listed as strings: 1, 10, 11, 2, ….)
+    const flows = fx.producer();
+    const tree = (i: number) => ({ queue: 'o-p', data: i, children: [{ queue: 'o-c', data: i }] });
+    const one = await flows.addBulk(Array.from({ length: 12 }, (_, i) => tree(i)));
+    const more = [await flows.add(tree(12)), await flows.add(tree(13))];
+    const ids = [...one, ...more].map((f) => f.job.id);
+    const parents = fx.queue('o-p');
+    expect((await parents.getJobs('waiting-children')).map((j) => j.id)).toEqual(ids);
+    const page = await parents.getJobs('waiting-children', { offset: 5, limit: 5 });
+    expect(page.map((j) => j.id)).toEqual(ids.slice(5, 10));
   });
 });
