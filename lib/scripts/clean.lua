@@ -41,6 +41,9 @@ end
 if reclaimed > 0 then
   wake()
 end
+-- Parents a child's failure dead-lettered (flow_parents.lua, which runs without this queue's
+-- options) leave the dead-letter set over max_dead until here.
+trim_dead(max_dead, limit)
 local old = rcall('ZRANGEBYSCORE', K_RESULT_EXPIRIES, '-inf', now, 'LIMIT', 0, limit)
 if #old > 0 then
   rcall_each('HDEL', K_RESULTS, old)

@@ -34,8 +34,13 @@ local function destroy(seq, meta)
   flow_forget(seq, meta)
 end
 
-local function trim_dead(max_dead)
+-- The dead-letter set back to `max_dead`, its oldest going with all their keys (at most `limit`,
+-- when given).
+local function trim_dead(max_dead, limit)
   local over = rcall('ZCARD', K_DEAD) - max_dead
+  if limit and over > limit then
+    over = limit
+  end
   if over > 0 then
     local victims = rcall('ZRANGE', K_DEAD, 0, over - 1)
     for _, v in ipairs(victims) do

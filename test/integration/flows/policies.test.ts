@@ -203,4 +203,26 @@ describe("a child's failure", () => {
     expect(tries).toBe(3);
     expect((await parents.getJob(tree.job.id))?.deadReason).toMatch(/failed: try 3$/);
   });
+
+  it("parents a child's failure dead-lettered keep the parent queue's maxDead (its clean() trims)", async () => {
+    // (The notice runs without the parent queue's options: its dead-letter set grew past
+    // maxDead, with each parent's keys, when nothing else died there.)
+    const parents = fx.queue('m-parent', { maxDead: 1 });
+    const flows = fx.producer();
+    const trees = await flows.addBulk(
+      [1, 2, 3].map((i) => ({
+        queue: 'm-parent',
+        data: i,
+        children: [{ queue: 'm-kid', data: i }],
+      })),
+    );
+    fx.worker('m-kid', fail);
+    await waitFor(async () => (await parents.counts()).dead === 3, { what: 'three dead parents' });
+    await parents.clean();
+    expect((await parents.listDead()).map((d) => d.id)).toEqual([trees[2]!.job.id]);
+    for (const t of trees.slice(0, 2)) {
+      expect(await parents.getJob(t.job.id)).toBeNull();
+      expect(await fx.client.exists(parents.keys.parentKey('failures', t.job.id))).toBe(0);
+    }
+  });
 });
