@@ -152,9 +152,12 @@ export class History<T> {
     const p = delayProblem('delay', delay);
     if (p) problems.push(p);
     if (problems.length) throw invalid(problems, `${this.ctx.name}: changeDelay refused`);
-    // { 1, due } changed, { 0 } no such job, { 2 } leased, { 3 } completed, { 4 } dead
+    // { 1, due } changed, { 0 } no such job, { 2 } leased, { 3 } completed, { 4 } dead,
+    // { 5 } a parent waiting for its children
     const r = (await this.ctx.run('change_delay', [id, delaySchedule(delay)])) as number[];
-    const state = ({ 2: 'leased', 3: 'completed', 4: 'dead' } as const)[r[0] as 2 | 3 | 4];
+    const state = ({ 2: 'leased', 3: 'completed', 4: 'dead', 5: 'waiting-children' } as const)[
+      r[0] as 2 | 3 | 4 | 5
+    ];
     if (state) throw this.badState('changeDelay', id, state);
     return r[0] === 1;
   }

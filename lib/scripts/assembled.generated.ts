@@ -7,7 +7,7 @@ export const SCRIPT_SHAS: Readonly<Record<keyof typeof SCRIPT_SOURCES, string>> 
   "add": 'b25cb1fef329ecef6f12482a7c070c7123eb90a4',
   "add_plain": '17e43545490c57682a45642237869ac798f1b89b',
   "cancel": '179561cc91d7dc856a0405706a236b59f01494e0',
-  "change_delay": 'd4f013b75723cec0a9279340795c1ea21f48336d',
+  "change_delay": '03e1ceb82918117c252f28f0068821825f241d60',
   "change_priority": '9f3a96f22ebdcbe28a54ccaf66fa74239efd5dc6',
   "clean": '9bfc93dab686572a799f71568e624d2a1afaf42e',
   "complete_and_lease": '5d29eb24ce3add6590faa9845f27c0ca1d04111f',

@@ -132,8 +132,13 @@ describe('a flow', () => {
       priority: 2,
       children: [{ queue: 'd-kids', data: 'c' }],
     });
-    fx.worker('d-kids', () => 'ok');
     const parents = fx.queue('d-parent');
+    // Waiting for its children: no due time to change (it was answered false, as if unknown).
+    await expect(parents.changeDelay(tree.job.id, 10)).rejects.toMatchObject({
+      code: 'BAD_STATE',
+      message: expect.stringContaining('waiting-children') as unknown as string,
+    });
+    fx.worker('d-kids', () => 'ok');
     const info = await waitFor(
       async () => {
         const j = await parents.getJob(tree.job.id);

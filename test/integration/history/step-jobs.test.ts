@@ -129,6 +129,24 @@ describe('step jobs', () => {
     expect(await q.changeDelay('nope', 10)).toBe(false);
     expect((await q.repair()).fixes).toEqual([]);
   });
+
+  it('queue.changeDelay of a pending grouped job: out of its group until due, then back', async () => {
+    // (It looked for the job in the ungrouped list only: false, and the job ran at once.)
+    const redis = fx.client();
+    const q = fx.queue<string>();
+    const { id } = await q.add('g', { group: 'T' });
+    const t0 = await redisNow(redis);
+    expect(await q.changeDelay(id, 60_000)).toBe(true);
+    expect(await q.getJob(id)).toMatchObject({ state: 'delayed', group: 'T' });
+    expect((await q.getJob(id))!.at).toBeGreaterThanOrEqual(t0 + 60_000);
+    expect((await q.counts()).pending).toBe(0);
+    expect(await q.lease()).toEqual([]);
+    expect(await q.changeDelay(id, 0)).toBe(true);
+    expect(await q.promote(id)).toBe(true);
+    const [l] = await q.lease();
+    expect(l).toMatchObject({ id, group: 'T' });
+    expect((await q.repair()).fixes).toEqual([]);
+  });
 });
 
 describe('backoff', () => {
