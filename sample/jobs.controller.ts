@@ -8,7 +8,7 @@ import {
   Param,
   Post,
 } from '@nestjs/common';
-import { InjectQueue, type JobInfo, type WorkQueue } from '../src/index.js';
+import { InjectQueue, WorkQueueError, type JobInfo, type WorkQueue } from '../src/index.js';
 import { CreateJobDto } from './create-job.dto.js';
 import { EMAILS, type EmailJob, type EmailResult } from './emails.js';
 
@@ -34,9 +34,19 @@ export class JobsController {
   async get(@Param('id') id: string): Promise<JobInfo<EmailJob, EmailResult> & { logs: string[] }> {
     const info = await this.emails.getJob(id);
     if (!info) return { id, state: 'unknown', logs: [] };
-    const head = await this.emails.getJobLogs(id, { limit: 1 });
-    const page = await this.emails.getJobLogs(id, { offset: Math.max(0, head.count - 100) });
-    return { ...info, logs: page.lines };
+    return { ...info, logs: await this.lastLines(id) };
+  }
+
+  /** A job's newest 100 log lines; none once its logs went (a completed job known only by its
+   * stored result or caller id: NOT_FOUND). */
+  private async lastLines(id: string): Promise<string[]> {
+    try {
+      const head = await this.emails.getJobLogs(id, { limit: 1 });
+      return (await this.emails.getJobLogs(id, { offset: Math.max(0, head.count - 100) })).lines;
+    } catch (e) {
+      if (e instanceof WorkQueueError && e.code === 'NOT_FOUND') return [];
+      throw e;
+    }
   }
 
   @Delete('jobs/:id')

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { EmailEventsListener } from '../../sample/email-events.listener.js';
+import { EMAILS } from '../../sample/emails.js';
+import { getQueueToken, type WorkQueue } from '../../src/index.js';
 import { workersFromEnv } from '../../sample/app.module.js';
 import { createApp } from '../../sample/main.js';
 import { uniqueName } from '../support/keys.js';
@@ -85,6 +87,11 @@ describe('sample app', () => {
       return job.state === 'completed' ? job : undefined;
     });
     expect(done).toMatchObject({ result: { messageId: expect.stringMatching(/^welcome-/) } });
+    // Its kept copy purged, its stored result still answers: no logs, not a 500 (getJobLogs
+    // is NOT_FOUND for it).
+    const emails = app.get<WorkQueue>(getQueueToken(EMAILS));
+    expect(await emails.purgeCompleted('welcome-a')).toBe(1);
+    expect(await getJob('welcome-a')).toMatchObject({ state: 'completed', logs: [] });
     // Completed: the id is free again (dedupe holds while the job exists).
     const unnamed = await http()
       .post('/jobs')
