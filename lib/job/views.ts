@@ -106,6 +106,7 @@ export function deadView<T>(
     lastError: meta.e,
     attemptsMade: meta.a ?? 0,
     diedAt: num(died),
+    finishedAt: num(died),
   };
   if (meta.g !== undefined) job.group = meta.g;
   put(job, 'addedAt', time(added));

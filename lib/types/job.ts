@@ -178,7 +178,10 @@ export interface DeadJob<T = unknown> {
   reason: string;
   lastError?: string;
   attemptsMade: number;
+  /** When it was dead-lettered, Redis ms. */
   diedAt: number;
+  /** The same time as `diedAt` (the name `getJob` and `getJobs` give it). */
+  finishedAt: number;
   /** When it was added, Redis ms. */
   addedAt?: number;
   /** When its last attempt's lease started, Redis ms. */

@@ -76,6 +76,7 @@ describe('timestamps', () => {
     expect(listed).toMatchObject({
       id,
       diedAt: dead!.finishedAt,
+      finishedAt: dead!.finishedAt,
       addedAt: dead!.addedAt,
       startedAt: l!.startedAt,
       processedBy: worker,
