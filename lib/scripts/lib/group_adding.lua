@@ -13,15 +13,21 @@ local function group_pend(gpend, g, prio, seq)
   z[#z + 1] = seq
 end
 
--- Place the noted grouped jobs in their groups; true when one of those groups is ready.
+-- Place the noted grouped jobs in their groups. True when one of those groups is ready, or its
+-- rate limit holds it from this add on (its last start, e.g. a hand-off, used the window up):
+-- a parked worker, which learnt of no hold, is woken, and its lease call tells it when.
 local function group_push(gpend, now)
-  local ready = false
+  local wake_up = false
   for _, g in ipairs(gpend) do
+    local held = tonumber(rcall('ZSCORE', K_GROUPS_LIMITED, g))
     if group_place(g, gpend[g], now) then
-      ready = true
+      wake_up = true
+    elseif not held or held <= now then
+      local hold = tonumber(rcall('ZSCORE', K_GROUPS_LIMITED, g))
+      wake_up = wake_up or (hold ~= nil and hold > now)
     end
   end
-  return ready
+  return wake_up
 end
 
 -- Whether a new job of group g may be handed off to a parked worker at `now`: nothing of the

@@ -186,4 +186,26 @@ describe('per-group limits across workers', () => {
     const log = await events(q);
     expect(log.filter((e) => e.kind === 'active').map((e) => e.group)).toContain('X');
   });
+
+  it("a handed-off job used its group's rate window: the next one starts when the window ends, not at the idle timeout", async () => {
+    // (The hand-off logged its start but no hold; the add that found the group held woke no
+    // one, and the parked worker slept its idleTimeoutMs: 60 s here.)
+    const q = fx.queue<string>({ groups: { limiter: { max: 1, durationMs: 300 } } });
+    const seen: string[] = [];
+    const w = worker(q, (job) => void seen.push(job.data), { idleTimeoutMs: 60_000 });
+    await w.start();
+    const parked = async () => (await (q.client as Redis).zcard(q.keys.key('parked'))) === 1;
+    await waitFor(parked, { what: 'the worker parked' });
+    const { id } = await q.add('g0', { group: 'G' });
+    await waitFor(() => seen.length === 1, { what: 'g0 handed off' });
+    const g0 = await waitFor(async () => {
+      const j = await q.getJob(id);
+      return j?.state === 'completed' || j === null ? true : undefined;
+    });
+    expect(g0).toBe(true);
+    await waitFor(parked, { what: 'the worker parked again' });
+    await q.add('g1', { group: 'G' });
+    await waitFor(() => seen.length === 2, { what: 'g1 once the window ended', timeoutMs: 15_000 });
+    expect(seen).toEqual(['g0', 'g1']);
+  });
 });
