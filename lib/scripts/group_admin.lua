@@ -1,12 +1,13 @@
 -- group_admin: pause, resume and limit one group, list the groups, drain a group's pending jobs
 -- (docs/groups.md; the state: lib/scripts/lib/groups.lua). Group '' stands for the queue's
 -- defaults in `conc` and `rate` (the `groups` queue option).
---! keys: data dataBuckets meta callerIds delayed leased leaseHolders dead progress wake waitingChildren flowParent flowOutbox flowOutboxAt flowCancels addedTimes jobLogs
+--! keys: data dataBuckets meta callerIds delayed leased leaseHolders dead progress wake waitingChildren flowParent flowOutbox flowOutboxAt flowCancels addedTimes jobLogs noticeChannel
 --! keys: groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: action:pause group | action:resume group | action:conc group concurrency
 --! argv: | action:rate group max duration_ms | action:list offset limit
 --! argv: | action:drain group limit
--- pause  -> 1 (the group starts no job until resumed; its running jobs finish)
+-- pause  -> 1 (the group starts no job until resumed; its running jobs finish; workers give back
+--           its prefetched jobs: 'gp:<group>' on the notice channel)
 -- resume -> 1 when it was paused, else 0
 -- conc   -> 1 (concurrency 0 removes the group's own; for '' the default)
 -- rate   -> 1 (max 0 removes the group's own rate limit; for '' the default)
@@ -49,6 +50,8 @@ elseif action == 'pause' then
   rcall('SADD', K_GROUPS_PAUSED, g)
   rcall('ZREM', K_GROUPS_READY, g)
   rcall('ZADD', K_GROUPS, 0, g)
+  -- Workers give back the jobs of the group they prefetched (lib/worker/events-channel.ts).
+  rcall('PUBLISH', K_NOTICE_CHANNEL, 'gp:' .. g)
   return 1
 elseif action == 'resume' then
   local was = rcall('SREM', K_GROUPS_PAUSED, g)

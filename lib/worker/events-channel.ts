@@ -1,5 +1,6 @@
-// The worker's subscription to its queue's notice channel (cancel notices, queue pause/resume),
-// on a connection of its own, and how the worker catches up on what it said before we listened.
+// The worker's subscription to its queue's notice channel (cancel notices, queue pause/resume,
+// group pause), on a connection of its own, and how the worker catches up on what it said before
+// we listened.
 import type { Cluster, Redis } from 'ioredis';
 import { closeSubscriber, duplicate } from '../redis/connection.js';
 import { delay, within } from '../util/timeout.js';
@@ -27,7 +28,10 @@ export class EventsChannel<T, R> {
       // Messages read together are handed over one by one: a slot one frees is filled only
       // once the others were read (a cancel of the buffered job that would start: see RunTable).
       ctx.runs.holdRefills();
-      if (!ctx.queuePause.onEvent(message)) ctx.cancels.onEvent(message);
+      if (message.startsWith('gp:')) {
+        // A group paused (pauseGroup): its prefetched jobs go back to the front of its line.
+        ctx.runs.giveBack(ctx.runs.takeWaiting(message.slice(3)));
+      } else if (!ctx.queuePause.onEvent(message)) ctx.cancels.onEvent(message);
     });
     for (;;) {
       try {

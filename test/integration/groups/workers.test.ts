@@ -187,6 +187,46 @@ describe('per-group limits across workers', () => {
     expect(log.filter((e) => e.kind === 'active').map((e) => e.group)).toContain('X');
   });
 
+  it('pauseGroup: the jobs of the group a worker prefetched go back; it starts them once resumed', async () => {
+    // (Only the lease scripts knew of a group's pause: a worker started what it had prefetched.)
+    const q = fx.queue<string>();
+    await q.addBulk(
+      ['a0', 'a1', 'a2', 'a3', 'b0'].map((d) => ({
+        data: d,
+        opts: { group: d[0]!.toUpperCase() },
+      })),
+    );
+    const seen: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const w = worker(
+      q,
+      async (job) => {
+        seen.push(job.data);
+        if (job.data === 'a0') await gate;
+      },
+      { concurrency: 1, prefetch: 4 },
+    );
+    await w.start();
+    await waitFor(async () => (await q.counts()).leased === 5, {
+      what: 'a0 running, 4 prefetched',
+    });
+    await q.pauseGroup('A');
+    await waitFor(async () => (await q.counts()).leased === 2, {
+      what: "the paused group's prefetched jobs given back",
+    });
+    release();
+    await waitFor(async () => (await q.counts()).leased === 0, { what: 'a0 and b0 done' });
+    expect(seen.sort()).toEqual(['a0', 'b0']);
+    expect((await q.getGroups()).find((g) => g.group === 'A')).toMatchObject({
+      pending: 3,
+      paused: true,
+    });
+    await q.resumeGroup('A');
+    await waitFor(() => seen.length === 5, { what: 'the rest of A after resume' });
+    expect(seen.slice(2)).toEqual(['a1', 'a2', 'a3']);
+  });
+
   it("a handed-off job used its group's rate window: the next one starts when the window ends, not at the idle timeout", async () => {
     // (The hand-off logged its start but no hold; the add that found the group held woke no
     // one, and the parked worker slept its idleTimeoutMs: 60 s here.)
