@@ -115,7 +115,8 @@ export class DelayedError extends Error {
     const at = delay instanceof Date ? delay.getTime() : undefined;
     const problem =
       delay instanceof Date ? runAtProblem('delay', delay) : delayMsProblem('delay', delay);
-    if (problem) throw new WorkQueueError('INVALID_ARGUMENT', `DelayedError: ${problem}`, [problem]);
+    if (problem)
+      throw new WorkQueueError('INVALID_ARGUMENT', `DelayedError: ${problem}`, [problem]);
     super(
       message ??
         (at === undefined

@@ -1,5 +1,5 @@
 import { invalidOptions } from './errors.js';
-import { delayMsProblem, isPosInt, MAX_DELAY_MS, timerProblem } from './util/checks.js';
+import { delayMsProblem, isPosInt, MAX_DELAY_MS, shown, timerProblem } from './util/checks.js';
 import type {
   BackoffOptions,
   KeepCompleted,
@@ -63,7 +63,7 @@ const NAME_RE = /^[A-Za-z0-9._:-]{1,100}$/;
 export function checkName(what: string, v: unknown, problems: string[]): void {
   if (typeof v !== 'string' || !NAME_RE.test(v)) {
     problems.push(
-      `${what} must be 1-100 characters of letters, digits, '.', '_', '-' or ':' (no '{', '}' or spaces), got ${JSON.stringify(v)}`,
+      `${what} must be 1-100 characters of letters, digits, '.', '_', '-' or ':' (no '{', '}' or spaces), got ${shown(v)}`,
     );
   }
 }
@@ -76,20 +76,20 @@ export function checkBackoff(what: string, b: unknown, problems: string[]): void
   }
   const o = b as Record<string, unknown>;
   if (o.type !== 'fixed' && o.type !== 'exponential') {
-    problems.push(`${what}.type must be 'fixed' or 'exponential', got ${JSON.stringify(o.type)}`);
+    problems.push(`${what}.type must be 'fixed' or 'exponential', got ${shown(o.type)}`);
   }
   const delay = delayMsProblem(`${what}.delayMs`, o.delayMs);
   if (delay) problems.push(delay);
   if (o.maxDelayMs !== undefined && (!isPosInt(o.maxDelayMs) || o.maxDelayMs > MAX_DELAY_MS)) {
     problems.push(
-      `${what}.maxDelayMs must be an integer 1..${MAX_DELAY_MS} (ms), got ${JSON.stringify(o.maxDelayMs)}`,
+      `${what}.maxDelayMs must be an integer 1..${MAX_DELAY_MS} (ms), got ${shown(o.maxDelayMs)}`,
     );
   }
   if (
     o.jitter !== undefined &&
     (typeof o.jitter !== 'number' || !(o.jitter >= 0 && o.jitter <= 1))
   ) {
-    problems.push(`${what}.jitter must be a number 0..1, got ${JSON.stringify(o.jitter)}`);
+    problems.push(`${what}.jitter must be a number 0..1, got ${shown(o.jitter)}`);
   }
 }
 
@@ -97,7 +97,7 @@ export function checkBackoff(what: string, b: unknown, problems: string[]): void
 function checkKeepCompleted(what: string, k: unknown, problems: string[]): void {
   if (k === undefined || k === false) return;
   if (typeof k !== 'object' || k === null || Array.isArray(k)) {
-    problems.push(`${what} must be false or { count, ageMs }, got ${JSON.stringify(k)}`);
+    problems.push(`${what} must be false or { count, ageMs }, got ${shown(k)}`);
     return;
   }
   const { count, ageMs, ...rest } = k as Record<string, unknown>;
@@ -105,10 +105,10 @@ function checkKeepCompleted(what: string, k: unknown, problems: string[]): void 
     problems.push(`${what}: unknown option ${JSON.stringify(key)}; known: count, ageMs`);
   if (!isPosInt(count) || count > HISTORY_BOUNDS.keepCount)
     problems.push(
-      `${what}.count must be an integer 1..${HISTORY_BOUNDS.keepCount}, got ${JSON.stringify(count)}`,
+      `${what}.count must be an integer 1..${HISTORY_BOUNDS.keepCount}, got ${shown(count)}`,
     );
   if (!isPosInt(ageMs) || !Number.isSafeInteger(ageMs))
-    problems.push(`${what}.ageMs must be a positive integer (ms), got ${JSON.stringify(ageMs)}`);
+    problems.push(`${what}.ageMs must be a positive integer (ms), got ${shown(ageMs)}`);
 }
 
 /** Longest rate-limit window and largest `max` (the rate log holds up to `max` entries). */
@@ -123,9 +123,7 @@ export function checkRateLimit(what: string, r: unknown, problems: string[]): vo
   for (const k of ['max', 'durationMs'] as const) {
     const v = o[k];
     if (!isPosInt(v) || v > RATE_LIMIT_BOUNDS[k]) {
-      problems.push(
-        `${what}.${k} must be an integer 1..${RATE_LIMIT_BOUNDS[k]}, got ${JSON.stringify(v)}`,
-      );
+      problems.push(`${what}.${k} must be an integer 1..${RATE_LIMIT_BOUNDS[k]}, got ${shown(v)}`);
     }
   }
 }
@@ -149,9 +147,7 @@ export const MAX_GROUP_CONCURRENCY = 1_000_000;
 /** A per-group concurrency: an integer 1..MAX_GROUP_CONCURRENCY. */
 export function checkGroupConcurrency(what: string, v: unknown, problems: string[]): void {
   if (!isPosInt(v) || v > MAX_GROUP_CONCURRENCY) {
-    problems.push(
-      `${what} must be an integer 1..${MAX_GROUP_CONCURRENCY}, got ${JSON.stringify(v)}`,
-    );
+    problems.push(`${what} must be an integer 1..${MAX_GROUP_CONCURRENCY}, got ${shown(v)}`);
   }
 }
 
@@ -176,9 +172,7 @@ export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
   const p = (k: string) => path + k;
   if (o.prefix !== undefined) checkName(p('prefix'), o.prefix, problems);
   if (o.codec !== undefined && !['json', 'string', 'buffer'].includes(o.codec)) {
-    problems.push(
-      `${p('codec')} must be 'json', 'string' or 'buffer', got ${JSON.stringify(o.codec)}`,
-    );
+    problems.push(`${p('codec')} must be 'json', 'string' or 'buffer', got ${shown(o.codec)}`);
   }
   for (const k of [
     'maxPayloadBytes',
@@ -191,7 +185,7 @@ export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
   ] as const) {
     const v = o[k];
     if (v !== undefined && !isPosInt(v)) {
-      problems.push(`${p(k)} must be a positive integer, got ${JSON.stringify(v)}`);
+      problems.push(`${p(k)} must be a positive integer, got ${shown(v)}`);
     }
   }
   for (const k of [
@@ -206,7 +200,7 @@ export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
   }
   if (o.replicaAckTimeoutMs !== undefined && !isPosInt(o.replicaAckTimeoutMs)) {
     problems.push(
-      `${p('replicaAckTimeoutMs')} must be a positive integer, got ${JSON.stringify(o.replicaAckTimeoutMs)}`,
+      `${p('replicaAckTimeoutMs')} must be a positive integer, got ${shown(o.replicaAckTimeoutMs)}`,
     );
   }
   if (
@@ -215,17 +209,13 @@ export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
       !Number.isInteger(o.dedupeWindowMs) ||
       o.dedupeWindowMs < 0)
   ) {
-    problems.push(
-      `${p('dedupeWindowMs')} must be an integer >= 0, got ${JSON.stringify(o.dedupeWindowMs)}`,
-    );
+    problems.push(`${p('dedupeWindowMs')} must be an integer >= 0, got ${shown(o.dedupeWindowMs)}`);
   }
   if (
     o.replicaAcks !== undefined &&
     (typeof o.replicaAcks !== 'number' || !Number.isInteger(o.replicaAcks) || o.replicaAcks < 0)
   ) {
-    problems.push(
-      `${p('replicaAcks')} must be an integer >= 0, got ${JSON.stringify(o.replicaAcks)}`,
-    );
+    problems.push(`${p('replicaAcks')} must be an integer >= 0, got ${shown(o.replicaAcks)}`);
   }
   checkBackoff(p('backoff'), o.backoff, problems);
   checkKeepCompleted(p('keepCompleted'), o.keepCompleted, problems);
@@ -237,7 +227,7 @@ export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
       o.maxLogLines > HISTORY_BOUNDS.maxLogLines)
   ) {
     problems.push(
-      `${p('maxLogLines')} must be an integer 0..${HISTORY_BOUNDS.maxLogLines}, got ${JSON.stringify(o.maxLogLines)}`,
+      `${p('maxLogLines')} must be an integer 0..${HISTORY_BOUNDS.maxLogLines}, got ${shown(o.maxLogLines)}`,
     );
   }
   if (o.limiter !== undefined) checkRateLimit(p('limiter'), o.limiter, problems);
@@ -319,10 +309,7 @@ export function backoffDelay(b: BackoffOptions, attempt: number, random = Math.r
   const d =
     b.type === 'fixed'
       ? b.delayMs
-      : Math.min(
-          b.delayMs * 2 ** Math.max(0, attempt - 1),
-          b.maxDelayMs ?? MAX_DELAY_MS,
-        );
+      : Math.min(b.delayMs * 2 ** Math.max(0, attempt - 1), b.maxDelayMs ?? MAX_DELAY_MS);
   const jitter = b.jitter ?? 0;
   return jitter > 0 ? Math.round(d * (1 - jitter * random())) : d;
 }

@@ -9,6 +9,7 @@ import { duplicate } from '../redis/connection.js';
 import { delay, within } from '../util/timeout.js';
 import { parseEntry } from './parse.js';
 import type { QueueEvent, QueueEventsEvents, QueueEventsOptions } from './types.js';
+import { shown } from '../util/checks.js';
 
 type XReadReply = [string, [string, string[]][]][] | null;
 
@@ -37,12 +38,12 @@ export class QueueEvents extends EventEmitter<QueueEventsEvents> {
     if (options.prefix !== undefined) checkName('prefix', options.prefix, problems);
     const from = options.from ?? '$';
     if (from !== '$' && !STREAM_ID.test(from)) {
-      problems.push(`from must be '$', '0' or a stream id, got ${JSON.stringify(from)}`);
+      problems.push(`from must be '$', '0' or a stream id, got ${shown(from)}`);
     }
     for (const k of ['blockMs', 'commandTimeoutMs'] as const) {
       const v = options[k];
       if (v !== undefined && !(Number.isInteger(v) && v > 0)) {
-        problems.push(`${k} must be a positive integer, got ${JSON.stringify(v)}`);
+        problems.push(`${k} must be a positive integer, got ${shown(v)}`);
       }
     }
     if (problems.length > 0) throw invalid(problems, 'invalid QueueEvents options');

@@ -5,7 +5,7 @@
 import { errorMessage, invalid, WorkQueueError, type WorkQueueErrorCode } from '../errors.js';
 import { checkBackoff, checkGroupName, type ResolvedQueueOptions } from '../options.js';
 import type { AddOptions } from '../types/job.js';
-import { delayMsProblem, isPosInt, runAtProblem } from '../util/checks.js';
+import { delayMsProblem, isPosInt, runAtProblem, shown } from '../util/checks.js';
 import { encode, type Raw } from './codec.js';
 import type { Meta } from './records.js';
 
@@ -78,12 +78,10 @@ function checkDedupe(d: unknown, id: unknown, at: string, problems: AddProblems)
   }
   if (id === undefined) problems.push(`${at}dedupe needs a caller id (\`id\`)`);
   if (!isPosInt(ttlMs) || !Number.isSafeInteger(ttlMs)) {
-    problems.push(
-      `${at}dedupe.ttlMs must be a positive integer (ms), got ${JSON.stringify(ttlMs)}`,
-    );
+    problems.push(`${at}dedupe.ttlMs must be a positive integer (ms), got ${shown(ttlMs)}`);
   }
   if (replace !== undefined && typeof replace !== 'boolean') {
-    problems.push(`${at}dedupe.replace must be a boolean, got ${JSON.stringify(replace)}`);
+    problems.push(`${at}dedupe.replace must be a boolean, got ${shown(replace)}`);
   }
   if (problems.list.length > before) return '';
   return `,${String(ttlMs)}${replace === true ? 'r' : ''}`;
@@ -149,7 +147,7 @@ export function prepareAdd(
   }
   if (!Number.isInteger(priority) || priority < 0 || priority > 9) {
     problems.push(
-      `${at}priority must be an integer 0 (highest)..9 (lowest), got ${JSON.stringify(priority)}`,
+      `${at}priority must be an integer 0 (highest)..9 (lowest), got ${shown(priority)}`,
     );
   }
   const delayProblem = delayMs === undefined ? undefined : delayMsProblem(`${at}delayMs`, delayMs);
@@ -162,9 +160,7 @@ export function prepareAdd(
     if (delayMs !== undefined) problems.push(`${at}give delayMs or runAt, not both`);
   }
   if (maxAttempts !== undefined && !isPosInt(maxAttempts)) {
-    problems.push(
-      `${at}maxAttempts must be a positive integer, got ${JSON.stringify(maxAttempts)}`,
-    );
+    problems.push(`${at}maxAttempts must be a positive integer, got ${shown(maxAttempts)}`);
   }
   const backoffProblems: string[] = [];
   checkBackoff(`${at}backoff`, backoff, backoffProblems);

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { errorMessage, invalid, redisError } from '../errors.js';
-import { isPosInt } from '../util/checks.js';
+import { isPosInt, shown } from '../util/checks.js';
 import { bounded } from '../redis/bounded.js';
 import type { CleanReport, JobInfo, QueueCounts, RepairReport } from '../types/index.js';
 import type { CancelAcks } from './cancel-acks.js';
@@ -173,7 +173,7 @@ export class Admin<T, R> {
   async takeCleanGuard(intervalMs: number, owner: string): Promise<boolean> {
     const problems: string[] = [];
     if (!isPosInt(intervalMs))
-      problems.push(`intervalMs must be a positive integer, got ${JSON.stringify(intervalMs)}`);
+      problems.push(`intervalMs must be a positive integer, got ${shown(intervalMs)}`);
     if (typeof owner !== 'string' || owner.length === 0 || owner.length > 256)
       problems.push('owner must be a string of 1-256 characters');
     if (problems.length) throw invalid(problems, `${this.ctx.name}: cleanIfDue refused`);

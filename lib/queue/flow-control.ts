@@ -5,7 +5,7 @@
 import { invalid } from '../errors.js';
 import { checkRateLimit } from '../options.js';
 import type { FlowState, Lease, RateLimit } from '../types/index.js';
-import { isPosInt } from '../util/checks.js';
+import { isPosInt, shown } from '../util/checks.js';
 import { type QueueContext, type ScriptArgs } from './context.js';
 
 /** Longest pause a `RateLimitError` may ask for (one day). */
@@ -47,7 +47,7 @@ export class Flow {
   async setGlobalConcurrency(n: number | null): Promise<void> {
     if (n !== null && (!isPosInt(n) || n > 1_000_000)) {
       throw invalid(
-        [`global concurrency must be an integer 1..1000000 or null, got ${JSON.stringify(n)}`],
+        [`global concurrency must be an integer 1..1000000 or null, got ${shown(n)}`],
         `${this.ctx.name}: setGlobalConcurrency refused`,
       );
     }

@@ -17,7 +17,7 @@ import type {
   MetricsOptions,
   WorkerInfo,
 } from '../types/index.js';
-import { delayMsProblem, isPosInt, runAtProblem } from '../util/checks.js';
+import { delayMsProblem, isPosInt, runAtProblem, shown } from '../util/checks.js';
 import type { QueueContext, ScriptArgs } from './context.js';
 
 const DAY_MS = 86_400_000;
@@ -47,9 +47,9 @@ export class History<T> {
     const limit = o.limit ?? 100;
     const problems = this.idProblems(id);
     if (!Number.isSafeInteger(offset) || offset < 0)
-      problems.push(`offset must be an integer >= 0, got ${JSON.stringify(offset)}`);
+      problems.push(`offset must be an integer >= 0, got ${shown(offset)}`);
     if (!isPosInt(limit) || limit > MAX_LOG_PAGE)
-      problems.push(`limit must be an integer 1..${MAX_LOG_PAGE}, got ${JSON.stringify(limit)}`);
+      problems.push(`limit must be an integer 1..${MAX_LOG_PAGE}, got ${shown(limit)}`);
     if (problems.length) throw invalid(problems, `${this.ctx.name}: getJobLogs refused`);
     // { lines kept, lines dropped, page… } or { -1 }
     const r = (await this.ctx.run('get_logs', [id, offset, limit])) as Reply;
@@ -61,11 +61,11 @@ export class History<T> {
     const o: MetricsOptions = typeof opts === 'object' && opts !== null ? opts : {};
     const problems: string[] = [];
     if (!KINDS.includes(kind))
-      problems.push(`kind must be one of ${KINDS.join(', ')}, got ${JSON.stringify(kind)}`);
+      problems.push(`kind must be one of ${KINDS.join(', ')}, got ${shown(kind)}`);
     for (const k of ['sinceMs', 'untilMs'] as const) {
       const v = o[k];
       if (v !== undefined && !(Number.isSafeInteger(v) && v >= 0))
-        problems.push(`${k} must be an integer >= 0 (Redis ms), got ${JSON.stringify(v)}`);
+        problems.push(`${k} must be an integer >= 0 (Redis ms), got ${shown(v)}`);
     }
     if (problems.length === 0 && o.sinceMs !== undefined && o.untilMs !== undefined)
       if (o.sinceMs > o.untilMs) problems.push('sinceMs must not be after untilMs');

@@ -8,7 +8,7 @@ import { backoffDelay } from '../options.js';
 import type { FailOptions, FailOutcome, Lease, LeasedJob, LeaseOptions } from '../types/index.js';
 import { encodeProgress, encodeResult } from '../job/codec.js';
 import { packLogs, type LogBatch } from '../job/logs.js';
-import { delayMsProblem, isPosInt } from '../util/checks.js';
+import { delayMsProblem, isPosInt, shown } from '../util/checks.js';
 import type { QueueContext, ScriptArgs } from './context.js';
 import { readPayloads } from './lease-payloads.js';
 import type {
@@ -190,8 +190,7 @@ export class Leases<T, R> {
     logs?: ReadonlyMap<Lease, LogBatch>,
     renewal = false,
   ): Promise<boolean[]> {
-    if (!isPosInt(ms))
-      throw invalid([`extend ms must be a positive integer, got ${JSON.stringify(ms)}`]);
+    if (!isPosInt(ms)) throw invalid([`extend ms must be a positive integer, got ${shown(ms)}`]);
     const o = this.ctx.options;
     return this.perWorker(leases, async (workerId, group) => {
       const lines = logs ? packLogs(group.map((l) => ({ seq: l.seq, logs: logs.get(l) }))) : '';
@@ -274,11 +273,11 @@ export class Leases<T, R> {
     const workerId = o.workerId ?? '0';
     const problems: string[] = [];
     if (!isPosInt(count) || count > 10_000)
-      problems.push(`count must be an integer 1..10000, got ${JSON.stringify(count)}`);
+      problems.push(`count must be an integer 1..10000, got ${shown(count)}`);
     if (!isPosInt(leaseMs))
-      problems.push(`leaseMs must be a positive integer, got ${JSON.stringify(leaseMs)}`);
+      problems.push(`leaseMs must be a positive integer, got ${shown(leaseMs)}`);
     if (!/^\d+$/.test(workerId))
-      problems.push(`workerId must come from registerWorker(), got ${JSON.stringify(workerId)}`);
+      problems.push(`workerId must come from registerWorker(), got ${shown(workerId)}`);
     if (problems.length) throw invalid(problems, `${this.ctx.name}: lease refused`);
     return { count, leaseMs, workerId };
   }

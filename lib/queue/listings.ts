@@ -5,7 +5,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { invalid, redisError, WorkQueueError } from '../errors.js';
 import type { JobInfo, ListState, PageOptions } from '../types/index.js';
-import { pageOf } from '../util/checks.js';
+import { pageOf, shown } from '../util/checks.js';
 import { checkGroupName } from '../options.js';
 import { type QueueContext, type ScriptArgs } from './context.js';
 import { bounded } from '../redis/bounded.js';
@@ -36,7 +36,7 @@ export class Listings<T, R> {
     const o: PageOptions = typeof opts === 'object' && opts !== null ? opts : {};
     const problems: string[] = [];
     if (!STATES.includes(state))
-      problems.push(`state must be one of ${STATES.join(', ')}, got ${JSON.stringify(state)}`);
+      problems.push(`state must be one of ${STATES.join(', ')}, got ${shown(state)}`);
     const { offset, limit } = pageOf(o, PAGE, problems);
     if (o.group !== undefined) {
       checkGroupName('group', o.group, problems);
@@ -84,7 +84,7 @@ export class Listings<T, R> {
     if (typeof id !== 'string' || id.length === 0 || id.length > 256)
       problems.push('id must be a string of 1-256 characters');
     if (!Number.isInteger(priority) || priority < 0 || priority > 9)
-      problems.push(`priority must be an integer 0..9, got ${JSON.stringify(priority)}`);
+      problems.push(`priority must be an integer 0..9, got ${shown(priority)}`);
     if (problems.length) throw invalid(problems, `${this.ctx.name}: changePriority refused`);
     return (await this.ctx.run('change_priority', [id, priority])) === 1;
   }

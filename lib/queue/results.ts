@@ -5,7 +5,7 @@ import { invalid, JobOutcomeError, redisError, WorkQueueError } from '../errors.
 import type { QueueContext } from './context.js';
 import { bounded } from '../redis/bounded.js';
 import type { JobInfo } from '../types/index.js';
-import { timerProblem } from '../util/checks.js';
+import { shown, timerProblem } from '../util/checks.js';
 import { within } from '../util/timeout.js';
 import { parseEntry } from '../events/parse.js';
 import { QueueEvents } from '../events/queue-events.js';
@@ -46,7 +46,7 @@ export class ResultWaiter<T, R> {
     const o: WaitForResultOptions = typeof opts === 'object' && opts !== null ? opts : {};
     const timeoutMs = o.timeoutMs ?? 30_000;
     if (!Number.isInteger(timeoutMs) || timeoutMs <= 0)
-      problems.push(`timeoutMs must be a positive integer, got ${JSON.stringify(o.timeoutMs)}`);
+      problems.push(`timeoutMs must be a positive integer, got ${shown(o.timeoutMs)}`);
     else {
       const over = timerProblem('timeoutMs', timeoutMs);
       if (over) problems.push(over);

@@ -6,6 +6,7 @@ import { isAbsolute } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Job } from '../types/job.js';
 import type { SandboxMode, SandboxOptions } from '../types/sandbox.js';
+import { shown } from '../util/checks.js';
 
 const MODES: readonly SandboxMode[] = ['thread', 'process'];
 const KEYS: Record<keyof SandboxOptions, true> = {
@@ -45,22 +46,13 @@ export function sandboxEntry(): URL {
   return new URL(`./child${here.slice(here.lastIndexOf('.'))}`, here);
 }
 
-const show = (v: unknown): string => {
-  if (typeof v === 'function') return 'a function';
-  try {
-    return JSON.stringify(v) ?? String(v);
-  } catch {
-    return String(v);
-  }
-};
-
 /** A `file` option as a URL, or the problem with it. */
 function fileUrl(file: unknown): URL | string {
   if (file instanceof URL) return file.protocol === 'file:' ? file : 'must be a file: URL';
   if (typeof file !== 'string' || file === '')
-    return `must be an absolute path or a file: URL, got ${show(file)}`;
+    return `must be an absolute path or a file: URL, got ${shown(file)}`;
   if (file.startsWith('file:')) return new URL(file);
-  return isAbsolute(file) ? pathToFileURL(file) : `must be absolute, got ${show(file)}`;
+  return isAbsolute(file) ? pathToFileURL(file) : `must be absolute, got ${shown(file)}`;
 }
 
 /** Whether a file exists at `url`. */
@@ -76,7 +68,7 @@ function isFile(url: URL): boolean {
 export function handlerProblems(handler: unknown): string[] {
   if (typeof handler === 'function') return [];
   if (typeof handler !== 'object' || handler === null || Array.isArray(handler))
-    return [`handler must be a function or sandbox options { file, mode }, got ${show(handler)}`];
+    return [`handler must be a function or sandbox options { file, mode }, got ${shown(handler)}`];
   return sandboxOptionProblems(handler as SandboxOptions);
 }
 
@@ -88,18 +80,18 @@ export function sandboxOptionProblems(o: SandboxOptions, path = 'sandbox.'): str
   if (typeof url === 'string') problems.push(`${path}file ${url}`);
   else if (!isFile(url)) problems.push(`${path}file does not exist: ${fileURLToPath(url)}`);
   if (!MODES.includes(o.mode))
-    problems.push(`${path}mode must be 'thread' or 'process', got ${show(o.mode)}`);
+    problems.push(`${path}mode must be 'thread' or 'process', got ${shown(o.mode)}`);
   for (const k of ['poolSize', 'memoryLimitMb'] as const) {
     const v = o[k];
     if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v <= 0))
-      problems.push(`${path}${k} must be a positive integer, got ${show(v)}`);
+      problems.push(`${path}${k} must be a positive integer, got ${shown(v)}`);
   }
   const grace = o.abortGraceMs;
   if (grace !== undefined && (typeof grace !== 'number' || !Number.isInteger(grace) || grace < 0))
-    problems.push(`${path}abortGraceMs must be an integer >= 0, got ${show(grace)}`);
+    problems.push(`${path}abortGraceMs must be an integer >= 0, got ${shown(grace)}`);
   const argv = o.execArgv as unknown;
   if (argv !== undefined && (!Array.isArray(argv) || argv.some((a) => typeof a !== 'string')))
-    problems.push(`${path}execArgv must be an array of strings, got ${show(argv)}`);
+    problems.push(`${path}execArgv must be an array of strings, got ${shown(argv)}`);
   if (o.wrapJob !== undefined && typeof o.wrapJob !== 'function')
     problems.push(`${path}wrapJob must be a function`);
   if (!isFile(sandboxEntry()))

@@ -8,7 +8,7 @@ import { defaultCleanInterval, type ResolvedQueueOptions } from '../options.js';
 import { AddProblems, prepareAdd } from '../job/add-options.js';
 import type { Raw } from '../job/codec.js';
 import type { ScheduleSpec, ScheduleTemplate } from '../types/index.js';
-import { isPosInt, MAX_TIME_MS } from '../util/checks.js';
+import { isPosInt, MAX_TIME_MS, shown } from '../util/checks.js';
 
 /**
  * Ticks are made this far ahead of Redis time (at least one, at most MAX_AHEAD per call): 2 s, or
@@ -156,9 +156,7 @@ export function prepareSchedule(
     if (hasEvery === hasCron) list.push('spec needs exactly one of every and cron');
     if (hasEvery) {
       if (!isPosInt(spec.every) || spec.every > MAX_EVERY) {
-        list.push(
-          `every must be a positive integer (ms) up to 1e12, got ${JSON.stringify(spec.every)}`,
-        );
+        list.push(`every must be a positive integer (ms) up to 1e12, got ${shown(spec.every)}`);
       }
       if (spec.tz !== undefined) list.push('tz applies to cron schedules only');
     }
@@ -169,15 +167,13 @@ export function prepareSchedule(
       list.push('endAt is before startAt');
     }
     if (spec.limit !== undefined && !isPosInt(spec.limit)) {
-      list.push(`limit must be a positive integer, got ${JSON.stringify(spec.limit)}`);
+      list.push(`limit must be a positive integer, got ${shown(spec.limit)}`);
     }
     if (spec.missed !== undefined && spec.missed !== 'once' && spec.missed !== 'skip') {
-      list.push(`missed must be 'once' or 'skip', got ${JSON.stringify(spec.missed)}`);
+      list.push(`missed must be 'once' or 'skip', got ${shown(spec.missed)}`);
     }
     if (spec.missedAfterMs !== undefined && !isPosInt(spec.missedAfterMs)) {
-      list.push(
-        `missedAfterMs must be a positive integer, got ${JSON.stringify(spec.missedAfterMs)}`,
-      );
+      list.push(`missedAfterMs must be a positive integer, got ${shown(spec.missedAfterMs)}`);
     }
     const stored: StoredDef = {
       every: hasEvery ? spec.every : undefined,

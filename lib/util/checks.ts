@@ -1,5 +1,19 @@
 /** Small argument checks shared by every layer. */
 
+/**
+ * A value as a problem shows it ("got …"): JSON, but numbers as JavaScript writes them (NaN and
+ * Infinity, which JSON writes as null), a function as 'a function'.
+ */
+export function shown(v: unknown): string {
+  if (typeof v === 'number') return String(v);
+  if (typeof v === 'function') return 'a function';
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return String(v);
+  }
+}
+
 /** A positive integer (a count, a duration in ms), exact as a JavaScript number. */
 export function isPosInt(v: unknown): v is number {
   return typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
@@ -17,7 +31,7 @@ export const MAX_DELAY_MS = 9e13;
 export function delayMsProblem(what: string, v: unknown): string | undefined {
   return typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_DELAY_MS
     ? undefined
-    : `${what} must be an integer 0..${MAX_DELAY_MS} (ms), got ${JSON.stringify(v)}`;
+    : `${what} must be an integer 0..${MAX_DELAY_MS} (ms), got ${shown(v)}`;
 }
 
 /**
@@ -29,7 +43,7 @@ export function runAtProblem(what: string, v: unknown): string | undefined {
   if (v instanceof Date && !Number.isFinite(t)) return `${what} is an invalid Date`;
   return typeof t === 'number' && Number.isFinite(new Date(t).getTime()) && t < MAX_TIME_MS
     ? undefined
-    : `${what} must be a valid Date or ms timestamp before ${MAX_TIME_MS} (year 5138), got ${v instanceof Date ? v.toISOString() : JSON.stringify(v)}`;
+    : `${what} must be a valid Date or ms timestamp before ${MAX_TIME_MS} (year 5138), got ${v instanceof Date ? v.toISOString() : shown(v)}`;
 }
 
 /** The longest a Node timer waits (ms): a longer setTimeout fires after 1 ms. */

@@ -4,7 +4,7 @@ import { invalidOptions } from '../errors.js';
 import { defaultCleanInterval } from '../options.js';
 import type { WorkQueue } from '../queue/index.js';
 import { handlerProblems } from '../sandbox/options.js';
-import { timerProblem } from '../util/checks.js';
+import { shown, timerProblem } from '../util/checks.js';
 import type { Job } from '../types/job.js';
 
 /**
@@ -113,7 +113,7 @@ export function workerOptionProblems(o: WorkerOptions, path = ''): string[] {
   ] as const) {
     const v = o[k];
     if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v <= 0)) {
-      problems.push(`${path}${k} must be a positive integer, got ${JSON.stringify(v)}`);
+      problems.push(`${path}${k} must be a positive integer, got ${shown(v)}`);
     } else if (k !== 'concurrency') {
       const over = timerProblem(`${path}${k}`, v);
       if (over) problems.push(over);
@@ -130,16 +130,14 @@ export function workerOptionProblems(o: WorkerOptions, path = ''): string[] {
       o.cleanIntervalMs < 0)
   ) {
     problems.push(
-      `${path}cleanIntervalMs must be an integer >= 0, got ${JSON.stringify(o.cleanIntervalMs)}`,
+      `${path}cleanIntervalMs must be an integer >= 0, got ${shown(o.cleanIntervalMs)}`,
     );
   }
   if (
     o.closeTimeoutMs !== undefined &&
     (typeof o.closeTimeoutMs !== 'number' || o.closeTimeoutMs < 0)
   ) {
-    problems.push(
-      `${path}closeTimeoutMs must be a number >= 0, got ${JSON.stringify(o.closeTimeoutMs)}`,
-    );
+    problems.push(`${path}closeTimeoutMs must be a number >= 0, got ${shown(o.closeTimeoutMs)}`);
   }
   if (
     o.prefetch !== undefined &&
@@ -150,7 +148,7 @@ export function workerOptionProblems(o: WorkerOptions, path = ''): string[] {
       o.prefetch > 10_000)
   ) {
     problems.push(
-      `${path}prefetch must be 'auto' or an integer 0..10000, got ${JSON.stringify(o.prefetch)}`,
+      `${path}prefetch must be 'auto' or an integer 0..10000, got ${shown(o.prefetch)}`,
     );
   }
   if (o.concurrency !== undefined && o.concurrency > 10_000)
@@ -163,8 +161,6 @@ export function workerOptionProblems(o: WorkerOptions, path = ''): string[] {
     o.name !== undefined &&
     (typeof o.name !== 'string' || o.name.length === 0 || o.name.length > 100)
   )
-    problems.push(
-      `${path}name must be a string of 1-100 characters, got ${JSON.stringify(o.name)}`,
-    );
+    problems.push(`${path}name must be a string of 1-100 characters, got ${shown(o.name)}`);
   return problems;
 }

@@ -82,6 +82,9 @@ describe('bad input: refused, every problem listed, nothing written', () => {
       errorOf(q.getGroups({ offset: -1, limit: 0 })),
       errorOf(q.getJobs('leased', { group: '' })),
       errorOf(q.pauseGroup(7 as unknown as string)),
+      // (NaN and Infinity were shown as JSON writes them: null.)
+      errorOf(q.setGroupConcurrency('g', Number.NaN)),
+      errorOf(q.setGroupRateLimit('g', { max: Infinity, durationMs: 1_000 })),
     ]);
     expect(codes.map((e) => (e as WorkQueueError).problems)).toEqual([
       [
@@ -98,6 +101,8 @@ describe('bad input: refused, every problem listed, nothing written', () => {
         'group lists pending jobs only, not leased',
       ],
       ['group must be a non-empty string of at most 256 bytes, got 7'],
+      ['concurrency must be an integer 1..1000000, got NaN'],
+      ['rate limit.max must be an integer 1..1000000, got Infinity'],
     ]);
     expect(await keysMatching(q.client as Redis, `${q.keys.base}*`)).toEqual([]);
   });
