@@ -190,7 +190,10 @@ export class WorkQueue<T = unknown, R = unknown> extends QueueAdmin<T, R> {
     return decodeResults(await this.children(id, 'r')) as Record<string, C>;
   }
 
-  /** The errors of flow parent `id`'s failed children (not the one that failed it), by child key. */
+  /**
+   * The errors of flow parent `id`'s failed children by child key: ignored ones, and the one that
+   * failed it (a parent retried from the dead-letter set sees it); not removed ones.
+   */
   getChildrenFailures(id: string): Promise<Record<string, string>> {
     return this.children(id, 'f');
   }

@@ -237,8 +237,8 @@ export interface Job<T = unknown> {
    */
   getChildrenResults<R = unknown>(): Promise<Record<string, R>>;
   /**
-   * A flow parent: the errors of its children that failed and did not fail it (`onFailure:
-   * 'ignore'`), by child key `<queue>:<id>`.
+   * A flow parent: the errors of its children that failed (`onFailure: 'ignore'`, and, run again
+   * from the dead-letter set, the one that failed it), by child key `<queue>:<id>`.
    */
   getChildrenFailures(): Promise<Record<string, string>>;
   /** Record and publish progress; false when the lease is lost. */
