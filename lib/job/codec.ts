@@ -34,13 +34,18 @@ export function encode(o: ResolvedQueueOptions, data: unknown): Raw {
       out = data;
       break;
   }
+  return withinLimit('payload', out, o.maxPayloadBytes);
+}
+
+/** `out` when it is at most `max` bytes, else PAYLOAD_TOO_LARGE naming it `what`. */
+function withinLimit<V extends Raw>(what: string, out: V, max: number): V {
   // A string takes at most 3 UTF-8 bytes per UTF-16 unit: short ones need no count.
-  if (typeof out === 'string' && out.length * 3 <= o.maxPayloadBytes) return out;
+  if (typeof out === 'string' && out.length * 3 <= max) return out;
   const size = typeof out === 'string' ? Buffer.byteLength(out) : out.length;
-  if (size > o.maxPayloadBytes) {
+  if (size > max) {
     throw new WorkQueueError(
       'PAYLOAD_TOO_LARGE',
-      `payload is ${size} bytes, over maxPayloadBytes ${o.maxPayloadBytes}`,
+      `${what} is ${size} bytes, over maxPayloadBytes ${max}`,
     );
   }
   return out;
@@ -58,13 +63,18 @@ export function decode<T>(o: ResolvedQueueOptions, raw: Raw): T {
   }
 }
 
-/** A handler's result as stored (JSON; undefined is stored as null). */
-export function encodeResult(result: unknown): string {
+/**
+ * A handler's result as stored (JSON; undefined is stored as null), at most `maxBytes` (the
+ * queue's maxPayloadBytes: what is kept stays bounded); throws ENCODE_FAILED or PAYLOAD_TOO_LARGE.
+ */
+export function encodeResult(result: unknown, maxBytes: number): string {
+  let out: string;
   try {
-    return JSON.stringify(result ?? null) ?? 'null';
+    out = JSON.stringify(result ?? null) ?? 'null';
   } catch (e) {
     throw encodeFailed(`result cannot be encoded as JSON: ${errorMessage(e)}`);
   }
+  return withinLimit('result', out, maxBytes);
 }
 
 /** A progress value as stored and published (JSON, at most 64 KiB). */

@@ -91,11 +91,11 @@ export class Leases<T, R> {
       if (lease.workerId !== workerId) throw oneWorker();
       done.push(lease.seq, lease.token);
       if (logs) logged = true;
-      if (ttl > 0) results.push(encoded ?? encodeResult(result));
+      if (ttl > 0) results.push(encoded ?? encodeResult(result, o.maxPayloadBytes));
       else if (flowChild(item) || keep.count > 0) {
         // A flow child's goes to its parent ('': none, its parent gets null).
         if (flowChild(item)) withResult = true;
-        const r = encoded ?? (result === undefined ? '' : encodeResult(result));
+        const r = encoded ?? (result === undefined ? '' : encodeResult(result, o.maxPayloadBytes));
         if (r !== '') withResult = true;
         results.push(r);
       } else results.push('');

@@ -102,12 +102,12 @@ export class Runner<T, R> implements RunnerPart<T, R> {
     ) {
       // Encoded once, here: the complete sends this string.
       try {
-        encoded = encodeResult(result);
+        encoded = encodeResult(result, o.maxPayloadBytes);
       } catch (e) {
-        // encodeResult's own ENCODE_FAILED message says what could not be encoded.
+        // encodeResult's own message says what could not be encoded, or its size.
         this.ctx.report(
           new WorkQueueError(
-            'ENCODE_FAILED',
+            e instanceof WorkQueueError ? e.code : 'ENCODE_FAILED',
             `job ${run.job.id}, completed without its result: ${errorMessage(e)}`,
           ),
         );

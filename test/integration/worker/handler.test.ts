@@ -226,6 +226,35 @@ describe('Worker robustness', () => {
     expect(events.some(([e]) => e === 'failed')).toBe(false);
   });
 
+  it('a result over maxPayloadBytes is not kept: job completed without it, PAYLOAD_TOO_LARGE reported; complete() refuses it', async () => {
+    // (Results had no bound: 5 MB per kept job with a 1 000-byte payload limit.)
+    const q = fx.queue<number, unknown>({
+      maxPayloadBytes: 1_000,
+      storeResults: { ttlMs: 60_000 },
+    });
+    const w = worker(q, (job) => (job.data === 1 ? 'x'.repeat(5_000) : 'small'));
+    const events = recordEvents(w);
+    const a = await q.add(1);
+    const b = await q.add(2);
+    await waitFor(() => events.filter(([e]) => e === 'completed').length === 2, {
+      what: 'both completions',
+    });
+    await w.close();
+    const errors = events.filter(([e]) => e === 'error').map(([, e]) => e);
+    expect(errors).toEqual([expect.objectContaining({ code: 'PAYLOAD_TOO_LARGE' })]);
+    expect((errors[0] as Error).message).toMatch(/result is 5002 bytes, over maxPayloadBytes 1000/);
+    expect(await q.getJob(a.id)).toMatchObject({ state: 'completed', result: null });
+    expect(await q.getResult(b.id)).toBe('small');
+    // By hand: refused before anything is sent, the job still leased.
+    const c = await q.add(3);
+    const [lease] = await q.lease();
+    await expect(q.complete(lease!, 'y'.repeat(5_000))).rejects.toMatchObject({
+      code: 'PAYLOAD_TOO_LARGE',
+    });
+    expect((await q.getJob(c.id))!.state).toBe('leased');
+    expect(await q.complete(lease!, 'fits')).toBe(true);
+  });
+
   it('jobTimeoutMs aborts a handler that hangs past its lease and fails the job', async () => {
     const q = fx.queue<string>({ maxAttempts: 1 });
     const signals: AbortSignal[] = [];
