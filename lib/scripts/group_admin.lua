@@ -26,7 +26,7 @@ if action == 'list' then
     out[#out + 1] = rcall('ZCARD', group_key(g))
     out[#out + 1] = tonumber(rcall('HGET', K_GROUP_RUNNING, g)) or 0
     out[#out + 1] = rcall('SISMEMBER', K_GROUPS_PAUSED, g)
-    out[#out + 1] = held > now and held or 0
+    out[#out + 1] = held > now and math.floor(held) or 0
   end
   return out
 end
@@ -77,5 +77,17 @@ else
 end
 if g ~= '' and group_refresh(g, nil) then
   wake()
+elseif g == '' then
+  -- The defaults changed: the groups held by a rate limit look again (those with rules of their
+  -- own keep their holds: group_refresh computes the same).
+  local any = false
+  for _, h in ipairs(rcall('ZRANGE', K_GROUPS_LIMITED, 0, -1)) do
+    if group_refresh(h, nil) then
+      any = true
+    end
+  end
+  if any then
+    wake()
+  end
 end
 return 1

@@ -10,7 +10,8 @@
 -- behind a group's head (leasing assumes the next job has the priority of the one it took, and
 -- corrects itself when it meets a lower one); a group left empty in the ready set goes at its
 -- next turn. K_GROUPS_LIMITED holds the groups waiting for their rate limit (or a
--- RateLimitError) until then; K_GROUP_RUNNING counts each group's jobs in the leased set
+-- RateLimitError: its hold ends in .5 ms, one a refresh keeps; a rate limit's is computed again
+-- from the group's rule, so a changed limit applies at once) until then; K_GROUP_RUNNING counts each group's jobs in the leased set
 -- (hand-offs included); K_GROUPS lists the groups with pending, running or paused state;
 -- K_GROUPED_PENDING counts grouped pending jobs per priority (counts()); K_GROUP_LIMITS holds
 -- each group's own limits and, under '', the queue's defaults (`groups` option).
@@ -163,9 +164,10 @@ local function group_refresh(g, now)
     local hold = tonumber(rcall('ZSCORE', K_GROUPS_LIMITED, g))
     if hold then
       now = now or now_ms()
-      if hold > now then
-        ready = false
+      if hold > now and hold % 1 ~= 0 then
+        ready = false -- a RateLimitError's (group_rate_limited)
       else
+        -- Over, or its rate limit's: that one is computed again below, by the rule as it is now.
         rcall('ZREM', K_GROUPS_LIMITED, g)
       end
     end
@@ -317,9 +319,10 @@ end
 -- job goes back in front of its group. Returns until when (Redis ms).
 local function group_rate_limited(seq, meta, hold_ms)
   local now = now_ms()
+  -- (+ 0.5: a RateLimitError's hold, which group_refresh keeps; a rate limit's is whole ms.)
   local until_ms = now + hold_ms
-  rcall('ZADD', K_GROUPS_LIMITED, 'GT', until_ms, meta.g)
+  rcall('ZADD', K_GROUPS_LIMITED, 'GT', until_ms + 0.5, meta.g)
   group_run_ended(meta.g, now)
   group_requeue(seq, meta, true, now)
-  return tonumber(rcall('ZSCORE', K_GROUPS_LIMITED, meta.g))
+  return math.floor(tonumber(rcall('ZSCORE', K_GROUPS_LIMITED, meta.g)))
 end

@@ -179,6 +179,24 @@ describe('per-group limits', () => {
     expect((await q.repair()).fixes).toEqual([]);
   });
 
+  it("a changed or removed group rate limit applies at once; a RateLimitError's hold stays", async () => {
+    // (A group held by its old limit waited its window out: up to a day.)
+    const q = fx.queue<Data>();
+    await q.setGroupRateLimit('T', { max: 1, durationMs: 3_600_000 });
+    await q.addBulk(bulk('T', 4));
+    const [first] = await q.lease({ count: 5 });
+    expect(await q.complete(first!)).toBe(true);
+    expect(await take(q, 5)).toEqual([]);
+    await q.setGroupRateLimit('T', { max: 1_000, durationMs: 1_000 });
+    const [second] = await q.lease({ count: 1 });
+    expect(second!.data.i).toBe(1);
+    // Its handler says the remote side wants the group to wait: a limit change keeps that.
+    expect(await q.rateLimited(second!, 3_600_000)).toBeGreaterThan(0);
+    await q.setGroupRateLimit('T', null);
+    expect(await take(q, 5)).toEqual([]);
+    expect((await q.getGroups()).find((g) => g.group === 'T')).toMatchObject({ limited: true });
+  });
+
   it('drainGroup of a group with nothing pending, or exactly a page of jobs, answers a count', async () => {
     // (Its script asked HMGET with no field for an empty page: SCRIPT_ERROR, after a full page
     // of 1 000 had been removed.)
