@@ -8,6 +8,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { within } from '../../../lib/internal.js';
 import {
   errorMessage,
   findRedisServerBinary,
@@ -82,8 +83,15 @@ async function pingUrl(url: string, timeoutMs: number): Promise<void> {
     socketError = err; // usually more telling than the "Connection is closed." rejection
   });
   try {
-    await client.connect();
-    const pong = await client.ping();
+    // Bounded whole: connectTimeout covers the socket only, not a server that accepts it and
+    // never answers (a stopped process, a port that is not Redis).
+    const pong = await within(
+      client.connect().then(() => client.ping()),
+      timeoutMs,
+      () => {
+        throw new Error(`no answer within ${timeoutMs} ms`);
+      },
+    );
     if (pong !== 'PONG') throw new Error(`unexpected PING reply: ${String(pong)}`);
   } catch (err) {
     throw socketError ?? err;

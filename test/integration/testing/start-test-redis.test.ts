@@ -1,6 +1,7 @@
 // startTestRedis (nestjs-work-queue/testing): REDIS_URL when set, else Docker, else a local
 // redis-server; and the one error naming the three when none is there.
 import { execFileSync } from 'node:child_process';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -75,6 +76,23 @@ describe('startTestRedis', () => {
     expect((e as WorkQueueError).problems).toHaveLength(1);
     expect((e as Error).message).toContain('REDIS_URL is set');
     expect((e as Error).message).toContain('does not answer PING');
+  });
+
+  it('fails with REDIS_UNAVAILABLE, not a hang, when REDIS_URL accepts the connection and never answers', async () => {
+    // (The connect timeout covers the socket only: a stopped Redis, or a port that is not Redis,
+    // left startTestRedis pending for good.)
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => void sockets.push(socket)); // accepts, never answers
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      process.env.REDIS_URL = `redis://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+      const e = await errorOf(startTestRedis());
+      expect(e).toMatchObject({ code: 'REDIS_UNAVAILABLE' });
+      expect((e as Error).message).toContain('no answer within 3000 ms');
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    }
   });
 
   it('refuses bad options with every problem listed', async () => {
