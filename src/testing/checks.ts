@@ -1,6 +1,6 @@
 // The argument checks of the testing kit: every problem found, one string each, thrown as one
 // INVALID_ARGUMENT error.
-import { checkName, WorkQueueError } from '../../lib/internal.js';
+import { checkName, MAX_TIMER_MS, WorkQueueError } from '../../lib/internal.js';
 
 /** The INVALID_ARGUMENT error of a kit function: every problem, one per entry. */
 export function invalidArgument(what: string, problems: string[]): WorkQueueError {
@@ -22,6 +22,11 @@ export function checkPositiveMs(what: string, v: unknown, problems: string[], op
   if (optional && v === undefined) return;
   if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0) {
     problems.push(`${what} must be a positive integer (ms), got ${describe(v)}`);
+  } else if (v > MAX_TIMER_MS) {
+    // (A longer timer fires at once: a wait that longer would give up at once.)
+    problems.push(
+      `${what} must be at most ${MAX_TIMER_MS} (ms: the longest a timer waits), got ${v}`,
+    );
   }
 }
 

@@ -18,9 +18,9 @@ export interface IdleQueue {
 const DEFAULT_INTERVAL_MS = 20;
 
 /**
- * Resolves, with the counts it read, once the queue has no job pending, delayed or leased
- * (running, or fetched by a worker): every job added so far has completed, been dead-lettered
- * or cancelled. Reads `queue.counts()` (one Lua script: a consistent snapshot) every
+ * Resolves, with the counts it read, once the queue has no job pending, delayed, leased
+ * (running, or fetched by a worker) or waiting for its children (a flow parent): every job added
+ * so far has completed, been dead-lettered or cancelled. Reads `queue.counts()` (one Lua script: a consistent snapshot) every
  * `intervalMs`. Rejects with `TIMEOUT` (the last counts in the message) when the queue is still
  * busy after `timeoutMs`, and with the queue's own error (e.g. `REDIS_UNAVAILABLE`) when the
  * counts cannot be read. A job that retries is delayed between attempts, so it is waited for;
@@ -46,13 +46,15 @@ export async function whenIdle(queue: IdleQueue, options: WhenIdleOptions): Prom
     const counts = await within(queue.counts(), deadline - Date.now());
     if (counts === undefined) break; // the read itself outlived the deadline
     last = counts;
-    if (counts.pending + counts.delayed + counts.leased === 0) return counts;
+    // (A flow parent waiting for its children is work left too.)
+    if (counts.pending + counts.delayed + counts.leased + (counts.waitingChildren ?? 0) === 0)
+      return counts;
     const left = deadline - Date.now();
     if (left <= 0) break;
     await new Promise((resolve) => setTimeout(resolve, Math.min(intervalMs, left)));
   }
   const seen = last
-    ? `${last.pending} pending, ${last.delayed} delayed, ${last.leased} leased`
+    ? `${last.pending} pending, ${last.delayed} delayed, ${last.leased} leased, ${last.waitingChildren ?? 0} waiting for children`
     : 'no counts read in time';
   throw new WorkQueueError(
     'TIMEOUT',

@@ -3,7 +3,7 @@
 import net from 'node:net';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { WorkQueue, WorkQueueError, type Job } from '../../../lib/index.js';
+import { FlowProducer, WorkQueue, WorkQueueError, type Job } from '../../../lib/index.js';
 import { removeKeys, uniquePrefix, whenIdle } from '../../../src/testing/index.js';
 import { errorOf } from '../../support/core.js';
 import { keysMatching, testRedisUrl, uniqueName } from '../../support/keys.js';
@@ -101,6 +101,18 @@ describe('whenIdle', () => {
     expect((e as Error).message).toContain('0 pending, 0 delayed, 1 leased');
   });
 
+  it('waits for a flow parent waiting for its children (work left, not idle)', async () => {
+    // (It resolved at once: only pending, delayed and leased were looked at.)
+    const q = queue();
+    const flows = new FlowProducer(redis, { logger: false, prefix: q.options.prefix });
+    await flows.add({ queue: q.name, data: 'p', children: [{ queue: `${q.name}-kids`, data: 1 }] });
+    const e = await errorOf(whenIdle(q, { timeoutMs: 100 }));
+    expect((e as WorkQueueError).code).toBe('TIMEOUT');
+    expect((e as Error).message).toContain(
+      '0 pending, 0 delayed, 0 leased, 1 waiting for children',
+    );
+  });
+
   it('refuses bad input with every problem listed, before reading anything', async () => {
     const q = queue();
     const cases: Array<[unknown, unknown, string[]]> = [
@@ -115,6 +127,8 @@ describe('whenIdle', () => {
         ['queue must be a WorkQueue', 'unknown option "wait"'],
       ],
       [null, { timeoutMs: 'soon' }, ['queue must be a WorkQueue', 'timeoutMs']],
+      // (Longer than a timer waits: it gave up at once, with a TIMEOUT.)
+      [q, { timeoutMs: 2 ** 31 }, ['timeoutMs must be at most 2147483647']],
     ];
     for (const [queueArg, options, expected] of cases) {
       const call = whenIdle(queueArg as WorkQueue, options as { timeoutMs: number });
