@@ -15,7 +15,7 @@ import {
 import { within } from '../lib/internal.js';
 import { WORK_QUEUE_MODULE_DEFAULTS } from './work-queue.constants.js';
 import { WorkQueueContext } from './work-queue.context.js';
-import { cleanerCleaned, cleanerQueueFailed, cleanerRoundFailed } from './work-queue.messages.js';
+import { cleanerCleaned, cleanerQueueFailed } from './work-queue.messages.js';
 
 /** What one cleaner round did for one queue. */
 export interface CleanerRun {
@@ -38,15 +38,18 @@ const STOP_WAIT_MS = 2_000;
  * (by a tenth of it, at most 200 ms) so that the instance that cleaned last is not locked out of
  * its own next round by the time the round trip took.
  *
- * A failing round is logged and the timer lives on; the timer is `unref`'d and stops (waiting
- * briefly for a running round) before the connections close. `cleaner: false` turns it off.
+ * Each queue is cleaned on its own: one whose Redis does not answer (a named connection down)
+ * holds up no other. A failing clean is logged and the timer lives on; the timer is `unref`'d and
+ * stops (waiting briefly for running cleans) before the connections close. `cleaner: false` turns
+ * it off.
  */
 @Injectable()
 export class WorkQueueCleaner implements OnApplicationBootstrap, BeforeApplicationShutdown {
   /** Written into the guard key, to tell which instance cleaned last. */
   readonly instanceId = randomUUID();
   private timer: NodeJS.Timeout | undefined;
-  private running: Promise<CleanerRun[]> | undefined;
+  /** Each queue's clean in progress: a queue whose Redis does not answer holds up no other. */
+  private readonly running = new Map<WorkQueue, Promise<CleanerRun>>();
   private interval = 0;
 
   constructor(private readonly context: WorkQueueContext) {}
@@ -70,8 +73,7 @@ export class WorkQueueCleaner implements OnApplicationBootstrap, BeforeApplicati
   async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
-    const running = this.running?.catch(() => undefined);
-    if (running) await within(running, STOP_WAIT_MS);
+    if (this.running.size > 0) await within(Promise.all(this.running.values()), STOP_WAIT_MS);
   }
 
   /**
@@ -79,22 +81,26 @@ export class WorkQueueCleaner implements OnApplicationBootstrap, BeforeApplicati
    * Never rejects; failures are logged and reported per queue.
    */
   async runOnce(): Promise<CleanerRun[]> {
-    const interval = this.interval || WORK_QUEUE_MODULE_DEFAULTS.cleanerMaxIntervalMs;
-    const runs: CleanerRun[] = [];
-    for (const queue of this.context.queues) runs.push(await this.cleanQueue(queue, interval));
-    return runs;
+    return Promise.all(this.context.queues.map((queue) => this.clean(queue)));
   }
 
-  private async tick(): Promise<void> {
-    if (this.running || !this.timer) return; // the previous round is still going
-    this.running = this.runOnce();
-    try {
-      await this.running;
-    } catch (e) {
-      this.context.logger?.error(cleanerRoundFailed(errorMessage(e)));
-    } finally {
-      this.running = undefined;
+  /** A round from the timer: each queue whose previous clean ended is cleaned again. */
+  private tick(): void {
+    if (!this.timer) return;
+    for (const queue of this.context.queues) {
+      if (!this.running.has(queue)) void this.clean(queue);
     }
+  }
+
+  /** Clean `queue`, or join its clean in progress. */
+  private clean(queue: WorkQueue): Promise<CleanerRun> {
+    let run = this.running.get(queue);
+    if (!run) {
+      const interval = this.interval || WORK_QUEUE_MODULE_DEFAULTS.cleanerMaxIntervalMs;
+      run = this.cleanQueue(queue, interval).finally(() => this.running.delete(queue));
+      this.running.set(queue, run);
+    }
+    return run;
   }
 
   private async cleanQueue(queue: WorkQueue, interval: number): Promise<CleanerRun> {

@@ -217,7 +217,6 @@ export const connectionRestored = (label: string) => `${label} restored`;
 
 // --- Cleaner (WorkQueueCleaner) ---
 
-export const cleanerRoundFailed = (error: string) => `cleaner: round failed: ${error}`;
 export const cleanerCleaned = (queue: string, done: readonly (readonly [string, number])[]) =>
   `cleaner: queue "${queue}": ${done.map(([k, n]) => `${k} ${n}`).join(', ')}`;
 export const cleanerQueueFailed = (queue: string, error: string) =>

@@ -11,6 +11,7 @@ import {
   type WorkQueueCleanerOptions,
 } from '../../src/index.js';
 import { testRedisUrl, uniqueName } from '../support/keys.js';
+import { getFreePort } from '../support/redis-server.js';
 import { Inspector, MemoryLogger, nestAppsClosedAfterEach } from '../support/nest-app.js';
 import { waitFor } from '../support/wait.js';
 
@@ -116,6 +117,40 @@ describe('WorkQueueCleaner', () => {
     // The guard lives interval - interval/10, so rounds are at least that far apart.
     expect(total).toBeLessThanOrEqual(Math.floor(elapsed / (interval * 0.9)) + 1);
     expect(total).toBeGreaterThanOrEqual(Math.floor(elapsed / interval / 2));
+  });
+
+  it('a queue whose Redis does not answer holds up no other queue', async () => {
+    // (A round cleaned the queues one after another: a queue on a connection that was down
+    // held every other queue's clean for its commandTimeoutMs, round after round.)
+    const prefix = inspector.track(uniqueName('t'));
+    const check = inspector.queue('work', prefix);
+    const { id } = await check.add({ n: 1 }, { delayMs: 100 });
+    @Module({
+      imports: [
+        WorkQueueModule.forRoot({
+          connection: { url: testRedisUrl() },
+          connections: {
+            // Commands wait for the connection up to the queue's commandTimeoutMs (a minute).
+            down: {
+              redis: { host: '127.0.0.1', port: await getFreePort(), maxRetriesPerRequest: null },
+            },
+          },
+          prefix,
+          logger: new MemoryLogger(),
+          cleaner: { intervalMs: 50 },
+        }),
+        WorkQueueModule.registerQueue(
+          { name: 'stuck', configKey: 'down', commandTimeoutMs: 60_000 },
+          { name: 'work' },
+        ),
+      ],
+    })
+    class TwoConnections {}
+    await startApp({ imports: [TwoConnections] });
+    await waitFor(async () => (await check.getJob(id))?.state === 'pending', {
+      timeoutMs: 15_000,
+      what: 'the due job promoted while the other queue waits for its Redis',
+    });
   });
 
   it('a failing round is logged and the timer lives on', async () => {
