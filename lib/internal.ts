@@ -8,7 +8,7 @@ export { checkName, resolveQueueOptions } from './options.js';
 export { infos, summarize } from './redis/info.js';
 export { prepareSchedule } from './schedules/spec.js';
 export { sandboxOptionProblems } from './sandbox/options.js';
-export { MAX_TIMER_MS, timerProblem } from './util/checks.js';
+export { MAX_TIMER_MS, shown, timerProblem } from './util/checks.js';
 export { within } from './util/timeout.js';
 export type { WorkerLiveness } from './worker/liveness.js';
 export type { WorkerStartWait } from './worker/start-waits.js';

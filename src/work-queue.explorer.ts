@@ -10,6 +10,7 @@ import { WorkQueueMetadataAccessor } from './work-queue-metadata.accessor.js';
 import { WorkQueueContext } from './work-queue.context.js';
 import {
   badJobName,
+  badProcessorQueue,
   CANNOT_START_PROCESSORS,
   conflictingOption,
   handlerName,
@@ -125,6 +126,10 @@ export class WorkQueueExplorer {
     problems: string[],
   ): void {
     const at = processorAt(queueName, className);
+    if (typeof queueName !== 'string' || queueName === '') {
+      problems.push(badProcessorQueue(at, queueName));
+      return;
+    }
     let draft = drafts.get(queueName);
     if (!draft) {
       const queue = this.context.getQueue(queueName);

@@ -1,8 +1,13 @@
 // Every user-facing message of the Nest module (errors, validation problems, log lines), as
 // small functions: the one place to read, reword or test what the module says.
+import { shown } from '../lib/internal.js';
 
-/** `'name'`, with single quotes escaped: how decorator arguments are quoted in messages. */
-export const quote = (s: string): string => `'${s.replace(/'/g, "\\'")}'`;
+/**
+ * `'name'`, with single quotes escaped: how decorator arguments are quoted in messages (one that
+ * is not a string: as `show` gives it).
+ */
+export const quote = (s: unknown): string =>
+  typeof s === 'string' ? `'${s.replace(/'/g, "\\'")}'` : show(s);
 
 // --- Options (WorkQueueContext, validate-options.util) ---
 
@@ -136,6 +141,12 @@ export const notSingleton = (at: string, transient: boolean) => {
     : 'is request-scoped (durable or not), or depends on a request-scoped provider';
   return `${at}${what}; a processor must be a singleton (default scope), since its worker runs for the whole application. Make it and its dependencies default-scoped; for per-job state, inject ModuleRef and call moduleRef.resolve(Service, ContextIdFactory.create()) in the handler`;
 };
+export const badProcessorQueue = (at: string, queueName: unknown) =>
+  `${at}the queue name must be a non-empty string${
+    typeof queueName === 'object' && queueName !== null && 'name' in queueName
+      ? " (@nestjs/bullmq's @Processor({ name }) is @Processor(name) here)"
+      : ''
+  }`;
 export const queueNotRegistered = (at: string, queueName: string) =>
   `${at}queue ${JSON.stringify(queueName)} is not registered; add WorkQueueModule.registerQueue({ name: ${quote(queueName)} }) to the imports of a module`;
 export const processorFoundTwice = (at: string, className: string) =>
@@ -313,12 +324,5 @@ export const sandboxCycleHint =
 export const sandboxNotProvided = (at: string, module: string, error: string) =>
   `${at}sandbox.module ${module} does not provide the class: ${error}`;
 
-/** A value as a problem message quotes it. */
-export const show = (v: unknown): string => {
-  if (typeof v === 'function') return 'a function';
-  try {
-    return JSON.stringify(v) ?? String(v);
-  } catch {
-    return String(v);
-  }
-};
+/** A value as a problem message quotes it (the core's one way: NaN as NaN, not null). */
+export const show = shown;

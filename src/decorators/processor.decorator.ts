@@ -26,11 +26,16 @@ export interface ProcessorMetadata {
  * ```
  */
 export function Processor(queueName: string, options: ProcessorOptions = {}): ClassDecorator {
-  const sandbox = options.sandbox;
+  // Recorded as given when it is not an object: the module lists it among every problem it
+  // finds when it starts (a throw here would fail the import of the file).
+  const object = typeof options === 'object' && options !== null;
+  const sandbox = object ? options.sandbox : undefined;
   const recorded =
     typeof sandbox === 'object' && sandbox !== null && sandbox.file === undefined
       ? { ...options, sandbox: { ...sandbox, file: callerFile(Processor) } }
-      : { ...options };
+      : object
+        ? { ...options }
+        : options;
   const metadata: ProcessorMetadata = { queueName, options: recorded };
   return SetMetadata(WORK_QUEUE_PROCESSOR_METADATA, metadata);
 }

@@ -276,6 +276,31 @@ describe('explorer', () => {
     ]);
   });
 
+  it('bad @Processor() arguments are problems of the bootstrap, listed with the rest', async () => {
+    // (They were TypeErrors: `s.replace is not a function` at init, or at the file's import
+    // for options of null.)
+    const P = Processor as unknown as (...a: unknown[]) => ClassDecorator;
+    @P({ name: 'emails' })
+    class BullStyle {
+      @Process() handle() {}
+    }
+    @P()
+    class NoName {
+      @Process() handle() {}
+    }
+    @P('emails', null)
+    class NullOptions {
+      @Process() handle() {}
+    }
+    const err = await bootstrapError(await compile([BullStyle, NoName, NullOptions]));
+    expect(err.code).toBe('INVALID_OPTIONS');
+    expect(err.problems).toEqual([
+      `@Processor({"name":"emails"}) on BullStyle: the queue name must be a non-empty string (@nestjs/bullmq's @Processor({ name }) is @Processor(name) here)`,
+      '@Processor(undefined) on NoName: the queue name must be a non-empty string',
+      expect.stringMatching(/^@Processor\('emails'\) on NullOptions: .*null/),
+    ]);
+  });
+
   it('fails the bootstrap when an unregistered queue is injected, with a readable token', async () => {
     @Injectable()
     class Sender {
