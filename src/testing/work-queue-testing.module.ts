@@ -15,6 +15,7 @@ import type {
 import { WorkQueueCleaner } from '../work-queue.cleaner.js';
 import { WorkQueueContext } from '../work-queue.context.js';
 import { WorkQueueModule } from '../work-queue.module.js';
+import { moduleOptionProblems } from '../utils/validate-options.util.js';
 import { describe } from './checks.js';
 import { removeKeys } from './remove-keys.js';
 import { uniquePrefix } from './unique-prefix.js';
@@ -86,21 +87,27 @@ class WorkQueueTestingKeys implements BeforeApplicationShutdown {
 export class WorkQueueTestingModule {
   static forRoot(options: WorkQueueTestingOptions = {}): DynamicModule {
     const { removeKeys, ...rest } = options;
+    const problems: string[] = [];
     if (removeKeys !== undefined && typeof removeKeys !== 'boolean') {
-      throw invalidOptions('invalid WorkQueueTestingModule options', [
-        `removeKeys must be a boolean, got ${describe(removeKeys)}`,
-      ]);
+      problems.push(`removeKeys must be a boolean, got ${describe(removeKeys)}`);
     }
     const d = WORK_QUEUE_TESTING_DEFAULTS;
-    const moduleOptions = (): WorkQueueModuleOptions => ({
+    const build = (connection: WorkQueueModuleOptions['connection']): WorkQueueModuleOptions => ({
       ...rest,
-      connection: rest.connection ?? connectionFromEnv(),
+      connection,
       prefix: rest.prefix ?? uniquePrefix(),
       logger: rest.logger ?? d.logger,
       shutdownTimeoutMs: rest.shutdownTimeoutMs ?? d.shutdownTimeoutMs,
       cleaner: rest.cleaner ?? d.cleaner,
       defaults: { ...d.defaults, ...rest.defaults },
     });
+    // Every problem at once, now — but a missing connection: REDIS_URL is read when the app is
+    // compiled (a test may set it in a beforeAll, after this call).
+    problems.push(...moduleOptionProblems(build(rest.connection ?? { url: 'redis://localhost' })));
+    if (problems.length > 0) {
+      throw invalidOptions('invalid WorkQueueTestingModule options', problems);
+    }
+    const moduleOptions = () => build(rest.connection ?? connectionFromEnv());
     return {
       module: WorkQueueTestingModule,
       imports: [WorkQueueModule.forRootAsync({ useFactory: moduleOptions })],

@@ -158,5 +158,18 @@ describe('WorkQueueTestingModule', () => {
     const bad = await errorOf(() => WorkQueueTestingModule.forRoot({ removeKeys: 'yes' as never }));
     expect((bad as WorkQueueError).code).toBe('INVALID_OPTIONS');
     expect((bad as WorkQueueError).problems).toEqual(['removeKeys must be a boolean, got "yes"']);
+    // Every problem at once (removeKeys was thrown alone, the module's options unchecked).
+    const many = await errorOf(() =>
+      WorkQueueTestingModule.forRoot({
+        removeKeys: 'yes' as never,
+        prefix: 'a b',
+        shutdownTimeoutMs: -1,
+      }),
+    );
+    expect((many as WorkQueueError).problems).toEqual([
+      'removeKeys must be a boolean, got "yes"',
+      expect.stringContaining('prefix'),
+      expect.stringContaining('shutdownTimeoutMs'),
+    ]);
   });
 });
