@@ -6,7 +6,7 @@ import { isAbsolute } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Job } from '../types/job.js';
 import type { SandboxMode, SandboxOptions } from '../types/sandbox.js';
-import { shown } from '../util/checks.js';
+import { isPosInt, shown, timerProblem } from '../util/checks.js';
 
 const MODES: readonly SandboxMode[] = ['thread', 'process'];
 const KEYS: Record<keyof SandboxOptions, true> = {
@@ -16,6 +16,7 @@ const KEYS: Record<keyof SandboxOptions, true> = {
   memoryLimitMb: true,
   execArgv: true,
   abortGraceMs: true,
+  startTimeoutMs: true,
   setupData: true,
   wrapJob: true,
 };
@@ -33,6 +34,7 @@ export interface SandboxSettings {
   readonly memoryLimitMb: number | undefined;
   readonly execArgv: string[] | undefined;
   readonly abortGraceMs: number;
+  readonly startTimeoutMs: number;
   readonly setupData: unknown;
   readonly wrapJob: ((job: Job) => Job) | undefined;
 }
@@ -89,6 +91,11 @@ export function sandboxOptionProblems(o: SandboxOptions, path = 'sandbox.'): str
   const grace = o.abortGraceMs;
   if (grace !== undefined && (typeof grace !== 'number' || !Number.isInteger(grace) || grace < 0))
     problems.push(`${path}abortGraceMs must be an integer >= 0, got ${shown(grace)}`);
+  const start = o.startTimeoutMs;
+  if (start !== undefined && !isPosInt(start))
+    problems.push(`${path}startTimeoutMs must be a positive integer (ms), got ${shown(start)}`);
+  const timer = timerProblem(`${path}startTimeoutMs`, start);
+  if (timer) problems.push(timer);
   const argv = o.execArgv as unknown;
   if (argv !== undefined && (!Array.isArray(argv) || argv.some((a) => typeof a !== 'string')))
     problems.push(`${path}execArgv must be an array of strings, got ${shown(argv)}`);
@@ -110,6 +117,7 @@ export function resolveSandboxOptions(o: SandboxOptions, concurrency: number): S
     memoryLimitMb: o.memoryLimitMb,
     execArgv: o.execArgv ? [...o.execArgv] : undefined,
     abortGraceMs: o.abortGraceMs ?? 1_000,
+    startTimeoutMs: o.startTimeoutMs ?? 30_000,
     setupData: o.setupData,
     wrapJob: o.wrapJob,
   };

@@ -42,6 +42,15 @@ export class Sandbox {
         problems ? reject(invalidOptions('the sandbox could not start', problems)) : resolve();
     });
     this.ready.catch(() => undefined); // the pool looks at it
+    // Never a start without end: a module or setup that does not finish is terminated.
+    const startTimer = setTimeout(() => {
+      if (!this.started) this.kill(`not ready within ${settings.startTimeoutMs} ms`);
+    }, settings.startTimeoutMs);
+    startTimer.unref();
+    void this.ready.then(
+      () => clearTimeout(startTimer),
+      () => clearTimeout(startTimer),
+    );
     let onExit!: (how: string) => void;
     this.exited = new Promise((resolve) => (onExit = resolve));
     const onMessage = (m: FromSandbox) => this.receive(m, onReady);

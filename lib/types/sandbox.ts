@@ -39,6 +39,12 @@ export interface SandboxOptions {
    * lost, worker closing) before it is terminated and replaced. Default 1 000 ms.
    */
   abortGraceMs?: number;
+  /**
+   * How long a sandbox may take to be ready (its module loaded, its `setup` run) before it is
+   * terminated: `Worker.start()` then rejects, and a sandbox the pool adds later counts as one
+   * that could not start. Default 30 000 ms.
+   */
+  startTimeoutMs?: number;
   /** Given to the module's `setup` export, if it has one (structured clone). */
   setupData?: unknown;
   /**

@@ -32,6 +32,7 @@ describe('sandbox options', () => {
       memoryLimitMb: -5,
       execArgv: '--inspect',
       abortGraceMs: 1.5,
+      startTimeoutMs: 2 ** 31,
       poolsize: 2,
     } as unknown as SandboxOptions;
     const e = thrown(() => new Worker(q, bad, { concurrency: 0, autostart: false }));
@@ -44,6 +45,7 @@ describe('sandbox options', () => {
       'sandbox.poolSize must be a positive integer, got 0',
       'sandbox.memoryLimitMb must be a positive integer, got -5',
       'sandbox.abortGraceMs must be an integer >= 0, got 1.5',
+      expect.stringMatching(/^sandbox\.startTimeoutMs must be at most 2147483647/),
       'sandbox.execArgv must be an array of strings, got "--inspect"',
       'concurrency must be a positive integer, got 0',
     ]);
@@ -66,6 +68,19 @@ describe('sandbox options', () => {
 });
 
 describe.each(MODES)('a %s sandbox whose module cannot run', (mode) => {
+  it('a setup that never ends: start() rejects once startTimeoutMs passed, not a hang', async () => {
+    const q = fx.queue();
+    const options = { file: fixture('setup-hangs.ts'), mode, execArgv: TS_LOADER };
+    const w = worker(q, { ...options, startTimeoutMs: 1_500 }, { autostart: false });
+    const e = (await w.start().then(
+      () => undefined,
+      (x: unknown) => x,
+    )) as WorkQueueError;
+    expect(e).toBeInstanceOf(WorkQueueError);
+    expect(e.problems).toEqual([expect.stringMatching(/not ready within 1500 ms/)]);
+    expect((await q.counts()).workers).toBe(0);
+  });
+
   it.each([
     ['no-default.ts', /no-default\.ts has no default export function \(the handler\)/],
     ['throws-at-load.ts', /throws-at-load\.ts could not be loaded: boom at load/],
