@@ -70,7 +70,7 @@ export class Sandbox {
       thread.on('message', onMessage);
       thread.on('error', (e) => (error ??= e));
       thread.once('exit', (code) =>
-        ended(`exited with code ${code}${error ? ` (${errorMessage(error)})` : ''}`),
+        ended(`exited with code ${code}${error ? ` (${errorWithCode(error)})` : ''}`),
       );
       this.label = `thread ${thread.threadId}`;
       this.post = (m) => thread.postMessage(m);
@@ -229,4 +229,10 @@ export class Sandbox {
         );
     c.settle(false, error);
   }
+}
+
+/** An error's message, after its code when it has one (ERR_WORKER_OUT_OF_MEMORY: …). */
+function errorWithCode(e: unknown): string {
+  const code = (e as { code?: unknown } | null)?.code;
+  return `${typeof code === 'string' ? `${code}: ` : ''}${errorMessage(e)}`;
 }
