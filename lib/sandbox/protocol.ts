@@ -31,6 +31,8 @@ export interface ErrorShape {
   readonly stack: string | undefined;
   readonly fields: Record<string, unknown>;
   readonly cause?: Thrown;
+  /** An AggregateError's errors. */
+  readonly errors?: readonly Thrown[];
 }
 
 /** Anything thrown: an error, or any other value (thrown as it is on the other side). */
@@ -54,7 +56,7 @@ export type FromSandbox =
   | { t: 'done'; run: number; ok: false; error: Thrown };
 
 /** Own properties every error has, sent apart from its fields. */
-const NOT_FIELDS = new Set(['name', 'message', 'stack', 'cause']);
+const NOT_FIELDS = new Set(['name', 'message', 'stack', 'cause', 'errors']);
 
 /** Whether `v` survives structured clone (tried: the rules are long and per type). */
 function cloneable(v: unknown): boolean {
@@ -84,6 +86,10 @@ export function toThrown(e: unknown, depth = 0): Thrown {
     stack: typeof err.stack === 'string' ? err.stack : undefined,
     fields,
     ...(err.cause !== undefined && depth < 3 ? { cause: toThrown(err.cause, depth + 1) } : {}),
+    // (An AggregateError's `errors`, not enumerable: the errors it gathers.)
+    ...(Array.isArray(err.errors) && depth < 3
+      ? { errors: err.errors.map((x: unknown) => toThrown(x, depth + 1)) }
+      : {}),
   };
   return { error: shape };
 }
@@ -117,6 +123,12 @@ export function fromThrown(t: Thrown): unknown {
   if (e.cause)
     Object.defineProperty(err, 'cause', {
       value: fromThrown(e.cause),
+      configurable: true,
+      writable: true,
+    });
+  if (e.errors)
+    Object.defineProperty(err, 'errors', {
+      value: e.errors.map(fromThrown),
       configurable: true,
       writable: true,
     });

@@ -6,6 +6,7 @@ import { isDeepStrictEqual, types } from 'node:util';
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { fromWire, toWire } from '../../lib/sandbox/wire.js';
+import { fromThrown, toThrown } from '../../lib/sandbox/protocol.js';
 import { jobMethods } from '../../lib/sandbox/job-fields.js';
 import type { Job } from '../../lib/index.js';
 import type { FromSandbox, JobFields, ToSandbox } from '../../lib/sandbox/protocol.js';
@@ -265,5 +266,22 @@ describe('the methods a sandboxed job is given (jobMethods)', () => {
     ]);
     expect(names(Object.assign(new Handle(), { extend: 4 }))).toEqual(['progress']);
     expect(names({ a: () => 1, b: 2 })).toEqual(['a']);
+  });
+});
+
+describe('thrown errors (toThrown / fromThrown)', () => {
+  it('an AggregateError keeps its errors, each an Error of its name, message and fields', () => {
+    // (Its `errors` is not enumerable: it arrived as a plain Error without them.)
+    const inner = Object.assign(new TypeError('bad input'), { field: 'email' });
+    const thrown = new AggregateError([inner, new RangeError('too big')], 'two problems');
+    const back = fromThrown(cloneOf(toThrown(thrown)) as ReturnType<typeof toThrown>) as Error & {
+      errors: Array<Error & { field?: string }>;
+    };
+    expect(back.name).toBe('AggregateError');
+    expect(back.message).toBe('two problems');
+    expect(back.errors.map((e) => [e.name, e.message, e.field])).toEqual([
+      ['TypeError', 'bad input', 'email'],
+      ['RangeError', 'too big', undefined],
+    ]);
   });
 });
