@@ -34,6 +34,8 @@ export function checkPositiveMs(what: string, v: unknown, problems: string[], op
 export function checkPrefix(what: string, v: unknown, problems: string[], max = 100): void {
   const found: string[] = [];
   checkName(what, v, found);
+  // (A name's own limit is 100: a shorter one says its own.)
+  if (max !== 100) found.forEach((p, i) => (found[i] = p.replace('1-100 ', `1-${max} `)));
   if (found.length === 0 && (v as string).length > max) {
     found.push(`${what} must be at most ${max} characters, got ${(v as string).length}`);
   }

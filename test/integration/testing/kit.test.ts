@@ -45,6 +45,8 @@ describe('uniquePrefix', () => {
       const e = invalid(await errorOf(() => uniquePrefix(label as string)));
       expect(e.code).toBe('INVALID_ARGUMENT');
       expect(e.problems).toHaveLength(1);
+      // (It quoted a prefix's limit, 100, for the label's 80.)
+      expect(e.problems[0]).toMatch(/must be (1-80 characters|at most 80 characters)/);
     }
   });
 });
