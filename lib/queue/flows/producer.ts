@@ -163,11 +163,20 @@ function jobsOf(plan: FlowPlan, i: number): FlowJob {
   return out;
 }
 
+/** Problems of a whole flow (its size), not of one of its nodes. */
+const WHOLE_TREE = /^(more than \d+ nodes|payloads of \d+ bytes)/;
+
 /** A refused batch's problems, named as the caller wrote them (jobs[i], onComplete). */
 function batchPaths(e: unknown): unknown {
   if (!(e instanceof WorkQueueError) || e.problems.length === 0) return e;
   const renamed = e.problems.map((p) =>
-    p.startsWith('children[') ? 'jobs' + p.slice('children'.length) : `onComplete.${p}`,
+    p.startsWith('children[')
+      ? 'jobs' + p.slice('children'.length)
+      : p.startsWith('the root')
+        ? 'onComplete' + p.slice('the root'.length)
+        : WHOLE_TREE.test(p)
+          ? p
+          : `onComplete.${p}`,
   );
   return new WorkQueueError(e.code, `batch refused: ${renamed.join('; ')}`, renamed);
 }

@@ -196,6 +196,7 @@ export function planFlows(
     problems.push(
       `payloads of ${bytes} bytes in all, over the most one add writes: ${MAX_FLOW_BYTES}`,
     );
+    payloadCode ??= 'PAYLOAD_TOO_LARGE';
   }
   if (problems.length > 0) {
     const title = bulk ? 'flows refused' : 'flow refused';

@@ -135,6 +135,23 @@ describe('a bad flow is refused, every problem listed with its path, nothing wri
     );
   });
 
+  it("addBatch names its problems as the caller wrote them; a whole batch's size is no node's", async () => {
+    // (Size problems were prefixed 'onComplete.' as if the callback had them.)
+    const flows = fx.producer();
+    const many = Array.from({ length: 10_001 }, (_, i) => ({ queue: 'bt', data: i }));
+    const e = await refused(flows.addBatch(many, { onComplete: { queue: 'bd', data: 'r' } }));
+    expect(e.problems).toEqual(['more than 10000 nodes: the most one add or addBulk writes']);
+    const bad = await refused(
+      flows.addBatch([{ queue: 'bt', data: 1, priority: 12 }], {
+        onComplete: { queue: 'bd', data: undefined },
+      }),
+    );
+    expect(bad.problems).toEqual([
+      'onComplete.data: data is undefined (use null for "no data")',
+      'jobs[0].priority: must be an integer 0 (highest)..9 (lowest)',
+    ]);
+  });
+
   it('getBatch of an id that is not a string: INVALID_ARGUMENT', async () => {
     const flows = fx.producer();
     for (const id of [123, null, undefined, {}]) {
