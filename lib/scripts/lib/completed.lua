@@ -39,8 +39,9 @@ local function keep_completed(seqs, raws, results, now, wid)
 end
 
 -- A job completed by a stale lease (a worker whose lease lapsed finished it after all) leaves
--- wherever it is now to be kept: the leased set, the delayed set, the dead set or its pending
--- list (LREM: it was put back at the front when its lease lapsed, so it is near the head).
+-- wherever it is now to be kept: the leased set, the delayed set, the dead set (its dead reason
+-- dropped) or its pending list (LREM: it was put back at the front when its lease lapsed, so it
+-- is near the head).
 -- A grouped job leaves its group's pending jobs, or its group's running count.
 local function completed_unplace(seq, meta)
   if meta.g then
@@ -49,7 +50,13 @@ local function completed_unplace(seq, meta)
   rcall('ZREM', K_LEASED, seq)
   rcall('HDEL', K_LEASE_HOLDERS, seq)
   lease_unpad()
-  if rcall('ZREM', K_DELAYED, seq) + rcall('ZREM', K_DEAD, seq) == 0 and not meta.g then
+  local was_dead = rcall('ZREM', K_DEAD, seq) == 1
+  if was_dead and meta.r then
+    -- Completed after all: its dead-lettering's reason is no longer what happened to it.
+    meta.r = nil
+    save_meta(seq, meta)
+  end
+  if rcall('ZREM', K_DELAYED, seq) == 0 and not was_dead and not meta.g then
     rcall('LREM', pending_key(prio_of(meta)), 1, seq)
   end
 end

@@ -157,6 +157,25 @@ describe('keepCompleted', () => {
     expect((await q.repair()).fixes).toEqual([]);
   });
 
+  it('a stale lease that completes a dead-lettered job keeps it without its dead reason', async () => {
+    // (The kept job showed state 'completed' with deadReason 'lease expired 1 times'.)
+    const q = fx.queue<number, unknown>({ maxLeaseExpiries: 1 });
+    const { id } = await q.add(1);
+    const [stale] = await q.lease({ leaseMs: 30 });
+    await waitFor(async () => (await q.clean()).reclaimed === 1, { what: 'the lease to lapse' });
+    await q.lease({ leaseMs: 30 });
+    await waitFor(async () => (await q.clean()).deadLettered === 1, { what: 'the second to' });
+    expect(await q.getJob(id)).toMatchObject({
+      state: 'dead',
+      deadReason: expect.stringMatching(/^lease expired/),
+    });
+    expect(await q.complete(stale!, 'late')).toBe(true);
+    const kept = await q.getJob(id);
+    expect(kept).toMatchObject({ state: 'completed', result: 'late' });
+    expect(kept).not.toHaveProperty('deadReason');
+    expect(await q.counts()).toMatchObject({ dead: 0, completed: 1 });
+  });
+
   it('rerun: a new incarnation of a kept job, same caller id; purgeCompleted removes them', async () => {
     const q = fx.queue<number, unknown>();
     await q.add(5, { id: 'report', name: 'build', priority: 2 });
