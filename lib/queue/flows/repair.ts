@@ -20,23 +20,32 @@ export async function repairFlows(d: FlowDelivery, queue: string): Promise<strin
   const fixes: string[] = [];
   await d.flush(queue, 'all');
   const k = r.keysOf(queue);
-  // ZSCAN, not pages by rank: a parent fixed here leaves the set, and a page by rank after it
-  // skipped as many waiting parents. A scan returns every parent there throughout (some twice:
-  // each is looked at once).
+  // Pages by score (each parent's own seq), not by rank: a parent fixed here leaves the set,
+  // and a page by rank after it skipped as many waiting parents. Each is looked at once.
   const seen = new Set<string>();
   // Child queues where a kept child's notice was written again: delivered before repair ends.
   const rewritten = new Set<string>();
-  let cursor = '0';
-  do {
-    const [next, flat] = await bounded(r.client, ms, at, () =>
-      r.client.zscan(k.key('waitingChildren'), cursor, 'COUNT', PAGE),
+  let from = '-inf';
+  for (;;) {
+    const flat = await bounded(r.client, ms, at, () =>
+      r.client.zrange(
+        k.key('waitingChildren'),
+        from,
+        '+inf',
+        'BYSCORE',
+        'LIMIT',
+        0,
+        PAGE,
+        'WITHSCORES',
+      ),
     );
-    cursor = next;
     const parents: string[] = [];
+    let last = from;
     for (let i = 0; i < flat.length; i += 2) {
       const seq = flat[i]!;
       if (!seen.has(seq)) parents.push(seq);
       seen.add(seq);
+      last = flat[i + 1]!;
     }
     for (const seq of parents) {
       const awaited = await bounded(r.client, ms, at, () =>
@@ -59,7 +68,11 @@ export async function repairFlows(d: FlowDelivery, queue: string): Promise<strin
         for (const s of lost) fixes.push(`${seq}: child ${cq}:${s} ${LOST}: counted as failed`);
       }
     }
-  } while (cursor !== '0');
+    if (flat.length < 2 * PAGE) break;
+    // From the last score on (parents scored before by the ms they were added in may share
+    // one), or past it when the whole page was of parents seen already.
+    from = parents.length > 0 ? last : `(${last}`;
+  }
   for (const cq of rewritten) await d.flush(cq, 'all');
   if (fixes.length > 0) await d.flush(queue, 'now');
   return fixes;
