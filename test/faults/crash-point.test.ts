@@ -229,8 +229,9 @@ async function snapshot(q: WorkQueue<unknown>): Promise<Record<string, unknown>>
       const flat = await admin.zrange(key, '0', '-1', 'WITHSCORES');
       const pairs: string[] = [];
       // Scores that are not times (groups: places in line, turns; the list of groups; a flow
-      // reservation's first seq) as stored.
-      const untimed = own.startsWith('gp:') || own === 'gq' || own === 'ga' || own === 'fv';
+      // reservation's first seq; a waiting parent's seq) as stored.
+      const untimed =
+        own.startsWith('gp:') || own === 'gq' || own === 'ga' || own === 'fv' || own === 'wc';
       // A flow reservation's member ends with its time: in 10 s buckets too.
       const member = (m: string) =>
         part.endsWith('}:fv')

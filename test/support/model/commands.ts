@@ -302,7 +302,7 @@ export class Extend extends Checked {
     if (!lease) return r.note('extend: no lease yet');
     const was = kind(m, lease);
     const [got] = await r.q.extend(lease, this.ms);
-    const want = m.extend(lease, lease.deadline);
+    const want = m.extend(lease, lease.deadline, lease.deadline - this.ms);
     expect({ extend: lease.seq, got }).toEqual({ extend: lease.seq, got: want });
     r.note(`extend: ${was} -> ${got}`);
   }

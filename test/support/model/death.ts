@@ -95,7 +95,7 @@ export class Death extends Checked {
       const deadline = Number(await r.redis.zscore(r.q.keys.leased, last.seq));
       expect(deadline).toBeGreaterThanOrEqual(leasedUntil);
       ran = deadline > leasedUntil;
-      m.extend(last, deadline);
+      m.extend(last, deadline, deadline - 120_000);
     }
     r.note(`death: last ${this.lastWords} ${ran ? 'ran' : 'never ran'}`);
   }

@@ -355,9 +355,15 @@ export class Model {
   }
 
   /** extend(): current ⇒ the new deadline (as the reply set it on the lease). */
-  extend(lease: Lease, deadline: number): boolean {
+  /**
+   * extend() of a current lease, run at Redis time `at`: its worker's renewal counts as its
+   * heartbeat too (extend_leases.lua: a registered worker's score, never lowered).
+   */
+  extend(lease: Lease, deadline: number, at: number): boolean {
     if (!this.isCurrent(lease)) return false;
     this.jobs.get(lease.seq)!.deadline = deadline;
+    const beat = this.workers.get(lease.workerId);
+    if (beat !== undefined && at > beat) this.workers.set(lease.workerId, at);
     return true;
   }
 
