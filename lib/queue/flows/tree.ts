@@ -254,7 +254,8 @@ function checkOptions(
   if (backoff !== undefined) {
     const b: string[] = [];
     checkBackoff(at(path, 'backoff'), backoff, b);
-    problems.push(...b);
+    // ('<path>: must …', as every other problem of a node.)
+    problems.push(...b.map((p) => p.replace(/^(\S+) must /, '$1: must ')));
     if (b.length === 0) meta.b = backoff as Meta['b'];
   }
   const delay =

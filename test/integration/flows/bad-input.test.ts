@@ -33,7 +33,7 @@ describe('a bad flow is refused, every problem listed with its path, nothing wri
         { queue: 'a b', data: 1 },
         { queue: 'ok', data: 2, id: 'same' },
         { queue: 'ok', data: 3, children: [{ queue: 'ok', data: 4, id: 'same' }] },
-        { queue: 'ok', data: 5, priority: 12, onFailure: 'explode', delayMs: -1 },
+        { queue: 'ok', data: 5, priority: 12, onFailure: 'explode', delayMs: -1, backoff: 3 },
         { queue: 'ok', data: 6, queueName: 'x', opts: { attempts: 3 } },
         loop,
         { queue: 'ok', data: undefined },
@@ -49,6 +49,7 @@ describe('a bad flow is refused, every problem listed with its path, nothing wri
       expect.stringMatching(/^children\[0\]\.queue: must be 1-100 characters/),
       'children[2].children[0].id: "same" is also at children[1] in queue "ok"',
       'children[3].priority: must be an integer 0 (highest)..9 (lowest)',
+      'children[3].backoff: must be an object { type, delayMs, maxDelayMs? }',
       expect.stringMatching(
         /^children\[3\]\.delayMs: must be an integer 0\.\.90000000000000 \(ms\), got /,
       ),
