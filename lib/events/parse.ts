@@ -37,7 +37,9 @@ export function parseEntry(eventId: string, fields: readonly string[]): QueueEve
   }
   const out: QueueEvent[] = [];
   for (const j of jobs) {
-    const base: EventBase = { id: j.f.i!, eventId, at };
+    // The time the script wrote ('T': its Redis time, the job's own), else the entry id's ms
+    // (which can be a ms later: Redis stamps the entry when it is appended).
+    const base: EventBase = { id: j.f.i!, eventId, at: j.f.T === undefined ? at : Number(j.f.T) };
     if (j.f.g !== undefined) base.group = j.f.g;
     const e = toEvent(j.kind, j.f, base);
     if (e) out.push(e);

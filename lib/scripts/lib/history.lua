@@ -113,14 +113,15 @@ local function attempt_fields(seq, wid, meta)
   return 'w', wid, 'ta', added[1], 'ts', started[1]
 end
 
--- The fields of a 'dead' event (lib/events/): the last error, when not the reason, the job's
--- times (absolute: 'ta' added, 'ts' started) and its group (ev_group's 'g').
-local function dead_fields(seq, meta)
+-- The fields of a 'dead' event (lib/events/): when it died ('T', `now`: the event's `at` is
+-- the job's finishedAt, though the entry's id may be a ms later), the last error, when not the
+-- reason, the job's times (absolute: 'ta' added, 'ts' started) and its group (ev_group's 'g').
+local function dead_fields(seq, meta, now)
   if EV_CAP == 0 then
     return nil
   end
   local added, started = times_get({ seq })
-  local f = { 'ta', added[1], 'ts', started[1] }
+  local f = { 'T', int(now), 'ta', added[1], 'ts', started[1] }
   if meta.e and meta.e ~= meta.r then
     f[#f + 1] = 'err'
     f[#f + 1] = ev_text(meta.e)

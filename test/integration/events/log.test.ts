@@ -132,6 +132,12 @@ describe('event log', () => {
       expect.objectContaining({ kind: 'failed', id, attempt: 2, retried: false, error: 'boom 2' }),
       expect.objectContaining({ kind: 'dead', id, reason: 'boom 2' }),
     ]);
+    // Its `at` is the job's finishedAt, written by the script ('T'): the entry id's ms, Redis'
+    // clock when the entry was appended, could be a ms later (1 in ~12 dead events).
+    const dead = (await fx.client().xrange(q.keys.eventLog, '-', '+')).at(-1)![1];
+    const finishedAt = (await q.getJob(id))!.finishedAt!;
+    expect(dead[dead.indexOf('T') + 1]).toBe(String(finishedAt));
+    expect(events[2]!.at).toBe(finishedAt);
   });
 
   it('an error over 500 bytes: its first 500, never half a UTF-8 character', async () => {
