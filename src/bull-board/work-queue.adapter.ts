@@ -164,7 +164,8 @@ export class WorkQueueAdapter<T = unknown, R = unknown> extends BaseAdapter {
    * delayed job cancelled, page by page. Active (running) jobs cannot be cleaned in bulk.
    */
   async clean(status: JobCleanStatus, graceTimeMs = 0): Promise<void> {
-    if (status === 'wait') await this.queue.drain();
+    // ('waiting' is the board's name of the status, 'wait' BullMQ's: both drain.)
+    if (status === 'wait' || (status as string) === 'waiting') await this.queue.drain();
     else if (status === 'failed') await this.queue.purgeDead();
     else if (status === 'completed') await this.cleanCompleted(graceTimeMs);
     else if (status === 'delayed') await this.eachDelayed((id) => this.queue.cancel(id));

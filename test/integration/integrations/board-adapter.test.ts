@@ -162,6 +162,11 @@ describe('WorkQueueAdapter on the board', () => {
     await h.put(`${base}/promote`).expect(200);
     expect((await a.counts()).pending).toBe(2);
     await h.put(`${base}/clean/wait`).expect(200);
+    expect((await a.counts()).pending).toBe(0);
+    // The board's own name of the status ('waiting': it was refused, only BullMQ's 'wait' drained).
+    await a.add('w1');
+    await h.put(`${base}/clean/waiting`).expect(200);
+    expect((await a.counts()).pending).toBe(0);
     await a.add('d3', { delayMs: 60_000 });
     await h.put(`${base}/clean/delayed`).expect(200);
     await killed(a, 3, 'z');
