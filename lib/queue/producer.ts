@@ -25,6 +25,10 @@ const MAX_ACKS_PER_ADD = 1000;
  */
 const ACK_BATCH = 16;
 const NO_ACKS: number[] = [];
+/** What a BullMQ addBulk entry's field is here. */
+const ENTRY_HINTS: Readonly<Record<string, string>> = {
+  name: " (BullMQ's { name, data, opts } is { data, opts: { name } } here)",
+};
 /** The priorities (digits) of each set of them (a bit per priority), made once. */
 const DIGITS: (string | undefined)[] = [];
 /**
@@ -177,6 +181,14 @@ export class Producer {
         return;
       }
       const job = j as { data: unknown; opts?: AddOptions };
+      // An entry is { data, opts? }: anything else is refused, never ignored (BullMQ's
+      // { name, data, opts } lost its name).
+      for (const key in job) {
+        if (key !== 'data' && key !== 'opts')
+          problems.push(
+            `${at}unknown field ${JSON.stringify(key)}${ENTRY_HINTS[key] ?? ''}; an entry is { data, opts? }`,
+          );
+      }
       const o = this.ctx.options;
       const values =
         (traceContext === undefined && noOptions(job.opts) && plainValues(o, job.data)) ||

@@ -87,12 +87,20 @@ describe('typed errors, refused before touching Redis', () => {
       'empty id': qo.add(1, { id: '' }),
       'maxAttempts 0': qo.add(1, { maxAttempts: 0 }),
       'bulk with one bad': qo.addBulk([{ data: 1 }, { data: 2, opts: { priority: 99 } }]),
+      // BullMQ's entry shape: its top-level name was dropped without a word.
+      'bulk { name, data }': qo.addBulk([{ name: 'render', data: 1 } as never]),
     };
     const codes: Record<string, unknown> = {};
     for (const [what, p] of Object.entries(cases)) codes[what] = await codeOf(p);
     expect(codes).toEqual(
       Object.fromEntries(Object.keys(cases).map((k) => [k, 'INVALID_ARGUMENT'])),
     );
+    expect(
+      ((await errorOf(qo.addBulk([{ name: 'render', data: 1 } as never]))) as WorkQueueError)
+        .problems,
+    ).toEqual([
+      `unknown field "name" (BullMQ's { name, data, opts } is { data, opts: { name } } here); an entry is { data, opts? }`,
+    ]);
     expect(sent.count).toBe(0);
   });
 
