@@ -107,7 +107,7 @@ function checkKeepCompleted(what: string, k: unknown, problems: string[]): void 
     problems.push(
       `${what}.count must be an integer 1..${HISTORY_BOUNDS.keepCount}, got ${shown(count)}`,
     );
-  if (!isPosInt(ageMs) || !Number.isSafeInteger(ageMs))
+  if (!isPosInt(ageMs))
     problems.push(`${what}.ageMs must be a positive integer (ms), got ${shown(ageMs)}`);
 }
 

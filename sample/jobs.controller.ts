@@ -37,8 +37,10 @@ export class JobsController {
     return { ...info, logs: await this.lastLines(id) };
   }
 
-  /** A job's newest 100 log lines; none once its logs went (a completed job known only by its
-   * stored result or caller id: NOT_FOUND). */
+  /**
+   * A job's newest 100 log lines; none once its logs went (a completed job known only by its
+   * stored result or caller id: getJobLogs is NOT_FOUND).
+   */
   private async lastLines(id: string): Promise<string[]> {
     try {
       const head = await this.emails.getJobLogs(id, { limit: 1 });

@@ -77,7 +77,7 @@ function checkDedupe(d: unknown, id: unknown, at: string, problems: AddProblems)
     problems.push(`${at}dedupe: unknown option ${JSON.stringify(key)}; known: ttlMs, replace`);
   }
   if (id === undefined) problems.push(`${at}dedupe needs a caller id (\`id\`)`);
-  if (!isPosInt(ttlMs) || !Number.isSafeInteger(ttlMs)) {
+  if (!isPosInt(ttlMs)) {
     problems.push(`${at}dedupe.ttlMs must be a positive integer (ms), got ${shown(ttlMs)}`);
   }
   if (replace !== undefined && typeof replace !== 'boolean') {

@@ -20,8 +20,8 @@ const DEFAULT_INTERVAL_MS = 20;
 /**
  * Resolves, with the counts it read, once the queue has no job pending, delayed, leased
  * (running, or fetched by a worker) or waiting for its children (a flow parent): every job added
- * so far has completed, been dead-lettered or cancelled. Reads `queue.counts()` (one Lua script: a consistent snapshot) every
- * `intervalMs`. Rejects with `TIMEOUT` (the last counts in the message) when the queue is still
+ * so far has completed, been dead-lettered or cancelled. Reads `queue.counts()` (one Lua script:
+ * a consistent snapshot) every `intervalMs`. Rejects with `TIMEOUT` (the last counts in the message) when the queue is still
  * busy after `timeoutMs`, and with the queue's own error (e.g. `REDIS_UNAVAILABLE`) when the
  * counts cannot be read. A job that retries is delayed between attempts, so it is waited for;
  * a schedule keeps adding jobs, so a queue with one is never idle for long.

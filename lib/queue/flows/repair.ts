@@ -1,6 +1,6 @@
 /**
  * repair() for flows (docs/internals/flows.md): deliver everything the queue has left over, then
- * walk its parents waiting for children (ZSCAN) and ask each child's queue whether the child
+ * walk its parents waiting for children (pages by score) and ask each child's queue whether the child
  * still exists or its notice still waits there (flow_probe.lua). A child that is neither ended
  * without its notice reaching the parent (a failover lost it, or Redis was written by hand): its
  * parent learns it as failed (its policy applies), so that no parent waits forever.

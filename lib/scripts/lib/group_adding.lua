@@ -19,13 +19,8 @@ end
 local function group_push(gpend, now)
   local wake_up = false
   for _, g in ipairs(gpend) do
-    local held = tonumber(rcall('ZSCORE', K_GROUPS_LIMITED, g))
-    if group_place(g, gpend[g], now) then
-      wake_up = true
-    elseif not held or held <= now then
-      local hold = tonumber(rcall('ZSCORE', K_GROUPS_LIMITED, g))
-      wake_up = wake_up or (hold ~= nil and hold > now)
-    end
+    local ready, newly_held = group_place(g, gpend[g], now)
+    wake_up = wake_up or ready or newly_held
   end
   return wake_up
 end

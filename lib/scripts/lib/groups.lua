@@ -155,15 +155,18 @@ end
 
 -- Put group g in the ready set or take it out, as its state says (see above); `now`: Redis time
 -- (read here when nil and needed). A group whose rate limit binds goes to the limited set until
--- its next start is allowed. Returns true when it is ready.
+-- its next start is allowed. Returns true when it is ready; else false, and true when its rate
+-- limit holds it from this refresh on (it was not held before: see group_push).
 local function group_refresh(g, now)
   local head = rcall('ZRANGE', group_key(g), 0, 0, 'WITHSCORES')
   local score = rcall('ZSCORE', K_GROUPS_READY, g)
   local ready = head[1] ~= nil and rcall('SISMEMBER', K_GROUPS_PAUSED, g) == 0
+  local was_held, newly_held = false, false
   if ready then
     local hold = tonumber(rcall('ZSCORE', K_GROUPS_LIMITED, g))
     if hold then
       now = now or now_ms()
+      was_held = hold > now
       if hold > now and hold % 1 ~= 0 then
         ready = false -- a RateLimitError's (group_rate_limited)
       else
@@ -182,6 +185,7 @@ local function group_refresh(g, now)
         ready = false
         if at > 0 then
           rcall('ZADD', K_GROUPS_LIMITED, 'GT', at, g)
+          newly_held = not was_held
         end
       end
     end
@@ -190,7 +194,7 @@ local function group_refresh(g, now)
     if score then
       rcall('ZREM', K_GROUPS_READY, g)
     end
-    return false
+    return false, newly_held
   end
   local prio = math.floor(tonumber(head[2]) / GROUP_SPAN)
   if not score then
@@ -218,7 +222,7 @@ local function group_tidy(g)
 end
 
 -- Place jobs in group g: `z` is { score, seq, ... } (jobs in no other place), then refresh the
--- group. Returns true when it is ready.
+-- group. Returns what group_refresh does (ready; else whether its rate limit newly holds it).
 local function group_place(g, z, now)
   rcall_each('ZADD', group_key(g), z)
   local per = {}
