@@ -21,9 +21,10 @@
 -- meanwhile are dropped; a live hand-off it did not name arrived after this call was sent and
 -- stays for the next one.
 -- A job completes when it still exists, whoever holds it now (a stale holder saves the work);
--- the current holder, if another, is told on the notice channel. A completed job's caller id
--- stays taken for the dedupe window. A kept completed job keeps its payload, meta, times and
--- log (and its result); the kept jobs are trimmed to keepCompleted here.
+-- the current holder, if another, is told on the notice channel. A complete of a kept job this
+-- worker completed (a re-send: its reply was lost) answers '1' and does nothing. A completed
+-- job's caller id stays taken for the dedupe window. A kept completed job keeps its payload,
+-- meta, times and log (and its result); the kept jobs are trimmed to keepCompleted here.
 -- Under a global concurrency limit, completes that lease nothing in the same call wake an idle
 -- worker for the slots they freed.
 -- Returns: a lease reply (lease_reply in lib/scripts/lib/leasing.lua): { now, deadline, next
@@ -94,7 +95,7 @@ local function run()
     local seq = seqs[j]
     local token = sent[j]
     local meta = nil
-    local ok = 0
+    local ok, again = 0, false
     if done_seqs[seq] then
       -- Completed earlier in this batch (by another lease of the same job): once only.
       ok = 0
@@ -135,6 +136,11 @@ local function run()
       if tokens[j] then
         rcall('PUBLISH', K_NOTICE_CHANNEL, 'l:' .. seq)
       end
+    elseif wid ~= '0' and not tokens[j] and string.match(rcall('HGET', K_COMPLETED_INFO, seq) or '', '^([^:]*):') == wid then
+      -- This worker completed the job (kept, its info names us): a re-send of a complete whose
+      -- reply was lost (after a reconnect or a failover) answers what the first did, and does
+      -- nothing again (DESIGN 11, docs/reliability-and-security.md).
+      again = true
     end
     if ok == 1 and ttl > 0 then
       local pid = seq
@@ -144,7 +150,7 @@ local function run()
       results[#results + 1] = pid
       results[#results + 1] = ARGV[o + 2 + j]
     end
-    done[j] = ok == 1 and '1' or '0'
+    done[j] = (ok == 1 or again) and '1' or '0'
     if ok == 1 and metas[j] and string.find(metas[j], '"[PW]":') then
       -- '' (no result: undefined is not kept) tells the parent null.
       local r = ARGV[o + 2 + j]

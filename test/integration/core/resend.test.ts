@@ -4,71 +4,17 @@
  * whose reply is lost and that ioredis re-sends after reconnecting creates its jobs once; a
  * script refused with NOSCRIPT is not sent again once the client quits.
  */
-import net from 'node:net';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { WorkQueue, type WorkQueueError } from '../../../lib/index.js';
 import { countCommands, errorOf } from '../../support/core.js';
-import { deleteKeys, testRedisUrl, uniqueName } from '../../support/keys.js';
+import { deleteKeys, uniqueName } from '../../support/keys.js';
 import { QueueFixture } from '../../support/queue.js';
 import { getFreePort, startRedis } from '../../support/redis-server.js';
+import { replyDroppingProxy } from '../../support/reply-dropping-proxy.js';
 
 const fx = new QueueFixture();
 afterAll(() => fx.cleanup());
-
-/**
- * A TCP proxy to the test Redis that, when armed, forwards the next client command containing
- * `marker` and then cuts the client's connection instead of passing Redis' reply back: the
- * command ran, its reply is lost, and the client re-sends it after reconnecting.
- */
-async function replyDroppingProxy(marker: string) {
-  const target = new URL(testRedisUrl());
-  let armed = false;
-  let dropped = 0;
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(Number(target.port), target.hostname);
-    sockets.add(client).add(upstream);
-    let cutNextReply = false;
-    client.on('data', (chunk) => {
-      if (armed && chunk.toString('latin1').toLowerCase().includes(marker)) {
-        armed = false;
-        cutNextReply = true;
-      }
-      upstream.write(chunk);
-    });
-    upstream.on('data', (chunk) => {
-      if (cutNextReply) {
-        dropped++;
-        client.destroy();
-        upstream.destroy();
-        return;
-      }
-      client.write(chunk);
-    });
-    const close = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', close).on('close', close);
-    upstream.on('error', close).on('close', close);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    arm: () => {
-      armed = true;
-    },
-    get dropped() {
-      return dropped;
-    },
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
 
 describe('re-sent add calls', () => {
   // Plain jobs go to add_plain.lua, a batch with a caller id to add.lua: both are idempotent.

@@ -1,0 +1,70 @@
+/**
+ * A Worker's complete whose reply was lost (the connection dropped after Redis ran it; ioredis
+ * sends it again after the reconnect, or the worker does before it reconciles): the job completes
+ * once, and the worker emits `completed` for it — the re-send of a kept job this worker completed
+ * answers true (DESIGN 11: idempotent). Without kept jobs nothing tells the re-send from a stale
+ * complete: `leaseLost`, as documented (docs/reliability-and-security.md).
+ */
+import { afterAll, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { WorkQueue, type WorkQueueOptions } from '../../../lib/index.js';
+import { deleteKeys, uniqueName } from '../../support/keys.js';
+import { QueueFixture } from '../../support/queue.js';
+import { replyDroppingProxy } from '../../support/reply-dropping-proxy.js';
+import { waitFor } from '../../support/wait.js';
+import { workersClosedAfterEach } from '../../support/worker.js';
+
+const fx = new QueueFixture();
+afterAll(() => fx.cleanup());
+const worker = workersClosedAfterEach();
+
+async function completeWithReplyLost(options: WorkQueueOptions) {
+  const marker = uniqueName('marker').toLowerCase();
+  const proxy = await replyDroppingProxy(marker);
+  const client = new Redis(proxy.url); // default options: re-sends unanswered commands
+  client.on('error', () => undefined);
+  const prefix = uniqueName('t');
+  try {
+    const q = new WorkQueue<string, { marker: string }>(client, uniqueName(), {
+      logger: false,
+      prefix,
+      ...options,
+    });
+    const check = new WorkQueue(fx.client(), q.name, { logger: false, prefix });
+    const events: string[] = [];
+    const w = worker(q, async () => ({ marker }));
+    w.on('completed', (job) => events.push(`completed ${job.id}`));
+    w.on('leaseLost', (job) => events.push(`leaseLost ${job.id}`));
+    w.on('error', () => undefined); // the dropped connection
+    await w.start();
+    proxy.arm(); // the complete carries the result, and so the marker
+    const { id } = await q.add('x');
+    await waitFor(() => events.length > 0, { what: 'the outcome of the run' });
+    await w.close();
+    expect(proxy.dropped).toBe(1);
+    const job = await check.getJob(id);
+    const completed = (await check.getMetrics('completed')).total;
+    return { id, events, job, completed };
+  } finally {
+    client.disconnect();
+    await proxy.close();
+    await deleteKeys(fx.client(), `${prefix}:*`);
+  }
+}
+
+it('a kept job: the re-sent complete answers true, the worker emits completed, the job completes once', async () => {
+  const { id, events, job, completed } = await completeWithReplyLost({});
+  expect(events).toEqual([`completed ${id}`]);
+  expect(job).toMatchObject({ state: 'completed', attemptsMade: 1 });
+  expect(completed).toBe(1);
+});
+
+it('keepCompleted: false — the re-send cannot be told from a stale complete: leaseLost, the job completed once', async () => {
+  const { id, events, job, completed } = await completeWithReplyLost({
+    keepCompleted: false,
+    storeResults: { ttlMs: 60_000 },
+  });
+  expect(events).toEqual([`leaseLost ${id}`]);
+  expect(job).toMatchObject({ state: 'completed' }); // by its stored result
+  expect(completed).toBe(1);
+});
