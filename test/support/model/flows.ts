@@ -91,9 +91,13 @@ export class FlowModel {
     p.awaited = [];
   }
 
-  /** The ids of the notices not delivered yet, in the order the queue reads them. */
+  /**
+   * The ids of the notices not delivered yet, in the order the queue reads them (by time, then
+   * by id). One whose time was not read back yet was written in this step: the newest (a cancel
+   * delivers every notice left after the older ones, e.g. a dead client's completion).
+   */
   private inOrder<V extends { at?: number; due?: number }>(m: Map<string, V>, keys?: string[]) {
-    const t = (v: V) => v.at ?? v.due ?? 0;
+    const t = (v: V) => v.at ?? v.due ?? Number.POSITIVE_INFINITY;
     return (keys ?? [...m.keys()]).sort((a, b) => t(m.get(a)!) - t(m.get(b)!) || (a < b ? -1 : 1));
   }
 
