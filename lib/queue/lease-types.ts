@@ -59,6 +59,12 @@ export interface WorkerCallOptions {
    */
   byRef?: boolean;
   /**
+   * A complete of a job this worker completed already (kept: its record names the worker)
+   * answers true: the re-send of a call whose reply was lost (a dropped connection, a failover).
+   * The Worker's own calls; a `complete()` by hand answers true once.
+   */
+  ownResends?: boolean;
+  /**
    * The leased jobs keep their payloads as stored (Buffers) beside their data, so that a
    * `Worker` can let a finished run's data go before its outcome is answered (lib/worker/job.ts).
    */

@@ -66,6 +66,7 @@ export class Leases<T, R> {
       worker?.parkMs ?? 0,
       worker?.sweep ? 1 : 0,
       worker?.byRef ? 1 : 0,
+      worker?.ownResends ? 1 : 0,
       keep.count,
       keep.ageMs,
       o.maxLogLines,

@@ -2,13 +2,14 @@
 -- in one call: the Worker's round trip (lease.lua serves only the manual lease()).
 --! keys: pending tokenCounter data dataBuckets meta callerIds delayed leased leaseHolders dead wake results resultExpiries progress noticeChannel parked keptCallerIds workerLeases workerHandoffs scheduleLatestJobs flowControl rateLog eventLog waitingChildren flowParent flowOutbox flowOutboxAt addedTimes jobLogs completedJobs metrics completedInfo
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
---! argv: worker_id result_ttl_ms dedupe_window_ms lease_count lease_ms park_ms sweep by_ref
+--! argv: worker_id result_ttl_ms dedupe_window_ms lease_count lease_ms park_ms sweep by_ref own
 --! argv: keep_count keep_age_ms max_log_lines adopt_count complete_count
 --! argv: adopt_tokens*adopt_count completions logs results...
 -- result_ttl_ms: 0 = results off; lease_count: 0 = lease none; park_ms: 0 = do not mark the
 -- worker parked; sweep: 1 when the worker's idle wait moved entries into its hand-off list since
 -- its last sweep; by_ref: 1 to lease by reference (each payload '' in the reply: the worker reads
--- them itself, see lease_reply); keep_count, keep_age_ms: keepCompleted (0 = completed jobs are not kept;
+-- them itself, see lease_reply); own: 1 from a Worker (a complete of a kept job it completed
+-- itself answers '1': the re-send of a call whose reply was lost); keep_count, keep_age_ms: keepCompleted (0 = completed jobs are not kept;
 -- lib/scripts/lib/completed.lua); max_log_lines: the cap of a job's log; adopt_tokens: the
 -- tokens of the hand-offs it takes over; completions: the completed jobs in ONE argument, 'seq
 -- token seq token ...' (far cheaper for the client to send than two arguments per job); logs:
@@ -21,8 +22,8 @@
 -- meanwhile are dropped; a live hand-off it did not name arrived after this call was sent and
 -- stays for the next one.
 -- A job completes when it still exists, whoever holds it now (a stale holder saves the work);
--- the current holder, if another, is told on the notice channel. A complete of a kept job this
--- worker completed (a re-send: its reply was lost) answers '1' and does nothing. A completed
+-- the current holder, if another, is told on the notice channel. From a Worker (own), a complete
+-- of a kept job it completed (a re-send: its reply was lost) answers '1' and does nothing. A completed
 -- job's caller id stays taken for the dedupe window. A kept completed job keeps its payload,
 -- meta, times and log (and its result); the kept jobs are trimmed to keepCompleted here.
 -- Under a global concurrency limit, completes that lease nothing in the same call wake an idle
@@ -36,9 +37,9 @@ local function run()
   local wid = ARGV[1]
   local ttl, window = tonumber(ARGV[2]), tonumber(ARGV[3])
   local lease_count, lease_ms, park_ms = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-  local sweep, by_ref = ARGV[7] == '1', ARGV[8] == '1'
-  local keep_count, keep_age, max_log_lines = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
-  local adopt_count, count = tonumber(ARGV[12]), tonumber(ARGV[13])
+  local sweep, by_ref, own = ARGV[7] == '1', ARGV[8] == '1', ARGV[9] == '1'
+  local keep_count, keep_age, max_log_lines = tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
+  local adopt_count, count = tonumber(ARGV[13]), tonumber(ARGV[14])
   local keeping = keep_count > 0
   local now = now_ms()
   ev_gather() -- this call's events: one entry, written before it returns
@@ -47,7 +48,7 @@ local function run()
   local named = {}
   for j = 1, adopt_count do
     adopted[j] = '0' -- (flags are strings: table.concat formats a number with printf)
-    named[ARGV[13 + j]] = j
+    named[ARGV[14 + j]] = j
   end
   if sweep or adopt_count > 0 then
     local keep = {}
@@ -71,7 +72,7 @@ local function run()
     keep_handoffs(keep)
     emit_jobs('active', adopted_seqs, nil, { 'w', wid, 'T', int(now) }, time_deltas(now, adopted_added))
   end
-  local o = 13 + adopt_count
+  local o = 14 + adopt_count
   local seqs, sent, n = {}, {}, 0
   for seq, token in string.gmatch(ARGV[o + 1], '(%S+) (%S+)') do
     n = n + 1
@@ -136,7 +137,8 @@ local function run()
       if tokens[j] then
         rcall('PUBLISH', K_NOTICE_CHANNEL, 'l:' .. seq)
       end
-    elseif wid ~= '0' and not tokens[j] and string.match(rcall('HGET', K_COMPLETED_INFO, seq) or '', '^([^:]*):') == wid then
+    elseif own and not tokens[j]
+      and string.match(rcall('HGET', K_COMPLETED_INFO, seq) or '', '^([^:]*):') == wid then
       -- This worker completed the job (kept, its info names us): a re-send of a complete whose
       -- reply was lost (after a reconnect or a failover) answers what the first did, and does
       -- nothing again (DESIGN 11, docs/reliability-and-security.md).

@@ -153,6 +153,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
             sweep,
             leaseMs: settings.leaseMs,
             byRef: this.payloadAvg >= BY_REF_BYTES,
+            ownResends: true,
             keepRaw: true,
           },
         ),
@@ -267,7 +268,8 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
    * but we do not know of (a lease whose reply was lost, an entry our cut wait took), instead of
    * leaving it until its lease lapses. Runs with nothing else in flight that could lease.
    * Finished runs come first (guarantee 11): their completes go out again — a complete whose
-   * reply was lost finds its job gone and answers false, harmlessly — and whatever is still
+   * reply was lost finds its job completed by us and answers true (while it is kept; else false,
+   * a leaseLost for a job we did complete) — and whatever is still
    * unanswered (a fail on its way) counts as known: never given back as if it had not run.
    */
   private async reconcile(): Promise<void> {

@@ -68,3 +68,14 @@ it('keepCompleted: false — the re-send cannot be told from a stale complete: l
   expect(job).toMatchObject({ state: 'completed' }); // by its stored result
   expect(completed).toBe(1);
 });
+
+it('complete() by hand answers true once, also for a lease of a registered worker', async () => {
+  const q = fx.queue<string>();
+  const workerId = await q.registerWorker();
+  await q.add('x');
+  const [lease] = await q.lease({ count: 1, workerId });
+  expect(await q.complete(lease!)).toBe(true);
+  expect(await q.complete(lease!)).toBe(false);
+  expect((await q.completeAndLease([{ lease: lease! }])).completed).toEqual([false]);
+  expect((await q.getMetrics('completed')).total).toBe(1);
+});
