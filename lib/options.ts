@@ -1,5 +1,6 @@
 import { invalidOptions } from './errors.js';
 import { delayMsProblem, isPosInt, MAX_DELAY_MS, shown, timerProblem } from './util/checks.js';
+import { unknownOptionProblems } from './util/unknown-options.js';
 import type {
   BackoffOptions,
   KeepCompleted,
@@ -166,6 +167,29 @@ export function checkGroupOptions(what: string, g: unknown, problems: string[]):
   if (limiter !== undefined) checkRateLimit(`${what}.limiter`, limiter, problems);
 }
 
+/** Every queue option (a Record: the compiler notices an option added to WorkQueueOptions). */
+const QUEUE_OPTION_KEYS: Record<keyof WorkQueueOptions, true> = {
+  prefix: true,
+  codec: true,
+  maxPayloadBytes: true,
+  leaseMs: true,
+  maxAttempts: true,
+  backoff: true,
+  maxLeaseExpiries: true,
+  maxDead: true,
+  storeResults: true,
+  keepCompleted: true,
+  maxLogLines: true,
+  heartbeatTimeoutMs: true,
+  commandTimeoutMs: true,
+  dedupeWindowMs: true,
+  logger: true,
+  replicaAcks: true,
+  replicaAckTimeoutMs: true,
+  limiter: true,
+  groups: true,
+  events: true,
+};
 /** Problems with queue options, one string each (empty when valid). */
 export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
   const problems: string[] = [];
@@ -261,7 +285,9 @@ export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
 export function resolveQueueOptions(name: string, o: WorkQueueOptions = {}): ResolvedQueueOptions {
   const problems: string[] = [];
   checkName('queue name', name, problems);
-  problems.push(...queueOptionProblems(o));
+  if (typeof o !== 'object' || o === null)
+    problems.push(`options must be an object, got ${shown(o)}`);
+  else problems.push(...unknownOptionProblems(o, QUEUE_OPTION_KEYS), ...queueOptionProblems(o));
   if (problems.length > 0) {
     throw invalidOptions(`invalid options for queue ${JSON.stringify(name)}`, problems);
   }

@@ -27,7 +27,24 @@ export const unknownConfigKey = (configKey: string, keys: readonly string[]) => 
   return `configKey ${JSON.stringify(configKey)} is not a connection of WorkQueueModule.forRoot({ connections }) (${known ? `known: ${known}` : 'it has none'})`;
 };
 
-export const unknownOption = (path: string, key: string) => `${path}${key} is not a known option`;
+/** BullMQ's options met in the module's (registerQueue, defaults, @Processor), and ours. */
+const BULLMQ_HINTS: Readonly<Record<string, string>> = {
+  defaultJobOptions: 'maxAttempts and backoff are queue options here, the rest per add',
+  removeOnComplete: "BullMQ's removeOnComplete is the queue option keepCompleted here",
+  removeOnFail: "BullMQ's removeOnFail is the queue option maxDead here",
+  streams: "BullMQ's streams.events.maxLen is the queue option events: { maxLen } here",
+  lockDuration: "BullMQ's lockDuration is leaseMs here",
+  stalledInterval:
+    "leases that lapse are taken back by the module's cleaner (forRoot({ cleaner }))",
+  maxStalledCount: "BullMQ's maxStalledCount is the queue option maxLeaseExpiries here",
+  limiter: "a rate limit is the queue's: registerQueue({ name, limiter: { max, durationMs } })",
+  connection: "a processor uses its queue's connection (registerQueue, forRoot)",
+  autorun: 'the module starts workers at application bootstrap',
+  drainDelay: "BullMQ's drainDelay is idleTimeoutMs here",
+  settings: "BullMQ's settings.backoffStrategy is backoffStrategy here",
+};
+export const unknownOption = (path: string, key: string) =>
+  `${path}${key} is not a known option${BULLMQ_HINTS[key] ? ` (${BULLMQ_HINTS[key]})` : ''}`;
 const ONE_CONNECTION =
   'give exactly one of { url }, { redis }, { client }, { cluster } or { sentinels, name }';
 export const connectionRequired = (path: string) => `${path} is required: ${ONE_CONNECTION}`;

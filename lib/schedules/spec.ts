@@ -128,6 +128,18 @@ function checkCron(spec: ScheduleSpec, problems: string[]): void {
   }
 }
 
+/** BullMQ's names of schedule options (upsertJobScheduler's repeat options and job template). */
+const BULLMQ_HINTS: Readonly<Record<string, string>> = {
+  pattern: "BullMQ's pattern is spec.cron here",
+  repeat: 'the spec is the second argument: { every } or { cron, tz? }',
+  immediately:
+    'an every schedule first fires one interval after it was created, or at a startAt a moment ahead',
+  opts: 'the template takes name, priority, maxAttempts, backoff, group itself',
+  attempts: "BullMQ's attempts is template.maxAttempts here",
+  jobId: 'the job of a tick has the id `<schedule id>:<tick ms>`',
+};
+const hintOf = (k: string): string => (BULLMQ_HINTS[k] ? ` (${BULLMQ_HINTS[k]})` : '');
+
 /** Check and encode a schedule; throws INVALID_ARGUMENT listing every problem. */
 export function prepareSchedule(
   o: ResolvedQueueOptions,
@@ -149,7 +161,7 @@ export function prepareSchedule(
     list.push('spec must be an object { every } or { cron, tz? }');
   } else {
     for (const k of Object.keys(spec)) {
-      if (!SPEC_KEYS.has(k)) list.push(`spec: unknown key ${JSON.stringify(k)}`);
+      if (!SPEC_KEYS.has(k)) list.push(`spec: unknown key ${JSON.stringify(k)}${hintOf(k)}`);
     }
     const hasEvery = spec.every !== undefined;
     const hasCron = spec.cron !== undefined;
@@ -196,7 +208,8 @@ export function prepareSchedule(
     );
   } else {
     for (const k of Object.keys(template)) {
-      if (!TEMPLATE_KEYS.has(k)) list.push(`template: unknown key ${JSON.stringify(k)}`);
+      if (!TEMPLATE_KEYS.has(k))
+        list.push(`template: unknown key ${JSON.stringify(k)}${hintOf(k)}`);
     }
     if (!('data' in template)) list.push('template.data is missing');
     const { name, priority, maxAttempts, backoff, skipIfRunning, group } = template;

@@ -5,6 +5,7 @@ import { defaultCleanInterval } from '../options.js';
 import type { WorkQueue } from '../queue/index.js';
 import { handlerProblems } from '../sandbox/options.js';
 import { shown, timerProblem } from '../util/checks.js';
+import { unknownOptionProblems } from '../util/unknown-options.js';
 import type { Job } from '../types/job.js';
 
 /**
@@ -73,6 +74,21 @@ export interface WorkerSettings {
   readonly name: string | undefined;
 }
 
+/** Every Worker option (a Record: the compiler notices an option added to WorkerOptions). */
+const WORKER_OPTION_KEYS: Record<keyof WorkerOptions, true> = {
+  concurrency: true,
+  leaseMs: true,
+  prefetch: true,
+  jobTimeoutMs: true,
+  idleTimeoutMs: true,
+  heartbeatIntervalMs: true,
+  autostart: true,
+  closeTimeoutMs: true,
+  cleanIntervalMs: true,
+  backoffStrategy: true,
+  name: true,
+};
+
 /**
  * Validate `options` and the handler (a function, or sandbox options: lib/sandbox/options.ts);
  * throws INVALID_OPTIONS with every problem. Fills in the defaults.
@@ -82,7 +98,14 @@ export function resolveWorkerOptions<T, R>(
   options: WorkerOptions,
   handler: unknown,
 ): WorkerSettings {
-  const problems = [...handlerProblems(handler), ...workerOptionProblems(options)];
+  const problems = [...handlerProblems(handler)];
+  if (typeof options !== 'object' || options === null)
+    problems.push(`options must be an object, got ${shown(options)}`);
+  else
+    problems.push(
+      ...unknownOptionProblems(options, WORKER_OPTION_KEYS),
+      ...workerOptionProblems(options),
+    );
   if (problems.length) {
     throw invalidOptions('invalid worker options', problems);
   }

@@ -1,0 +1,116 @@
+/**
+ * BullMQ's option names where ours differ: refused with every problem listed, each with a hint
+ * naming ours — the core WorkQueue and Worker (which accepted them silently before), schedules
+ * (upsertSchedule's `pattern`), and the Nest module's @Processor() options and registrations.
+ * Nothing reaches Redis.
+ */
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import type { Redis } from 'ioredis';
+import {
+  Worker,
+  WorkQueue,
+  WorkQueueError,
+  type WorkerOptions,
+  type WorkQueueOptions,
+} from '../../../lib/index.js';
+import {
+  processorOptionProblems,
+  registerQueueProblems,
+} from '../../../src/utils/validate-options.util.js';
+import { countCommands, errorOf, offlineClient } from '../../support/core.js';
+
+let offline: Redis;
+let sent: ReturnType<typeof countCommands>;
+beforeAll(async () => {
+  offline = await offlineClient();
+  sent = countCommands(offline);
+});
+afterAll(() => {
+  expect(sent.count).toBe(0);
+  offline.disconnect();
+});
+
+async function problems(call: () => unknown): Promise<readonly string[]> {
+  const e = await errorOf(async () => call());
+  expect(e).toBeInstanceOf(WorkQueueError);
+  return (e as WorkQueueError).problems;
+}
+
+it('WorkQueue: unknown options are refused, BullMQ names with ours', async () => {
+  const got = await problems(
+    () =>
+      new WorkQueue(offline, 'q', {
+        connection: { host: 'x' },
+        removeOnComplete: 100,
+        lockDuration: 5_000,
+        colour: 'red',
+        leaseMs: 0,
+      } as unknown as WorkQueueOptions),
+  );
+  expect(got).toEqual([
+    expect.stringMatching(/^unknown option "connection" \(a WorkQueue takes its ioredis client/),
+    expect.stringMatching(/^unknown option "removeOnComplete" \(.*keepCompleted here\); known: /),
+    expect.stringMatching(/^unknown option "lockDuration" \(.*leaseMs here\)/),
+    expect.stringMatching(/^unknown option "colour"; known: prefix, codec, /),
+    'leaseMs must be a positive integer, got 0',
+  ]);
+  // Options that are undefined are no options.
+  expect(
+    new WorkQueue(offline, 'q', { logger: false, ...{ lockDuration: undefined } }),
+  ).toBeTruthy();
+  expect(await problems(() => new WorkQueue(offline, 'q', null as never))).toEqual([
+    'options must be an object, got null',
+  ]);
+});
+
+it('Worker: unknown options are refused, BullMQ names with ours', async () => {
+  const q = new WorkQueue(offline, 'q', { logger: false });
+  const got = await problems(
+    () =>
+      new Worker(q, () => undefined, {
+        autorun: false,
+        limiter: { max: 10, duration: 1_000 },
+        lockDuration: 1_000,
+        concurrency: 0,
+      } as unknown as WorkerOptions),
+  );
+  expect(got).toEqual([
+    expect.stringMatching(/^unknown option "autorun" \(.*autostart here\); known: concurrency, /),
+    expect.stringMatching(/^unknown option "limiter" \(a rate limit is the queue option limiter/),
+    expect.stringMatching(/^unknown option "lockDuration" \(.*leaseMs here\)/),
+    expect.stringMatching(/^concurrency /),
+  ]);
+});
+
+it("upsertSchedule: BullMQ's pattern, repeat and attempts get hints", async () => {
+  const q = new WorkQueue(offline, 'q', { logger: false });
+  const got = await problems(() =>
+    q.upsertSchedule('s', { pattern: '* * * * *' } as never, { data: 1, attempts: 3 } as never),
+  );
+  expect(got).toEqual(
+    expect.arrayContaining([
+      `spec: unknown key "pattern" (BullMQ's pattern is spec.cron here)`,
+      `template: unknown key "attempts" (BullMQ's attempts is template.maxAttempts here)`,
+    ]),
+  );
+});
+
+it('Nest: @Processor() and registerQueue() options BullMQ users bring get hints', () => {
+  expect(
+    processorOptionProblems(
+      { limiter: { max: 1 }, lockDuration: 1, concurrency: 2 },
+      '@Processor("q"): ',
+    ),
+  ).toEqual([
+    expect.stringMatching(
+      /^@Processor\("q"\): limiter is not a known option \(a rate limit is the queue's: registerQueue/,
+    ),
+    `@Processor("q"): lockDuration is not a known option (BullMQ's lockDuration is leaseMs here)`,
+  ]);
+  expect(
+    registerQueueProblems({ name: 'q', defaultJobOptions: { attempts: 3 }, removeOnFail: 5 }),
+  ).toEqual([
+    'defaultJobOptions is not a known option (maxAttempts and backoff are queue options here, the rest per add)',
+    "removeOnFail is not a known option (BullMQ's removeOnFail is the queue option maxDead here)",
+  ]);
+});
