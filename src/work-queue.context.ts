@@ -103,6 +103,25 @@ export class WorkQueueContext implements OnApplicationShutdown {
   }
 
   /**
+   * The registrations of one `registerQueue(a, b, …)` call, checked together before the first is
+   * created: when more than one is invalid, one error lists every problem of each (named), not
+   * only the first queue's. (One invalid registration fails in registerQueue, as alone.)
+   */
+  checkRegistrations(registrations: readonly RegisterQueueOptions[]): void {
+    const base = { ...this.queueDefaults, prefix: this.prefix };
+    const bad = registrations
+      .map((r) => ({ r, problems: registerQueueProblems(r, base) }))
+      .filter((x) => x.problems.length > 0);
+    if (bad.length < 2) return;
+    const nameOf = (r: unknown) =>
+      typeof r === 'object' && r !== null ? (r as { name?: unknown }).name : r;
+    throw invalidOptions(
+      invalidRegistration(registerQueueWhere(...bad.map((x) => nameOf(x.r)))),
+      bad.flatMap((x) => x.problems.map((p) => `${JSON.stringify(nameOf(x.r))}: ${p}`)),
+    );
+  }
+
+  /**
    * The queue registered under `name` (by `registerQueue`/`registerQueueAsync`); created on the
    * first registration. Registering a name again returns the same queue when the options are the
    * same, and fails when they differ.

@@ -13,8 +13,8 @@ export const quote = (s: unknown): string =>
 
 export const INVALID_MODULE_OPTIONS = 'invalid WorkQueueModule options';
 export const invalidRegistration = (where: string) => `invalid options in ${where}`;
-export const registerQueueWhere = (name: unknown) =>
-  `WorkQueueModule.registerQueue(${JSON.stringify(name)})`;
+export const registerQueueWhere = (...names: unknown[]) =>
+  `WorkQueueModule.registerQueue(${names.map((n) => JSON.stringify(n)).join(', ')})`;
 export const registeredTwice = (name: string) =>
   `queue "${name}" is registered twice with different options`;
 export const registeredTwiceDetails = (first: string, then: string) => [

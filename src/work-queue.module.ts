@@ -60,8 +60,11 @@ export class WorkQueueModule extends ConfigurableWorkQueueModule {
   static registerQueue(...queues: RegisterQueueOptions[]): DynamicModule {
     const providers: Provider[] = queues.map((registration) => ({
       provide: getQueueToken(registration.name),
-      useFactory: (context: WorkQueueContext, schedules: WorkQueueSchedules) =>
-        schedules.declare(context.registerQueue(registration), registration),
+      useFactory: (context: WorkQueueContext, schedules: WorkQueueSchedules) => {
+        // Every registration of this call first: the problems of each invalid one at once.
+        context.checkRegistrations(queues);
+        return schedules.declare(context.registerQueue(registration), registration);
+      },
       inject: [WorkQueueContext, WorkQueueSchedules],
     }));
     return { module: WorkQueueModule, providers, exports: providers };

@@ -192,6 +192,23 @@ describe('module options', () => {
     ]);
   });
 
+  it('registerQueue(a, b, c): the problems of every invalid registration at once, each named', async () => {
+    const err = await compileError([
+      WorkQueueModule.forRoot({ connection: { url }, logger: false }),
+      WorkQueueModule.registerQueue({ name: 'ok' }, { name: 'a', maxAttempts: 0 }, {
+        name: 'b',
+        leaseMs: -1,
+        removeOnComplete: true,
+      } as unknown as { name: string }),
+    ]);
+    expect(err.message).toContain('invalid options in WorkQueueModule.registerQueue("a", "b")');
+    expect(err.problems).toEqual([
+      '"a": maxAttempts must be a positive integer, got 0',
+      `"b": removeOnComplete is not a known option (BullMQ's removeOnComplete is the queue option keepCompleted here)`,
+      '"b": leaseMs must be a positive integer, got -1',
+    ]);
+  });
+
   it('registerQueue({ groups }): the per-group limits reach the queue; bad ones fail the bootstrap, every problem listed', async () => {
     const ref = await compile([
       WorkQueueModule.forRoot({ connection: { url }, logger: false }),
