@@ -125,6 +125,13 @@ export function resolveWorkerOptions<T, R>(
   };
 }
 
+/** A close's `timeoutMs` (the option closeTimeoutMs, or close()'s): a number of ms 0..2^31-1. */
+export function closeTimeoutProblem(name: string, v: unknown): string | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' || !(v >= 0)) return `${name} must be a number >= 0, got ${shown(v)}`;
+  return timerProblem(name, v);
+}
+
 export function workerOptionProblems(o: WorkerOptions, path = ''): string[] {
   const problems: string[] = [];
   for (const k of [
@@ -156,12 +163,10 @@ export function workerOptionProblems(o: WorkerOptions, path = ''): string[] {
       `${path}cleanIntervalMs must be an integer >= 0, got ${shown(o.cleanIntervalMs)}`,
     );
   }
-  if (
-    o.closeTimeoutMs !== undefined &&
-    (typeof o.closeTimeoutMs !== 'number' || o.closeTimeoutMs < 0)
-  ) {
-    problems.push(`${path}closeTimeoutMs must be a number >= 0, got ${shown(o.closeTimeoutMs)}`);
-  }
+  const close = closeTimeoutProblem(`${path}closeTimeoutMs`, o.closeTimeoutMs);
+  if (close && !timerProblem('', o.closeTimeoutMs)) problems.push(close);
+  if (o.autostart !== undefined && typeof o.autostart !== 'boolean')
+    problems.push(`${path}autostart must be a boolean, got ${shown(o.autostart)}`);
   if (
     o.prefetch !== undefined &&
     o.prefetch !== 'auto' &&

@@ -217,7 +217,7 @@ export class Runner<T, R> implements RunnerPart<T, R> {
 
   private async timeOut(run: Run<T>, ms: number): Promise<void> {
     if (run.ended) return;
-    const error = new WorkQueueError('BAD_STATE', `job ${run.job.id} timed out after ${ms} ms`);
+    const error = new WorkQueueError('TIMEOUT', `job ${run.job.id} timed out after ${ms} ms`);
     await this.failed(run, error, { kind: 'timedOut', error });
   }
 }

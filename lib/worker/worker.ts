@@ -1,7 +1,7 @@
 // The public Worker: options, start/pause/resume/close and events. A thin front: the work is
 // done by the parts it wires together (run table, runner, lease loop, idle wait, hand-offs…).
 import { EventEmitter } from 'node:events';
-import { errorMessage, WorkQueueError } from '../errors.js';
+import { errorMessage, invalid, WorkQueueError } from '../errors.js';
 import type { RunHook } from '../types/hooks.js';
 import type { WorkQueue } from '../queue/index.js';
 import { within } from '../util/timeout.js';
@@ -17,7 +17,7 @@ import { LeaseLoop } from './lease-loop.js';
 import type { WorkerLiveness } from './liveness.js';
 import { LeaseRenewer } from './lease-renewer.js';
 import { QueuePause } from './queue-pause.js';
-import { resolveWorkerOptions, type WorkerOptions } from './options.js';
+import { closeTimeoutProblem, resolveWorkerOptions, type WorkerOptions } from './options.js';
 import { RunTable } from './run-table.js';
 import { Runner } from './runner.js';
 import { SandboxPool } from '../sandbox/pool.js';
@@ -270,10 +270,15 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   /**
    * Stop leasing, wait for running jobs up to `timeoutMs`, then release the unfinished ones to
    * the front of the queue and abort their signals; deregister and close connections.
-   * Always resolves, also when Redis is unreachable. Idempotent.
+   * Always resolves, also when Redis is unreachable. Idempotent. A `timeoutMs` that is not a
+   * number of ms 0..2^31-1 (Infinity: a timer would fire at once) rejects INVALID_ARGUMENT
+   * and closes nothing.
    */
   close(opts: { timeoutMs?: number } = {}): Promise<void> {
-    this.closed ??= this.doClose(opts.timeoutMs ?? this.ctx.settings.closeTimeoutMs);
+    const timeoutMs = (opts ?? {}).timeoutMs;
+    const problem = closeTimeoutProblem('timeoutMs', timeoutMs);
+    if (problem) return Promise.reject(invalid([problem], 'close refused'));
+    this.closed ??= this.doClose(timeoutMs ?? this.ctx.settings.closeTimeoutMs);
     return this.closed;
   }
 

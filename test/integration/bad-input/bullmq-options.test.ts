@@ -82,6 +82,13 @@ it('Worker: unknown options are refused, BullMQ names with ours', async () => {
   ]);
 });
 
+it('Worker: autostart must be a boolean (a string was taken as true)', async () => {
+  const q = new WorkQueue(offline, 'q', { logger: false });
+  expect(
+    await problems(() => new Worker(q, () => undefined, { autostart: 'no' as unknown as boolean })),
+  ).toEqual(['autostart must be a boolean, got "no"']);
+});
+
 it("upsertSchedule: BullMQ's pattern, repeat and attempts get hints", async () => {
   const q = new WorkQueue(offline, 'q', { logger: false });
   const got = await problems(() =>

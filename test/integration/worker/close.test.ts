@@ -86,6 +86,21 @@ describe('Worker.close()', () => {
     expect(await q.complete(next!)).toBe(true);
   });
 
+  it('a timeoutMs that is not 0..2^31-1 ms rejects INVALID_ARGUMENT and closes nothing', async () => {
+    const q = fx.queue<string>();
+    const done: string[] = [];
+    const w = worker(q, (job) => {
+      done.push(job.data);
+    });
+    await w.start();
+    for (const timeoutMs of [Infinity, Number.NaN, -1, 3e9, '5' as unknown as number]) {
+      await expect(w.close({ timeoutMs })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    }
+    await q.add('after');
+    await waitFor(() => done.includes('after'), { what: 'the worker still working' });
+    await w.close({ timeoutMs: 0 });
+  });
+
   it('is idempotent: every call resolves the same close', async () => {
     const q = fx.queue<string>();
     const { runs, handler } = gatedHandler<string>();

@@ -278,6 +278,8 @@ describe('Worker robustness', () => {
     expect(signals[0]!.aborted).toBe(true);
     expect(signals[0]!.reason).toBeInstanceOf(WorkQueueError);
     expect((signals[0]!.reason as Error).message).toMatch(/timed out after 900 ms/);
+    expect(signals[0]!.reason).toMatchObject({ code: 'TIMEOUT' });
+    expect(events[0]![2]).toMatchObject({ code: 'TIMEOUT' }); // the failed event's error
     // The lease (400 ms) was renewed meanwhile: the failure was the timeout, not a lost lease.
     expect(events.map(([e]) => e)).toEqual(['failed', 'dead']);
     expect(events[0]![3]).toBe('dead');
