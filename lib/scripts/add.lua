@@ -97,11 +97,12 @@ if fresh > 0 then
 end
 -- Grouped jobs to place (group_pend).
 local gpend = {}
--- Whether a job to run now (of group g, or nil) may be handed off: decided once, used once (a
--- job of a group that cannot start one now leaves it to the next).
+-- Whether a job to run now (of group g, or nil; of priority prio) may be handed off: decided
+-- once, used once (a job of a group that cannot start one now leaves it to the next, as does an
+-- ungrouped job whose pending list holds jobs: they were added first).
 local can_hand = nil
 local hand_rate_ms = false
-local function hand_off_now(g)
+local function hand_off_now(g, prio)
   if can_hand == nil then
     can_hand = false
     if hand_ms > 0 then
@@ -111,7 +112,10 @@ local function hand_off_now(g)
       end
     end
   end
-  if can_hand and (not g or group_may_hand(g, gpend, now)) then
+  if
+    can_hand
+    and (g and group_may_hand(g, gpend, now) or not g and rcall('LLEN', pending_key(tonumber(prio))) == 0)
+  then
     can_hand = false
     return true
   end
@@ -226,7 +230,7 @@ for j = 0, count - 1 do
       delayed[#delayed + 1] = seq
       delayed_ids[#delayed_ids + 1] = cid ~= '' and cid or seq
       delayed_raws[#delayed_ids] = meta
-    elseif hand_off_now(g) then
+    elseif hand_off_now(g, prio) then
       hand = { seq, payload, meta, prio, g }
     elseif g then
       group_pend(gpend, g, prio, seq)

@@ -62,9 +62,11 @@ do
   -- The first job may be handed off when no wake-up waits and a worker is parked.
   -- (hand_off_allowed's look at the parked set, made here: the busy case, no wake-up waiting
   -- and no worker parked, then needs no cold definitions.)
+  -- (Not past jobs of its priority already pending: they were added first.)
   local parked = hand_ms > 0
     and wake_len == 0
     and #rcall('ZRANGEBYSCORE', K_PARKED, now, '+inf', 'LIMIT', 0, 1) > 0
+    and rcall('LLEN', pending_key(width == 3 and ARGV[first + 2] or ARGV[1])) == 0
   -- Several jobs, or a hand-off that may be allowed: the cold definitions (not for an add while
   -- the workers are busy: no wake-up waits, none is parked).
   if count > 1 or parked then

@@ -222,8 +222,15 @@ local function run()
   out[6] = table.concat(flags)
   if lease_count > 0 then
     lease_into(out, lease_count, lease_ms, wid, now, park_ms, by_ref)
-  elseif #mine > 0 and rcall('HEXISTS', K_FLOW_CONTROL, 'c') == 1 then
-    wake()
+  else
+    if (adopt_count > 0 or sweep) and wid ~= '0' then
+      -- Its idle wait took something and it has no room to lease: it is parked no longer (adds
+      -- would hand it jobs it cannot start, past the pending ones; a lease unparks it too).
+      rcall('ZREM', K_PARKED, wid)
+    end
+    if #mine > 0 and rcall('HEXISTS', K_FLOW_CONTROL, 'c') == 1 then
+      wake()
+    end
   end
   if #mine > 0 and out[7] == '' then
     -- With nothing leased any more the pads go (lease_unpad), looked at after this call's lease:

@@ -1,0 +1,102 @@
+/**
+ * A hand-off never jumps the line: a worker whose idle wait took a hand-off and has no room left
+ * is no longer parked (adds queue their jobs instead of handing them to a worker that cannot
+ * start them — which broke FIFO, a RateLimitError's hold with prefetch 0, and left jobs "leased"
+ * while another ran), and an add hands off no job past jobs of its priority already pending.
+ */
+import { afterAll, expect, it } from '@jest/globals';
+import { RateLimitError, type WorkQueue } from '../../../lib/index.js';
+import { QueueFixture } from '../../support/queue.js';
+import { waitFor } from '../../support/wait.js';
+import { deferred, waitParked, workersClosedAfterEach } from '../../support/worker.js';
+
+const fx = new QueueFixture();
+afterAll(() => fx.cleanup());
+const worker = workersClosedAfterEach();
+
+const state = async (q: WorkQueue<unknown>, id: string) => (await q.getJob(id))?.state;
+
+it('a busy worker (no room) that took a hand-off is not parked: the next add waits pending', async () => {
+  const q = fx.queue<string>();
+  const gate = deferred<string>();
+  const started: string[] = [];
+  const w = worker(
+    q,
+    async (job) => {
+      started.push(job.data);
+      return job.data === 'a' ? gate.promise : job.data;
+    },
+    { concurrency: 1, prefetch: 0 },
+  );
+  await w.start();
+  await waitParked(fx.client(), q, w.workerId);
+  const a = await q.add('a');
+  await waitFor(() => started.includes('a'), { what: 'a started (handed off)' });
+  // Adopted: its lease names the worker.
+  await waitFor(
+    async () =>
+      String(await fx.client().hget(q.keys.leaseHolders, a.id)).endsWith(`:${w.workerId}`),
+    { what: 'a adopted' },
+  );
+  expect(await fx.client().zscore(q.keys.key('parked'), w.workerId)).toBeNull();
+  const b = await q.add('b');
+  expect(await state(q, b.id)).toBe('pending');
+  gate.resolve('a');
+  await waitFor(() => started.includes('b'), { what: 'b started' });
+  expect(started).toEqual(['a', 'b']);
+});
+
+it("a RateLimitError's hold is exact with prefetch 0: a job added while the held one ran waits it out", async () => {
+  const q = fx.queue<string>();
+  const gate = deferred<void>();
+  const started: Array<[string, number]> = [];
+  let limited = false;
+  const w = worker(
+    q,
+    async (job) => {
+      started.push([job.data, Date.now()]);
+      if (job.data === 'r1' && !limited) {
+        limited = true;
+        await gate.promise;
+        throw new RateLimitError(1_000);
+      }
+      return job.data;
+    },
+    { concurrency: 1, prefetch: 0 },
+  );
+  await w.start();
+  await waitParked(fx.client(), q, w.workerId);
+  const r1 = await q.add('r1');
+  await waitFor(() => started.length === 1, { what: 'r1 started' });
+  await waitFor(
+    async () =>
+      String(await fx.client().hget(q.keys.leaseHolders, r1.id)).endsWith(`:${w.workerId}`),
+    { what: 'r1 adopted' },
+  );
+  await q.add('r2');
+  const thrown = Date.now();
+  gate.resolve();
+  await waitFor(() => started.length === 3, { what: 'r1 again and r2', timeoutMs: 10_000 });
+  // r1 went back to the front: it runs first after the hold, then r2; neither inside it.
+  expect(started.slice(1).map(([d]) => d)).toEqual(['r1', 'r2']);
+  for (const [, at] of started.slice(1)) expect(at - thrown).toBeGreaterThanOrEqual(950);
+});
+
+it('an add hands off no job past jobs of its priority already pending (FIFO)', async () => {
+  const q = fx.queue<string>();
+  const admin = fx.client();
+  // A worker marked parked that pops nothing: the first add's hand-off stays in the wake list.
+  await admin.zadd(q.keys.key('parked'), Date.now() + 60_000, 'w-fake');
+  const first = await q.add('first');
+  expect(await state(q, first.id)).toBe('leased'); // handed off
+  const second = await q.add('second'); // a wake-up waits: queued
+  expect(await state(q, second.id)).toBe('pending');
+  // The parked worker pops the hand-off (its wait ends; its next call would unpark it).
+  expect(await admin.lpop(q.keys.wake)).toMatch(/^h/);
+  const third = await q.add('third');
+  const withId = await q.add('fourth', { id: 'caller-4' }); // add.lua, not add_plain
+  expect(await state(q, third.id)).toBe('pending');
+  expect(await state(q, withId.id)).toBe('pending');
+  const leased = await q.lease({ count: 10 });
+  expect(leased.map((j) => j.data)).toEqual(['second', 'third', 'fourth']);
+});
