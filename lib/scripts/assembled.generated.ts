@@ -27,7 +27,7 @@ export const SCRIPT_SHAS: Readonly<Record<keyof typeof SCRIPT_SOURCES, string>> 
   "flow_notice": 'f2f5f1f49d975d8b9c8d8701f1503d29de4c682c',
   "flow_probe": '99ce5f8f2a7c18040f38ad0f05407e01d36ebadb',
   "flow_reserve": 'cca2f5146b783c262df73d2d6182ae206613a9d9',
-  "get_job": '9d23ad644db40a027d534d9fde687c5c3eae80cd',
+  "get_job": '09b355f9f74704450e85b6df538e7e994e8316fd',
   "get_logs": 'd170fc8e80f7a390a1758146a401217ee229b5d7',
   "get_metrics": '60a5de3a3c0ad71b454cb2fe3dd74fca35bd676e',
   "group_admin": 'd6f40eb7f64a419f3bdf82d6ba6a5d17718d37af',

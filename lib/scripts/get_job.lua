@@ -1,5 +1,5 @@
 -- get_job: the state of one job, by public id.
---! keys: data meta callerIds delayed leased dead results progress waitingChildren leaseHolders completedJobs completedInfo addedTimes
+--! keys: data meta callerIds delayed leased dead results resultExpiries progress waitingChildren leaseHolders completedJobs completedInfo addedTimes
 --! argv: id
 -- Returns: { state, seq, payload, meta, score (due / deadline / died / waiting since /
 --   finished ms, or ''), progress, added ms, started ms (0: not known), holder (leased:
@@ -10,6 +10,17 @@
 --   for a completed job that is not kept, payload is the stored result ('' when none is stored:
 --   a caller id within its dedupe window) and score is 1 when a result is stored.
 local id = ARGV[1]
+-- The result stored by id (storeResults), unless its time is over (clean() drops it later).
+local function stored_result()
+  local res = rcall('HGET', K_RESULTS, id)
+  if res then
+    local expires = tonumber(rcall('ZSCORE', K_RESULT_EXPIRIES, id))
+    if expires and expires <= now_ms() then
+      return nil
+    end
+  end
+  return res
+end
 local seq = resolve(id)
 if not seq then
   local kept = kept_job(id)
@@ -18,7 +29,7 @@ if not seq then
     local info = rcall('HGET', K_COMPLETED_INFO, kept) or ''
     if not string.find(info, '^[^:]*:[^:]*:') then
       -- No result kept with it: the one stored by id (storeResults), if any.
-      local res = rcall('HGET', K_RESULTS, id)
+      local res = stored_result()
       if res then
         info = info .. ':' .. res
       end
@@ -35,7 +46,7 @@ if not seq then
       info,
     }
   end
-  local res = rcall('HGET', K_RESULTS, id)
+  local res = stored_result()
   if res then
     return { 'completed', '', res, '', 1, '', 0, 0, '' }
   end

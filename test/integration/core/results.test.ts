@@ -51,6 +51,20 @@ describe('results', () => {
     expect(keys).not.toContain(q.keys.key('resultExpiries'));
   });
 
+  it('an expired result is not answered, even before a clean() drops it', async () => {
+    const q = fx.queue<string, string>({ storeResults: { ttlMs: 150 }, keepCompleted: false });
+    await q.add('a');
+    const [a] = await q.lease({ count: 1, leaseMs: 10_000 });
+    await q.complete(a!, 'ra');
+    expect(await q.getResult(a!.id)).toBe('ra');
+    // No clean() runs here: the stored result is still in Redis, past its time.
+    await waitFor(async () => (await q.getResult(a!.id)) === undefined, {
+      what: 'the 150 ms result to be over',
+    });
+    expect(await q.getJob(a!.id)).toBeNull();
+    expect(await fx.client().hexists(q.keys.key('results'), a!.id)).toBe(1);
+  });
+
   it('expired results are dropped by clean', async () => {
     const q = fx.queue<string, string>({ storeResults: { ttlMs: 80 }, keepCompleted: false });
     await q.addBulk([{ data: 'a' }, { data: 'b' }]);
