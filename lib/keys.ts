@@ -37,6 +37,10 @@ export const KEY_TABLE = {
     doc: 'heartbeat record hash (b: last beat of any worker, s: beats judged since, q: first look at a silence)',
   },
   parked: { part: 'pk', doc: 'parked workers zset (worker id -> parked until ms)' },
+  reclaimedWorkers: {
+    part: 'rw',
+    doc: 'workers reclaimed while parked (worker id -> parked until ms): a frozen one may still have its idle wait blocked in Redis, which takes wake-ups; clean() sweeps them back until then',
+  },
   wake: {
     part: 'wake',
     doc: 'wake list (wake-up tokens and hand-offs; docs/internals/hand-off.md)',

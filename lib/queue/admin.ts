@@ -139,17 +139,25 @@ export class Admin<T, R> {
         const made = await this.schedules.topUpDue(due);
         if (made > 0) report.ticksMade = (report.ticksMade ?? 0) + made;
       }
-      for (const workerId of r.slice(9 + s).map(str)) {
+      const d = num(r[9 + s]);
+      const reclaim = async (workerId: string, sweep: 0 | 1) =>
         // { reclaimed, dead-lettered }, or { -1 } when the worker is alive after all
-        const x = (await this.ctx.run(
+        (await this.ctx.run(
           'reclaim_worker',
-          [workerId, hb, o.maxLeaseExpiries, o.maxDead],
+          [workerId, hb, o.maxLeaseExpiries, o.maxDead, sweep],
           { workerId },
         )) as number[];
+      for (const workerId of r.slice(10 + s, 10 + s + d).map(str)) {
+        const x = await reclaim(workerId, 0);
         if (x[0] === -1) continue;
         report.deadWorkers += 1;
         report.reclaimedFromWorkers += x[0]!;
         report.deadLettered += x[1]!;
+      }
+      // Reclaimed while parked: what their idle wait (maybe still blocked) took goes back.
+      for (const workerId of r.slice(10 + s + d).map(str)) {
+        const x = await reclaim(workerId, 1);
+        if (x[0]! > 0) report.reclaimedFromWorkers += x[0]!;
       }
       if (Math.max(promoted, reclaimed + dead, expired, freed, trimmed) < CLEAN_LIMIT) break;
     }

@@ -4,14 +4,16 @@
 -- heartbeat lapsed (reclaimed one by one with reclaim_worker) and schedules due for their next
 -- ticks (made one by one with schedule_make_ticks: cron times come from the client).
 -- Cost is proportional to the work found: every step reads only due/expired entries.
---! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake results resultExpiries progress heartbeatRecord keptCallerIds schedulesDue scheduleLatestJobs eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels flowRechecks flowReserved addedTimes jobLogs metrics completedInfo completedJobs
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead workers reclaimedWorkers wake results resultExpiries progress heartbeatRecord keptCallerIds schedulesDue scheduleLatestJobs eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels flowRechecks flowReserved addedTimes jobLogs metrics completedInfo completedJobs
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: limit max_lease_expiries max_dead heartbeat_timeout_ms keep_count keep_age_ms
 -- limit: the most entries each step takes; keep_count, keep_age_ms: keepCompleted (0: none are
 -- kept, every kept job goes).
 -- Returns: { promoted, reclaimed, dead-lettered, results dropped, caller ids freed, 1 when flow
 --   work is left (flow_due.lua then takes it), Redis now, kept completed jobs trimmed, count s of
---   schedules due, s schedule ids, then dead worker ids }.
+--   schedules due, s schedule ids, count d of dead workers, d dead worker ids, then the ids
+--   of workers reclaimed while parked whose idle wait may still take wake-ups (reclaim_worker
+--   with sweep = 1) }.
 local limit, max_exp, max_dead, hb_timeout =
   tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local now = now_ms()
@@ -73,10 +75,16 @@ for _, sid in ipairs(due) do
   out[#out + 1] = sid
 end
 -- (With no worker, nobody to judge: lapsed() would note a silence in a queue that never had one.)
+local silent = {}
 if rcall('EXISTS', K_WORKERS) == 1 and lapsed(nil, now, hb_timeout) then
-  local silent = rcall('ZRANGEBYSCORE', K_WORKERS, '-inf', '(' .. (now - hb_timeout), 'LIMIT', 0, 100)
-  for _, w in ipairs(silent) do
-    out[#out + 1] = w
-  end
+  silent = rcall('ZRANGEBYSCORE', K_WORKERS, '-inf', '(' .. (now - hb_timeout), 'LIMIT', 0, 100)
+end
+out[#out + 1] = #silent
+for _, w in ipairs(silent) do
+  out[#out + 1] = w
+end
+rcall('ZREMRANGEBYSCORE', K_RECLAIMED_WORKERS, '-inf', now)
+for _, w in ipairs(rcall('ZRANGE', K_RECLAIMED_WORKERS, 0, 99)) do
+  out[#out + 1] = w
 end
 return out

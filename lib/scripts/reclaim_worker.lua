@@ -1,12 +1,39 @@
 -- reclaim_worker: if the worker's heartbeat lapsed (checked again here, atomically), put every
 -- job it still holds back at the FRONT (see expire_lease) — leased, prefetched, and handed off
 -- to it but not adopted yet (its hand-off list) — and forget the worker.
---! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake progress parked heartbeatRecord workerLeases workerHandoffs eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels addedTimes jobLogs metrics workerInfo
+-- A worker reclaimed while parked may be frozen (SIGSTOP, a paused VM, a partition) with its idle
+-- wait still blocked in Redis until its parked-until: that wait takes the next wake-up or
+-- hand-off into its hand-off list, where nobody would see it (a job handed off there waited for
+-- its lease to lapse). It is noted in K_RECLAIMED_WORKERS, and clean() calls this again with
+-- sweep = 1 until then: what its wait took goes back (hand-offs to the front), and wakes a worker.
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake progress parked reclaimedWorkers heartbeatRecord workerLeases workerHandoffs eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels addedTimes jobLogs metrics workerInfo
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
---! argv: worker_id heartbeat_timeout_ms max_lease_expiries max_dead
+--! argv: worker_id heartbeat_timeout_ms max_lease_expiries max_dead sweep
 -- Returns: { reclaimed, dead-lettered }, or { -1 } when the worker is alive after all.
 local wid, hb_timeout, max_exp, max_dead = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local now = now_ms()
+if ARGV[5] == '1' then
+  -- A sweep: the worker was reclaimed; back in the workers set, it lives again (its own).
+  if rcall('ZSCORE', K_WORKERS, wid) then
+    rcall('ZREM', K_RECLAIMED_WORKERS, wid)
+    return { -1 }
+  end
+  local taken = worker_handoffs()
+  local back = 0
+  for i = #taken, 1, -1 do
+    if hand_live(taken[i]) then
+      unhand(taken[i], true)
+      back = back + 1
+    end
+  end
+  rcall('DEL', K_WORKER_HANDOFFS)
+  unhand_if_none_parked(now)
+  -- (A wake-up it took, or a hand-off: someone else looks.)
+  if #taken > 0 then
+    wake()
+  end
+  return { back, 0 }
+end
 if not lapsed(rcall('ZSCORE', K_WORKERS, wid), now, hb_timeout) then
   return { -1 }
 end
@@ -40,6 +67,10 @@ rcall('DEL', K_WORKER_LEASES)
 rcall('DEL', K_WORKER_HANDOFFS)
 rcall('ZREM', K_WORKERS, wid)
 rcall('HDEL', K_WORKER_INFO, wid)
+local parked_until = tonumber(rcall('ZSCORE', K_PARKED, wid))
+if parked_until and parked_until > now then
+  rcall('ZADD', K_RECLAIMED_WORKERS, parked_until, wid)
+end
 rcall('ZREM', K_PARKED, wid)
 unhand_if_none_parked(now)
 if reclaimed > 0 then

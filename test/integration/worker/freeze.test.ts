@@ -80,6 +80,40 @@ describe('a frozen worker', () => {
     await beating.close();
   }, 30_000);
 
+  it('reclaimed while parked, its wait still blocked in Redis: a hand-off it takes runs elsewhere within seconds, not after leaseMs', async () => {
+    const queueOptions: WorkQueueOptions = { heartbeatTimeoutMs: 1_000 };
+    const q = fx.queue<string>(queueOptions);
+    const child = startWorkerChild({
+      redisUrl: testRedisUrl(),
+      queue: q.name,
+      queueOptions: { ...queueOptions, prefix: q.options.prefix },
+      // A long idle wait: frozen, it stays blocked in Redis, first in line for the wake list.
+      workerOptions: { idleTimeoutMs: 20_000 },
+      mode: 'work',
+      workMs: 0,
+    });
+    children.push(child);
+    const frozen = await child.ready;
+    await waitParked(fx.client(), q, frozen);
+    const ran: string[] = [];
+    const live = new Worker(q, (job) => void ran.push(job.data), { concurrency: 1 });
+    await live.start();
+    await waitParked(fx.client(), q, live.workerId);
+    child.process.kill('SIGSTOP');
+    await waitFor(async () => (await fx.client().zscore(q.keys.workers, frozen)) === null, {
+      what: 'the frozen worker reclaimed (by the live one cleaning)',
+      timeoutMs: 10_000,
+    });
+    // Handed off (the live worker is parked); the frozen worker's blocked wait pops it.
+    const { id } = await q.add('j');
+    await waitFor(() => ran.includes('j'), {
+      what: 'the job run by the live worker (its hand-off lease is 30 s)',
+      timeoutMs: 8_000,
+    });
+    expect(await q.getJob(id)).toMatchObject({ state: 'completed', leaseExpiries: 0 });
+    await live.close();
+  }, 30_000);
+
   /** Lease and complete here every one of `ids` (what else comes is completed too). */
   async function completeHere(q: ReturnType<typeof fx.queue<string>>, ids: string[]) {
     const done = new Set<string>();
