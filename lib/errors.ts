@@ -178,7 +178,7 @@ export function invalid(problems: string[], what = 'invalid argument'): WorkQueu
 }
 
 /** Longest error message kept (stored with a failed job, logged, shown in health details). */
-const MAX_ERROR_CHARS = 2000;
+export const MAX_ERROR_CHARS = 2000;
 
 /** A short, printable message for anything thrown (capped at MAX_ERROR_CHARS). */
 export function errorMessage(e: unknown): string {

@@ -1,6 +1,6 @@
 import { invalidOptions } from './errors.js';
 import { delayMsProblem, isPosInt, MAX_DELAY_MS, shown, timerProblem } from './util/checks.js';
-import { unknownOptionProblems } from './util/unknown-options.js';
+import { nestedUnknown, unknownOptionProblems } from './util/unknown-options.js';
 import type {
   BackoffOptions,
   KeepCompleted,
@@ -76,6 +76,9 @@ export function checkBackoff(what: string, b: unknown, problems: string[]): void
     return;
   }
   const o = b as Record<string, unknown>;
+  nestedUnknown(what, o, ['type', 'delayMs', 'maxDelayMs', 'jitter'], problems, {
+    delay: "BullMQ's delay is delayMs here",
+  });
   if (o.type !== 'fixed' && o.type !== 'exponential') {
     problems.push(`${what}.type must be 'fixed' or 'exponential', got ${shown(o.type)}`);
   }
@@ -101,9 +104,10 @@ function checkKeepCompleted(what: string, k: unknown, problems: string[]): void 
     problems.push(`${what} must be false or { count, ageMs }, got ${shown(k)}`);
     return;
   }
-  const { count, ageMs, ...rest } = k as Record<string, unknown>;
-  for (const key of Object.keys(rest))
-    problems.push(`${what}: unknown option ${JSON.stringify(key)}; known: count, ageMs`);
+  const { count, ageMs } = k as Record<string, unknown>;
+  nestedUnknown(what, k as Record<string, unknown>, ['count', 'ageMs'], problems, {
+    age: "BullMQ's age (s) is ageMs here",
+  });
   if (!isPosInt(count) || count > HISTORY_BOUNDS.keepCount)
     problems.push(
       `${what}.count must be an integer 1..${HISTORY_BOUNDS.keepCount}, got ${shown(count)}`,
@@ -121,6 +125,9 @@ export function checkRateLimit(what: string, r: unknown, problems: string[]): vo
     return;
   }
   const o = r as Record<string, unknown>;
+  nestedUnknown(what, o, ['max', 'durationMs'], problems, {
+    duration: "BullMQ's duration is durationMs here",
+  });
   for (const k of ['max', 'durationMs'] as const) {
     const v = o[k];
     if (!isPosInt(v) || v > RATE_LIMIT_BOUNDS[k]) {
@@ -263,7 +270,7 @@ export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
       !isPosInt(o.storeResults.ttlMs)
     ) {
       problems.push(`${p('storeResults')} must be false or { ttlMs: positive integer }`);
-    }
+    } else nestedUnknown(p('storeResults'), o.storeResults, ['ttlMs'], problems);
   }
   if (
     o.events !== undefined &&

@@ -3,12 +3,13 @@
  * release, extend and report progress. Each is one script; replies are decoded here, next to
  * their calls.
  */
-import { errorMessage, invalid } from '../errors.js';
+import { errorMessage, invalid, MAX_ERROR_CHARS } from '../errors.js';
 import { backoffDelay } from '../options.js';
 import type { FailOptions, FailOutcome, Lease, LeasedJob, LeaseOptions } from '../types/index.js';
 import { encodeProgress, encodeResult } from '../job/codec.js';
 import { packLogs, type LogBatch } from '../job/logs.js';
-import { delayMsProblem, isPosInt, shown } from '../util/checks.js';
+import { delayMsProblem, isPosInt, MAX_DELAY_MS, shown } from '../util/checks.js';
+import { nestedUnknown } from '../util/unknown-options.js';
 import type { QueueContext, ScriptArgs } from './context.js';
 import { readPayloads } from './lease-payloads.js';
 import type {
@@ -149,9 +150,15 @@ export class Leases<T, R> {
   ): Promise<FailRecord> {
     this.ctx.checkLease(lease);
     const o: FailOptions = typeof opts === 'object' && opts !== null ? opts : {};
+    const problems: string[] = [];
+    if (opts !== undefined && o !== opts) problems.push('fail options must be an object');
+    nestedUnknown('fail options', o, ['delayMs', 'retryable'], problems);
     const delayWrong =
       o.delayMs === undefined ? undefined : delayMsProblem('fail delayMs', o.delayMs);
-    if (delayWrong) throw invalid([delayWrong]);
+    if (delayWrong) problems.push(delayWrong);
+    if (o.retryable !== undefined && typeof o.retryable !== 'boolean')
+      problems.push(`fail retryable must be a boolean, got ${shown(o.retryable)}`);
+    if (problems.length > 0) throw invalid(problems);
     const retryable =
       o.retryable ??
       !(
@@ -168,7 +175,11 @@ export class Leases<T, R> {
 
   async deadLetter(lease: Lease, reason: string): Promise<FailOutcome> {
     this.ctx.checkLease(lease);
-    return (await this.failWith(lease, reason, 'dead', 0, reason)).outcome;
+    if (typeof reason !== 'string')
+      throw invalid([`deadLetter reason must be a string, got ${shown(reason)}`]);
+    // (Kept as long as a failed attempt's error: MAX_ERROR_CHARS.)
+    const why = reason.length > MAX_ERROR_CHARS ? reason.slice(0, MAX_ERROR_CHARS) : reason;
+    return (await this.failWith(lease, why, 'dead', 0, why)).outcome;
   }
 
   async release(leases: Lease | readonly Lease[]): Promise<boolean[]> {
@@ -191,7 +202,8 @@ export class Leases<T, R> {
     logs?: ReadonlyMap<Lease, LogBatch>,
     renewal = false,
   ): Promise<boolean[]> {
-    if (!isPosInt(ms)) throw invalid([`extend ms must be a positive integer, got ${shown(ms)}`]);
+    if (!isPosInt(ms) || ms > MAX_DELAY_MS)
+      throw invalid([`extend ms must be an integer 1..${MAX_DELAY_MS}, got ${shown(ms)}`]);
     const o = this.ctx.options;
     return this.perWorker(leases, async (workerId, group) => {
       const lines = logs ? packLogs(group.map((l) => ({ seq: l.seq, logs: logs.get(l) }))) : '';
@@ -275,8 +287,8 @@ export class Leases<T, R> {
     const problems: string[] = [];
     if (!isPosInt(count) || count > 10_000)
       problems.push(`count must be an integer 1..10000, got ${shown(count)}`);
-    if (!isPosInt(leaseMs))
-      problems.push(`leaseMs must be a positive integer, got ${shown(leaseMs)}`);
+    if (!isPosInt(leaseMs) || leaseMs > MAX_DELAY_MS)
+      problems.push(`leaseMs must be an integer 1..${MAX_DELAY_MS}, got ${shown(leaseMs)}`);
     if (!/^\d+$/.test(workerId))
       problems.push(`workerId must come from registerWorker(), got ${shown(workerId)}`);
     if (problems.length) throw invalid(problems, `${this.ctx.name}: lease refused`);

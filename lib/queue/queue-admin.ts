@@ -20,6 +20,9 @@ import type {
   UpsertScheduleOutcome,
 } from '../types/index.js';
 
+import { invalid } from '../errors.js';
+import { shown } from '../util/checks.js';
+import { nestedUnknown } from '../util/unknown-options.js';
 import { QueueHistory } from './queue-history.js';
 import type { WaitForResultOptions } from './results.js';
 
@@ -237,12 +240,26 @@ export class QueueAdmin<T = unknown, R = unknown> extends QueueHistory<T, R> {
   }
 
   /** Remove waiting (`delayed: true`: and delayed) jobs, 1 000 per script call; leased stay. */
-  drain(opts: { delayed?: boolean } = {}): Promise<number> {
-    return this.listings.drain(opts?.delayed === true);
+  async drain(opts: { delayed?: boolean } = {}): Promise<number> {
+    return this.listings.drain(flagOption('drain', opts, 'delayed'));
   }
 
   /** Remove every key of the queue, 1 000 elements per call; `BAD_STATE` if workers live, unless `force`. */
-  obliterate(opts: { force?: boolean } = {}): Promise<void> {
-    return this.listings.obliterate(opts?.force === true);
+  async obliterate(opts: { force?: boolean } = {}): Promise<void> {
+    return this.listings.obliterate(flagOption('obliterate', opts, 'force'));
   }
+}
+
+/** The one boolean option `key` of `op`'s options (undefined: false); anything else refused. */
+function flagOption(op: string, opts: unknown, key: string): boolean {
+  const problems: string[] = [];
+  const o = (opts ?? {}) as Record<string, unknown>;
+  if (typeof o !== 'object') problems.push(`${op} options must be an object { ${key}? }`);
+  else {
+    nestedUnknown(`${op} options`, o, [key], problems);
+    if (o[key] !== undefined && typeof o[key] !== 'boolean')
+      problems.push(`${op} ${key} must be a boolean, got ${shown(o[key])}`);
+  }
+  if (problems.length > 0) throw invalid(problems, `${op} refused`);
+  return o[key] === true;
 }

@@ -58,17 +58,21 @@ export function timerProblem(name: string, v: unknown): string | undefined {
 
 /**
  * The page a listing call asks for (`offset` an integer >= 0, default 0; `limit` 1..`max`,
- * default 100; options that are not an object are none), its problems added to `problems`.
+ * default 100; options that are not an object are none; keys other than `known` are problems), its problems added to `problems`.
  */
 export function pageOf(
   opts: unknown,
   max: number,
   problems: string[],
+  known: readonly string[] = ['offset', 'limit'],
 ): { offset: number; limit: number } {
   const o = (typeof opts === 'object' && opts !== null ? opts : {}) as {
     offset?: unknown;
     limit?: unknown;
   };
+  for (const k of Object.keys(o))
+    if (!known.includes(k) && (o as Record<string, unknown>)[k] !== undefined)
+      problems.push(`unknown option ${JSON.stringify(k)}; known: ${known.join(', ')}`);
   const offset = o.offset ?? 0;
   const limit = o.limit ?? 100;
   if (!Number.isSafeInteger(offset) || (offset as number) < 0)

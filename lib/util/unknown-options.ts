@@ -33,3 +33,20 @@ export function unknownOptionProblems(
   }
   return problems;
 }
+
+/** The keys of option object `o` (at `what`) that are not `known`, each a problem. */
+export function nestedUnknown(
+  what: string,
+  o: object,
+  known: readonly string[],
+  problems: string[],
+  hints: Readonly<Record<string, string>> = {},
+): void {
+  for (const k of Object.keys(o)) {
+    if (known.includes(k) || (o as Record<string, unknown>)[k] === undefined) continue;
+    const hint = hints[k] ? ` (${hints[k]})` : '';
+    problems.push(
+      `${what}: unknown option ${JSON.stringify(k)}${hint}; known: ${known.join(', ')}`,
+    );
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * Options the calls did not check (a probe found them accepted): unknown keys inside backoff,
+ * rate limits, storeResults and keepCompleted, page options, fail and the drain/obliterate flags;
+ * argument types of fail, deadLetter, drain and obliterate; lease and extend lengths past the
+ * time bound. Each is refused with every problem listed (INVALID_ARGUMENT or INVALID_OPTIONS),
+ * and nothing changes in Redis.
+ */
+import { afterAll, expect, it } from '@jest/globals';
+import {
+  WorkQueue,
+  WorkQueueError,
+  type AddOptions,
+  type WorkQueueOptions,
+} from '../../../lib/index.js';
+import { errorOf } from '../../support/core.js';
+import { QueueFixture } from '../../support/queue.js';
+
+const fx = new QueueFixture();
+afterAll(() => fx.cleanup());
+
+async function problems(call: () => unknown): Promise<readonly string[]> {
+  const e = await errorOf(async () => call());
+  expect(e).toBeInstanceOf(WorkQueueError);
+  expect(['INVALID_ARGUMENT', 'INVALID_OPTIONS']).toContain((e as WorkQueueError).code);
+  return (e as WorkQueueError).problems;
+}
+
+it('unknown keys inside nested options are refused, with hints for BullMQ names', async () => {
+  const q = fx.queue<string>();
+  expect(
+    await problems(() =>
+      q.add('x', { backoff: { type: 'fixed', delayMs: 10, delay: 5 } } as unknown as AddOptions),
+    ),
+  ).toEqual([
+    `backoff: unknown option "delay" (BullMQ's delay is delayMs here); known: type, delayMs, maxDelayMs, jitter`,
+  ]);
+  expect(
+    await problems(
+      () =>
+        new WorkQueue(fx.client(), 'strict', {
+          limiter: { max: 1, durationMs: 1000, duration: 1 },
+          storeResults: { ttlMs: 10, ttl: 5 },
+          keepCompleted: { count: 10, ageMs: 10, age: 1 },
+        } as unknown as WorkQueueOptions),
+    ),
+  ).toEqual([
+    `keepCompleted: unknown option "age" (BullMQ's age (s) is ageMs here); known: count, ageMs`,
+    `limiter: unknown option "duration" (BullMQ's duration is durationMs here); known: max, durationMs`,
+    'storeResults: unknown option "ttl"; known: ttlMs',
+  ]);
+  expect(
+    await problems(() => q.setRateLimit({ max: 1, durationMs: 100, foo: 1 } as never)),
+  ).toEqual(['rate limit: unknown option "foo"; known: max, durationMs']);
+  expect(await problems(() => q.getJobs('pending', { foo: 1 } as never))).toEqual([
+    'unknown option "foo"; known: offset, limit, group',
+  ]);
+  expect(await problems(() => q.getGroups({ page: 2 } as never))).toEqual([
+    'unknown option "page"; known: offset, limit',
+  ]);
+  expect(await q.counts()).toMatchObject({ pending: 0 });
+});
+
+it('drain and obliterate take booleans; fail and deadLetter check their arguments', async () => {
+  const q = fx.queue<string>();
+  await q.add('a');
+  await q.add('b', { delayMs: 60_000 });
+  expect(await problems(() => q.drain({ delayed: 'yes' } as never))).toEqual([
+    'drain delayed must be a boolean, got "yes"',
+  ]);
+  expect(await problems(() => q.obliterate({ force: 'yes', all: true } as never))).toEqual([
+    'obliterate options: unknown option "all"; known: force',
+    'obliterate force must be a boolean, got "yes"',
+  ]);
+  expect(await q.counts()).toMatchObject({ pending: 1, delayed: 1 });
+  const [lease] = await q.lease();
+  expect(
+    await problems(() => q.fail(lease!, new Error('x'), { retryable: 'no', foo: 1 } as never)),
+  ).toEqual([
+    'fail options: unknown option "foo"; known: delayMs, retryable',
+    'fail retryable must be a boolean, got "no"',
+  ]);
+  expect(await problems(() => q.deadLetter(lease!, 5 as never))).toEqual([
+    'deadLetter reason must be a string, got 5',
+  ]);
+  expect(await q.getJob(lease!.id)).toMatchObject({ state: 'leased', attemptsMade: 0 });
+  // A reason is kept as long as a failed attempt's error.
+  expect(await q.deadLetter(lease!, 'r'.repeat(100_000))).toBe('dead');
+  expect((await q.getJob(lease!.id))!.deadReason).toHaveLength(2000);
+});
+
+it('lease and extend lengths are bounded by the time bound (9e13 ms)', async () => {
+  const q = fx.queue<string>();
+  await q.add('a');
+  expect(await problems(() => q.lease({ leaseMs: 2 ** 53 - 1 }))).toEqual([
+    `leaseMs must be an integer 1..90000000000000, got ${2 ** 53 - 1}`,
+  ]);
+  const [lease] = await q.lease({ leaseMs: 9e13 });
+  expect(lease!.deadline).toBeGreaterThan(9e13);
+  expect(await problems(() => q.extend(lease!, 9e13 + 1))).toEqual([
+    'extend ms must be an integer 1..90000000000000, got 90000000000001',
+  ]);
+  expect(await q.extend(lease!, 1_000)).toEqual([true]);
+});
