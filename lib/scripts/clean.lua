@@ -83,8 +83,13 @@ out[#out + 1] = #silent
 for _, w in ipairs(silent) do
   out[#out + 1] = w
 end
-rcall('ZREMRANGEBYSCORE', K_RECLAIMED_WORKERS, '-inf', now)
-for _, w in ipairs(rcall('ZRANGE', K_RECLAIMED_WORKERS, 0, 99)) do
-  out[#out + 1] = w
+-- (ZRANGE and ZREM: the minimal ACL command set has no ZREMRANGEBYSCORE.)
+local rw = rcall('ZRANGE', K_RECLAIMED_WORKERS, 0, 99, 'WITHSCORES')
+for i = 1, #rw, 2 do
+  if tonumber(rw[i + 1]) <= now then
+    rcall('ZREM', K_RECLAIMED_WORKERS, rw[i])
+  else
+    out[#out + 1] = rw[i]
+  end
 end
 return out

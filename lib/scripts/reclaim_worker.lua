@@ -18,6 +18,8 @@ if ARGV[5] == '1' then
     rcall('ZREM', K_RECLAIMED_WORKERS, wid)
     return { -1 }
   end
+  -- (Plain wake-ups count: worker_handoffs() lists the hand-offs only.)
+  local entries = rcall('LLEN', K_WORKER_HANDOFFS)
   local taken = worker_handoffs()
   local back = 0
   for i = #taken, 1, -1 do
@@ -29,7 +31,7 @@ if ARGV[5] == '1' then
   rcall('DEL', K_WORKER_HANDOFFS)
   unhand_if_none_parked(now)
   -- (A wake-up it took, or a hand-off: someone else looks.)
-  if #taken > 0 then
+  if entries > 0 then
     wake()
   end
   return { back, 0 }

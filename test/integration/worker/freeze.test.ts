@@ -114,6 +114,37 @@ describe('a frozen worker', () => {
     await live.close();
   }, 30_000);
 
+  it('reclaimed while running a job and parked for more: the wake-up of that job reaches a live worker', async () => {
+    const queueOptions: WorkQueueOptions = { heartbeatTimeoutMs: 1_000 };
+    const q = fx.queue<string>(queueOptions);
+    const child = startWorkerChild({
+      redisUrl: testRedisUrl(),
+      queue: q.name,
+      queueOptions: { ...queueOptions, prefix: q.options.prefix },
+      // Room for a second job: while the first hangs, it waits for more (parked, blocked).
+      workerOptions: { concurrency: 2, idleTimeoutMs: 20_000 },
+      mode: 'hang',
+    });
+    children.push(child);
+    const frozen = await child.ready;
+    const { id } = await q.add('held');
+    await waitFor(async () => (await q.getJob(id))?.state === 'leased', { what: 'held' });
+    await waitParked(fx.client(), q, frozen);
+    const ran: string[] = [];
+    // A live worker whose own idle wait is long: only a wake-up brings it the job soon.
+    const live = new Worker(q, (job) => void ran.push(job.data), { idleTimeoutMs: 20_000 });
+    await live.start();
+    await waitParked(fx.client(), q, live.workerId);
+    child.process.kill('SIGSTOP');
+    // Reclaimed (by the live worker's cleans), the job's wake-up taken by the frozen wait,
+    // swept back, and the live worker woken.
+    await waitFor(() => ran.includes('held'), {
+      what: 'the live worker runs it',
+      timeoutMs: 8_000,
+    });
+    await live.close();
+  }, 30_000);
+
   /** Lease and complete here every one of `ids` (what else comes is completed too). */
   async function completeHere(q: ReturnType<typeof fx.queue<string>>, ids: string[]) {
     const done = new Set<string>();
