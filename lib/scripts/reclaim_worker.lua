@@ -72,6 +72,9 @@ rcall('HDEL', K_WORKER_INFO, wid)
 local parked_until = tonumber(rcall('ZSCORE', K_PARKED, wid))
 if parked_until and parked_until > now then
   rcall('ZADD', K_RECLAIMED_WORKERS, parked_until, wid)
+  -- The set goes by itself after its last entry's time (a clean() drops entries past theirs).
+  local last = tonumber(rcall('ZRANGE', K_RECLAIMED_WORKERS, -1, -1, 'WITHSCORES')[2])
+  rcall('PEXPIRE', K_RECLAIMED_WORKERS, int(last - now + 1000))
 end
 rcall('ZREM', K_PARKED, wid)
 unhand_if_none_parked(now)

@@ -71,7 +71,12 @@ const FINISHED_OK = new Set(['id', 'tok', 'wseq', 'hb', 'es']);
  * (`ca:<id>`, a minute), the per-minute counts (`mt:<kind>`, a day).
  */
 const keptForAWhile = (k: string) =>
-  k === 'ix' || k === 'ids' || k.startsWith('ik:') || k.startsWith('ca:') || k.startsWith('mt:');
+  k === 'ix' ||
+  k === 'ids' ||
+  k === 'rw' || // workers reclaimed while parked: expires after the last one's parked-until
+  k.startsWith('ik:') ||
+  k.startsWith('ca:') ||
+  k.startsWith('mt:');
 
 /**
  * Keys of the jobs a finished queue keeps (docs/history.md): the kept completed jobs (`cj`, `ci`)

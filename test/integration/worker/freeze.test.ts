@@ -111,6 +111,10 @@ describe('a frozen worker', () => {
       timeoutMs: 8_000,
     });
     expect(await q.getJob(id)).toMatchObject({ state: 'completed', leaseExpiries: 0 });
+    // The note of the frozen worker goes by itself after its parked-until (21 s here).
+    const ttl = await fx.client().pttl(q.keys.key('reclaimedWorkers'));
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(23_000);
     await live.close();
   }, 30_000);
 
