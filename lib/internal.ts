@@ -4,7 +4,7 @@
  */
 export * from './index.js';
 export { invalidOptions, stepOf } from './errors.js';
-export { checkName, resolveQueueOptions } from './options.js';
+export { checkName, QUEUE_OPTION_KEYS, resolveQueueOptions } from './options.js';
 export { infos, summarize } from './redis/info.js';
 export { prepareSchedule } from './schedules/spec.js';
 export { sandboxOptionProblems } from './sandbox/options.js';

@@ -40,7 +40,7 @@ export const SCRIPT_SHAS: Readonly<Record<keyof typeof SCRIPT_SOURCES, string>> 
   "progress": '17db44808d582e76aaf792001d0e67a4bdb2d29b',
   "promote": '42ecd12cda335cd8edc08b3f08a0b13e6573d5a6',
   "rate_limited": '1497768b7e00b70f8a662306b70d291e950d163a',
-  "reclaim_worker": 'a737a1290d7eb846e88a3b7b980298a111284445',
+  "reclaim_worker": 'fdbc0cfb3438bb1588af01ebe55689bbbf493ecd',
   "reconcile_worker": '2ec69bf6e9d2687f8cfa5a9572ebaf0a165d8f8b',
   "release": '581d643041e149e98c459b8304bad2bd2051ccb2',
   "repair_job": 'b4b27ee2869214c74c08c1863e310d7bd673b4af',

@@ -12,14 +12,9 @@
 -- Returns: { reclaimed, dead-lettered }, or { -1 } when the worker is alive after all.
 local wid, hb_timeout, max_exp, max_dead = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local now = now_ms()
-if ARGV[5] == '1' then
-  -- A sweep: the worker was reclaimed; back in the workers set, it lives again (its own).
-  if rcall('ZSCORE', K_WORKERS, wid) then
-    rcall('ZREM', K_RECLAIMED_WORKERS, wid)
-    return { -1 }
-  end
-  -- (Plain wake-ups count: worker_handoffs() lists the hand-offs only.)
-  local entries = rcall('LLEN', K_WORKER_HANDOFFS)
+-- Hand-offs in its hand-off list (taken from the wake list, not adopted: it may have started
+-- them) go back to the front of their lists, and the list goes. Returns how many went back.
+local function give_back_handoffs()
   local taken = worker_handoffs()
   local back = 0
   for i = #taken, 1, -1 do
@@ -29,6 +24,17 @@ if ARGV[5] == '1' then
     end
   end
   rcall('DEL', K_WORKER_HANDOFFS)
+  return back
+end
+if ARGV[5] == '1' then
+  -- A sweep: the worker was reclaimed; back in the workers set, it lives again (its own).
+  if rcall('ZSCORE', K_WORKERS, wid) then
+    rcall('ZREM', K_RECLAIMED_WORKERS, wid)
+    return { -1 }
+  end
+  -- (Plain wake-ups count: worker_handoffs() lists the hand-offs only.)
+  local entries = rcall('LLEN', K_WORKER_HANDOFFS)
+  local back = give_back_handoffs()
   unhand_if_none_parked(now)
   -- (A wake-up it took, or a hand-off: someone else looks.)
   if entries > 0 then
@@ -57,16 +63,8 @@ for i = #held, 1, -1 do
     dead = dead + 1
   end
 end
--- Hand-offs it took from the wake list but had not adopted: it may have started them.
-local taken = worker_handoffs()
-for i = #taken, 1, -1 do
-  if hand_live(taken[i]) then
-    unhand(taken[i], true)
-    reclaimed = reclaimed + 1
-  end
-end
+reclaimed = reclaimed + give_back_handoffs()
 rcall('DEL', K_WORKER_LEASES)
-rcall('DEL', K_WORKER_HANDOFFS)
 rcall('ZREM', K_WORKERS, wid)
 rcall('HDEL', K_WORKER_INFO, wid)
 local parked_until = tonumber(rcall('ZSCORE', K_PARKED, wid))

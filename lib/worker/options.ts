@@ -149,10 +149,8 @@ export function workerOptionProblems(o: WorkerOptions, path = ''): string[] {
       if (over) problems.push(over);
     }
   }
-  for (const k of ['cleanIntervalMs', 'closeTimeoutMs'] as const) {
-    const over = timerProblem(`${path}${k}`, o[k]);
-    if (over) problems.push(over);
-  }
+  const over = timerProblem(`${path}cleanIntervalMs`, o.cleanIntervalMs);
+  if (over) problems.push(over);
   if (
     o.cleanIntervalMs !== undefined &&
     (typeof o.cleanIntervalMs !== 'number' ||
@@ -164,7 +162,7 @@ export function workerOptionProblems(o: WorkerOptions, path = ''): string[] {
     );
   }
   const close = closeTimeoutProblem(`${path}closeTimeoutMs`, o.closeTimeoutMs);
-  if (close && !timerProblem('', o.closeTimeoutMs)) problems.push(close);
+  if (close) problems.push(close);
   if (o.autostart !== undefined && typeof o.autostart !== 'boolean')
     problems.push(`${path}autostart must be a boolean, got ${shown(o.autostart)}`);
   if (

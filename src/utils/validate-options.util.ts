@@ -7,6 +7,7 @@ import {
 } from '../../lib/internal.js';
 import {
   checkName,
+  QUEUE_OPTION_KEYS,
   resolveQueueOptions,
   timerProblem,
   type ResolvedQueueOptions,
@@ -24,26 +25,12 @@ import { connectionProblems } from './validate-connection.util.js';
 import { isObject, unknownKeys, type Bag } from './validate-bag.util.js';
 
 // Records (not arrays) so that the compiler notices an option added to the interfaces.
-const QUEUE_DEFAULT_KEYS: Record<keyof WorkQueueQueueDefaults, true> = {
-  codec: true,
-  maxPayloadBytes: true,
-  leaseMs: true,
-  maxAttempts: true,
-  backoff: true,
-  maxLeaseExpiries: true,
-  maxDead: true,
-  storeResults: true,
-  heartbeatTimeoutMs: true,
-  replicaAcks: true,
-  replicaAckTimeoutMs: true,
-  commandTimeoutMs: true,
-  dedupeWindowMs: true,
-  limiter: true,
-  groups: true,
-  events: true,
-  keepCompleted: true,
-  maxLogLines: true,
-};
+// (The queue options but the module-wide prefix and logger: one list, lib's.)
+const QUEUE_DEFAULT_KEYS = Object.fromEntries(
+  Object.keys(QUEUE_OPTION_KEYS)
+    .filter((k) => k !== 'prefix' && k !== 'logger')
+    .map((k) => [k, true]),
+) as Record<keyof WorkQueueQueueDefaults, true>;
 const WORKER_DEFAULT_KEYS: Record<keyof WorkQueueWorkerDefaults, true> = {
   concurrency: true,
   jobTimeoutMs: true,

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
-import { Worker, type WorkQueueOptions } from '../../../lib/index.js';
+import { Worker, type WorkerOptions, type WorkQueueOptions } from '../../../lib/index.js';
 import { testRedisUrl } from '../../support/keys.js';
 import { QueueFixture } from '../../support/queue.js';
 import { waitFor } from '../../support/wait.js';
@@ -29,6 +29,25 @@ afterAll(async () => {
   await fx.cleanup();
   rmSync(dir, { recursive: true, force: true });
 });
+
+/** A worker process on queue `q` (closed after each test). */
+function workerChild(
+  q: { name: string; options: { prefix: string } },
+  queueOptions: WorkQueueOptions,
+  workerOptions: WorkerOptions,
+  mode: 'work' | 'hang',
+): WorkerChild {
+  const child = startWorkerChild({
+    redisUrl: testRedisUrl(),
+    queue: q.name,
+    queueOptions: { ...queueOptions, prefix: q.options.prefix },
+    workerOptions,
+    mode,
+    workMs: 0,
+  });
+  children.push(child);
+  return child;
+}
 
 describe('a frozen worker', () => {
   it('resumed after its hand-off was taken back and completed elsewhere: it never starts it', async () => {
@@ -83,16 +102,8 @@ describe('a frozen worker', () => {
   it('reclaimed while parked, its wait still blocked in Redis: a hand-off it takes runs elsewhere within seconds, not after leaseMs', async () => {
     const queueOptions: WorkQueueOptions = { heartbeatTimeoutMs: 1_000 };
     const q = fx.queue<string>(queueOptions);
-    const child = startWorkerChild({
-      redisUrl: testRedisUrl(),
-      queue: q.name,
-      queueOptions: { ...queueOptions, prefix: q.options.prefix },
-      // A long idle wait: frozen, it stays blocked in Redis, first in line for the wake list.
-      workerOptions: { idleTimeoutMs: 20_000 },
-      mode: 'work',
-      workMs: 0,
-    });
-    children.push(child);
+    // A long idle wait: frozen, it stays blocked in Redis, first in line for the wake list.
+    const child = workerChild(q, queueOptions, { idleTimeoutMs: 20_000 }, 'work');
     const frozen = await child.ready;
     await waitParked(fx.client(), q, frozen);
     const ran: string[] = [];
@@ -121,15 +132,8 @@ describe('a frozen worker', () => {
   it('reclaimed while running a job and parked for more: the wake-up of that job reaches a live worker', async () => {
     const queueOptions: WorkQueueOptions = { heartbeatTimeoutMs: 1_000 };
     const q = fx.queue<string>(queueOptions);
-    const child = startWorkerChild({
-      redisUrl: testRedisUrl(),
-      queue: q.name,
-      queueOptions: { ...queueOptions, prefix: q.options.prefix },
-      // Room for a second job: while the first hangs, it waits for more (parked, blocked).
-      workerOptions: { concurrency: 2, idleTimeoutMs: 20_000 },
-      mode: 'hang',
-    });
-    children.push(child);
+    // Room for a second job: while the first hangs, it waits for more (parked, blocked).
+    const child = workerChild(q, queueOptions, { concurrency: 2, idleTimeoutMs: 20_000 }, 'hang');
     const frozen = await child.ready;
     const { id } = await q.add('held');
     await waitFor(async () => (await q.getJob(id))?.state === 'leased', { what: 'held' });
