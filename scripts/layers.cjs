@@ -11,7 +11,11 @@ const LAYERS = [
     paths: ['lib/errors.ts', 'lib/util/', 'lib/types/'],
     owns: 'typed errors, small helpers, the public types (types only)',
   },
-  { name: 'config', paths: ['lib/options.ts', 'lib/option-checks.ts'], owns: 'queue options: defaults and checks' },
+  {
+    name: 'config',
+    paths: ['lib/options.ts', 'lib/option-checks.ts'],
+    owns: 'queue options: defaults and checks',
+  },
   {
     name: 'redis',
     paths: ['lib/keys.ts', 'lib/redis/', 'lib/scripts/'],
