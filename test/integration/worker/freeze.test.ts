@@ -117,10 +117,12 @@ describe('a frozen worker', () => {
     });
     // Handed off (the live worker is parked); the frozen worker's blocked wait pops it.
     const { id } = await q.add('j');
-    await waitFor(() => ran.includes('j'), {
-      what: 'the job run by the live worker (its hand-off lease is 30 s)',
+    // (Its handler runs before its completion lands: wait for the state, not for the call.)
+    await waitFor(async () => (await q.getJob(id))?.state === 'completed', {
+      what: 'the job completed by the live worker (its hand-off lease is 30 s)',
       timeoutMs: 8_000,
     });
+    expect(ran).toEqual(['j']);
     expect(await q.getJob(id)).toMatchObject({ state: 'completed', leaseExpiries: 0 });
     // The note of the frozen worker goes by itself after its parked-until (21 s here).
     const ttl = await fx.client().pttl(q.keys.key('reclaimedWorkers'));
