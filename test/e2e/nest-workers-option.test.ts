@@ -117,6 +117,10 @@ describe('the workers option', () => {
     await emails.add({ to: 'b@example.com', hold: true });
     await waitFor(() => ran.length === 2, { what: 'both jobs run by the worker app' });
     expect(ran).toEqual(['a@example.com', 'b@example.com']);
+    // (a's complete lands after its handler returned: one job left leased, the held one.)
+    await waitFor(async () => (await inspector.queue('emails', prefix).counts()).leased === 1, {
+      what: "a's completion",
+    });
 
     // The web app talks to Redis over its one client: no blocking read, no subscriber, no
     // heartbeat thread's connection (they would carry its name too). The worker app has them.

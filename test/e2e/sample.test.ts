@@ -158,8 +158,9 @@ describe('sample app', () => {
     );
     expect(dead).toMatchObject({ attemptsMade: 3, reason: expect.stringContaining('refused') });
     await http().post(`/dead/${id}/retry`).expect(200, { id, retried: true });
-    // Its first attempt takes 100 ms: right after the retry it is back in line, not dead.
-    expect(['pending', 'leased']).toContain((await getJob(id)).state);
+    // Right after the retry it is back in line, not dead: waiting, running, or (its attempt
+    // failed again already: 100 ms) waiting for its backoff of 200 ms, then 400 ms.
+    expect(['pending', 'leased', 'delayed']).toContain((await getJob(id)).state);
     await http().post(`/dead/${id}/retry`).expect(404);
     await http().post('/dead/nope/retry').expect(404);
   });

@@ -34,6 +34,11 @@ describe('getWorkers', () => {
       await q.add(1);
       await waitFor(() => w.activeCount + other.activeCount === 1, { what: 'a job to run' });
       const busy = w.activeCount === 1 ? w : other;
+      // A handed-off job runs before its worker's next call adopts it into its lease set.
+      await waitFor(
+        async () => (await q.getWorkers()).find((x) => x.id === busy.workerId)?.running === 1,
+        { what: 'the running job adopted' },
+      );
       const list = await q.getWorkers();
       expect(list.map((x) => x.id).sort()).toEqual([w.workerId, other.workerId].sort());
       const mine = list.find((x) => x.id === w.workerId)!;

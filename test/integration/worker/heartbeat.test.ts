@@ -119,6 +119,7 @@ describe('Worker heartbeat (child processes)', () => {
 
     let cleans = 0;
     let cleansWhileBlocked = 0;
+    let lastCleanWhileBlocked = 0;
     const reports: CleanReport[] = [];
     let beatsSeen = 0;
     let lastBeat = beatAtStart;
@@ -126,7 +127,10 @@ describe('Worker heartbeat (child processes)', () => {
       if (Date.now() - blockStart > BUSY_MS + 10_000) throw new Error('job never completed');
       const r = await q.clean();
       cleans++;
-      if (Date.now() - blockStart < BUSY_MS - 100) cleansWhileBlocked++;
+      if (Date.now() - blockStart < BUSY_MS - 100) {
+        cleansWhileBlocked++;
+        lastCleanWhileBlocked = Date.now() - blockStart;
+      }
       reports.push(r);
       const beat = Number(await admin.zscore(q.keys.workers, workerId));
       if (beat > lastBeat) beatsSeen++;
@@ -137,7 +141,10 @@ describe('Worker heartbeat (child processes)', () => {
       `busy loop of ${BUSY_MS} ms: ${cleans} clean() calls (${cleansWhileBlocked} while blocked), ` +
         `${beatsSeen} heartbeats seen meanwhile`,
     );
-    expect(cleansWhileBlocked).toBeGreaterThanOrEqual(15);
+    // Cleans ran through the block (not a count: this machine may be slow), the last one well
+    // past a heartbeat timeout into it (the heartbeat thread kept the worker alive).
+    expect(cleansWhileBlocked).toBeGreaterThanOrEqual(3);
+    expect(lastCleanWhileBlocked).toBeGreaterThanOrEqual(1.5 * HEARTBEAT_TIMEOUT_MS);
     const total = reports.reduce(
       (a, r) => a + r.reclaimed + r.reclaimedFromWorkers + r.deadWorkers + r.deadLettered,
       0,

@@ -168,8 +168,10 @@ describe('idle Worker', () => {
       await waitFor(() => seen.has(`raw${round}`), { what: `raw job ${round}`, timeoutMs: 3_000 });
       const waited = seen.get(`raw${round}`)! - t0;
       console.log(`lost wake-up, round ${round}: picked up after ${waited.toFixed(0)} ms`);
-      // idleTimeoutMs, plus Redis' BLPOP timeout granularity (hz 10) and a lease round trip.
-      expect(waited).toBeLessThan(500 + 1_000);
+      // idleTimeoutMs, plus Redis' BLPOP timeout granularity (hz 10), a lease round trip and
+      // this shared machine's stalls: well under the default idleTimeoutMs (5 000), and no wait
+      // for a wake-up that never comes.
+      expect(waited).toBeLessThan(500 + 2_000);
     }
   });
 });

@@ -157,6 +157,9 @@ describe(`Worker scale: ${JOBS} jobs, ${PROCESSES} processes x concurrency ${CON
       await sleep(250);
     }
     for (const id of await completedInRedis(q)) done.add(id);
+    // A survivor logs a completion once its reply is back, after Redis has it: closed, every
+    // line is written.
+    await Promise.all([...procs.slice(1), replacement].map((p) => p.close()));
 
     const exec = readLog(execLog);
     const doneLines = readLog(doneLog);
@@ -194,8 +197,6 @@ describe(`Worker scale: ${JOBS} jobs, ${PROCESSES} processes x concurrency ${CON
     // for at most its room: concurrency + prefetch ('auto': at most concurrency + 128, two lease
     // calls' worth; lib/worker/lease-sizing.ts).
     expect(inFlight.size).toBeLessThanOrEqual(CONCURRENCY + (CONCURRENCY + 128));
-
-    await Promise.all([...procs.slice(1), replacement].map((p) => p.close()));
     expect((await q.counts()).workers).toBe(0);
   });
 });
