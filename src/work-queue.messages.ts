@@ -42,6 +42,8 @@ const BULLMQ_HINTS: Readonly<Record<string, string>> = {
   autorun: 'the module starts workers at application bootstrap',
   drainDelay: "BullMQ's drainDelay is idleTimeoutMs here",
   settings: "BullMQ's settings.backoffStrategy is backoffStrategy here",
+  attempts: "BullMQ's attempts is the queue option maxAttempts here",
+  delay: 'a delay is per add: add(data, { delayMs })',
 };
 export const unknownOption = (path: string, key: string) =>
   `${path}${key} is not a known option${BULLMQ_HINTS[key] ? ` (${BULLMQ_HINTS[key]})` : ''}`;
@@ -50,6 +52,11 @@ const ONE_CONNECTION =
 export const connectionRequired = (path: string) => `${path} is required: ${ONE_CONNECTION}`;
 export const connectionNotObject = (path: string, got: string) =>
   `${path} must be an object: ${ONE_CONNECTION}, got ${got}`;
+export const flowQueueElsewhere = (queue: string) =>
+  `queue ${JSON.stringify(queue)} is registered on its own connection or prefix: a flow producer writes on the module's connection and prefix, and a child's parent must be on the same Redis and prefix (register the queue on the module's connection, or add to it with its own queue)`;
+/** An ioredis option given at the connection's top level (BullMQ's `connection: { host, port }`). */
+export const connectionFlatRedisOption = (path: string, key: string) =>
+  `${path}.${key} is not a known option (ioredis options go in ${path}: { redis: { ${key}, … } }, or give ${path}: { url })`;
 export const connectionEmpty = (path: string) => `${path} is empty: ${ONE_CONNECTION}`;
 export const connectionKinds = (path: string, given: readonly string[]) =>
   `${path} has ${given.join(' and ')}: ${ONE_CONNECTION}`;

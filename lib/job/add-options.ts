@@ -58,9 +58,12 @@ export class AddProblems {
     this.push(problem);
   }
 
+  /** The error: the payload's code; its message lists every problem when there are others. */
   error(title: string): WorkQueueError {
-    if (this.worst) return new WorkQueueError(this.worst.code, this.worst.problem, this.list);
-    return invalid(this.list, title);
+    if (!this.worst) return invalid(this.list, title);
+    const { code, problem } = this.worst;
+    const message = this.list.length > 1 ? `${title}: ${this.list.join('; ')}` : problem;
+    return new WorkQueueError(code, message, this.list);
   }
 }
 

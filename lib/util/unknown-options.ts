@@ -15,6 +15,8 @@ export const BULLMQ_OPTION_HINTS: Readonly<Record<string, string>> = {
   autorun: "BullMQ's autorun is autostart here",
   drainDelay: "BullMQ's drainDelay is idleTimeoutMs here",
   settings: "BullMQ's settings.backoffStrategy is backoffStrategy here",
+  attempts: "BullMQ's attempts is the queue option maxAttempts here (or add's, per job)",
+  delay: 'a delay is per add: add(data, { delayMs })',
 };
 
 /** `o`'s keys that are not options (`known`), with a hint for BullMQ's. */

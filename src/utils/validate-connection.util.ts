@@ -4,6 +4,8 @@ import * as msg from '../work-queue.messages.js';
 import { isObject, unknownKeys, type Bag } from './validate-bag.util.js';
 
 const CONNECTION_KINDS = ['url', 'redis', 'client', 'cluster', 'sentinels'] as const;
+/** ioredis options a BullMQ habit puts at the connection's top level. */
+const FLAT_REDIS_OPTIONS = ['host', 'port', 'password', 'username', 'db', 'tls', 'path'];
 
 export function connectionProblems(c: unknown, problems: string[], path = 'connection'): void {
   if (c === undefined) {
@@ -18,7 +20,16 @@ export function connectionProblems(c: unknown, problems: string[], path = 'conne
   // Sentinel options are flat ioredis options: any other key is one of theirs.
   const sentinel = c.sentinels !== undefined || c.name !== undefined;
   if (!sentinel) {
-    unknownKeys(c, { url: true, redis: true, client: true, cluster: true }, `${path}.`, problems);
+    const hints = Object.fromEntries(
+      FLAT_REDIS_OPTIONS.map((k) => [k, msg.connectionFlatRedisOption(path, k)]),
+    );
+    unknownKeys(
+      c,
+      { url: true, redis: true, client: true, cluster: true },
+      `${path}.`,
+      problems,
+      hints,
+    );
   }
   if (given.length === 0 && !sentinel) problems.push(msg.connectionEmpty(path));
   if (given.length > 1) problems.push(msg.connectionKinds(path, given));

@@ -19,7 +19,7 @@ import type {
 import { readChildCounts } from './children.js';
 import { FlowDelivery } from './delivery.js';
 import { FlowRunner } from './runner.js';
-import { planFlows, type FlowPlan } from './tree.js';
+import { planFlows, type FlowPlan, type FlowQueueCheck } from './tree.js';
 import { FlowWriter } from './writer.js';
 import { str, type Reply } from '../../job/records.js';
 
@@ -133,8 +133,18 @@ export class FlowProducer {
     return { id, state, ...counts };
   }
 
+  /**
+   * @internal Per queue a flow names: the options its payloads are encoded with (undefined: this
+   * producer's), or why flows may not name it. Not in `queues` (when given): unknown.
+   */
+  protected queueCheck(queue: string): ReturnType<FlowQueueCheck> {
+    return this.known && !this.known.has(queue)
+      ? `unknown queue ${JSON.stringify(queue)}`
+      : undefined;
+  }
+
   private async write(trees: readonly unknown[], bulk: boolean): Promise<FlowJob[]> {
-    const plan = planFlows(this.options, trees, bulk, this.known);
+    const plan = planFlows(this.options, trees, bulk, (q) => this.queueCheck(q));
     await this.writer.write(plan);
     return plan.roots.map((r) => jobsOf(plan, r));
   }

@@ -42,6 +42,9 @@ const BULLMQ_HINTS: Readonly<Record<string, string>> = {
   failParentOnFailure: "use onFailure: 'fail-parent' (the default)",
   ignoreDependencyOnFailure: "use onFailure: 'ignore'",
   removeDependencyOnFailure: "use onFailure: 'remove'",
+  jobId: "BullMQ's jobId is `id` here",
+  attempts: "BullMQ's attempts is `maxAttempts` here",
+  delay: "BullMQ's delay is `delayMs` here",
 };
 
 const POLICY: Readonly<Record<ChildFailurePolicy, 'f' | 'i' | 'r'>> = {
@@ -80,6 +83,12 @@ export interface FlowPlan {
 const at = (path: string, field: string): string => (path === '' ? field : `${path}.${field}`);
 
 /**
+ * Per queue a flow names: the options its payloads are encoded with (undefined: the producer's),
+ * or a string saying why flows may not name it.
+ */
+export type FlowQueueCheck = (queue: string) => ResolvedQueueOptions | string | undefined;
+
+/**
  * Check and encode `trees` (`bulk`: their paths start with `[i]`). Throws one error listing
  * every problem (INVALID_ARGUMENT; PAYLOAD_TOO_LARGE or ENCODE_FAILED when that is the worst).
  */
@@ -87,7 +96,7 @@ export function planFlows(
   o: ResolvedQueueOptions,
   trees: readonly unknown[],
   bulk: boolean,
-  known?: ReadonlySet<string>,
+  check: FlowQueueCheck = () => undefined,
 ): FlowPlan {
   const problems: string[] = [];
   let payloadCode: 'ENCODE_FAILED' | 'PAYLOAD_TOO_LARGE' | undefined;
@@ -134,13 +143,12 @@ export function planFlows(
     const qProblems: string[] = [];
     checkName(at(path, 'queue'), queue, qProblems);
     problems.push(...qProblems.map((p) => p.replace(/ must be/, ': must be')));
-    if (qProblems.length === 0 && known && !known.has(queue as string)) {
-      problems.push(`${at(path, 'queue')}: unknown queue ${JSON.stringify(queue)}`);
-    }
+    const own = qProblems.length === 0 ? check(queue as string) : undefined;
+    if (typeof own === 'string') problems.push(`${at(path, 'queue')}: ${own}`);
     const meta = checkOptions(n, path, parent < 0, problems);
     let payload: Raw = '';
     try {
-      payload = encode(o, n.data);
+      payload = encode(typeof own === 'object' ? own : o, n.data);
       bytes += typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
     } catch (e) {
       const code = e instanceof WorkQueueError ? e.code : 'ENCODE_FAILED';

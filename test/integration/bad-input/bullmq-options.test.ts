@@ -13,7 +13,9 @@ import {
   type WorkerOptions,
   type WorkQueueOptions,
 } from '../../../lib/index.js';
+import { FlowProducer } from '../../../lib/index.js';
 import {
+  moduleOptionProblems,
   processorOptionProblems,
   registerQueueProblems,
 } from '../../../src/utils/validate-options.util.js';
@@ -120,4 +122,43 @@ it('Nest: @Processor() and registerQueue() options BullMQ users bring get hints'
     'defaultJobOptions is not a known option (maxAttempts and backoff are queue options here, the rest per add)',
     "removeOnFail is not a known option (BullMQ's removeOnFail is the queue option maxDead here)",
   ]);
+});
+
+it("BullMQ's attempts, a flat connection and a flow node's jobId/attempts/delay get hints", async () => {
+  expect(
+    await problems(() => new WorkQueue(offline, 'q', { attempts: 3 } as WorkQueueOptions)),
+  ).toEqual([expect.stringMatching(/^unknown option "attempts" \(.*maxAttempts here/)]);
+  expect(
+    moduleOptionProblems({ connection: { host: 'h', port: 6379 }, defaults: { attempts: 3 } }),
+  ).toEqual(
+    expect.arrayContaining([
+      'connection.host is not a known option (ioredis options go in connection: { redis: { host, … } }, or give connection: { url })',
+      'connection.port is not a known option (ioredis options go in connection: { redis: { port, … } }, or give connection: { url })',
+      "defaults.attempts is not a known option (BullMQ's attempts is the queue option maxAttempts here)",
+    ]),
+  );
+  const flows = new FlowProducer(offline);
+  expect(
+    await problems(() =>
+      flows.add({ queue: 'q', data: 1, jobId: 'j', attempts: 2, delay: 5 } as never),
+    ),
+  ).toEqual([
+    expect.stringMatching(/^jobId: unknown field \(BullMQ's jobId is `id` here\)/),
+    expect.stringMatching(/^attempts: unknown field \(BullMQ's attempts is `maxAttempts` here\)/),
+    expect.stringMatching(/^delay: unknown field \(BullMQ's delay is `delayMs` here\)/),
+  ]);
+});
+
+it('an add with a payload problem and option problems: the payload names the code, the message lists all', async () => {
+  const q = new WorkQueue(offline, 'q', { logger: false });
+  const e = await errorOf(() => q.add(undefined, { jobId: 'x' } as never));
+  expect(e).toMatchObject({ code: 'ENCODE_FAILED' });
+  expect((e as WorkQueueError).problems).toEqual([
+    expect.stringMatching(/^unknown option "jobId" \(BullMQ's jobId is `id` here\)/),
+    'data is undefined (use null for "no data")',
+  ]);
+  expect((e as Error).message).toMatch(/jobId.*; data is undefined/);
+  // Alone, the payload's problem is the message.
+  const alone = await errorOf(() => q.add(undefined));
+  expect((alone as Error).message).toBe('data is undefined (use null for "no data")');
 });
