@@ -15,8 +15,10 @@ end
 local now = now_ms()
 local rec = { d = def, j = tmeta, v = 1, c = 0, m = {} }
 if old then
-  prune_due(old, now)
+  -- (Dropped first: a tick whose time came and that no clean or lease promoted yet has not
+  -- fired, and goes too; the latest of those that fired is kept.)
   drop_unfired(sid, old)
+  prune_due(old, now)
   rec.p = old.p
   rec.v = (tonumber(old.v) or 0) + 1
 end

@@ -34,13 +34,18 @@ local function prune_due(rec, now)
   rec.m = keep
 end
 
--- Drop the tick jobs of `rec` that have not fired yet (still in the delayed set).
+-- Drop the tick jobs of `rec` that have not fired yet (still in the delayed set: also one whose
+-- time came and that nothing promoted yet); `rec.m` keeps the others.
 local function drop_unfired(sid, rec)
+  local kept = {}
   for _, tick in ipairs(rec.m) do
     local cid = sid .. ':' .. int(tick)
     local seq = rcall('HGET', K_CALLER_IDS, cid)
     if seq and not taken_until(seq) and rcall('ZREM', K_DELAYED, seq) == 1 then
       drop_delayed(seq, cid)
+    else
+      kept[#kept + 1] = tick
     end
   end
+  rec.m = kept
 end

@@ -156,6 +156,27 @@ describe('schedules: storing', () => {
     expect(await q.upsertSchedule('s', { every: 100 }, { data: 'newer' })).toBe('updated');
   });
 
+  it('a change drops a tick whose time came but that nothing promoted yet (it never fired)', async () => {
+    const q = fx.queue<string>();
+    const c = fx.client();
+    await q.upsertSchedule('s', { every: 300 }, { data: 'old' });
+    const due = (await q.getSchedule('s'))!.nextFireAt!;
+    // No worker, no clean, no lease: the tick's job stays in the delayed set past its time.
+    await waitFor(async () => (await redisNow(c)) > due + 50, { what: 'the tick overdue' });
+    expect((await q.getJob(`s:${due}`))?.state).toBe('delayed');
+    expect(await q.upsertSchedule('s', { every: 300 }, { data: 'new' })).toBe('updated');
+    expect(await q.getJob(`s:${due}`)).toBeNull();
+    const jobs = await waitFor(
+      async () => {
+        const got = await q.lease({ count: 10 });
+        return got.length > 0 ? got : null;
+      },
+      { what: 'a tick of the changed schedule' },
+    );
+    expect(jobs.map((j) => j.data)).toEqual(jobs.map(() => 'new'));
+    expect(jobs.every((j) => tickOf(j.id) > due)).toBe(true);
+  });
+
   it('racing top-ups (many cleans at once, an upsert re-sent) add each tick once; limit ends it', async () => {
     const q = fx.queue<number>();
     await q.upsertSchedule('s', { every: 50, limit: 30 }, { data: 7 });
