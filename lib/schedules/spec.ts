@@ -255,7 +255,11 @@ export function nextTicks(
   now: number,
   horizon = HORIZON_MS,
 ): { ticks: number[]; ended: boolean } {
-  let after = Math.max(s.t ?? -Infinity, now);
+  // From the last tick made, or now; back to missedAfterMs before now once ticks were made: a
+  // tick whose time passed since, by less than that, and that no call made yet (none ran when it
+  // came due: a restart after an outage, whose first clean comes later) is late, not missed:
+  // made now, it fires at once. (A new or changed schedule starts after now.)
+  let after = s.t === undefined ? now : Math.max(s.t, now - def.missedAfterMs);
   const left = def.limit === undefined ? Infinity : def.limit - s.c;
   const ticks: number[] = [];
   for (;;) {

@@ -77,8 +77,14 @@ describe('nextTicks', () => {
     expect(ended).toBe(false);
     // After a made tick in the future, from there on.
     expect(nextTicks(every(300), { a: 1_000, t: 12_100, c: 7 }, now).ticks[0]).toBe(12_400);
-    // Ticks missed while nobody made them are not made: from now on.
-    expect(nextTicks(every(300), { a: 1_000, t: 4_000, c: 7 }, now).ticks[0]).toBe(10_300);
+    // Ticks nobody made when they came due: those more than missedAfterMs ago are not made;
+    // those since are (late, they fire at once): from now - missedAfterMs on.
+    expect(nextTicks(every(300), { a: 1_000, t: 4_000, c: 7 }, now).ticks[0]).toBe(9_100);
+    expect(
+      nextTicks(every(300, { missedAfterMs: 100 }), { a: 1_000, t: 4_000, c: 7 }, now).ticks[0],
+    ).toBe(10_000);
+    // A schedule that made none yet (new, or changed) starts after now.
+    expect(nextTicks(every(300), { a: 1_000, c: 0 }, now).ticks[0]).toBe(10_300);
   });
 
   it('at least one tick, even beyond the horizon', () => {

@@ -177,6 +177,19 @@ describe('schedules: storing', () => {
     expect(jobs.every((j) => tickOf(j.id) > due)).toBe(true);
   });
 
+  it('a tick whose time came before any clean made it (a restart after an outage) is made late and fires, not lost', async () => {
+    const q = fx.queue<string>();
+    const c = fx.client();
+    await q.upsertSchedule('s', { every: 1_000, missedAfterMs: 10_000 }, { data: 'x' });
+    const first = (await q.getSchedule('s'))!.nextFireAt!;
+    // The upsert made the ticks of its horizon (first, first + 1 s); nothing runs until the
+    // third one's time has passed (the first clean after a restart comes one interval late).
+    await waitFor(async () => (await redisNow(c)) > first + 2_100, { what: 'the third tick past' });
+    await q.clean();
+    const ticks = (await q.lease({ count: 10 })).map((j) => tickOf(j.id));
+    expect(ticks).toEqual([first, first + 1_000, first + 2_000]);
+  });
+
   it('racing top-ups (many cleans at once, an upsert re-sent) add each tick once; limit ends it', async () => {
     const q = fx.queue<number>();
     await q.upsertSchedule('s', { every: 50, limit: 30 }, { data: 7 });
