@@ -176,6 +176,7 @@ function onMessage(m: ToSandbox): void {
 if (parentPort) parentPort.on('message', onMessage);
 else {
   process.on('message', (m) => onMessage(fromWire<ToSandbox>(m)));
-  // The worker's process is gone (even SIGKILLed): no orphan sandbox stays behind.
+  // The worker's process is gone (even SIGKILLed): no orphan sandbox stays behind (and while a
+  // job blocks this event loop, the guard of spawn.ts kills this process).
   process.on('disconnect', () => process.exit(0));
 }

@@ -3,7 +3,7 @@
 // passes them on — less those that would make it run something else than the sandbox's entry
 // (`-e`/`-p` code, `--test`, `--watch`, `--check`, `--interactive`) or refuse an entry file
 // (`--input-type`).
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Worker as Thread } from 'node:worker_threads';
 
@@ -64,8 +64,40 @@ export function startProcess(
   memoryLimitMb: number | undefined,
 ): ChildProcess {
   const heap = memoryLimitMb ? [`--max-old-space-size=${memoryLimitMb}`] : [];
-  return fork(fileURLToPath(entry), [], {
+  const child = fork(fileURLToPath(entry), [], {
     execArgv: [...(execArgv ?? inheritedExecArgv() ?? process.execArgv), ...heap],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
+  guardOrphan(child);
+  return child;
+}
+
+/**
+ * A sandbox process exits when its worker's process is gone (child.ts: the IPC channel's
+ * disconnect) — unless its job blocks its event loop, which then never sees it. A guard does it
+ * then: `sh`, blocked reading a pipe only this process writes to (its end is closed on exec, so
+ * no other child holds it), reads end-of-file when this process ends — even SIGKILLed — and
+ * SIGKILLs the sandbox. It ends with the sandbox; none on Windows (no `sh`), nor when `sh`
+ * cannot start (the sandbox then exits on disconnect alone, as before).
+ */
+function guardOrphan(child: ChildProcess): void {
+  if (process.platform === 'win32' || child.pid === undefined) return;
+  let guard: ChildProcess;
+  try {
+    guard = spawn('sh', ['-c', 'read _; kill -9 "$0" 2>/dev/null', String(child.pid)], {
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
+  } catch {
+    return;
+  }
+  guard.on('error', () => {
+    /* no sh: no guard */
+  });
+  guard.stdin?.on('error', () => {
+    /* the guard gone first */
+  });
+  // Neither keeps this process alive.
+  guard.unref();
+  (guard.stdin as { unref?: () => void } | null)?.unref?.();
+  child.once('exit', () => guard.kill());
 }

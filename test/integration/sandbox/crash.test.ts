@@ -3,11 +3,14 @@
  * was running (SANDBOX_DIED: an attempt; dead-lettered when it does so every time), the jobs in
  * the other sandboxes complete on their first attempt, and the pool starts a replacement.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { WorkQueueError } from '../../../lib/index.js';
 import type { Job, SandboxMode, SandboxOptions, Worker, WorkQueue } from '../../../lib/index.js';
 import type { Where } from '../../fixtures/sandbox/handler.js';
+import { testRedisUrl } from '../../support/keys.js';
 import { QueueFixture } from '../../support/queue.js';
+import { startWorkerChild } from '../../support/worker-child-process.js';
 import { waitFor } from '../../support/wait.js';
 import { handlerSandbox, MODES, sandboxWorkers } from './support.js';
 
@@ -110,4 +113,47 @@ describe('a process sandbox SIGKILLed while it runs a job', () => {
     expect(job.attempt).toBe(2);
     expect((result as Where).pid).not.toBe(at.pid);
   }, 60_000);
+});
+
+/** Whether process `pid` runs (a zombie, ended and not reaped yet, does not). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  const stat = `/proc/${pid}/stat`;
+  if (!existsSync(stat)) return true;
+  // "<pid> (<comm>) <state> …": the state after the last ')'.
+  const text = readFileSync(stat, 'utf8');
+  return text.slice(text.lastIndexOf(')') + 2, text.lastIndexOf(')') + 3) !== 'Z';
+}
+
+describe('the worker process of a process sandbox SIGKILLed while its job spins', () => {
+  it('takes the sandbox with it: no orphan left spinning (its event loop never sees the disconnect)', async () => {
+    const q = fx.queue<Data, unknown>();
+    const child = startWorkerChild({
+      redisUrl: testRedisUrl(),
+      queue: q.name,
+      queueOptions: { prefix: q.options.prefix },
+      workerOptions: {},
+      mode: 'work',
+      sandbox: handlerSandbox('process'),
+    });
+    try {
+      await child.ready;
+      // Reports where it runs, then spins for ever without yielding.
+      const { id } = await q.add({}, { name: 'hang' });
+      const at = await waitFor(async () => (await q.getJob(id))?.progress as Where | undefined, {
+        timeoutMs: 10_000,
+        what: 'the job reporting its sandbox',
+      });
+      expect(at.pid).not.toBe(child.pid);
+      expect(running(at.pid)).toBe(true);
+      await child.kill();
+      await waitFor(() => !running(at.pid), { timeoutMs: 5_000, what: 'the sandbox process gone' });
+    } finally {
+      await child.kill();
+    }
+  }, 30_000);
 });
