@@ -45,6 +45,9 @@ import {
  * waits until each is registered and leasing), drains in `beforeApplicationShutdown`: running
  * jobs get `shutdownTimeoutMs` to finish, then are released to the front of their queue.
  */
+/** How long after bootstrap shutdown hooks may still be enabled before the module warns. */
+const SHUTDOWN_HOOKS_GRACE_MS = 1_000;
+
 @Injectable()
 export class WorkQueueRegistrar
   implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown
@@ -53,6 +56,8 @@ export class WorkQueueRegistrar
   /** The `@OnWorkerEvent()` methods of each queue's processors. */
   private readonly hooks = new Map<string, WorkerEventHooks>();
   private closing: Promise<void> | undefined;
+  /** The shutdown-hooks check, when none were found at bootstrap (see warnIfNoShutdownHooks). */
+  private hooksCheck: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly explorer: WorkQueueExplorer,
@@ -165,6 +170,7 @@ export class WorkQueueRegistrar
   }
 
   beforeApplicationShutdown(): Promise<void> {
+    if (this.hooksCheck) this.checkShutdownHooks();
     this.closing ??= this.closeWorkers();
     return this.closing;
   }
@@ -198,7 +204,20 @@ export class WorkQueueRegistrar
     worker.on('leaseLost', (job, reason) => log?.warn(leaseLost(q, job.id, reason)));
   }
 
+  /**
+   * Warns when no SIGTERM listener is found. None at bootstrap is not yet missing: a standalone
+   * app (`NestFactory.createApplicationContext`) is bootstrapped before its caller can call
+   * `app.enableShutdownHooks()`. Checked again a second later, or at close if sooner.
+   */
   private warnIfNoShutdownHooks(): void {
+    if (process.listenerCount('SIGTERM') > 0) return;
+    this.hooksCheck = setTimeout(() => this.checkShutdownHooks(), SHUTDOWN_HOOKS_GRACE_MS);
+    this.hooksCheck.unref();
+  }
+
+  private checkShutdownHooks(): void {
+    clearTimeout(this.hooksCheck);
+    this.hooksCheck = undefined;
     if (process.listenerCount('SIGTERM') > 0) return;
     this.context.logger?.warn(NO_SHUTDOWN_HOOKS);
   }

@@ -166,5 +166,14 @@ describe('graceful shutdown', () => {
     await withHooks.app.close();
     expect(withHooks.logger.messages('warn')).not.toContainEqual(warning);
     expect(process.listenerCount('SIGTERM')).toBe(before);
+
+    // A standalone app (NestFactory.createApplicationContext) is bootstrapped before its caller
+    // can enable them: enabled right after, no warning.
+    const after = await createApp([P]);
+    await after.app.init();
+    after.app.enableShutdownHooks();
+    await after.app.close();
+    expect(after.logger.messages('warn')).not.toContainEqual(warning);
+    expect(process.listenerCount('SIGTERM')).toBe(before);
   });
 });
