@@ -133,7 +133,8 @@ export class Listings<T, R> {
       if (n! < PAGE) break;
       force = true; // checked once, before anything was removed
     }
-    // What is left: per-worker and per-producer keys, cancel acknowledgements, the clean guard.
+    // What is left: per-worker and per-producer keys, cancel acknowledgements, the clean guard
+    // (not the counters: a lease or a worker from before must match nothing after).
     const context = `queue ${this.ctx.name}: obliterate`;
     const c = this.ctx.client;
     const nodes: Redis[] =
@@ -154,14 +155,17 @@ export class Listings<T, R> {
 
   /** Delete the queue's keys left on one node, a SCAN page (of up to PAGE keys) per step. */
   private async scanDelete(node: Redis, context: string): Promise<void> {
-    const pattern = this.ctx.keys.base + '*';
+    const k = this.ctx.keys;
+    const pattern = k.base + '*';
+    const kept = new Set([k.key('seqCounter'), k.key('tokenCounter'), k.key('workerIdCounter')]);
     const ms = this.ctx.options.commandTimeoutMs;
     let cursor = '0';
     do {
-      const [next, keys] = await bounded(node, ms, context, () =>
+      const [next, found] = await bounded(node, ms, context, () =>
         node.scan(cursor, 'MATCH', pattern, 'COUNT', PAGE),
       );
       cursor = next;
+      const keys = found.filter((key) => !kept.has(key));
       if (keys.length > 0) await bounded(node, ms, context, () => node.unlink(...keys));
     } while (cursor !== '0');
   }

@@ -36,7 +36,7 @@ export const SCRIPT_SHAS: Readonly<Record<keyof typeof SCRIPT_SOURCES, string>> 
   "list_jobs": '07336fd32c6fc088c8804e5b9e075c5ba52af3e3',
   "list_workers": '39cbe7456b7fd3417c184f648c18ff94dd1e4ec2',
   "move_to_delayed": '95518ceb9470d2aafa3c3784e383be263a7e2ac5',
-  "obliterate": 'eb13502afe69072c1fe590a33e3ab415373250f3',
+  "obliterate": 'dbc7d6443504e2f1f176398e609e3cd9e4449167',
   "progress": '17db44808d582e76aaf792001d0e67a4bdb2d29b',
   "promote": '42ecd12cda335cd8edc08b3f08a0b13e6573d5a6',
   "rate_limited": '1497768b7e00b70f8a662306b70d291e950d163a',

@@ -1,7 +1,9 @@
 -- obliterate: remove the queue's keys, at most `limit` elements per call (a big hash, list or
 -- set shrinks by a page per call; DEL only once it is small). The caller calls again until a
 -- call removes fewer than `limit`, then deletes the per-worker and per-producer keys (SCAN).
---! keys: pending seqCounter tokenCounter data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake results resultExpiries progress workerIdCounter parked reclaimedWorkers heartbeatRecord keptCallerIds flowControl rateLog completedJobs completedInfo workerInfo addedTimes
+-- The counters of job ids, lease tokens and worker ids stay: a lease or a worker from before
+-- (a forced obliterate, a lease in a caller's hands) must never match a job or worker after.
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake results resultExpiries progress parked reclaimedWorkers heartbeatRecord keptCallerIds flowControl rateLog completedJobs completedInfo workerInfo addedTimes
 --! keys: groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: force heartbeat_timeout_ms limit
 -- force: 1 = even with live workers.
@@ -14,7 +16,7 @@ if not force then
   end
 end
 local keys = { K_META, K_CALLER_IDS, K_DELAYED, K_LEASED, K_LEASE_HOLDERS, K_DEAD, K_RESULTS, K_RESULT_EXPIRIES, K_PROGRESS,
-  K_KEPT_CALLER_IDS, K_RATE_LOG, K_WAKE, K_PARKED, K_RECLAIMED_WORKERS, K_WORKERS, K_HEARTBEAT_RECORD, K_FLOW_CONTROL, K_SEQ_COUNTER, K_TOKEN_COUNTER, K_WORKER_ID_COUNTER,
+  K_KEPT_CALLER_IDS, K_RATE_LOG, K_WAKE, K_PARKED, K_RECLAIMED_WORKERS, K_WORKERS, K_HEARTBEAT_RECORD, K_FLOW_CONTROL,
   K_COMPLETED_JOBS, K_COMPLETED_INFO, K_WORKER_INFO,
   K_GROUPS_READY, K_GROUP_TURN_COUNTER, K_GROUP_RUNNING, K_GROUP_LIMITS, K_GROUPS_LIMITED, K_GROUPS_PAUSED, K_GROUPED_PENDING }
 for p = 0, 9 do

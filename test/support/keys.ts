@@ -18,7 +18,7 @@ export function testRedisUrl(): string {
   return url;
 }
 
-type ScanClient = Pick<Redis, 'scan' | 'unlink'>;
+export type ScanClient = Pick<Redis, 'scan' | 'unlink'>;
 
 /** All keys matching `pattern`, via SCAN (never KEYS). Sorted, without duplicates. */
 export async function keysMatching(redis: ScanClient, pattern: string): Promise<string[]> {

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { WorkQueue } from '../../lib/index.js';
 import type { WorkQueueOptions } from '../../lib/index.js';
-import { deleteKeys, testRedisUrl, uniqueName } from './keys.js';
+import { deleteKeys, keysMatching, testRedisUrl, uniqueName, type ScanClient } from './keys.js';
 
 /**
  * Queues for one test file: each gets a random name and prefix on the shared Redis, and
@@ -36,4 +36,18 @@ export class QueueFixture {
     this.clients.length = 0;
     this.prefixes.length = 0;
   }
+}
+
+/**
+ * The keys of queue `q` but its counters (job ids, lease tokens, worker ids), which obliterate()
+ * keeps: after it, none.
+ */
+export async function keysButCounters(
+  client: ScanClient,
+  q: Pick<WorkQueue<unknown, unknown>, 'keys'>,
+): Promise<string[]> {
+  const counters = new Set(
+    (['seqCounter', 'tokenCounter', 'workerIdCounter'] as const).map((k) => q.keys.key(k)),
+  );
+  return (await keysMatching(client, `${q.keys.base}*`)).filter((k) => !counters.has(k));
 }

@@ -5,8 +5,7 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { WorkQueueError } from '../../../lib/index.js';
 import { errorOf, sameQueue } from '../../support/core.js';
-import { keysMatching } from '../../support/keys.js';
-import { QueueFixture } from '../../support/queue.js';
+import { keysButCounters, QueueFixture } from '../../support/queue.js';
 import { waitFor } from '../../support/wait.js';
 import { deferred, workersClosedAfterEach } from '../../support/worker.js';
 
@@ -161,7 +160,26 @@ describe('paged listings and job admin', () => {
     expect(await q.complete(held!)).toBe(true);
   });
 
-  it('obliterate refuses while workers are live unless forced, then leaves no key', async () => {
+  it('after obliterate, a lease or a worker from before matches no job or worker after (the counters stay)', async () => {
+    const q = fx.queue<string>();
+    await q.add('before');
+    const [old] = await q.lease();
+    const before = await q.registerWorker();
+    await q.obliterate({ force: true });
+    const { id } = await q.add('after');
+    const [lease] = await q.lease();
+    expect(lease!.id).toBe(id);
+    // Its id, and its lease's seq and token, are new: the old lease completes nothing.
+    expect(lease!.id).not.toBe(old!.id);
+    expect(lease!.token).not.toBe(old!.token);
+    expect(await q.complete(old!, 'from before')).toBe(false);
+    expect(await q.getJob(id)).toMatchObject({ state: 'leased' });
+    expect(await q.complete(lease!, 'after')).toBe(true);
+    expect((await q.getJob(id))!.result).toBe('after');
+    expect(await q.registerWorker()).not.toBe(before);
+  });
+
+  it('obliterate refuses while workers are live unless forced, then leaves no key but its counters', async () => {
     const q = fx.queue<number>();
     await q.addBulk(Array.from({ length: 2_100 }, (_, i) => ({ data: i })));
     await q.add(1, { delayMs: 60_000 });
@@ -173,7 +191,7 @@ describe('paged listings and job admin', () => {
     expect((await q.counts()).pending).toBe(2_100);
     await w.close();
     await q.obliterate();
-    expect(await keysMatching(q.client, `${q.keys.base}*`)).toEqual([]);
+    expect(await keysButCounters(q.client, q)).toEqual([]);
     expect(await q.isPaused()).toBe(false);
     const w2 = worker(q, () => undefined);
     await w2.start();
