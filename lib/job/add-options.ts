@@ -4,7 +4,7 @@
  */
 import { errorMessage, invalid, WorkQueueError, type WorkQueueErrorCode } from '../errors.js';
 import { checkBackoff, checkGroupName, type ResolvedQueueOptions } from '../options.js';
-import type { AddOptions } from '../types/job.js';
+import type { AddOptions, AddResult } from '../types/job.js';
 import { delayMsProblem, isPosInt, runAtProblem, shown } from '../util/checks.js';
 import { encode, type Raw } from './codec.js';
 import type { Meta } from './records.js';
@@ -189,4 +189,27 @@ export function prepareAdd(
   if (window) schedule += window;
   const metaJson = Object.keys(meta).length ? JSON.stringify(meta) : '';
   return [id ?? '', payload, metaJson, priority, schedule];
+}
+
+/**
+ * The error of an addBulk whose scripts did not all run: the first failed script's error (its
+ * code), saying which jobs each script wrote — to retry those of the failed ones (with caller
+ * ids, a retry of all of them is safe). A script that failed midway (not one refused at its start,
+ * as for memory) may have written some of its jobs: repair() puts them in place.
+ */
+export function partlyWritten(
+  cause: unknown,
+  settled: ReadonlyArray<PromiseSettledResult<AddResult[]>>,
+  total: number,
+  chunk: number,
+): WorkQueueError {
+  const parts = settled.map((s, k) => {
+    const jobs = `jobs ${k * chunk}-${Math.min(total, (k + 1) * chunk) - 1}`;
+    if (s.status === 'rejected') return `${jobs}: failed: ${errorMessage(s.reason)}`;
+    return `${jobs}: written (ids ${s.value[0]!.id} … ${s.value[s.value.length - 1]!.id})`;
+  });
+  const failed = settled.filter((s) => s.status === 'rejected').length;
+  const code = cause instanceof WorkQueueError ? cause.code : 'SCRIPT_ERROR';
+  const message = `${errorMessage(cause)} (addBulk of ${total} jobs in ${settled.length} scripts: ${failed} failed, the others written; see problems)`;
+  return new WorkQueueError(code, message, parts);
 }

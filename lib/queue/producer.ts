@@ -11,7 +11,8 @@
 import { randomBytes } from 'node:crypto';
 import { invalid } from '../errors.js';
 import type { AddOptions, AddResult } from '../types/index.js';
-import { AddProblems, plainValues, prepareAdd, type AddValues } from '../job/add-options.js';
+import { AddProblems, partlyWritten, plainValues, prepareAdd } from '../job/add-options.js';
+import type { AddValues } from '../job/add-options.js';
 import type { QueueContext, RunOptions, ScriptArgs } from './context.js';
 import { str, num, type Reply } from '../job/records.js';
 import { ReplicaAcks } from './replica-acks.js';
@@ -203,8 +204,13 @@ export class Producer {
       const sent = this.send(chunk, call);
       calls.push(sent.then((reply) => (this.acked.push(call), this.results(reply, chunk.length))));
     }
+    if (calls.length === 1) return calls[0]!;
+    const settled = await Promise.allSettled(calls);
+    const failed = settled.find((s) => s.status === 'rejected');
+    if (failed) throw partlyWritten(failed.reason, settled, encoded.length, ADD_CHUNK);
     const out: AddResult[] = [];
-    for (const results of await Promise.all(calls)) for (const r of results) out.push(r);
+    for (const s of settled)
+      for (const r of (s as PromiseFulfilledResult<AddResult[]>).value) out.push(r);
     return out;
   }
 
