@@ -120,6 +120,7 @@ describe('a bad flow is refused, every problem listed with its path, nothing wri
     expect(await keysMatching(fx.client, `${fx.prefix}:*`)).toEqual(before);
     expect(await q.getJob('free')).toBeNull();
     await q.obliterate();
+    await fx.client.del(q.keys.key('seqCounter')); // (obliterate keeps it: the next test sees none)
   });
 
   it('onFailure names Object.prototype has (constructor, __proto__) are refused', async () => {
