@@ -273,6 +273,7 @@ export const tooManyDead = (queue: string, n: number, max: number) =>
 export const tooFewWorkers = (queue: string, n: number, min: number) =>
   `queue "${queue}": ${n} live workers, under minWorkers ${min}`;
 export const INVALID_LIVENESS_OPTIONS = 'invalid isAlive() options';
+export const INVALID_READINESS_OPTIONS = 'invalid isHealthy() options';
 export const livenessOptionsNotObject = (got: string) =>
   `options must be an object { stalledAfterMs?, timeoutMs? }, got ${got}`;
 export const badLivenessMs = (key: string, got: string) =>

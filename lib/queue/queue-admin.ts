@@ -132,9 +132,14 @@ export class QueueAdmin<T = unknown, R = unknown> extends QueueHistory<T, R> {
   retryDead(id: string): Promise<boolean>;
   retryDead(opts: { all: true }): Promise<number>;
   retryDead(what: string | { all: true }): Promise<boolean | number> {
-    return typeof what === 'object' && what?.all === true
-      ? this.listings.retryAllDead()
-      : this.dead.retry(what as string);
+    if (typeof what !== 'object' || what === null) return this.dead.retry(what as string);
+    // { all: true }: nothing else (an unknown key or another value is refused, never ignored).
+    const problems: string[] = [];
+    nestedUnknown('retryDead options', what, ['all'], problems);
+    if ((what as { all?: unknown }).all !== true)
+      problems.push(`retryDead takes a job id or { all: true }, got all: ${shown(what.all)}`);
+    if (problems.length > 0) return Promise.reject(invalid(problems, 'retryDead refused'));
+    return this.listings.retryAllDead();
   }
 
   /** Purge one dead job, or (no id) the whole dead-letter set. Resolves how many were purged. */

@@ -15,6 +15,7 @@ import {
   evictionWarning,
   healthQueueNotRegistered,
   INVALID_LIVENESS_OPTIONS,
+  INVALID_READINESS_OPTIONS,
   redisNoAnswer,
   redisStatusUnreachable,
   redisUnreachable,
@@ -29,6 +30,7 @@ import {
   type WorkQueueLivenessOptions,
 } from './liveness-check.js';
 import { UNREACHABLE_STATUSES } from './reachability.js';
+import { readinessOptionProblems } from './health-options.js';
 
 export interface WorkQueueHealthOptions {
   /** Queues to report and check (default: every registered queue). */
@@ -136,10 +138,13 @@ export class WorkQueueHealthIndicator implements OnModuleInit, OnApplicationShut
     return details.problems ? indicator.down(details) : indicator.up(details);
   }
 
+  /** Readiness (see above). Bad options throw `INVALID_OPTIONS`, every problem listed. */
   async isHealthy<const Key extends string>(
     key: Key,
     options: WorkQueueHealthOptions = {},
   ): Promise<HealthIndicatorResult<Key>> {
+    const problems = readinessOptionProblems(options);
+    if (problems.length > 0) throw invalidOptions(INVALID_READINESS_OPTIONS, problems);
     const indicator = this.health.check(key);
     const timeoutMs = options.timeoutMs ?? 1_000;
     const status = this.context.client.status;

@@ -212,3 +212,27 @@ describe('isAlive(): bad input', () => {
     expect(await alive(app)).toMatchObject({ status: 'up', workers: {}, unreachableMs: 0 });
   });
 });
+
+describe('isHealthy(): bad input', () => {
+  it('refuses bad options, every problem listed, instead of reporting an outage', async () => {
+    const app = await start([]);
+    const indicator = app.get(WorkQueueHealthIndicator);
+    const e = await indicator
+      .isHealthy('queues', { timeoutMs: -5, maxDead: 'x', minWorkers: NaN, maxWait: 1 } as never)
+      .then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+    expect(e).toBeInstanceOf(WorkQueueError);
+    expect(e).toMatchObject({ code: 'INVALID_OPTIONS' });
+    expect((e as WorkQueueError).problems).toEqual([
+      'maxWait is not a known option',
+      'maxDead must be a non-negative integer, got "x"',
+      'minWorkers must be a non-negative integer, got NaN',
+      'timeoutMs must be a positive integer (ms) up to 2147483647, got -5',
+    ]);
+    expect(
+      (await indicator.isHealthy('queues', { maxDead: 0, timeoutMs: 1_000 })).queues.status,
+    ).toBe('up');
+  });
+});

@@ -1,7 +1,7 @@
 /**
  * Options the calls did not check (a probe found them accepted): unknown keys inside backoff,
  * rate limits, storeResults and keepCompleted, page options, fail and the drain/obliterate flags;
- * argument types of fail, deadLetter, drain and obliterate; lease and extend lengths past the
+ * argument types of fail, deadLetter, drain, obliterate and retryDead; lease and extend lengths past the
  * time bound. Each is refused with every problem listed (INVALID_ARGUMENT or INVALID_OPTIONS),
  * and nothing changes in Redis.
  */
@@ -100,4 +100,19 @@ it('lease and extend lengths are bounded by the time bound (9e13 ms)', async () 
     'extend ms must be an integer 1..90000000000000, got 90000000000001',
   ]);
   expect(await q.extend(lease!, 1_000)).toEqual([true]);
+});
+
+it('retryDead takes an id or exactly { all: true }', async () => {
+  const q = fx.queue<string>();
+  await q.add('x', { maxAttempts: 1 });
+  const [lease] = await q.lease();
+  expect(await q.fail(lease!, new Error('boom'))).toBe('dead');
+  expect(await problems(() => q.retryDead({ all: true, x: 1 } as never))).toEqual([
+    'retryDead options: unknown option "x"; known: all',
+  ]);
+  expect(await problems(() => q.retryDead({ all: 'y' } as never))).toEqual([
+    'retryDead takes a job id or { all: true }, got all: "y"',
+  ]);
+  expect((await q.counts()).dead).toBe(1);
+  expect(await q.retryDead({ all: true })).toBe(1);
 });
