@@ -18,7 +18,8 @@ import type {
 } from '@bull-board/api/dist/types.js';
 import type { JobInfo, ListState, WorkQueue } from '../../lib/internal.js';
 import { boardLogs, boardMetrics, boardWorker } from './history.js';
-import { qualifiedName, UnsupportedBoardActionError, WorkQueueBoardJob } from './work-queue.job.js';
+import { boardAddOptions, qualifiedName } from './work-queue.job.js';
+import { UnsupportedBoardActionError, WorkQueueBoardJob } from './work-queue.job.js';
 
 /** Options of `WorkQueueAdapter`: bull-board's own adapter options. */
 export type WorkQueueAdapterOptions = Partial<
@@ -147,12 +148,11 @@ export class WorkQueueAdapter<T = unknown, R = unknown> extends BaseAdapter {
     return this.queue.client.info();
   }
 
-  /** Adds a job (the board's "Add job" and "Duplicate"): `delay` and `attempts` honoured. */
+  /** Adds a job (the board's "Add job" and "Duplicate"): see `boardAddOptions`. */
   async addJob(name: string, data: unknown, options: QueueJobOptions = {}): Promise<QueueJob> {
     const { id } = await this.q.add(data, {
       ...(name ? { name } : {}),
-      ...(options.delay && options.delay > 0 ? { delayMs: options.delay } : {}),
-      ...(options.attempts && options.attempts > 0 ? { maxAttempts: options.attempts } : {}),
+      ...boardAddOptions(options),
     });
     const info = await this.q.getJob(id);
     return new WorkQueueBoardJob(this.q, info ?? { id, state: 'unknown', name, data });

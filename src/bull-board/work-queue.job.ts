@@ -5,8 +5,9 @@ import type {
   JobState as BoardJobState,
   QueueJob,
   QueueJobJson,
+  QueueJobOptions,
 } from '@bull-board/api/dist/types.js';
-import type { JobInfo, JobState, WorkQueue } from '../../lib/internal.js';
+import type { AddOptions, JobInfo, JobState, WorkQueue } from '../../lib/internal.js';
 
 /** Our job states under the board's names (pending → waiting, leased → active, dead → failed). */
 export const BOARD_STATE: Readonly<Record<JobState, BoardJobState>> = {
@@ -25,6 +26,40 @@ export class UnsupportedBoardActionError extends Error {
     super(`nestjs-work-queue does not support "${action}" from the board`);
     this.name = 'UnsupportedBoardActionError';
   }
+}
+
+/** Options a board job shows (below) that an add does not take: left out of an add. */
+const SHOWN_ONLY = new Set([
+  'dueAt',
+  'leaseDeadline',
+  'diedAt',
+  'deadReason',
+  'children',
+  'parent',
+]);
+
+/**
+ * The options of the board's "Add job" and "Duplicate": `delay`, `attempts`, `priority` (0…9),
+ * `jobId` (a caller id) and `group` (a name, or `{ id }` as a duplicated job shows it); the fields
+ * a job shows but an add does not take (due time, dead reason, parent…) are left out; any other
+ * option is refused, never dropped.
+ */
+export function boardAddOptions(options: QueueJobOptions): AddOptions {
+  const { delay, attempts, priority, jobId, group, ...rest } = options as QueueJobOptions & {
+    priority?: number;
+    jobId?: string;
+    group?: string | { id?: string };
+  };
+  const other = Object.keys(rest).filter((k) => !SHOWN_ONLY.has(k));
+  if (other.length > 0) throw new UnsupportedBoardActionError(`add with ${other.join(', ')}`);
+  const groupName = typeof group === 'object' && group !== null ? group.id : group;
+  return {
+    ...(delay && delay > 0 ? { delayMs: delay } : {}),
+    ...(attempts && attempts > 0 ? { maxAttempts: attempts } : {}),
+    ...(priority !== undefined ? { priority } : {}),
+    ...(jobId !== undefined && jobId !== '' ? { id: jobId } : {}),
+    ...(groupName !== undefined ? { group: groupName } : {}),
+  };
 }
 
 function refused(what: string, id: string, state: string): Error {

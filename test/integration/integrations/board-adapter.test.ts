@@ -192,6 +192,22 @@ describe('WorkQueueAdapter on the board', () => {
     expect(added.body.status).toBe('delayed');
     const [job] = await a.getJobs('delayed');
     expect(job).toMatchObject({ name: 'from-board', data: { hello: 'board' } });
+    // Priority, a caller id and a group are honoured; what a job only shows is left out; any
+    // other option is refused, not dropped.
+    await h
+      .post(`${base}/add`)
+      .send({
+        name: 'x',
+        data: 1,
+        options: { priority: 1, jobId: 'custom-1', group: { id: 'tenant-a' }, deadReason: 'old' },
+      })
+      .expect(200);
+    expect(await a.getJob('custom-1')).toMatchObject({ priority: 1, group: 'tenant-a' });
+    await h
+      .post(`${base}/add`)
+      .send({ name: 'y', data: 2, options: { lifo: true } })
+      .expect(500);
+    expect((await a.counts()).pending).toBe(1);
   });
 
   it('refuses what the queue cannot do, with an error the board shows', async () => {
