@@ -51,6 +51,8 @@ export class WorkQueueCleaner implements OnApplicationBootstrap, BeforeApplicati
   /** Each queue's clean in progress: a queue whose Redis does not answer holds up no other. */
   private readonly running = new Map<WorkQueue, Promise<CleanerRun>>();
   private interval = 0;
+  /** Set by the shutdown hook: a bootstrap after it (app.close() during app.init()) starts nothing. */
+  private stopped = false;
 
   constructor(private readonly context: WorkQueueContext) {}
 
@@ -62,7 +64,8 @@ export class WorkQueueCleaner implements OnApplicationBootstrap, BeforeApplicati
   onApplicationBootstrap(): void {
     const options = this.context.cleaner;
     const queues = this.context.queues;
-    if (options === false || queues.length === 0) return;
+    // (app.close() during app.init() may have run the shutdown hook first: start nothing then.)
+    if (options === false || queues.length === 0 || this.stopped) return;
     // Often enough that a dead worker's jobs, or an expired lease, wait at most about a quarter
     // of a heartbeat timeout (or lease) more than necessary: recovery in seconds on defaults.
     this.interval = options.intervalMs ?? defaultCleanInterval(queues);
@@ -71,6 +74,7 @@ export class WorkQueueCleaner implements OnApplicationBootstrap, BeforeApplicati
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    this.stopped = true;
     clearInterval(this.timer);
     this.timer = undefined;
     if (this.running.size > 0) await within(Promise.all(this.running.values()), STOP_WAIT_MS);

@@ -50,6 +50,8 @@ export class WorkQueueQueueEvents
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    // (app.close() during app.init() may have run the shutdown hook first: open nothing then.)
+    if (this.closing) return;
     await Promise.all(this.listeners.map((l) => this.open(l)));
   }
 

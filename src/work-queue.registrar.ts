@@ -83,7 +83,8 @@ export class WorkQueueRegistrar
       if (!runs) this.context.logger?.log(workerNotStarted(p.queue.name, p.classNames));
       return runs;
     });
-    if (processors.length === 0) return;
+    // (app.close() during app.init() may have run the shutdown hook first: start nothing then.)
+    if (processors.length === 0 || this.closing) return;
     this.warnIfNoShutdownHooks();
     for (const p of processors) {
       const { sandbox, ...options } = p.options;

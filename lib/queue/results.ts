@@ -32,6 +32,8 @@ const isEnding = (e: QueueEvent): e is Ending =>
 
 export class ResultWaiter<T, R> {
   private reader: QueueEvents | undefined;
+  /** Ends each wait in progress when the queue closes (its reader goes: it would hear nothing). */
+  private readonly waiting = new Set<() => void>();
 
   constructor(
     private readonly ctx: QueueContext,
@@ -67,8 +69,13 @@ export class ResultWaiter<T, R> {
     // Sent now, before any await: the log's position at the call.
     const start = this.tail();
     let onAbort: () => void = () => undefined;
-    const abort = new Promise<'aborted'>((r) => (onAbort = () => r('aborted')));
+    let onClose: () => void = () => undefined;
+    const abort = new Promise<'aborted' | 'closed'>((r) => {
+      onAbort = () => r('aborted');
+      onClose = () => r('closed');
+    });
     o.signal?.addEventListener('abort', onAbort, { once: true });
+    this.waiting.add(onClose);
     let heard: (e: Ending) => void = () => undefined;
     const ending = new Promise<Ending>((r) => (heard = r));
     let caughtUp: () => void = () => undefined;
@@ -85,6 +92,8 @@ export class ResultWaiter<T, R> {
         const r = await within(Promise.race([p.then((v) => ({ v })), abort]), left());
         if (r === undefined) throw this.timedOut(id, timeoutMs);
         if (r === 'aborted') throw aborted();
+        if (r === 'closed')
+          throw new WorkQueueError('CLOSED', `waitForResult(${id}): the queue was closed`);
         return r.v;
       };
       t0 = await step(start);
@@ -126,11 +135,14 @@ export class ResultWaiter<T, R> {
       start.catch(() => undefined);
       reader.off('event', listener);
       o.signal?.removeEventListener('abort', onAbort);
+      this.waiting.delete(onClose);
     }
   }
 
-  /** Close the shared reader (if one was opened). */
+  /** Close the shared reader (if one was opened); a wait in progress rejects with CLOSED. */
   async close(): Promise<void> {
+    for (const end of this.waiting) end();
+    this.waiting.clear();
     const r = this.reader;
     this.reader = undefined;
     await r?.close();

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { Module, type INestApplication, type Type } from '@nestjs/common';
 import {
   getQueueToken,
+  OnQueueEvent,
   Process,
   Processor,
   WorkQueueCleaner,
@@ -9,7 +10,9 @@ import {
   type Job,
   type WorkQueue,
   type WorkQueueModuleOptions,
+  QueueEventsListener,
 } from '../../src/index.js';
+import { WorkQueueQueueEvents } from '../../src/work-queue.queue-events.js';
 import { testRedisUrl, uniqueName } from '../support/keys.js';
 import { activeResources, createNestApp, Inspector, MemoryLogger } from '../support/nest-app.js';
 import { waitFor } from '../support/wait.js';
@@ -144,6 +147,29 @@ describe('graceful shutdown', () => {
       what: `resources back to ${JSON.stringify(baseline)}, now ${JSON.stringify(activeResources())}`,
     }).catch(() => undefined);
     expect(above()).toEqual({});
+  });
+
+  it('app.close() during app.init(): nothing starts after it (no worker, event reader or cleaner left)', async () => {
+    @Processor('work')
+    class P {
+      @Process()
+      handle() {}
+    }
+    @QueueEventsListener('work')
+    class L {
+      @OnQueueEvent('completed')
+      completed() {}
+    }
+    const { app, prefix } = await createApp([P, L], { cleaner: { intervalMs: 50 } });
+    const init = app.init().then(
+      () => 'initialised',
+      (e: unknown) => e,
+    );
+    await app.close();
+    await init;
+    expect(app.get(WorkQueueQueueEvents).openReaders).toBe(0);
+    expect(app.get(WorkQueueCleaner).intervalMs).toBe(0);
+    expect((await inspector.queue('work', prefix).counts()).workers).toBe(0);
   });
 
   it('warns at bootstrap when shutdown hooks look missing, not when they are enabled', async () => {

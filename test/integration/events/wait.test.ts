@@ -142,4 +142,17 @@ describe('waitForResult', () => {
     const off = queue({ events: false });
     await expect(off.waitForResult('1')).rejects.toMatchObject({ code: 'BAD_STATE' });
   });
+
+  it('the queue closed while it waits: rejects with CLOSED at once, not at its timeout', async () => {
+    const q = queue<number, number>();
+    const { id } = await q.add(1);
+    const waiting = q.waitForResult(id, { timeoutMs: 60_000 });
+    const settled = waiting.then(
+      () => 'resolved',
+      (e: unknown) => e,
+    );
+    expect((await q.getJob(id))?.state).toBe('pending'); // (and it waits meanwhile)
+    await q.close();
+    await expect(settled).resolves.toMatchObject({ code: 'CLOSED' });
+  });
 });
