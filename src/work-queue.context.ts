@@ -116,7 +116,7 @@ export class WorkQueueContext implements OnApplicationShutdown {
     const nameOf = (r: unknown) =>
       typeof r === 'object' && r !== null ? (r as { name?: unknown }).name : r;
     throw invalidOptions(
-      invalidRegistration(registerQueueWhere(...bad.map((x) => nameOf(x.r)))),
+      invalidRegistration(registerQueueWhere(bad.map((x) => nameOf(x.r)))),
       bad.flatMap((x) => x.problems.map((p) => `${JSON.stringify(nameOf(x.r))}: ${p}`)),
     );
   }
@@ -126,13 +126,18 @@ export class WorkQueueContext implements OnApplicationShutdown {
    * first registration. Registering a name again returns the same queue when the options are the
    * same, and fails when they differ.
    */
-  registerQueue(registration: RegisterQueueOptions): WorkQueue {
+  registerQueue(registration: RegisterQueueOptions, via = 'registerQueue'): WorkQueue {
     const problems = registerQueueProblems(registration, {
       ...this.queueDefaults,
       prefix: this.prefix,
     });
     const where = registerQueueWhere(
-      typeof registration === 'object' && registration !== null ? registration.name : registration,
+      [
+        typeof registration === 'object' && registration !== null
+          ? registration.name
+          : registration,
+      ],
+      via,
     );
     if (problems.length > 0) throw invalidOptions(invalidRegistration(where), problems);
     const { name, configKey, connection, schedules, pruneSchedules, workers, ...overrides } =

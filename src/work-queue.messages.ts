@@ -13,8 +13,10 @@ export const quote = (s: unknown): string =>
 
 export const INVALID_MODULE_OPTIONS = 'invalid WorkQueueModule options';
 export const invalidRegistration = (where: string) => `invalid options in ${where}`;
-export const registerQueueWhere = (...names: unknown[]) =>
-  `WorkQueueModule.registerQueue(${names.map((n) => JSON.stringify(n)).join(', ')})`;
+export const registerQueueWhere = (names: readonly unknown[], via = 'registerQueue') =>
+  `WorkQueueModule.${via}(${names.map((n) => JSON.stringify(n)).join(', ')})`;
+export const factoryNotOptions = (got: string) =>
+  `useFactory must return an object of queue options (or nothing), got ${got}`;
 export const registeredTwice = (name: string) =>
   `queue "${name}" is registered twice with different options`;
 export const registeredTwiceDetails = (first: string, then: string) => [

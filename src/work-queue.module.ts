@@ -21,6 +21,13 @@ import {
   WORK_QUEUE_OPTIONS_TYPE,
 } from './work-queue.module-definition.js';
 import { WorkQueueQueueEvents } from './work-queue.queue-events.js';
+import { invalidOptions } from '../lib/internal.js';
+import {
+  factoryNotOptions,
+  invalidRegistration,
+  registerQueueWhere,
+  show,
+} from './work-queue.messages.js';
 import { WorkQueueRegistrar } from './work-queue.registrar.js';
 import { WorkQueueSchedules } from './work-queue.schedules.js';
 
@@ -94,11 +101,19 @@ export class WorkQueueModule extends ConfigurableWorkQueueModule {
         ...args: unknown[]
       ) => {
         const overrides = await (useFactory as (...a: unknown[]) => unknown)(...args);
-        const registration: RegisterQueueOptions = {
-          ...(typeof overrides === 'object' && overrides !== null ? overrides : {}),
-          name,
-        };
-        return schedules.declare(context.registerQueue(registration), registration);
+        const isOptions =
+          typeof overrides === 'object' && overrides !== null && !Array.isArray(overrides);
+        if (!isOptions && overrides !== undefined) {
+          throw invalidOptions(
+            invalidRegistration(registerQueueWhere([name], 'registerQueueAsync')),
+            [factoryNotOptions(show(overrides))],
+          );
+        }
+        const registration: RegisterQueueOptions = { ...(overrides as object | undefined), name };
+        return schedules.declare(
+          context.registerQueue(registration, 'registerQueueAsync'),
+          registration,
+        );
       },
       inject: [WorkQueueContext, WorkQueueSchedules, ...inject],
     }));

@@ -254,6 +254,26 @@ describe('module options', () => {
     expect(ref.get<WorkQueue>(getQueueToken('emails')).options.maxAttempts).toBe(4);
   });
 
+  it('registerQueueAsync: a factory result that is no options object, or bad options, fail naming registerQueueAsync', async () => {
+    const bad = (useFactory: () => unknown) =>
+      compile([
+        WorkQueueModule.forRoot({ connection: { url }, logger: false }),
+        WorkQueueModule.registerQueueAsync({ name: 'emails', useFactory: useFactory as never }),
+      ]).then(
+        () => undefined,
+        (e: unknown) => e as WorkQueueError,
+      );
+    const e = await bad(() => 'oops');
+    expect(e).toMatchObject({
+      code: 'INVALID_OPTIONS',
+      problems: ['useFactory must return an object of queue options (or nothing), got "oops"'],
+    });
+    expect(e!.message).toContain('WorkQueueModule.registerQueueAsync("emails")');
+    const o = await bad(() => ({ maxAttempts: 0 }));
+    expect(o!.message).toContain('WorkQueueModule.registerQueueAsync("emails")');
+    expect(o!.problems).toEqual([expect.stringMatching(/^maxAttempts /)]);
+  });
+
   it('one queue registered in two modules is one instance; different options are an error', async () => {
     @Module({ imports: [WorkQueueModule.registerQueue({ name: 'emails', maxAttempts: 2 })] })
     class A {}
