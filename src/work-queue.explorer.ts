@@ -54,6 +54,8 @@ interface Draft {
   optionOwner: Record<string, string>;
   named: Map<string, ProcessHandler>;
   catchAll: ProcessHandler | undefined;
+  /** Classes with only @OnWorkerEvent() methods: fine beside a class that processes jobs. */
+  listenersOnly: string[];
 }
 
 /**
@@ -95,9 +97,14 @@ export class WorkQueueExplorer {
       seen.add(instance);
       this.addProcessor(drafts, className, meta.queueName, meta.options, instance, problems);
     }
-    for (const d of drafts.values())
+    for (const d of drafts.values()) {
       if (d.options.sandbox !== undefined && d.classNames.length > 1)
         problems.push(sandboxShared(d.queueName, d.classNames));
+      // A queue's processor classes with worker-event listeners only, and none that processes.
+      if (d.catchAll === undefined && d.named.size === 0)
+        for (const c of d.listenersOnly)
+          problems.push(noProcessMethod(processorAt(d.queueName, c)));
+    }
     if (problems.length > 0) {
       throw invalidOptions(CANNOT_START_PROCESSORS, problems);
     }
@@ -144,6 +151,7 @@ export class WorkQueueExplorer {
         optionOwner: {},
         named: new Map(),
         catchAll: undefined,
+        listenersOnly: [],
       };
       drafts.set(queueName, draft);
     }
@@ -170,8 +178,10 @@ export class WorkQueueExplorer {
 
     const prototype = Object.getPrototypeOf(instance) as Record<string, unknown> | null;
     let methods = 0;
+    let listeners = 0;
     for (const methodName of this.scanner.getAllMethodNames(prototype)) {
       const method = prototype?.[methodName];
+      if (this.accessor.getWorkerEvents(method).length > 0) listeners++;
       const process = this.accessor.getProcessMetadata(method);
       if (!process || typeof method !== 'function') continue;
       methods++;
@@ -200,8 +210,8 @@ export class WorkQueueExplorer {
         );
       } else draft.named.set(name, handler);
     }
-    if (methods === 0) {
-      problems.push(noProcessMethod(at));
-    }
+    // Listeners only: their queue's other classes must process its jobs (checked at the end).
+    if (methods === 0 && listeners > 0) draft.listenersOnly.push(className);
+    else if (methods === 0) problems.push(noProcessMethod(at));
   }
 }

@@ -3,6 +3,7 @@ import { Injectable, Module, Scope, type Provider } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import {
   InjectQueue,
+  OnWorkerEvent,
   Process,
   Processor,
   WorkQueueError,
@@ -273,6 +274,28 @@ describe('explorer', () => {
       `@Processor('invoices') on Broken: autostart is not allowed: the module starts workers at application bootstrap`,
       `@Processor('invoices') on Broken: concurrency must be a positive integer, got 0`,
       `@Processor('invoices') on Broken: no @Process() method; add @Process() to the method that handles jobs`,
+    ]);
+  });
+
+  it('a @Processor class with worker-event listeners only joins its queue; alone, it processes nothing and fails', async () => {
+    @Processor('emails')
+    class Handles {
+      @Process()
+      handle() {}
+    }
+    @Processor('emails')
+    class Listens {
+      @OnWorkerEvent('completed')
+      completed() {}
+    }
+    const ref = await compile([Handles, Listens]);
+    const [p] = ref.get(WorkQueueExplorer).explore();
+    expect(p!.classNames).toEqual(['Handles', 'Listens']);
+    expect(p!.catchAll?.className).toBe('Handles');
+
+    const alone = await bootstrapError(await compile([Listens]));
+    expect(alone.problems).toEqual([
+      `@Processor('emails') on Listens: no @Process() method; add @Process() to the method that handles jobs`,
     ]);
   });
 
