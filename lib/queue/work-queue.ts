@@ -27,11 +27,14 @@ import {
 } from './lease-types.js';
 
 import { QueueAdmin } from './queue-admin.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage, invalid } from '../errors.js';
 import { decodeResults, readChildren } from './flows/children.js';
 
 /** Whether a lease is of a flow child (its parent awaits its end). */
 const isChild = (lease: Lease): boolean => (lease as Partial<LeasedJob>).parent !== undefined;
+
+const BULLMQ_ADD_ORDER =
+  "add takes (data, opts?): BullMQ's add(name, data, opts) is add(data, { name, ...opts }) here";
 
 export class WorkQueue<T = unknown, R = unknown> extends QueueAdmin<T, R> {
   // ---------------------------------------------------------------- producing
@@ -43,6 +46,8 @@ export class WorkQueue<T = unknown, R = unknown> extends QueueAdmin<T, R> {
   add(data: T, opts?: AddOptions): Promise<AddResult> {
     // (Not async: no promise more per add than the producer's; a throw still rejects.)
     try {
+      // BullMQ's add(name, data, opts): its data would be taken as our options.
+      if (arguments.length > 2) throw invalid([BULLMQ_ADD_ORDER], `${this.name}: add refused`);
       const hooks = this.ctx.addHooks;
       if (hooks.length === 0) return this.producer.add(data, opts);
       return runAddHooks(hooks, this.name, 1, async (tc) => [

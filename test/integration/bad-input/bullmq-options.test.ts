@@ -162,3 +162,11 @@ it('an add with a payload problem and option problems: the payload names the cod
   const alone = await errorOf(() => q.add(undefined));
   expect((alone as Error).message).toBe('data is undefined (use null for "no data")');
 });
+
+it("BullMQ's add(name, data, opts) argument order is refused with a hint, nothing sent", async () => {
+  const q = new WorkQueue(offline, 'q', { logger: false });
+  const add = q.add.bind(q) as (...a: unknown[]) => Promise<unknown>;
+  expect(await problems(() => add('render', { page: 1 }, { attempts: 2 }))).toEqual([
+    "add takes (data, opts?): BullMQ's add(name, data, opts) is add(data, { name, ...opts }) here",
+  ]);
+});
