@@ -128,6 +128,13 @@ function checkCron(spec: ScheduleSpec, problems: string[]): void {
   }
 }
 
+/** A payload each codec takes: a template without data is checked with it (said once). */
+const EMPTY_DATA: Readonly<Record<ResolvedQueueOptions['codec'], unknown>> = {
+  json: null,
+  string: '',
+  buffer: Buffer.alloc(0),
+};
+
 /** BullMQ's names of schedule options (upsertJobScheduler's repeat options and job template). */
 const BULLMQ_HINTS: Readonly<Record<string, string>> = {
   pattern: "BullMQ's pattern is spec.cron here",
@@ -219,7 +226,7 @@ export function prepareSchedule(
     skip = skipIfRunning === true;
     values = prepareAdd(
       o,
-      template.data,
+      'data' in template ? template.data : EMPTY_DATA[o.codec], // (missing: said once, above)
       { name, priority, maxAttempts, backoff, group },
       'template: ',
       problems,

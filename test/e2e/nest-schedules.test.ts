@@ -255,8 +255,6 @@ describe('declared schedules', () => {
       'schedules[3] ("c"): endAt is before startAt',
       'schedules[3] ("c"): data is missing',
       'schedules[3] ("c"): priority must be an integer 0 (highest)..9 (lowest), got 12',
-      // The core says it twice: data is required, and undefined cannot be encoded.
-      'schedules[3] ("c"): data is undefined (use null for "no data")',
     ]);
     expect((error as Error).message).toMatch(
       /^invalid options in WorkQueueModule\.registerQueue\("ticks"\):\n {2}- /,

@@ -98,6 +98,11 @@ describe('schedules: storing', () => {
       'cron "* * * *" has 4 fields; give 5 (minute first) or 6 (second first)',
       'template: unknown key "id"',
     ]);
+    // A template without data: said once (not also as an undefined payload).
+    const noData = (await q
+      .upsertSchedule('s', { every: 1_000 }, {} as never)
+      .catch((e: unknown) => e)) as WorkQueueError;
+    expect(noData.problems).toEqual(['template.data is missing']);
     expect(await keysMatching(c, `${q.keys.base}*`)).toEqual([]);
   });
 
