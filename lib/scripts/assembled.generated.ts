@@ -45,9 +45,9 @@ export const SCRIPT_SHAS: Readonly<Record<keyof typeof SCRIPT_SOURCES, string>> 
   "release": '581d643041e149e98c459b8304bad2bd2051ccb2',
   "repair_job": 'b4b27ee2869214c74c08c1863e310d7bd673b4af',
   "schedule_get": '23bbba618c1efd865ddb5023c1e10028fcbf3db2',
-  "schedule_make_ticks": '0e99b5d83de96beeb56f9899b145d668181d7ac2',
+  "schedule_make_ticks": '6be04b5ba060bf089c13311e0223b83c3cf57e08',
   "schedule_remove": '439b5c17be57c0156dc6fe27849ee25718ec6739',
-  "schedule_upsert": '7c4855ac5ca42d3000bb2fdff76e18794b223f97',
+  "schedule_upsert": '9d77a657754016fd8463b674a69bf93b2a83dd22',
   "update_data": '5f2b0547f7bd19969846218af6ae5ca795567f4e',
   "worker_registry": '9b3ac4e533f373a83e40c236bf6fbaaa8c0c0810',
 };

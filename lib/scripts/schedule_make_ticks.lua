@@ -21,7 +21,7 @@ if not rec or rec.v ~= version or rec.e == 1 then
   return { 0, 0, now }
 end
 local payload = rcall('HGET', K_SCHEDULE_PAYLOADS, sid) or ''
-prune_due(rec, now)
+prune_due(sid, rec, now)
 local ticks = {}
 for i = 7, #ARGV do
   local tick = tonumber(ARGV[i])

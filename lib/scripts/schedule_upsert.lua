@@ -18,7 +18,7 @@ if old then
   -- (Dropped first: a tick whose time came and that no clean or lease promoted yet has not
   -- fired, and goes too; the latest of those that fired is kept.)
   drop_unfired(sid, old)
-  prune_due(old, now)
+  prune_due(sid, old, now)
   rec.p = old.p
   rec.v = (tonumber(old.v) or 0) + 1
 end

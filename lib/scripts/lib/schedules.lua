@@ -21,11 +21,18 @@ local function sched_record(sid)
   return rec
 end
 
--- Move the ticks of `rec` that came due by `now` out of its list of coming ticks (p: the latest).
-local function prune_due(rec, now)
+-- Move the ticks of `rec` that came due by `now` out of its list of coming ticks (p: the latest)
+-- — once fired: a tick whose time came but whose job no clean or lease promoted yet stays (a
+-- changed schedule drops it: drop_unfired).
+local function prune_due(sid, rec, now)
   local keep = {}
   for _, tick in ipairs(rec.m) do
-    if tick > now then
+    local due = tick <= now
+    if due then
+      local seq = rcall('HGET', K_CALLER_IDS, sid .. ':' .. int(tick))
+      due = not (seq and rcall('ZSCORE', K_DELAYED, seq))
+    end
+    if not due then
       keep[#keep + 1] = tick
     elseif not rec.p or tick > rec.p then
       rec.p = tick
