@@ -211,7 +211,10 @@ export class WorkQueueExplorer {
       } else draft.named.set(name, handler);
     }
     // Listeners only: their queue's other classes must process its jobs (checked at the end).
-    if (methods === 0 && listeners > 0) draft.listenersOnly.push(className);
-    else if (methods === 0) problems.push(noProcessMethod(at));
+    // (Not one of the worker's processor classes: its name, the sandbox check.)
+    if (methods === 0 && listeners > 0) {
+      draft.listenersOnly.push(className);
+      draft.classNames.splice(draft.classNames.indexOf(className), 1);
+    } else if (methods === 0) problems.push(noProcessMethod(at));
   }
 }

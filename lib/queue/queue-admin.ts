@@ -249,7 +249,10 @@ export class QueueAdmin<T = unknown, R = unknown> extends QueueHistory<T, R> {
     return this.listings.drain(flagOption('drain', opts, 'delayed'));
   }
 
-  /** Remove every key of the queue, 1 000 elements per call; `BAD_STATE` if workers live, unless `force`. */
+  /**
+   * Remove every key of the queue but its three counters (ids, lease tokens, worker ids), 1 000
+   * elements per call; `BAD_STATE` if workers live, unless `force`.
+   */
   async obliterate(opts: { force?: boolean } = {}): Promise<void> {
     return this.listings.obliterate(flagOption('obliterate', opts, 'force'));
   }

@@ -34,6 +34,8 @@ export class ResultWaiter<T, R> {
   private reader: QueueEvents | undefined;
   /** Ends each wait in progress when the queue closes (its reader goes: it would hear nothing). */
   private readonly waiting = new Set<() => void>();
+  /** The queue closed: a wait is refused (its reader would keep the process alive). */
+  private closed = false;
 
   constructor(
     private readonly ctx: QueueContext,
@@ -56,6 +58,8 @@ export class ResultWaiter<T, R> {
     if (o.signal !== undefined && !(o.signal instanceof AbortSignal))
       problems.push('signal must be an AbortSignal');
     if (problems.length > 0) throw invalid(problems);
+    if (this.closed)
+      throw new WorkQueueError('CLOSED', `waitForResult(${id}): the queue is closed`);
     if (ctx.options.eventMaxLen === 0) {
       throw new WorkQueueError('BAD_STATE', `queue ${ctx.name}: waitForResult needs events`);
     }
@@ -141,6 +145,7 @@ export class ResultWaiter<T, R> {
 
   /** Close the shared reader (if one was opened); a wait in progress rejects with CLOSED. */
   async close(): Promise<void> {
+    this.closed = true;
     for (const end of this.waiting) end();
     this.waiting.clear();
     const r = this.reader;

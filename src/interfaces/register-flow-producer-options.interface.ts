@@ -3,9 +3,11 @@ import type { FlowProducerOptions } from '../../lib/internal.js';
 
 /**
  * A flow producer (docs/flows.md) on the module's connection and prefix, provided under
- * `getFlowProducerToken(name)` for `@InjectFlowProducer(name)`. Its nodes' payloads use the
- * module's queue defaults (`codec`, `maxPayloadBytes`, `events`, `commandTimeoutMs`, `replicaAcks`,
- * `replicaAckTimeoutMs`) unless set here; `queues` lists the queues its flows may name (any other is refused as unknown).
+ * `getFlowProducerToken(name)` for `@InjectFlowProducer(name)`. It uses the module's queue
+ * defaults (`codec`, `maxPayloadBytes`, `events`, `commandTimeoutMs`, `replicaAcks`,
+ * `replicaAckTimeoutMs`) unless set here — but a node of a queue registered in the module has
+ * its payload encoded with that queue's own `codec` and `maxPayloadBytes`. `queues` lists the
+ * queues its flows may name (any other is refused as unknown).
  */
 export interface RegisterFlowProducerOptions extends Omit<
   FlowProducerOptions,

@@ -154,5 +154,9 @@ describe('waitForResult', () => {
     expect((await q.getJob(id))?.state).toBe('pending'); // (and it waits meanwhile)
     await q.close();
     await expect(settled).resolves.toMatchObject({ code: 'CLOSED' });
+    // And one called after: refused at once (a new reader would keep the process alive).
+    await expect(q.waitForResult(id, { timeoutMs: 60_000 })).rejects.toMatchObject({
+      code: 'CLOSED',
+    });
   });
 });
