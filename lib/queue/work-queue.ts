@@ -47,7 +47,9 @@ export class WorkQueue<T = unknown, R = unknown> extends QueueAdmin<T, R> {
     // (Not async: no promise more per add than the producer's; a throw still rejects.)
     try {
       // BullMQ's add(name, data, opts): its data would be taken as our options.
-      if (arguments.length > 2 && arguments[2] !== undefined) throw invalid([BULLMQ_ADD_ORDER], `${this.name}: add refused`);
+      // eslint-disable-next-line prefer-rest-params -- a rest parameter would be public API
+      if (arguments.length > 2 && arguments[2] !== undefined)
+        throw invalid([BULLMQ_ADD_ORDER], `${this.name}: add refused`);
       const hooks = this.ctx.addHooks;
       if (hooks.length === 0) return this.producer.add(data, opts);
       return runAddHooks(hooks, this.name, 1, async (tc) => [
