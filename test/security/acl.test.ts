@@ -5,7 +5,7 @@
  * the queue: clear errors, B unchanged, a worker keeps running.
  *
  * The minimal ACL (docs/reliability-and-security.md, Security), for prefix `wq`:
- *   ACL SETUSER wq on >password resetkeys resetchannels ~wq:* &wq:* -@all <COMMANDS below>
+ *   ACL SETUSER wq on >password resetkeys resetchannels ~wq:* &wq:* -@all <COMMANDS of ../support/acl.ts>
  */
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -15,7 +15,6 @@ import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import { WorkQueueHealthIndicator, WorkQueueHealthModule } from '../../src/health/index.js';
 import {
-  FlowProducer,
   getQueueToken,
   NonRetryableError,
   WorkQueue,
@@ -29,87 +28,15 @@ import { keysMatching } from '../support/keys.js';
 import { startRedis, type RedisHandle } from '../support/redis-server.js';
 import { waitFor } from '../support/wait.js';
 import { allPayloads } from '../support/payloads.js';
-
-/**
- * Every command the queue, its workers (heartbeat thread included), repair, the Nest cleaner and
- * the health indicator send — directly or from their Lua scripts (Redis checks script calls
- * against the user's ACL too). Add `+wait` with `replicaAcks`, and `+client|setinfo` on Redis
- * >= 7.2 to keep ioredis' optional handshake out of the ACL log (its failure is ignored).
- */
-const COMMANDS = [
-  // sent by the client
-  'evalsha',
-  'eval',
-  'info',
-  'ping',
-  'blmove',
-  'subscribe',
-  'lrange',
-  'zrange',
-  'hscan',
-  'sscan', // repair walks the payload bucket set
-  'set', // also by a worker acknowledging a cancel
-  'exists', // a canceller checking for an acknowledgement
-  'del',
-  // run inside the scripts
-  'time',
-  'hget',
-  'hset',
-  'hdel',
-  'hmget',
-  'hexists',
-  'incr',
-  'incrby',
-  'lindex',
-  'llen',
-  'lpop',
-  'lpos',
-  'lpush',
-  'lrem',
-  'rpush',
-  'publish', // also by a worker acknowledging a cancel
-  'pexpire',
-  'sadd',
-  'smembers',
-  'srem',
-  'zadd',
-  'zcard',
-  'zcount',
-  'zrangebyscore',
-  'zrem',
-  'zscore',
-  'xadd', // the event log
-  'bitfield', // job times and per-minute counts (docs/history.md)
-  'strlen', // a per-minute ring's first write sizes it at once
-  'get',
-  'setrange', // job times written back per payload bucket
-];
-
-/** `+client|setinfo` when this Redis has it (>= 7.2): ioredis sends it at connect. */
-let extra: string[] = [];
-
-/** The ACL rules of a user limited to one prefix. */
-const aclRules = (prefix: string, password: string) => [
-  'on',
-  `>${password}`,
-  'resetkeys',
-  'resetchannels',
-  `~${prefix}:*`,
-  `&${prefix}:*`,
-  '-@all',
-  ...COMMANDS.map((c) => `+${c}`),
-  ...extra,
-];
+import { aclRules, COMMANDS } from '../support/acl.js';
 
 let server: RedisHandle;
 let admin: Redis;
 beforeAll(async () => {
   server = await startRedis();
   admin = new Redis(server.url);
-  const [setinfo] = (await admin.call('COMMAND', 'INFO', 'client|setinfo')) as unknown[];
-  if (setinfo) extra = ['+client|setinfo'];
-  await admin.call('ACL', 'SETUSER', 'wq', ...aclRules('wq', 'wq-pass'));
-  await admin.call('ACL', 'SETUSER', 'wq-a', ...aclRules('a', 'a-pass'));
+  await admin.call('ACL', 'SETUSER', 'wq', ...(await aclRules(admin, 'wq', 'wq-pass')));
+  await admin.call('ACL', 'SETUSER', 'wq-a', ...(await aclRules(admin, 'a', 'a-pass')));
 });
 afterAll(async () => {
   admin.disconnect();
@@ -241,64 +168,6 @@ describe('a user limited to ~wq:* &wq:* and the minimal command set', () => {
         !['hello', 'auth', 'quit', 'client|setinfo', 'acl|log', 'config|resetstat'].includes(c),
     );
     expect(ran).toEqual([...COMMANDS].sort());
-  });
-});
-
-/** What flows need beyond COMMANDS (docs/reliability-and-security.md, Security). */
-const FLOW_COMMANDS = ['hgetall', 'hkeys', 'hlen', 'rename', 'zrevrangebyscore'];
-
-describe('flows as a user with the minimal command set and the flows extras', () => {
-  it('adds, runs, reads and cancels flows with no ACL denial', async () => {
-    await admin.call(
-      'ACL',
-      'SETUSER',
-      'wq-flows',
-      ...aclRules('fl', 'fl-pass'),
-      ...FLOW_COMMANDS.map((c) => `+${c}`),
-    );
-    await admin.call('ACL', 'LOG', 'RESET');
-    const client = asUser('wq-flows', 'fl-pass');
-    const options = { prefix: 'fl', logger: false } as const;
-    const parents = new WorkQueue<string>(client, 'parents', options);
-    const kids = new WorkQueue<number>(client, 'kids', options);
-    const flows = new FlowProducer(client, { prefix: 'fl' });
-    const results: unknown[] = [];
-    const errors: unknown[] = [];
-    const workers = [
-      new Worker(kids, (job) => job.data * 2, { idleTimeoutMs: 200 }),
-      new Worker(parents, async (job) => void results.push(await job.getChildrenResults()), {
-        idleTimeoutMs: 200,
-      }),
-    ];
-    for (const w of workers) w.on('error', (e) => errors.push(e));
-    try {
-      const added = await flows.add({
-        queue: 'parents',
-        id: 'p1',
-        data: 'sum',
-        children: [1, 2].map((n) => ({ queue: 'kids', data: n })),
-      });
-      expect(await parents.getJob('p1')).toMatchObject({ id: 'p1' });
-      await waitFor(() => results.length === 1, { what: 'the parent run with its results' });
-      const ids = added.children!.map((c) => `kids:${c.job.id}`);
-      expect(results[0]).toEqual({ [ids[0]!]: 2, [ids[1]!]: 4 });
-      // A parent cancelled while its children wait (the workers paused): they are cancelled.
-      for (const w of workers) await w.pause();
-      await flows.add({
-        queue: 'parents',
-        id: 'p2',
-        data: 'x',
-        children: [{ queue: 'kids', id: 'k2', data: 3 }],
-      });
-      expect(await parents.cancel('p2')).toBe(true);
-      await waitFor(async () => (await kids.getJob('k2')) === null, { what: 'k2 cancelled' });
-      expect((await parents.repair()).fixes).toEqual([]);
-    } finally {
-      await Promise.all(workers.map((w) => w.close()));
-      client.disconnect();
-    }
-    expect(errors).toEqual([]);
-    expect(await admin.call('ACL', 'LOG')).toEqual([]);
   });
 });
 
