@@ -1,7 +1,7 @@
 // The checks of single queue options (names, backoff, keepCompleted, rate limits, groups) and
 // the list of every queue option: one problem string each (queueOptionProblems in options.ts).
 import type { GroupOptions, WorkQueueOptions } from './types/index.js';
-import { delayMsProblem, isPosInt, MAX_DELAY_MS, shown } from './util/checks.js';
+import { delayMsProblem, isPosInt, malformedProblem, MAX_DELAY_MS, shown } from './util/checks.js';
 import { nestedUnknown } from './util/unknown-options.js';
 
 /** Largest `keepCompleted.count` and `maxLogLines` (each is what Redis holds per queue/job). */
@@ -94,6 +94,9 @@ export function checkGroupName(what: string, v: unknown, problems: string[]): vo
     problems.push(
       `${what} must be a non-empty string of at most ${MAX_GROUP_BYTES} bytes, got ${got}`,
     );
+  } else {
+    const malformed = malformedProblem(what, v);
+    if (malformed) problems.push(malformed);
   }
 }
 

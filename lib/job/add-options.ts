@@ -5,7 +5,7 @@
 import { errorMessage, invalid, WorkQueueError, type WorkQueueErrorCode } from '../errors.js';
 import { checkBackoff, checkGroupName, type ResolvedQueueOptions } from '../options.js';
 import type { AddOptions, AddResult } from '../types/job.js';
-import { delayMsProblem, isPosInt, runAtProblem, shown } from '../util/checks.js';
+import { delayMsProblem, isPosInt, malformedProblem, runAtProblem, shown } from '../util/checks.js';
 import { encode, type Raw } from './codec.js';
 import type { Meta } from './records.js';
 
@@ -143,6 +143,9 @@ export function prepareAdd(
       problems.push(
         `${at}id ${JSON.stringify(id)} is all digits; numeric ids are reserved for generated ids`,
       );
+    } else {
+      const malformed = malformedProblem(`${at}id`, id);
+      if (malformed) problems.push(malformed);
     }
   }
   if (name !== undefined && (typeof name !== 'string' || name.length === 0 || name.length > 200)) {

@@ -1,6 +1,7 @@
 /** Payloads and results to and from what Redis stores, per the queue's codec. */
 import { errorMessage, WorkQueueError } from '../errors.js';
 import type { ResolvedQueueOptions } from '../options.js';
+import { hasLoneSurrogate } from '../util/checks.js';
 
 export type Raw = string | Buffer;
 
@@ -26,6 +27,9 @@ export function encode(o: ResolvedQueueOptions, data: unknown): Raw {
     case 'string':
       if (typeof data !== 'string')
         throw encodeFailed(`codec 'string' takes strings, got ${typeof data}`);
+      // (Stored as UTF-8: a lone surrogate would read back as U+FFFD.)
+      if (hasLoneSurrogate(data))
+        throw encodeFailed(`codec 'string' stores UTF-8: data has a lone UTF-16 surrogate`);
       out = data;
       break;
     case 'buffer':

@@ -20,6 +20,7 @@ import {
   type ScriptClient,
 } from '../scripts/define.js';
 import type { AddHook } from '../types/hooks.js';
+import { malformedProblem } from '../util/checks.js';
 import type { Lease, WorkQueueOptions } from '../types/index.js';
 
 export type { Arg, ScriptArgs };
@@ -156,10 +157,12 @@ export class QueueContext {
 
   /** A job id's problem: thrown, or added to `problems` when given (to list it with others). */
   checkId(id: string, problems?: string[]): void {
-    if (typeof id !== 'string' || id.length === 0 || id.length > 256) {
-      const problem = 'id must be a string of 1-256 characters';
-      if (!problems) throw invalid([problem]);
-      problems.push(problem);
-    }
+    const problem =
+      typeof id !== 'string' || id.length === 0 || id.length > 256
+        ? 'id must be a string of 1-256 characters'
+        : malformedProblem('id', id);
+    if (problem === undefined) return;
+    if (!problems) throw invalid([problem]);
+    problems.push(problem);
   }
 }

@@ -17,7 +17,7 @@ import type {
   MetricsOptions,
   WorkerInfo,
 } from '../types/index.js';
-import { delayMsProblem, isPosInt, runAtProblem, shown } from '../util/checks.js';
+import { delayMsProblem, isPosInt, malformedProblem, runAtProblem, shown } from '../util/checks.js';
 import type { QueueContext, ScriptArgs } from './context.js';
 
 const DAY_MS = 86_400_000;
@@ -234,9 +234,10 @@ export class History<T> {
   }
 
   private idProblems(id: unknown): string[] {
-    return typeof id === 'string' && id.length > 0 && id.length <= 256
-      ? []
-      : ['id must be a string of 1-256 characters'];
+    if (typeof id !== 'string' || id.length === 0 || id.length > 256)
+      return ['id must be a string of 1-256 characters'];
+    const malformed = malformedProblem('id', id);
+    return malformed ? [malformed] : [];
   }
 
   private badState(op: string, id: string, state: string): WorkQueueError {

@@ -81,3 +81,21 @@ export function pageOf(
     problems.push(`limit must be an integer 1..${max}, got ${JSON.stringify(limit)}`);
   return { offset: offset as number, limit: limit as number };
 }
+
+/** A lone UTF-16 surrogate: no UTF-8 for it (Redis would store U+FFFD in its place). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Whether `v` has a lone UTF-16 surrogate. */
+export function hasLoneSurrogate(v: string): boolean {
+  return LONE_SURROGATE.test(v);
+}
+
+/**
+ * Why string `v` (an id, a group) cannot be stored as itself: a lone surrogate would come back as
+ * U+FFFD — another id, or two ids as one. Undefined when it can.
+ */
+export function malformedProblem(what: string, v: string): string | undefined {
+  return hasLoneSurrogate(v)
+    ? `${what} ${shown(v)} has a lone UTF-16 surrogate: it cannot be stored as UTF-8`
+    : undefined;
+}

@@ -116,3 +116,22 @@ it('retryDead takes an id or exactly { all: true }', async () => {
   expect((await q.counts()).dead).toBe(1);
   expect(await q.retryDead({ all: true })).toBe(1);
 });
+
+it('ids and group names with a lone UTF-16 surrogate are refused (they would be stored as U+FFFD)', async () => {
+  const q = fx.queue<string>({ groups: { concurrency: 1 } });
+  expect(await problems(() => q.add('x', { id: 'a\uD800', group: 'g\uDBFF' }))).toEqual([
+    'group "g\\udbff" has a lone UTF-16 surrogate: it cannot be stored as UTF-8',
+    'id "a\\ud800" has a lone UTF-16 surrogate: it cannot be stored as UTF-8',
+  ]);
+  expect(await problems(() => q.getJob('a\uDC00'))).toEqual([
+    'id "a\\udc00" has a lone UTF-16 surrogate: it cannot be stored as UTF-8',
+  ]);
+  // A well-formed pair (an emoji) is fine.
+  expect((await q.add('y', { id: 'a\uD83D\uDE00', group: 'g\uD83D\uDE00' })).added).toBe(true);
+  expect((await q.getJob('a\uD83D\uDE00'))?.group).toBe('g\uD83D\uDE00');
+  const s = fx.queue<string>({ codec: 'string' });
+  const e = await errorOf(() => s.add('x\uDC00'));
+  expect(e).toMatchObject({ code: 'ENCODE_FAILED' });
+  expect((e as Error).message).not.toContain('x\uDC00');
+  expect((await s.counts()).pending).toBe(0);
+});
