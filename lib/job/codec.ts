@@ -89,5 +89,6 @@ export function encodeProgress(value: unknown): string | undefined {
   } catch (e) {
     throw encodeFailed(`progress value cannot be encoded: ${errorMessage(e)}`);
   }
-  return encoded === undefined || encoded.length > 64 * 1024 ? undefined : encoded;
+  // (64 KiB of UTF-8: the bytes stored, not the string's length.)
+  return encoded === undefined || Buffer.byteLength(encoded) > 64 * 1024 ? undefined : encoded;
 }

@@ -15,7 +15,7 @@ export class DeadLetters<T> {
     const o = typeof opts === 'object' && opts !== null ? opts : {};
     const offset = o.offset ?? 0;
     const limit = o.limit ?? 100;
-    if (!Number.isInteger(offset) || offset < 0 || !isPosInt(limit) || limit > 10_000) {
+    if (!Number.isSafeInteger(offset) || offset < 0 || !isPosInt(limit) || limit > 10_000) {
       throw invalid(['listDead: offset must be an integer >= 0 and limit 1..10000']);
     }
     // flat: seq, payload, meta, died ms, added ms, started ms (oldest first)

@@ -29,11 +29,14 @@ import {
   type Unrunnable,
 } from '../job/records.js';
 
+/** lease()'s options. */
+const LEASE_KEYS = ['count', 'leaseMs', 'workerId'];
+
 export class Leases<T, R> {
   constructor(private readonly ctx: QueueContext) {}
 
   async leaseBatch(opts: LeaseOptions = {}): Promise<LeaseBatch<T>> {
-    const { count, leaseMs, workerId } = this.leaseArgs(opts);
+    const { count, leaseMs, workerId } = this.leaseArgs(opts, true);
     const reply = (await this.ctx.run('lease', [count, leaseMs, workerId], {
       workerId,
       buffers: true,
@@ -279,12 +282,17 @@ export class Leases<T, R> {
     return { outcome: r[0] === 1 ? 'retried' : 'dead', at: num(r[1] as number) };
   }
 
-  private leaseArgs(opts: LeaseOptions): { count: number; leaseMs: number; workerId: string } {
+  /** `strict`: a key that is none of lease()'s options is a problem too (lease() by hand). */
+  private leaseArgs(
+    opts: LeaseOptions,
+    strict = false,
+  ): { count: number; leaseMs: number; workerId: string } {
     const o: LeaseOptions = opts ?? {};
     const count = o.count ?? 1;
     const leaseMs = o.leaseMs ?? this.ctx.options.leaseMs;
     const workerId = o.workerId ?? '0';
     const problems: string[] = [];
+    if (strict && typeof o === 'object') nestedUnknown('lease', o, LEASE_KEYS, problems);
     if (!isPosInt(count) || count > 10_000)
       problems.push(`count must be an integer 1..10000, got ${shown(count)}`);
     if (!isPosInt(leaseMs) || leaseMs > MAX_DELAY_MS)

@@ -186,7 +186,11 @@ export class Runner<T, R> implements RunnerPart<T, R> {
    */
   private async rateLimited(run: Run<T>, ms: number, held: readonly LeasedJob<T>[]): Promise<void> {
     const ctx = this.ctx;
-    const delayMs = Number.isFinite(ms) ? Math.min(86_400_000, Math.max(1, Math.ceil(ms))) : 1_000;
+    // (Infinity: the most, one day; not a number at all: 1 s.)
+    const delayMs =
+      typeof ms === 'number' && !Number.isNaN(ms)
+        ? Math.min(86_400_000, Math.max(1, Math.ceil(ms)))
+        : 1_000;
     try {
       // Its held prefetched jobs go back first, then it: it leads them again, in their order.
       const until = await ctx.track(ctx.queue.rateLimited(run.lease, delayMs, held));

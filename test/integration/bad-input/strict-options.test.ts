@@ -135,3 +135,20 @@ it('ids and group names with a lone UTF-16 surrogate are refused (they would be 
   expect((e as Error).message).not.toContain('x\uDC00');
   expect((await s.counts()).pending).toBe(0);
 });
+
+it('lease options, listDead offsets and progress sizes are checked as documented', async () => {
+  const q = fx.queue<string>();
+  expect(await problems(() => q.lease({ cnt: 3 } as never))).toEqual([
+    'lease: unknown option "cnt"; known: count, leaseMs, workerId',
+  ]);
+  expect(await problems(() => q.listDead({ offset: 2 ** 53 }))).toEqual([
+    'listDead: offset must be an integer >= 0 and limit 1..10000',
+  ]);
+  await q.add('x');
+  const [lease] = await q.lease();
+  // 64 KiB of UTF-8: 21 846 '€' are 65 538 bytes (21 846 characters).
+  expect(await problems(() => q.progress(lease!, '€'.repeat(21_846)))).toEqual([
+    expect.stringMatching(/64 KiB/),
+  ]);
+  expect(await q.progress(lease!, '€'.repeat(21_000))).toBe(true);
+});

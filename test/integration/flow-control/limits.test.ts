@@ -195,6 +195,24 @@ describe('limits in Redis', () => {
     },
   );
 
+  it.each([
+    [Infinity, 86_400_000],
+    [Number.NaN, 1_000],
+  ])('throw new RateLimitError(%s): the queue is held %s ms', async (ms, held) => {
+    const q = fx.queue<string>();
+    await q.add('a');
+    let thrownAt = 0;
+    worker(q, async () => {
+      thrownAt = await redisNow(q.client as never);
+      throw new RateLimitError(ms);
+    });
+    const until = await waitFor(async () => (await q.flowState()).rateLimitedUntil, {
+      what: 'the hold',
+    });
+    expect(until - thrownAt).toBeGreaterThanOrEqual(held);
+    expect(until - thrownAt).toBeLessThan(held + 1_000);
+  });
+
   it('job.rateLimited with a bad ms fails the attempt with INVALID_ARGUMENT', async () => {
     const q = fx.queue<string>({ maxAttempts: 1 });
     const { id } = await q.add('x');
