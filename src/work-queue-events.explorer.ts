@@ -23,7 +23,7 @@ import {
   noOnQueueEventMethod,
   queueEventNotOnListener,
   workerEventNotOnProcessor,
-} from './work-queue.messages.js';
+} from './work-queue-events.messages.js';
 
 /** The `@OnWorkerEvent()` methods of one queue's processors, by event. */
 export type WorkerEventMethods = Map<WorkerEventName, ListenerMethod[]>;

@@ -19,10 +19,10 @@ import {
   processorAt,
   processorFoundTwice,
   queueNotRegistered,
-  sandboxShared,
   twoCatchAlls,
   twoNamedHandlers,
 } from './work-queue.messages.js';
+import { sandboxShared } from './sandbox/sandbox.messages.js';
 
 /** One `@Process()` method, bound to its instance. */
 export interface ProcessHandler {

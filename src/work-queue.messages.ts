@@ -1,5 +1,6 @@
-// Every user-facing message of the Nest module (errors, validation problems, log lines), as
-// small functions: the one place to read, reword or test what the module says.
+// The user-facing messages of the Nest module (errors, validation problems, log lines), as small
+// functions: the place to read, reword or test what the module says — beside it, those of the
+// event hooks (work-queue-events.messages.ts), of health (health/) and of sandboxes (sandbox/).
 import { shown } from '../lib/internal.js';
 
 /**
@@ -258,98 +259,6 @@ export const cleanerCleaned = (queue: string, done: readonly (readonly [string, 
   `cleaner: queue "${queue}": ${done.map(([k, n]) => `${k} ${n}`).join(', ')}`;
 export const cleanerQueueFailed = (queue: string, error: string) =>
   `cleaner: queue "${queue}": ${error} (will retry next round)`;
-
-// --- Health (WorkQueueHealthIndicator) ---
-
-export const redisStatusUnreachable = (status: string) =>
-  `Redis is unreachable (connection ${status})`;
-export const redisUnreachable = (error: string) => `Redis is unreachable: ${error}`;
-export const redisNoAnswer = (ms: number) => `Redis did not answer within ${ms} ms`;
-export const healthQueueNotRegistered = (queue: string) => `queue "${queue}" is not registered`;
-export const evictionWarning = (policy: string) =>
-  `maxmemory-policy is '${policy}': Redis may evict queue keys and lose jobs; set it to noeviction`;
-export const tooManyPending = (queue: string, n: number, max: number) =>
-  `queue "${queue}": ${n} pending jobs, over maxPending ${max}`;
-export const tooManyDead = (queue: string, n: number, max: number) =>
-  `queue "${queue}": ${n} dead jobs, over maxDead ${max}`;
-export const tooFewWorkers = (queue: string, n: number, min: number) =>
-  `queue "${queue}": ${n} live workers, under minWorkers ${min}`;
-export const INVALID_LIVENESS_OPTIONS = 'invalid isAlive() options';
-export const INVALID_READINESS_OPTIONS = 'invalid isHealthy() options';
-export const livenessOptionsNotObject = (got: string) =>
-  `options must be an object { stalledAfterMs?, timeoutMs? }, got ${got}`;
-export const badLivenessMs = (key: string, got: string) =>
-  `${key} must be a positive integer (ms), got ${got}`;
-export const MAIN_CONNECTION = 'the Redis connection';
-export const queuesConnection = (queues: readonly string[]) =>
-  `the Redis connection of ${queues.length > 1 ? 'queues' : 'queue'} ${queues.map((q) => `"${q}"`).join(', ')}`;
-export const unreachableFor = (connection: string, ms: number) =>
-  `${connection} has not reached Redis for ${ms} ms`;
-export const workerStalled = (queue: string, pending: number, ms: number) =>
-  `queue "${queue}": ${pending} jobs pending while its worker's lease calls have gone unanswered for ${ms} ms`;
-export const heartbeatLost = (queue: string, ms: number) =>
-  `queue "${queue}": its worker's heartbeat thread died ${ms} ms ago and has not been replaced (beating from the main thread meanwhile)`;
-
-// --- Event hooks (@OnWorkerEvent, @QueueEventsListener/@OnQueueEvent) ---
-
-export const CANNOT_START_EVENT_LISTENERS = 'WorkQueueModule cannot start its event listeners';
-/** `Class.method()`: how a listener method is named in messages. */
-export const methodName = (className: string, method: string) => `${className}.${method}()`;
-export const workerEventNotOnProcessor = (className: string, method: string) =>
-  `@OnWorkerEvent() on ${methodName(className, method)}: ${className} is not a @Processor() class; worker events are heard by the processor of the queue`;
-export const badWorkerEvent = (className: string, method: string, event: string, known: string) =>
-  `@OnWorkerEvent(${quote(event)}) on ${methodName(className, method)}: not a worker event; known: ${known}`;
-export const queueEventNotOnListener = (className: string, method: string) =>
-  `@OnQueueEvent() on ${methodName(className, method)}: ${className} is not a @QueueEventsListener() class`;
-export const badQueueEvent = (className: string, method: string, kind: string, known: string) =>
-  `@OnQueueEvent(${quote(kind)}) on ${methodName(className, method)}: not an event kind; known: ${known}`;
-/** Prefix of every problem of one `@QueueEventsListener()` class. */
-export const listenerAt = (queueName: string, className: string) =>
-  `@QueueEventsListener(${quote(queueName)}) on ${className}: `;
-export const listenerNotSingleton = (at: string) =>
-  `${at}is request-scoped or transient (or depends on a request-scoped provider); a listener must be a singleton (default scope), since it hears events for the whole application`;
-export const listenerQueueNotRegistered = (at: string, queueName: string) =>
-  `${at}queue ${JSON.stringify(queueName)} is not registered; add WorkQueueModule.registerQueue({ name: ${quote(queueName)} }) to the imports of a module`;
-export const listenerWithoutEvents = (at: string, queueName: string) =>
-  `${at}queue ${JSON.stringify(queueName)} keeps no event log (events: false), so there is nothing to hear`;
-export const noOnQueueEventMethod = (at: string) =>
-  `${at}no @OnQueueEvent() method; add @OnQueueEvent('completed') (or another kind) to a method`;
-export const workerEventListenerFailed = (
-  queue: string,
-  method: string,
-  event: string,
-  error: string,
-) => `queue "${queue}": @OnWorkerEvent(${quote(event)}) ${method} failed: ${error}`;
-export const queueEventListenerFailed = (
-  queue: string,
-  method: string,
-  kind: string,
-  error: string,
-) => `queue "${queue}": @OnQueueEvent(${quote(kind)}) ${method} failed: ${error}`;
-export const queueEventsReadFailed = (queue: string, error: string) =>
-  `queue "${queue}": reading its event log failed, retrying: ${error}`;
-export const queueEventsStarted = (queue: string, classNames: readonly string[]) =>
-  `events of queue "${queue}" heard by ${classNames.join(', ')}`;
-export const queueEventsStartTimeout = (queue: string, ms: number, lastError: string | undefined) =>
-  `queue "${queue}": its event log could not be read within ${ms} ms, Redis did not answer${lastError ? `: ${lastError}` : ''}`;
-
-// --- Sandboxed processors (src/sandbox/) ---
-
-export const sandboxNotObject = (at: string, got: string) =>
-  `${at}sandbox must be an object { module, mode }, got ${got}`;
-export const sandboxBadModule = (at: string, got: string) =>
-  `${at}sandbox.module must be a Nest module (a class, a dynamic module, forwardRef(() => TheModule) or () => import(…)), got ${got}`;
-export const sandboxFileUnknown = (at: string) =>
-  `${at}the file that declares the class is unknown (the call stack did not say): give sandbox.file`;
-export const sandboxShared = (queue: string, classNames: readonly string[]) =>
-  `queue "${queue}": a sandboxed @Processor() must be the queue's only one, got ${classNames.join(', ')}`;
-export const CANNOT_START_SANDBOX = 'a sandboxed processor cannot start';
-export const sandboxNotExported = (at: string, file: string) =>
-  `${at}each sandbox imports ${file} to find the class, and it does not export it (export it, or give sandbox.file)`;
-export const sandboxCycleHint =
-  " (if the module's file imports the processor's file, name the module lazily: sandbox: { module: () => import('./the.module.js').then((m) => m.TheModule) })";
-export const sandboxNotProvided = (at: string, module: string, error: string) =>
-  `${at}sandbox.module ${module} does not provide the class: ${error}`;
 
 /** A value as a problem message quotes it (the core's one way: NaN as NaN, not null). */
 export const show = shown;

@@ -18,7 +18,7 @@ import {
   queueEventsReadFailed,
   queueEventsStarted,
   queueEventsStartTimeout,
-} from './work-queue.messages.js';
+} from './work-queue-events.messages.js';
 
 /**
  * Collects the listeners in `onModuleInit` (bad ones fail the bootstrap, every problem listed),

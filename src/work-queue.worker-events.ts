@@ -5,7 +5,7 @@ import { errorMessage, type Job, type Worker } from '../lib/internal.js';
 import type { WorkerEventName } from './decorators/on-worker-event.decorator.js';
 import { callListener } from './utils/listener-method.util.js';
 import type { WorkerEventMethods } from './work-queue-events.explorer.js';
-import { methodName, workerEventListenerFailed } from './work-queue.messages.js';
+import { methodName, workerEventListenerFailed } from './work-queue-events.messages.js';
 
 /** Events the module tells (the core Worker has no such event). */
 const MODULE_EVENTS: ReadonlySet<WorkerEventName> = new Set(['active', 'progress']);

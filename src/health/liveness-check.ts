@@ -6,17 +6,16 @@ import type { Cluster, Redis } from 'ioredis';
 import type { WorkQueue } from '../../lib/internal.js';
 import { within } from '../../lib/internal.js';
 import type { WorkQueueContext } from '../work-queue.context.js';
+import { show, unknownOption } from '../work-queue.messages.js';
 import {
   badLivenessMs,
   heartbeatLost,
   livenessOptionsNotObject,
   MAIN_CONNECTION,
   queuesConnection,
-  show,
-  unknownOption,
   unreachableFor,
   workerStalled,
-} from '../work-queue.messages.js';
+} from '../health/health.messages.js';
 import { Reachability, UNREACHABLE_STATUSES } from './reachability.js';
 
 export interface WorkQueueLivenessOptions {

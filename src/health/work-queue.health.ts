@@ -22,7 +22,7 @@ import {
   tooFewWorkers,
   tooManyDead,
   tooManyPending,
-} from '../work-queue.messages.js';
+} from '../health/health.messages.js';
 import {
   LivenessCheck,
   livenessOptionProblems,

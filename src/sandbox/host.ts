@@ -9,6 +9,12 @@ import { errorMessage, invalidOptions, NonRetryableError, type Job } from '../..
 import type { SandboxModule } from '../interfaces/processor-options.interface.js';
 import { WorkQueueMetadataAccessor } from '../work-queue-metadata.accessor.js';
 import * as msg from '../work-queue.messages.js';
+import {
+  CANNOT_START_SANDBOX,
+  sandboxCycleHint,
+  sandboxNotExported,
+  sandboxNotProvided,
+} from './sandbox.messages.js';
 import { markSandbox, type HostData } from './sandbox-options.js';
 
 type Method = (job: Job) => unknown;
@@ -42,7 +48,7 @@ const moduleName = (m: Resolved): string => (typeof m === 'function' ? m : m.mod
  */
 function loadProblem(e: unknown, at: string, file: string): string {
   const cycle = /before initialization|is not defined|undefined/.test(errorMessage(e));
-  return `${at}importing ${file} failed: ${errorMessage(e)}${cycle ? msg.sandboxCycleHint : ''}`;
+  return `${at}importing ${file} failed: ${errorMessage(e)}${cycle ? sandboxCycleHint : ''}`;
 }
 
 export async function setup(data: HostData): Promise<void> {
@@ -53,7 +59,7 @@ export async function setup(data: HostData): Promise<void> {
   try {
     mod = (await import(data.file)) as Record<string, unknown>;
   } catch (e) {
-    throw invalidOptions(msg.CANNOT_START_SANDBOX, [loadProblem(e, at, data.file)]);
+    throw invalidOptions(CANNOT_START_SANDBOX, [loadProblem(e, at, data.file)]);
   }
   const inner = typeof mod.default === 'object' && mod.default !== null ? mod.default : {};
   const target = [...Object.values(mod), ...Object.values(inner)].find(
@@ -62,8 +68,7 @@ export async function setup(data: HostData): Promise<void> {
       c.name === data.className &&
       accessor.getProcessorMetadata(c)?.queueName === data.queueName,
   );
-  if (!target)
-    throw invalidOptions(msg.CANNOT_START_SANDBOX, [msg.sandboxNotExported(at, data.file)]);
+  if (!target) throw invalidOptions(CANNOT_START_SANDBOX, [sandboxNotExported(at, data.file)]);
   const module = await resolve(accessor.getProcessorMetadata(target)!.options.sandbox!.module);
   let app: INestApplicationContext;
   try {
@@ -73,7 +78,7 @@ export async function setup(data: HostData): Promise<void> {
     });
   } catch (e) {
     // Named by its processor, not by this file (the sandbox's setup).
-    throw invalidOptions(msg.CANNOT_START_SANDBOX, [
+    throw invalidOptions(CANNOT_START_SANDBOX, [
       `${at}its sandbox module failed to boot: ${errorMessage(e)}`,
     ]);
   }
@@ -82,8 +87,8 @@ export async function setup(data: HostData): Promise<void> {
     instance = app.get(target);
   } catch (e) {
     await app.close();
-    const problem = msg.sandboxNotProvided(at, moduleName(module), errorMessage(e));
-    throw invalidOptions(msg.CANNOT_START_SANDBOX, [problem]);
+    const problem = sandboxNotProvided(at, moduleName(module), errorMessage(e));
+    throw invalidOptions(CANNOT_START_SANDBOX, [problem]);
   }
   const named = new Map<string, Method>();
   let catchAll: Method | undefined;

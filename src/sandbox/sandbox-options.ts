@@ -4,6 +4,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { sandboxOptionProblems, type Job, type SandboxOptions } from '../../lib/internal.js';
 import type { ProcessorSandboxOptions } from '../interfaces/processor-options.interface.js';
 import * as msg from '../work-queue.messages.js';
+import { sandboxBadModule, sandboxFileUnknown, sandboxNotObject } from './sandbox.messages.js';
 
 /** What host.ts receives (its `setup`) in each sandbox. */
 export interface HostData {
@@ -53,14 +54,14 @@ const asUrl = (file: string | URL): string =>
 
 export function processorSandboxProblems(sandbox: unknown, at: string): string[] {
   if (typeof sandbox !== 'object' || sandbox === null || Array.isArray(sandbox))
-    return [msg.sandboxNotObject(at, msg.show(sandbox))];
+    return [sandboxNotObject(at, msg.show(sandbox))];
   const o = sandbox as ProcessorSandboxOptions;
   const problems: string[] = [];
   for (const k of Object.keys(o))
     if (!KEYS[k as keyof ProcessorSandboxOptions])
       problems.push(msg.unknownOption(`${at}sandbox.`, k));
-  if (!isModule(o.module)) problems.push(msg.sandboxBadModule(at, msg.show(o.module)));
-  if (o.file === undefined) problems.push(msg.sandboxFileUnknown(at));
+  if (!isModule(o.module)) problems.push(sandboxBadModule(at, msg.show(o.module)));
+  if (o.file === undefined) problems.push(sandboxFileUnknown(at));
   const { mode, poolSize, memoryLimitMb, execArgv, abortGraceMs } = o;
   const core = {
     mode,
