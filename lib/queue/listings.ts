@@ -5,7 +5,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { invalid, redisError, WorkQueueError } from '../errors.js';
 import type { JobInfo, ListState, PageOptions } from '../types/index.js';
-import { malformedProblem, pageOf, shown } from '../util/checks.js';
+import { pageOf, shown } from '../util/checks.js';
 import { checkGroupName } from '../options.js';
 import { type QueueContext, type ScriptArgs } from './context.js';
 import { bounded } from '../redis/bounded.js';
@@ -81,9 +81,7 @@ export class Listings<T, R> {
 
   async changePriority(id: string, priority: number): Promise<boolean> {
     const problems: string[] = [];
-    if (typeof id !== 'string' || id.length === 0 || id.length > 256)
-      problems.push('id must be a string of 1-256 characters');
-    else if (malformedProblem('id', id)) problems.push(malformedProblem('id', id)!);
+    this.ctx.checkId(id, problems);
     if (!Number.isInteger(priority) || priority < 0 || priority > 9)
       problems.push(`priority must be an integer 0..9, got ${shown(priority)}`);
     if (problems.length) throw invalid(problems, `${this.ctx.name}: changePriority refused`);

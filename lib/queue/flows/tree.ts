@@ -11,7 +11,7 @@ import {
   type ResolvedQueueOptions,
 } from '../../options.js';
 import type { ChildFailurePolicy, FlowNode } from '../../types/index.js';
-import { delayMsProblem, isPosInt, malformedProblem } from '../../util/checks.js';
+import { delayMsProblem, hasLoneSurrogate, isPosInt, malformedProblem } from '../../util/checks.js';
 import { encode, type Raw } from '../../job/codec.js';
 import type { Meta } from '../../job/records.js';
 
@@ -236,8 +236,7 @@ function checkOptions(
       problems.push(`${at(path, 'id')}: must be a string of 1-256 characters`);
     else if (/^\d+$/.test(id))
       problems.push(`${at(path, 'id')}: ${JSON.stringify(id)} is all digits (generated ids are)`);
-    else if (malformedProblem(at(path, 'id'), id))
-      problems.push(malformedProblem(at(path, 'id'), id)!);
+    else if (hasLoneSurrogate(id)) problems.push(malformedProblem(at(path, 'id'), id)!);
     else meta.i = id;
   }
   if (name !== undefined) {
