@@ -11,6 +11,7 @@ import { packLogs, type LogBatch } from '../job/logs.js';
 import { delayMsProblem, isPosInt, MAX_DELAY_MS, shown } from '../util/checks.js';
 import { nestedUnknown } from '../util/unknown-options.js';
 import type { QueueContext, ScriptArgs } from './context.js';
+import { leaseArgs, perWorker } from './lease-args.js';
 import { readPayloads } from './lease-payloads.js';
 import type {
   CompleteItem,
@@ -29,14 +30,11 @@ import {
   type Unrunnable,
 } from '../job/records.js';
 
-/** lease()'s options. */
-const LEASE_KEYS = ['count', 'leaseMs', 'workerId'];
-
 export class Leases<T, R> {
   constructor(private readonly ctx: QueueContext) {}
 
   async leaseBatch(opts: LeaseOptions = {}): Promise<LeaseBatch<T>> {
-    const { count, leaseMs, workerId } = this.leaseArgs(opts, true);
+    const { count, leaseMs, workerId } = leaseArgs(this.ctx, opts, true);
     const reply = (await this.ctx.run('lease', [count, leaseMs, workerId], {
       workerId,
       buffers: true,
@@ -54,7 +52,7 @@ export class Leases<T, R> {
     const workerId = items[0]?.lease?.workerId ?? adopt[0]?.workerId ?? next?.workerId ?? '0';
     const o = this.ctx.options;
     const { count, leaseMs } = next
-      ? this.leaseArgs({ ...next, workerId })
+      ? leaseArgs(this.ctx, { ...next, workerId })
       : { count: 0, leaseMs: worker?.leaseMs ?? o.leaseMs };
     const ttl = o.resultTtlMs;
     const keep = o.keepCompleted;
@@ -186,7 +184,7 @@ export class Leases<T, R> {
   }
 
   async release(leases: Lease | readonly Lease[]): Promise<boolean[]> {
-    return this.perWorker(leases, async (workerId, group) => {
+    return perWorker(this.ctx, leases, async (workerId, group) => {
       const args: ScriptArgs['release'] = [workerId, group.length];
       for (const l of group) args.push(l.seq, l.token);
       const reply = (await this.ctx.run('release', args, { workerId })) as number[];
@@ -208,7 +206,7 @@ export class Leases<T, R> {
     if (!isPosInt(ms) || ms > MAX_DELAY_MS)
       throw invalid([`extend ms must be an integer 1..${MAX_DELAY_MS}, got ${shown(ms)}`]);
     const o = this.ctx.options;
-    return this.perWorker(leases, async (workerId, group) => {
+    return perWorker(this.ctx, leases, async (workerId, group) => {
       const lines = logs ? packLogs(group.map((l) => ({ seq: l.seq, logs: logs.get(l) }))) : '';
       const args: ScriptArgs['extend_leases'] = [
         workerId,
@@ -280,47 +278,5 @@ export class Leases<T, R> {
     const r = await this.ctx.run('fail', args, { workerId });
     if (!Array.isArray(r)) return { outcome: 'lost' };
     return { outcome: r[0] === 1 ? 'retried' : 'dead', at: num(r[1] as number) };
-  }
-
-  /** `strict`: a key that is none of lease()'s options is a problem too (lease() by hand). */
-  private leaseArgs(
-    opts: LeaseOptions,
-    strict = false,
-  ): { count: number; leaseMs: number; workerId: string } {
-    const o: LeaseOptions = opts ?? {};
-    const count = o.count ?? 1;
-    const leaseMs = o.leaseMs ?? this.ctx.options.leaseMs;
-    const workerId = o.workerId ?? '0';
-    const problems: string[] = [];
-    if (strict && typeof o === 'object') nestedUnknown('lease', o, LEASE_KEYS, problems);
-    if (!isPosInt(count) || count > 10_000)
-      problems.push(`count must be an integer 1..10000, got ${shown(count)}`);
-    if (!isPosInt(leaseMs) || leaseMs > MAX_DELAY_MS)
-      problems.push(`leaseMs must be an integer 1..${MAX_DELAY_MS}, got ${shown(leaseMs)}`);
-    if (!/^\d+$/.test(workerId))
-      problems.push(`workerId must come from registerWorker(), got ${shown(workerId)}`);
-    if (problems.length) throw invalid(problems, `${this.ctx.name}: lease refused`);
-    return { count, leaseMs, workerId };
-  }
-
-  /** Run `fn` once per worker holding some of `leases`; the answers in the order given. */
-  private async perWorker(
-    leases: Lease | readonly Lease[],
-    fn: (workerId: string, group: Lease[]) => Promise<boolean[]>,
-  ): Promise<boolean[]> {
-    const list = Array.isArray(leases) ? (leases as readonly Lease[]) : [leases as Lease];
-    const groups = new Map<string, Lease[]>();
-    for (const l of list) {
-      this.ctx.checkLease(l);
-      const g = groups.get(l.workerId) ?? [];
-      g.push(l);
-      groups.set(l.workerId, g);
-    }
-    const result = new Map<Lease, boolean>();
-    for (const [w, g] of groups) {
-      const r = await fn(w, g);
-      g.forEach((l, i) => result.set(l, r[i]!));
-    }
-    return list.map((l) => result.get(l)!);
   }
 }

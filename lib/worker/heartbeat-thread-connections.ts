@@ -3,6 +3,7 @@
 // ioredis when it cannot.
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import type { Cluster, Redis } from 'ioredis';
 
 /**
  * How the thread finds ioredis, which it loads only for a Cluster or Sentinel connection (or
@@ -69,4 +70,29 @@ export function plainOptions(spec: Pick<ConnectionSpec, 'cluster' | 'options'>):
     if (!unset && !KNOWN.has(k)) return false;
   }
   return o.tls === undefined || o.tls === null || typeof o.tls === 'object';
+}
+
+/** Copy of `v` without functions (or anything else a thread cannot receive). */
+function cloneable(v: unknown, depth = 0): unknown {
+  if (depth > 6 || typeof v === 'function' || typeof v === 'symbol') return undefined;
+  if (v === null || typeof v !== 'object') return v;
+  if (Buffer.isBuffer(v) || v instanceof Uint8Array) return v;
+  if (Array.isArray(v)) return v.map((x) => cloneable(x, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) {
+    const c = cloneable(x, depth + 1);
+    if (c !== undefined) out[k] = c;
+  }
+  return out;
+}
+
+/** The client's connection configuration (TLS, ACL user, Cluster nodes…) for the thread. */
+export function connectionSpec(client: Redis | Cluster): ConnectionSpec {
+  // Duck-typed: a Cluster from another copy of ioredis is not `instanceof` ours.
+  const cluster = (client as { isCluster?: unknown }).isCluster === true;
+  const nodes = cluster
+    ? cloneable((client as unknown as { startupNodes: unknown }).startupNodes)
+    : undefined;
+  const options = cloneable(client.options);
+  return { key: JSON.stringify([cluster, nodes, options]), cluster, nodes, options };
 }

@@ -6,7 +6,7 @@ import type { QueueKeys } from '../keys.js';
 import { script, scriptKeys, scriptShape } from '../scripts/assemble.js';
 import { callScript, defineScripts, type ScriptArgs } from '../scripts/define.js';
 import { within } from '../util/timeout.js';
-import type { ConnectionSpec } from './heartbeat-thread-connections.js';
+import { connectionSpec } from './heartbeat-thread-connections.js';
 import { heartbeatThread, type ThreadMember } from './heartbeat-thread.js';
 
 /*
@@ -108,31 +108,6 @@ export interface HeartbeatQueue {
   readonly client: Redis | Cluster;
   readonly keys: QueueKeys;
   readonly options: { readonly heartbeatTimeoutMs: number };
-}
-
-/** Copy of `v` without functions (or anything else a thread cannot receive). */
-function cloneable(v: unknown, depth = 0): unknown {
-  if (depth > 6 || typeof v === 'function' || typeof v === 'symbol') return undefined;
-  if (v === null || typeof v !== 'object') return v;
-  if (Buffer.isBuffer(v) || v instanceof Uint8Array) return v;
-  if (Array.isArray(v)) return v.map((x) => cloneable(x, depth + 1));
-  const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) {
-    const c = cloneable(x, depth + 1);
-    if (c !== undefined) out[k] = c;
-  }
-  return out;
-}
-
-/** The client's connection configuration (TLS, ACL user, Cluster nodes…) for the thread. */
-function connectionSpec(client: Redis | Cluster): ConnectionSpec {
-  // Duck-typed: a Cluster from another copy of ioredis is not `instanceof` ours.
-  const cluster = (client as { isCluster?: unknown }).isCluster === true;
-  const nodes = cluster
-    ? cloneable((client as unknown as { startupNodes: unknown }).startupNodes)
-    : undefined;
-  const options = cloneable(client.options);
-  return { key: JSON.stringify([cluster, nodes, options]), cluster, nodes, options };
 }
 
 class WorkerHeartbeat implements Heartbeat {
@@ -326,24 +301,4 @@ export function joinHeartbeat(
   onError: (e: unknown) => void,
 ): Heartbeat {
   return new WorkerHeartbeat(queue, intervalMs, onError);
-}
-
-/** Tests: the shared thread's state (threads alive, workers served, connections open). */
-export function heartbeatThreadStats(): { threads: number; workers: number; connections: number } {
-  return heartbeatThread(script('heartbeat').lua).stats();
-}
-
-/** Tests: how many times the shared thread was started in this process. */
-export function heartbeatThreadsStarted(): number {
-  return heartbeatThread(script('heartbeat').lua).spawned;
-}
-
-/** Tests: end the shared thread as a crash would; resolves once it has exited. */
-export async function killHeartbeatThread(): Promise<void> {
-  await heartbeatThread(script('heartbeat').lua).kill();
-}
-
-/** Tests: hold the shared thread's start until `until` resolves. */
-export function holdHeartbeatThread(until: Promise<void>): void {
-  heartbeatThread(script('heartbeat').lua).hold(until);
 }

@@ -11,7 +11,7 @@ import {
   heartbeatThreadStats,
   holdHeartbeatThread,
   killHeartbeatThread,
-} from '../../lib/worker/heartbeat.js';
+} from '../../lib/worker/heartbeat-testing.js';
 import {
   getQueueToken,
   Process,

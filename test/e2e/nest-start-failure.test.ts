@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { Module } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { heartbeatThreadStats } from '../../lib/worker/heartbeat.js';
+import { heartbeatThreadStats } from '../../lib/worker/heartbeat-testing.js';
 import { Process, Processor, WorkQueueModule } from '../../src/index.js';
 import { uniqueName } from '../support/keys.js';
 import { createNestApp } from '../support/nest-app.js';

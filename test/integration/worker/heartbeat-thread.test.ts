@@ -14,7 +14,7 @@ import {
   heartbeatThreadsStarted,
   heartbeatThreadStats,
   holdHeartbeatThread,
-} from '../../../lib/worker/heartbeat.js';
+} from '../../../lib/worker/heartbeat-testing.js';
 import { testRedisUrl } from '../../support/keys.js';
 import { QueueFixture } from '../../support/queue.js';
 import { waitFor } from '../../support/wait.js';

@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { Redis, type RedisOptions } from 'ioredis';
 import { WorkQueue, type WorkQueueOptions } from '../../../lib/index.js';
-import { heartbeatThreadStats } from '../../../lib/worker/heartbeat.js';
+import { heartbeatThreadStats } from '../../../lib/worker/heartbeat-testing.js';
 import { testRedisUrl } from '../../support/keys.js';
 import { QueueFixture } from '../../support/queue.js';
 import { waitFor } from '../../support/wait.js';
