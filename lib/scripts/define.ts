@@ -139,9 +139,23 @@ function send(
 }
 
 /**
+ * What a client learned of its Redis' script cache: how many NOSCRIPT answers it got (`lost`),
+ * and for each script the value of `lost` when it last ran by its text (its text is in the
+ * cache since). Only for a client that got a NOSCRIPT answer.
+ */
+interface ScriptCache {
+  lost: number;
+  readonly sent: Map<ScriptName, number>;
+}
+const caches = new WeakMap<ScriptClient, ScriptCache>();
+
+/**
  * Run script `name` on a client: `keys` from ScriptKeys.of, then the script's arguments, typed
  * by its header; `buffers`: replies as Buffers. A NOSCRIPT refusal did not run the script: it
- * is sent again, with its text.
+ * is sent again, with its text. Once a client got one (a Redis that restarted, was flushed or
+ * failed over to a replica: it lost every script, not one), each other script goes with its
+ * text at once the first time after (a worker's first lease after its registration: no round
+ * trip for another NOSCRIPT).
  */
 export function callScript<N extends ScriptName>(
   client: ScriptClient,
@@ -152,10 +166,34 @@ export function callScript<N extends ScriptName>(
 ): Promise<unknown> {
   const s = loadedScript(name);
   const a = args as readonly Arg[];
+  const cache = caches.get(client);
+  if (cache !== undefined && (cache.sent.get(name) ?? -1) < cache.lost) {
+    return sendText(client, cache, name, s, keys, a, buffers);
+  }
   return send(client, 'evalsha', s.sha, s.numberOfKeys, keys, a, buffers).catch((e: unknown) => {
     if (!(e instanceof Error) || !e.message.startsWith('NOSCRIPT')) throw e;
     if (quitting(client)) throw new Error(`Connection is closed. (${name}: not sent again)`);
-    return send(client, 'eval', s.lua, s.numberOfKeys, keys, a, buffers);
+    let c = caches.get(client);
+    if (c === undefined) caches.set(client, (c = { lost: 0, sent: new Map() }));
+    c.lost++;
+    return sendText(client, c, name, s, keys, a, buffers);
+  });
+}
+
+/** EVAL of the script's text; once it ran, the cache has it. */
+function sendText(
+  client: ScriptClient,
+  cache: ScriptCache,
+  name: ScriptName,
+  s: Loaded,
+  keys: readonly Arg[],
+  args: readonly Arg[],
+  buffers: boolean,
+): Promise<unknown> {
+  const lost = cache.lost;
+  return send(client, 'eval', s.lua, s.numberOfKeys, keys, args, buffers).then((reply) => {
+    if ((cache.sent.get(name) ?? -1) < lost) cache.sent.set(name, lost);
+    return reply;
   });
 }
 
