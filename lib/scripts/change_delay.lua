@@ -2,7 +2,8 @@
 -- future leaves its list (LREM, O(length of its list)) or its group for the delayed set (where a
 -- grouped job comes due back into its group); one due now stays
 -- where it is. A delayed job gets the new due time, at the earliest now (then the next lease
--- promotes it: a schedule tick is checked as when it comes due).
+-- promotes it: a schedule tick is checked as when it comes due, but its missed window no longer
+-- applies: the caller chose its time).
 --! keys: pending data meta callerIds delayed leased dead completedJobs wake eventLog waitingChildren
 --! keys: groupPending groupsReady groupRunning groupsPaused groups groupedPending
 --! argv: id schedule
@@ -43,6 +44,10 @@ if not rcall('ZSCORE', K_DELAYED, seq) then
     return { 0 }
   end
 end
+if meta.z then
+  meta.z = nil
+  save_meta(seq, meta)
+end
 schedule({ due, seq })
-emit('delayed', meta.i or seq)
+emit('delayed', meta.i or seq, ev_group(meta))
 return { 1, due }

@@ -1,8 +1,11 @@
 -- promote: a delayed job runs now (to the back of its pending list).
---! keys: pending meta callerIds data delayed wake completedJobs eventLog
+--! keys: pending meta callerIds data delayed wake completedJobs eventLog scheduleLatestJobs
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: id
 -- id: the job's public id.
+-- A schedule tick's job fires now: its missed window no longer applies, and it becomes its
+-- schedule's latest fired tick (skipIfRunning weighs the next ticks against it; it runs even
+-- while an earlier tick's job does: the caller asked for it).
 -- Logs 'promoted' (as a delayed job that came due does). Returns: 1 promoted, 0 not delayed (or
 -- no such job).
 local seq = resolve(ARGV[1])
@@ -11,7 +14,15 @@ if not seq or not rcall('ZSCORE', K_DELAYED, seq) then
 end
 rcall('ZREM', K_DELAYED, seq)
 local raw = rcall('HGET', K_META, seq)
-requeue(seq, decode_meta(raw), false)
+local meta = decode_meta(raw)
+if tick_unfired(meta) then
+  if meta.w then
+    rcall('HSET', K_SCHEDULE_LATEST_JOBS, meta.w, seq)
+  end
+  meta.z, meta.w, meta.u = nil, nil, nil
+  save_meta(seq, meta)
+end
+requeue(seq, meta, false)
 emit_jobs('promoted', { seq }, { raw })
 wake()
 return 1

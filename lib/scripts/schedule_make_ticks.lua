@@ -32,7 +32,7 @@ end
 -- The latest tick made before is not the latest any more: it may be dropped when late.
 if not skip and rec.t and ticks[1] then
   local seq = rcall('HGET', K_CALLER_IDS, sid .. ':' .. int(rec.t))
-  if seq and rcall('ZSCORE', K_DELAYED, seq) then
+  if tick_waits(seq) then
     local meta = decode_meta(rcall('HGET', K_META, seq))
     meta.z = math.max(rec.t + late, ticks[1])
     save_meta(seq, meta)
@@ -49,6 +49,7 @@ for i, tick in ipairs(ticks) do
     end
     meta.i = cid
     if tick > now then
+      meta.u = 1
       if skip then
         meta.z = tick + late
       elseif ticks[i + 1] then

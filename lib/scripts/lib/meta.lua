@@ -11,7 +11,8 @@
 -- a pending list; lib/scripts/lib/groups.lua), P its flow parent ('<queue>\t<seq>\t<caller id>',
 -- see flows.lua), W on a flow parent its delay once its children ended (ms; present for its
 -- whole life), k the worker of its last attempt that did not complete (processedBy, history.lua),
--- l 1 when it has a log (history.lua).
+-- l 1 when it has a log (history.lua), u 1 on a schedule tick's job until its tick fires (made
+-- by schedule_make_ticks; cleared with z and w when it fires, see fire_tick).
 --
 -- Lease tokens: '<n>' (a value of the token counter) for a regular lease, 's<n>' for a solo run
 -- of a suspect job (its death counts). The lease hash (K_LEASE_HOLDERS) holds '<token>:<holder>':
@@ -26,7 +27,7 @@
 -- that touches the job fail (one such job would stall a worker's batch or a whole clean()).
 -- Unusable fields are dropped (defaults apply); the client dead-letters a job whose metadata
 -- is not a JSON object when it is leased ('undecodable metadata').
-local META_NUMBERS = { 'p', 'a', 'm', 'x', 's', 'z', 't', 'l', 'W' }
+local META_NUMBERS = { 'p', 'a', 'm', 'x', 's', 'z', 't', 'l', 'W', 'u' }
 
 local META_STRINGS = { 'i', 'n', 'e', 'r', 'w', 'c', 'k', 'g', 'P' }
 

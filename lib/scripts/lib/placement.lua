@@ -129,6 +129,14 @@ local function drop_delayed(seq, cid)
   end
 end
 
+-- Whether a job's meta is that of a schedule tick that has not fired yet: u (ticks made since
+-- 2026-12-05), or the z or w of one made before (fire_tick clears all three). A tick's job that
+-- fired and waits again in the delayed set (a retry's backoff, a DelayedError step, changeDelay)
+-- has none: it is a job like any other.
+local function tick_unfired(meta)
+  return meta.u ~= nil or meta.z ~= nil or meta.w ~= nil
+end
+
 -- A schedule tick comes due (lib/schedules): false when it is dropped instead, because it missed
 -- its window (meta z: drop-by time) or because the job of an earlier tick of its schedule still
 -- exists (meta w: the schedule, when its template says skipIfRunning; K_SCHEDULE_LATEST_JOBS holds the job
@@ -153,7 +161,7 @@ local function fire_tick(seq, meta, now)
     end
     rcall('HSET', K_SCHEDULE_LATEST_JOBS, meta.w, seq)
   end
-  meta.z, meta.w = nil, nil
+  meta.z, meta.w, meta.u = nil, nil, nil
   save_meta(seq, meta)
   return true
 end
@@ -183,7 +191,7 @@ local function promote(now, limit)
   local placed_seqs, placed_metas = {}, {}
   for i, seq in ipairs(due) do
     local meta = decode_meta(metas[i])
-    if (meta.z == nil and meta.w == nil) or fire_tick(seq, meta, now) then
+    if not tick_unfired(meta) or fire_tick(seq, meta, now) then
       requeue(seq, meta, false)
       placed_seqs[#placed_seqs + 1] = seq
       placed_metas[#placed_metas + 1] = metas[i]

@@ -21,6 +21,16 @@ local function sched_record(sid)
   return rec
 end
 
+-- Whether the job `seq` (a caller-id value: nil, or '~…' once taken) of one of a schedule's
+-- ticks waits in the delayed set for its tick to fire (not a fired one waiting there again:
+-- tick_unfired).
+local function tick_waits(seq)
+  return seq
+    and not taken_until(seq)
+    and rcall('ZSCORE', K_DELAYED, seq)
+    and tick_unfired(decode_meta(rcall('HGET', K_META, seq)))
+end
+
 -- Move the ticks of `rec` that came due by `now` out of its list of coming ticks (p: the latest)
 -- — once fired: a tick whose time came but whose job no clean or lease promoted yet stays (a
 -- changed schedule drops it: drop_unfired).
@@ -29,8 +39,7 @@ local function prune_due(sid, rec, now)
   for _, tick in ipairs(rec.m) do
     local due = tick <= now
     if due then
-      local seq = rcall('HGET', K_CALLER_IDS, sid .. ':' .. int(tick))
-      due = not (seq and rcall('ZSCORE', K_DELAYED, seq))
+      due = not tick_waits(rcall('HGET', K_CALLER_IDS, sid .. ':' .. int(tick)))
     end
     if not due then
       keep[#keep + 1] = tick
@@ -42,13 +51,15 @@ local function prune_due(sid, rec, now)
 end
 
 -- Drop the tick jobs of `rec` that have not fired yet (still in the delayed set: also one whose
--- time came and that nothing promoted yet); `rec.m` keeps the others.
+-- time came and that nothing promoted yet; not one that fired and waits there again, e.g. for a
+-- retry); `rec.m` keeps the others.
 local function drop_unfired(sid, rec)
   local kept = {}
   for _, tick in ipairs(rec.m) do
     local cid = sid .. ':' .. int(tick)
     local seq = rcall('HGET', K_CALLER_IDS, cid)
-    if seq and not taken_until(seq) and rcall('ZREM', K_DELAYED, seq) == 1 then
+    if tick_waits(seq) then
+      rcall('ZREM', K_DELAYED, seq)
       drop_delayed(seq, cid)
     else
       kept[#kept + 1] = tick

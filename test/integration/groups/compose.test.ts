@@ -185,7 +185,14 @@ describe('composition', () => {
     ]);
     await q.complete(a!);
     // Due now: back in its group, and the group empties and is forgotten once it completed.
+    // (changeDelay's 'delayed' event has the group too: it had none.)
     expect(await q.changeDelay(s!.id, 0)).toBe(true);
+    expect((await events(q)).filter((e) => e.id === s!.id).map((e) => [e.kind, e.group])).toEqual([
+      ['added', 'A'],
+      ['active', 'A'],
+      ['delayed', 'A'],
+      ['delayed', 'A'],
+    ]);
     await q.clean();
     const [again] = await q.lease({ leaseMs: 60_000 });
     expect(again).toMatchObject({ id: s!.id, group: 'A' });
