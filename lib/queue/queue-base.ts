@@ -152,6 +152,14 @@ export class QueueBase<T = unknown, R = unknown> {
   }
 
   /**
+   * Which of `groups` are paused now (a worker that may have missed group-pause notices).
+   * @internal The Worker's private protocol (not in the published typings).
+   */
+  pausedGroups(groups: readonly string[]): Promise<Set<string>> {
+    return this.workers.pausedGroups(groups);
+  }
+
+  /**
    * Block on `blockingClient` (a connection used for nothing else) until work may be available
    * or `timeoutMs` passes (docs/internals/hand-off.md). Resolves true when woken, a job when one was
    * handed off to this (parked) worker — adopt it with `completeAndLease([], …, { adopt,

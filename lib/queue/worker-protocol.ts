@@ -3,6 +3,7 @@
  * idle wait on the wake list (docs/internals/hand-off.md), and reconciling after a dropped connection.
  */
 import type { Cluster, Redis } from 'ioredis';
+import { bounded } from '../redis/bounded.js';
 import type { LeasedJob } from '../types/index.js';
 import type { QueueContext } from './context.js';
 import { handedOffJob, str, type Raw } from '../job/records.js';
@@ -47,6 +48,19 @@ export class WorkerProtocol<T> {
       workerId,
     })) as number[];
     return { leases: r[0]!, handoffs: r[1]! };
+  }
+
+  /** Which of `groups` are paused now (read one by one: a worker holds jobs of a few). */
+  async pausedGroups(groups: readonly string[]): Promise<Set<string>> {
+    const { client, keys, options, name } = this.ctx;
+    const answers = await Promise.all(
+      groups.map((g) =>
+        bounded(client, options.commandTimeoutMs, `queue ${name}: paused groups`, () =>
+          client.sismember(keys.key('groupsPaused'), g),
+        ),
+      ),
+    );
+    return new Set(groups.filter((_, i) => answers[i] === 1));
   }
 
   async waitForWork(

@@ -9,6 +9,12 @@ import { CALL_TIMEOUT_MS, type WorkerContext } from './context.js';
 export class EventsChannel<T, R> {
   private conn: Redis | Cluster | undefined;
   private closed = false;
+  /** The first SUBSCRIBE held (ioredis subscribes again by itself after a reconnect). */
+  private subscribed = false;
+  /** A catch-up after a reconnect is on its way. */
+  private catching = false;
+  /** Drops of the connection since it first subscribed. */
+  private drops = 0;
 
   constructor(private readonly ctx: WorkerContext<T, R>) {}
 
@@ -24,6 +30,16 @@ export class EventsChannel<T, R> {
     sub.on('error', () => {
       /* reconnects and resubscribes by itself */
     });
+    // Down: a notice sent now is lost (pub/sub keeps nothing). Prefetched jobs wait until we
+    // listen again and caught up (see missed()).
+    sub.on('close', () => {
+      if (this.closed || !this.subscribed) return;
+      this.drops++;
+      ctx.renewer.deafened();
+    });
+    sub.on('ready', () => {
+      if (this.subscribed && !this.closed) void this.missed(sub);
+    });
     sub.on('message', (_channel: string, message: string) => {
       // Messages read together are handed over one by one: a slot one frees is filled only
       // once the others were read (a cancel of the buffered job that would start: see RunTable).
@@ -36,6 +52,7 @@ export class EventsChannel<T, R> {
     for (;;) {
       try {
         await sub.subscribe(ctx.queue.keys.noticeChannel);
+        this.subscribed = true;
         return;
       } catch (e) {
         if (this.closed || ctx.closing) throw e;
@@ -57,6 +74,47 @@ export class EventsChannel<T, R> {
     await within(Promise.allSettled([...ctx.inflight]), CALL_TIMEOUT_MS);
     if (ctx.closing) return;
     await ctx.renewer.renew();
+    ctx.queuePause.recheck();
+  }
+
+  /**
+   * Connected again after a drop: once subscribed again (our own SUBSCRIBE, answered after the
+   * one ioredis sent at its reconnect), learn what was said meanwhile: the prefetched jobs of
+   * groups paused meanwhile go back, a renewal drops cancelled and lost leases (and aborts their
+   * runs), then prefetched jobs start (LeaseRenewer.heard), and the queue's pause is checked.
+   */
+  private async missed(sub: Redis | Cluster): Promise<void> {
+    const { ctx } = this;
+    if (this.catching) return;
+    this.catching = true;
+    try {
+      // Again while the connection dropped once more meanwhile (ready again by then).
+      for (let at = -1; at !== this.drops;) {
+        at = this.drops;
+        try {
+          await sub.subscribe(ctx.queue.keys.noticeChannel);
+        } catch (e) {
+          if (this.closed || ctx.closing) return;
+          ctx.report(e);
+          await delay(200);
+          at = -1;
+          continue;
+        }
+        const groups = [...new Set(ctx.runs.waiting().map((l) => l.group))].filter(
+          (g): g is string => g !== undefined,
+        );
+        if (groups.length === 0) continue;
+        const paused = await ctx.queue.pausedGroups(groups).catch((e: unknown) => {
+          ctx.report(e);
+          return new Set<string>();
+        });
+        for (const g of paused) ctx.runs.giveBack(ctx.runs.takeWaiting(g));
+      }
+    } finally {
+      this.catching = false;
+    }
+    if (this.closed || ctx.closing) return;
+    ctx.renewer.heard();
     ctx.queuePause.recheck();
   }
 

@@ -8,6 +8,10 @@
 // jobs to another worker, which may even have completed them. So a prefetched job does not
 // start after such a gap until a renewal sent after it confirmed which leases are still ours
 // (one round trip; the lost ones leave the buffer). Running jobs learn it from that same call.
+// The same holds while the worker's notice channel is down (a dropped connection, a Redis
+// restart): a cancel published meanwhile is never heard, so no prefetched job starts until the
+// channel is back and a renewal sent after it says which leases are still ours (a cancelled
+// job's is gone: it leaves the buffer, or a running one ends as lost, its signal aborted).
 import { performance } from 'node:perf_hooks';
 import type { LogBatch } from '../job/logs.js';
 import type { Lease } from '../types/job.js';
@@ -24,6 +28,8 @@ export class LeaseRenewer<T, R> implements RenewerPart {
   private awayAt: number | undefined;
   /** A renewal that covers the gap is on its way. */
   private verifying = false;
+  /** The notice channel is down (see the head of this file). */
+  private deaf = false;
 
   constructor(private readonly ctx: WorkerContext<T, R>) {}
 
@@ -62,9 +68,22 @@ export class LeaseRenewer<T, R> implements RenewerPart {
    * renewal sent since answered; that renewal is then on its way, and refills once it answers.
    */
   mayStart(): boolean {
-    if (!this.lookedAway()) return true;
+    const away = this.lookedAway();
+    if (this.deaf) return false; // heard() verifies and refills
+    if (!away) return true;
     this.verify();
     return false;
+  }
+
+  deafened(): void {
+    this.deaf = true;
+  }
+
+  heard(): void {
+    if (!this.deaf) return;
+    this.deaf = false;
+    this.awayAt = performance.now();
+    this.verify();
   }
 
   /** Note the loop running now; whether a gap is still to be covered. */

@@ -115,8 +115,15 @@ export interface CancelsPart {
 export interface RenewerPart {
   start(): void;
   stop(): void;
-  /** Whether a prefetched job may start now (not right after the process was away). */
+  /**
+   * Whether a prefetched job may start now (not right after the process was away, nor while
+   * the notice channel is down).
+   */
   mayStart(): boolean;
+  /** The notice channel's connection dropped: notices sent meanwhile go unheard. */
+  deafened(): void;
+  /** Subscribed again: a renewal learns what was missed, then prefetched jobs may start. */
+  heard(): void;
   /** True once Redis answered (or there was nothing to renew). */
   renew(): Promise<boolean>;
 }

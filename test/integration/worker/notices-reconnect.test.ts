@@ -1,0 +1,119 @@
+/**
+ * Notices sent while a worker's notice channel reconnects (pub/sub keeps nothing): the worker
+ * catches up once subscribed again. A prefetched job cancelled meanwhile never starts, a running
+ * one's signal aborts, and the prefetched jobs of a group paused meanwhile go back. (Before: the
+ * cancelled job started once a slot freed, a running one learned it at its next renewal — 10 s
+ * on defaults — and a paused group's prefetched jobs all started.)
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { Worker, WorkQueue } from '../../../lib/index.js';
+import { uniqueName } from '../../support/keys.js';
+import { startRedis, type RedisHandle } from '../../support/redis-server.js';
+import { waitFor } from '../../support/wait.js';
+
+let redis: RedisHandle;
+let admin: Redis;
+const clients: Redis[] = [];
+
+beforeAll(async () => {
+  // A private Redis: CLIENT KILL TYPE pubsub drops only this file's subscribers.
+  redis = await startRedis();
+  admin = new Redis(redis.url);
+});
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.quit().catch(() => c.disconnect())));
+  admin.disconnect();
+  await redis.dispose();
+});
+
+type Data = { block?: boolean; n: number };
+
+/** A worker (concurrency 1, prefetch 3) whose handler records starts and can be held. */
+async function setUp() {
+  const client = new Redis(redis.url);
+  clients.push(client);
+  const q = new WorkQueue<Data>(client, uniqueName(), { logger: false, commandTimeoutMs: 500 });
+  const started: string[] = [];
+  const aborted: string[] = [];
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  const worker = new Worker(
+    q,
+    async (job) => {
+      started.push(job.id);
+      job.signal.addEventListener('abort', () => aborted.push(job.id));
+      if (job.data.block) await Promise.race([held, new Promise((r) => setTimeout(r, 30_000))]);
+    },
+    { concurrency: 1, prefetch: 3 },
+  );
+  worker.on('error', () => undefined);
+  await worker.start();
+  await waitFor(
+    async () => ((await admin.pubsub('NUMSUB', q.keys.noticeChannel)) as unknown[])[1] === 1,
+    { what: 'the worker subscribed' },
+  );
+  const a = await q.add({ block: true, n: 0 });
+  await waitFor(() => started.includes(a.id), { what: 'the blocking job running' });
+  return { q, worker, started, aborted, release, a };
+}
+
+/** Drop the worker's notice channel; resolves once it is down (it reconnects by itself). */
+async function dropNotices(): Promise<void> {
+  await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
+}
+
+describe('notices sent while the notice channel reconnects', () => {
+  it('a prefetched job cancelled meanwhile never starts', async () => {
+    const { q, worker, started, release } = await setUp();
+    const b = await q.add({ n: 1 });
+    await waitFor(async () => (await q.getJob(b.id))?.state === 'leased', { what: 'b prefetched' });
+    await dropNotices();
+    expect(await q.cancel(b.id)).toBe(true);
+    release();
+    const c = await q.add({ n: 2 });
+    await waitFor(async () => (await q.getJob(c.id))?.state === 'completed', {
+      what: 'a job added after the cancel completed',
+    });
+    expect(started).not.toContain(b.id);
+    expect(await q.getJob(b.id)).toBeNull();
+    await worker.close();
+  });
+
+  it("a running job cancelled meanwhile: its signal aborts once the channel is back, not at the lease's next renewal", async () => {
+    const { q, worker, aborted, a, release } = await setUp();
+    await dropNotices();
+    expect(await q.cancel(a.id)).toBe(true);
+    await waitFor(() => aborted.includes(a.id), { what: "the running job's signal aborted" });
+    release();
+    await worker.close();
+  });
+
+  it('a group paused meanwhile: its prefetched jobs go back, not started; they run once it resumes', async () => {
+    const { q, worker, started, release } = await setUp();
+    const grouped = await q.addBulk([
+      { data: { n: 1 }, opts: { group: 'g' } },
+      { data: { n: 2 }, opts: { group: 'g' } },
+    ]);
+    await waitFor(
+      async () => (await q.counts()).leased === 3, // the running job and both prefetched
+      { what: 'the group jobs prefetched' },
+    );
+    await dropNotices();
+    await q.pauseGroup('g');
+    release();
+    const c = await q.add({ n: 3 });
+    await waitFor(async () => (await q.getJob(c.id))?.state === 'completed', {
+      what: 'a job added after the pause completed',
+    });
+    for (const r of grouped) {
+      expect(started).not.toContain(r.id);
+      expect((await q.getJob(r.id))?.state).toBe('pending');
+    }
+    await q.resumeGroup('g');
+    await waitFor(() => grouped.every((r) => started.includes(r.id)), {
+      what: 'the group ran after its resume',
+    });
+    await worker.close();
+  });
+});
