@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { WorkQueue } from '../../../lib/index.js';
+import { Worker, WorkQueue } from '../../../lib/index.js';
 import { countCommands } from '../../support/core.js';
 import { uniqueName } from '../../support/keys.js';
 import { startRedis } from '../../support/redis-server.js';
@@ -54,6 +54,36 @@ describe('scripts after Redis lost them', () => {
     } finally {
       await client.quit();
       await admin.quit();
+      await redis.dispose();
+    }
+  });
+});
+
+describe('a worker starting on a Redis that lost its scripts', () => {
+  it("keeps every log line of its first job (a renewal's re-send after NOSCRIPT was overtaken by the job's completion, and found its lease gone)", async () => {
+    const redis = await startRedis();
+    const client = new Redis(redis.url);
+    try {
+      const q = new WorkQueue<number>(client, uniqueName(), { logger: false });
+      await q.add(0);
+      await q.lease();
+      await client.script('FLUSH');
+      const worker = new Worker(
+        q,
+        async (job) => {
+          for (const line of ['one', 'two', 'three', 'four']) await job.log(line);
+          return job.data;
+        },
+        { concurrency: 4 },
+      );
+      worker.on('error', () => undefined);
+      const { id } = await q.add(1);
+      expect(await q.waitForResult(id, { timeoutMs: 5_000 })).toBe(1);
+      expect((await q.getJobLogs(id)).lines).toEqual(['one', 'two', 'three', 'four']);
+      await worker.close();
+      await q.close();
+    } finally {
+      await client.quit();
       await redis.dispose();
     }
   });
