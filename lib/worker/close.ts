@@ -15,7 +15,8 @@ export interface CloseParts {
 
 /**
  * Stop leasing, wait for running jobs up to `timeoutMs`, then release the unfinished ones to the
- * front of the queue and abort their signals; deregister and close connections. Never rejects.
+ * front of the queue and abort their signals; give back what Redis says we hold besides; deregister
+ * and close connections. Never rejects.
  */
 export async function closeWorker<T, R>(
   ctx: WorkerContext<T, R>,
@@ -69,6 +70,13 @@ export async function closeWorker<T, R>(
   // The heartbeat has stopped before the worker leaves, so no late beat registers it again.
   await connectionsReleased;
   if (ctx.id !== '0') {
+    // Leases Redis still gives us are none we will finish: a lease call whose reply was lost,
+    // or came after its timeout (Redis paused), left them. Back to the front before we leave
+    // (on the same connection: after that call, if Redis runs it late), not when they lapse.
+    await within(
+      ctx.queue.reconcile(ctx.id, []).catch((e: unknown) => ctx.report(e)),
+      budget(),
+    );
     await within(
       ctx.queue.deregisterWorker(ctx.id).catch((e: unknown) => ctx.report(e)),
       budget(),

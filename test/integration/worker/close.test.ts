@@ -89,6 +89,20 @@ describe('Worker.close()', () => {
     expect(await q.complete(next!)).toBe(true);
   });
 
+  it('gives back jobs Redis leased to it that it never heard of (a lease reply lost, or answered after its timeout): pending at once, not when their lease lapses', async () => {
+    const q = fx.queue<string>();
+    const w = worker(q, () => 'done', { concurrency: 1, prefetch: 0 });
+    await w.start();
+    w.pause(); // (not parked: the add hands nothing off to it)
+    const { id } = await q.add('x');
+    // A lease the worker never got the reply of: Redis counts the job as this worker's.
+    const [stray] = await q.lease({ count: 1, leaseMs: 60_000, workerId: w.workerId });
+    expect(stray?.id).toBe(id);
+    await deadline(w.close(), 5_000, 'close');
+    expect(await q.getJob(id)).toMatchObject({ state: 'pending', attemptsMade: 0 });
+    expect(await q.counts()).toMatchObject({ pending: 1, leased: 0, workers: 0 });
+  });
+
   it('a timeoutMs that is not 0..2^31-1 ms rejects INVALID_ARGUMENT and closes nothing', async () => {
     const q = fx.queue<string>();
     const done: string[] = [];
