@@ -152,6 +152,14 @@ export class QueueBase<T = unknown, R = unknown> {
   }
 
   /**
+   * The queue's pause version now, 0 when not paused (a worker that may have missed a pause).
+   * @internal The Worker's private protocol (not in the published typings).
+   */
+  pauseVersion(): Promise<number> {
+    return this.workers.pauseVersion();
+  }
+
+  /**
    * Which of `groups` are paused now (a worker that may have missed group-pause notices).
    * @internal The Worker's private protocol (not in the published typings).
    */

@@ -50,6 +50,12 @@ export class WorkerProtocol<T> {
     return { leases: r[0]!, handoffs: r[1]! };
   }
 
+  /** The queue's pause version now (0: not paused; see flow_control.lua). */
+  async pauseVersion(): Promise<number> {
+    const r = (await this.ctx.run('flow_control', ['get'])) as number[];
+    return r[0]!;
+  }
+
   /** Which of `groups` are paused now (read one by one: a worker holds jobs of a few). */
   async pausedGroups(groups: readonly string[]): Promise<Set<string>> {
     const { client, keys, options, name } = this.ctx;

@@ -45,7 +45,7 @@ export const SCRIPT_SHAS: Readonly<Record<keyof typeof SCRIPT_SOURCES, string>> 
   "release": '43dd43e9951f0e4e5b6c1b064813d804314af2b7',
   "repair_job": '17ecc9c649951af1dee9dedbc49794ce3109fae5',
   "schedule_get": '23bbba618c1efd865ddb5023c1e10028fcbf3db2',
-  "schedule_make_ticks": 'e7ea77539aeb5fd373d25607c96a8c896cccd008',
+  "schedule_make_ticks": '00c488f42032a790108ccf62da8d22a1e647dce7',
   "schedule_remove": 'adc21b7652679c67ffc46c0f0e8d92aabff5688d',
   "schedule_upsert": '735eadc841db4d28af3b2e8f38f1afa20b770c3a',
   "update_data": 'b743852a5c9c60dd1f6a9b07eb3ee1ae9a2d2a0c',

@@ -29,10 +29,11 @@ for i = 7, #ARGV do
     ticks[#ticks + 1] = tick
   end
 end
--- The latest tick made before is not the latest any more: it may be dropped when late.
+-- The latest tick made before is not the latest any more: it may be dropped when late (not
+-- when changeDelay moved it: it fires at the time chosen).
 if not skip and rec.t and ticks[1] then
   local seq = rcall('HGET', K_CALLER_IDS, sid .. ':' .. int(rec.t))
-  if tick_waits(seq) then
+  if tick_waits(seq) and tonumber(rcall('ZSCORE', K_DELAYED, seq)) == rec.t then
     local meta = decode_meta(rcall('HGET', K_META, seq))
     meta.z = math.max(rec.t + late, ticks[1])
     save_meta(seq, meta)

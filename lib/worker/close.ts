@@ -70,11 +70,12 @@ export async function closeWorker<T, R>(
   // The heartbeat has stopped before the worker leaves, so no late beat registers it again.
   await connectionsReleased;
   if (ctx.id !== '0') {
-    // Leases Redis still gives us are none we will finish: a lease call whose reply was lost,
-    // or came after its timeout (Redis paused), left them. Back to the front before we leave
-    // (on the same connection: after that call, if Redis runs it late), not when they lapse.
+    // Leases Redis still gives us that we do not know of are none we will finish: a lease call
+    // whose reply was lost, or came after its timeout (Redis paused), left them. Back to the
+    // front before we leave (on the same connection: after that call, if Redis runs it late),
+    // not when they lapse. (Known: a run whose outcome is still on its way keeps its lease.)
     await within(
-      ctx.queue.reconcile(ctx.id, []).catch((e: unknown) => ctx.report(e)),
+      ctx.queue.reconcile(ctx.id, runs.tokens()).catch((e: unknown) => ctx.report(e)),
       budget(),
     );
     await within(

@@ -40,6 +40,13 @@ export class EventsChannel<T, R> {
     sub.on('ready', () => {
       if (this.subscribed && !this.closed) void this.missed(sub);
     });
+    // Ended for good (a retryStrategy that gives up): no notice comes any more; prefetched jobs
+    // start as before the channel (a renewal first), cancels are learned at renewals.
+    sub.on('end', () => {
+      if (this.closed || ctx.closing || !this.subscribed) return;
+      ctx.report(new Error(`queue ${ctx.queue.name}: the worker's notice channel ended`));
+      ctx.renewer.heard();
+    });
     sub.on('message', (_channel: string, message: string) => {
       // Messages read together are handed over one by one: a slot one frees is filled only
       // once the others were read (a cancel of the buffered job that would start: see RunTable).
@@ -79,8 +86,8 @@ export class EventsChannel<T, R> {
 
   /**
    * Connected again after a drop: once subscribed again (our own SUBSCRIBE, answered after the
-   * one ioredis sent at its reconnect), learn what was said meanwhile: the prefetched jobs of
-   * groups paused meanwhile go back, a renewal drops cancelled and lost leases (and aborts their
+   * one ioredis sent at its reconnect), learn what was said meanwhile: a queue paused meanwhile
+   * pauses us (prefetched jobs go back), the prefetched jobs of groups paused meanwhile go back, a renewal drops cancelled and lost leases (and aborts their
    * runs), then prefetched jobs start (LeaseRenewer.heard), and the queue's pause is checked.
    */
   private async missed(sub: Redis | Cluster): Promise<void> {
@@ -100,6 +107,8 @@ export class EventsChannel<T, R> {
           at = -1;
           continue;
         }
+        const pause = await ctx.queue.pauseVersion().catch((e: unknown) => (ctx.report(e), 0));
+        ctx.queuePause.fromReply(pause);
         const groups = [...new Set(ctx.runs.waiting().map((l) => l.group))].filter(
           (g): g is string => g !== undefined,
         );

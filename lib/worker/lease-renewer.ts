@@ -19,6 +19,12 @@ import type { WorkerContext } from './context.js';
 import { takeLogs } from './job.js';
 import type { RenewerPart } from './parts.js';
 
+/**
+ * Longest a dropped notice channel holds prefetched jobs: ioredis' longest reconnect backoff
+ * plus its wait for a Redis loading its data (as heartbeat.ts' RECONNECT_BRIDGE_MS).
+ */
+const DEAF_MAX_MS = 15_000;
+
 export class LeaseRenewer<T, R> implements RenewerPart {
   private timer: NodeJS.Timeout | undefined;
   private watch: NodeJS.Timeout | undefined;
@@ -28,8 +34,9 @@ export class LeaseRenewer<T, R> implements RenewerPart {
   private awayAt: number | undefined;
   /** A renewal that covers the gap is on its way. */
   private verifying = false;
-  /** The notice channel is down (see the head of this file). */
+  /** The notice channel is down (see the head of this file), and its bound. */
   private deaf = false;
+  private deafTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly ctx: WorkerContext<T, R>) {}
 
@@ -61,6 +68,7 @@ export class LeaseRenewer<T, R> implements RenewerPart {
   stop(): void {
     clearInterval(this.timer);
     clearInterval(this.watch);
+    clearTimeout(this.deafTimer);
   }
 
   /**
@@ -76,11 +84,18 @@ export class LeaseRenewer<T, R> implements RenewerPart {
   }
 
   deafened(): void {
+    if (this.deaf) return;
     this.deaf = true;
+    // A channel that stays down while Redis answers the rest (e.g. maxclients refusing its new
+    // connection) holds prefetched jobs no longer than this: they start after a renewal, as
+    // before the channel existed (cancels are then learned at renewals).
+    this.deafTimer = setTimeout(() => this.heard(), DEAF_MAX_MS);
+    this.deafTimer.unref();
   }
 
   heard(): void {
     if (!this.deaf) return;
+    clearTimeout(this.deafTimer);
     this.deaf = false;
     this.awayAt = performance.now();
     this.verify();

@@ -134,4 +134,34 @@ describe('changeDelay() of a tick', () => {
     expect(await q2.complete(job)).toBe(true);
     await q2.removeSchedule('s');
   });
+
+  it("the latest tick made ('once'), moved past the next tick: the next ticks made do not drop it as missed", async () => {
+    const q = fx.queue<Data>();
+    await q.upsertSchedule('s', { every: 1_000 }, { data: { v: 1 } });
+    const ticks = await q.getJobs('delayed');
+    const latest = ticks.reduce((a, b) => (b.at! > a.at! ? b : a));
+    const to = latest.at! + 2_500; // after its next tick + missedAfterMs (1 000)
+    expect(await q.changeDelay(latest.id, new Date(to))).toBe(true);
+    // The next ticks are made (clean), then its time comes.
+    await waitFor(
+      async () => {
+        await q.clean();
+        return (await q.getJobs('delayed')).some((j) => j.id !== latest.id && j.at! > latest.at!);
+      },
+      { what: 'the next ticks made', timeoutMs: 8_000 },
+    );
+    const job = await waitFor(
+      async () => {
+        const jobs = await q.lease({ count: 10, leaseMs: 60_000 });
+        const mine = jobs.find((j) => j.id === latest.id);
+        const other = jobs.filter((j) => j.id !== latest.id);
+        if (other.length > 0) await q.release(other);
+        return mine ?? ((await q.getJob(latest.id)) === null ? 'dropped' : undefined);
+      },
+      { what: 'the moved tick leased', timeoutMs: 8_000 },
+    );
+    expect(job).not.toBe('dropped');
+    expect(await redisNow(q)).toBeGreaterThanOrEqual(to);
+    await q.removeSchedule('s');
+  });
 });

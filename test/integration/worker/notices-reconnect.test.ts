@@ -29,9 +29,12 @@ afterAll(async () => {
 
 type Data = { block?: boolean; n: number };
 
-/** A worker (concurrency 1, prefetch 3) whose handler records starts and can be held. */
-async function setUp() {
-  const client = new Redis(redis.url);
+/**
+ * A worker (concurrency 1, prefetch 3) whose handler records starts and can be held. `retry`:
+ * its client's (and so its subscriber's) reconnect delay, or null: never.
+ */
+async function setUp(retry: number | null = 50) {
+  const client = new Redis(redis.url, { retryStrategy: () => retry });
   clients.push(client);
   const q = new WorkQueue<Data>(client, uniqueName(), { logger: false, commandTimeoutMs: 500 });
   const started: string[] = [];
@@ -47,7 +50,8 @@ async function setUp() {
     },
     { concurrency: 1, prefetch: 3 },
   );
-  worker.on('error', () => undefined);
+  const errors: string[] = [];
+  worker.on('error', (e) => errors.push(String(e)));
   await worker.start();
   await waitFor(
     async () => ((await admin.pubsub('NUMSUB', q.keys.noticeChannel)) as unknown[])[1] === 1,
@@ -55,7 +59,7 @@ async function setUp() {
   );
   const a = await q.add({ block: true, n: 0 });
   await waitFor(() => started.includes(a.id), { what: 'the blocking job running' });
-  return { q, worker, started, aborted, release, a };
+  return { q, worker, started, aborted, release, a, errors };
 }
 
 /** Drop the worker's notice channel; resolves once it is down (it reconnects by itself). */
@@ -114,6 +118,42 @@ describe('notices sent while the notice channel reconnects', () => {
     await waitFor(() => grouped.every((r) => started.includes(r.id)), {
       what: 'the group ran after its resume',
     });
+    await worker.close();
+  });
+
+  it('a queue paused meanwhile: its prefetched jobs go back, not started; they run once it resumes', async () => {
+    const { q, worker, started, release, a } = await setUp(1_000);
+    const b = await q.add({ n: 1 });
+    await waitFor(async () => (await q.getJob(b.id))?.state === 'leased', { what: 'b prefetched' });
+    await dropNotices();
+    await q.counts(); // (a round trip: the worker has seen its channel close)
+    release();
+    // a completes while the channel is down (b waits), then the queue pauses: no lease reply
+    // tells the worker, only the channel would have.
+    await waitFor(async () => (await q.getJob(a.id))?.state === 'completed', {
+      what: 'a completed',
+    });
+    await q.pause();
+    await waitFor(async () => (await q.getJob(b.id))?.state === 'pending', {
+      what: 'b given back',
+      timeoutMs: 8_000,
+    });
+    expect(started).not.toContain(b.id);
+    await q.resume();
+    await waitFor(() => started.includes(b.id), { what: 'b ran after the resume' });
+    await worker.close();
+  });
+
+  it('a notice channel that ends for good (a retryStrategy that gives up) holds no job: prefetched jobs start', async () => {
+    const { q, worker, started, release, errors } = await setUp(null);
+    const b = await q.add({ n: 1 });
+    await waitFor(async () => (await q.getJob(b.id))?.state === 'leased', { what: 'b prefetched' });
+    await dropNotices();
+    await waitFor(() => errors.some((e) => /notice channel ended/.test(e)), {
+      what: 'the worker told its notice channel ended',
+    });
+    release();
+    await waitFor(() => started.includes(b.id), { what: 'b started' });
     await worker.close();
   });
 });
