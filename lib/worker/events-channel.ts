@@ -87,8 +87,9 @@ export class EventsChannel<T, R> {
   /**
    * Connected again after a drop: once subscribed again (our own SUBSCRIBE, answered after the
    * one ioredis sent at its reconnect), learn what was said meanwhile: a queue paused meanwhile
-   * pauses us (prefetched jobs go back), the prefetched jobs of groups paused meanwhile go back, a renewal drops cancelled and lost leases (and aborts their
-   * runs), then prefetched jobs start (LeaseRenewer.heard), and the queue's pause is checked.
+   * pauses us (prefetched jobs go back), so do the prefetched jobs of groups paused meanwhile;
+   * then a renewal drops cancelled and lost leases (and aborts their runs) before prefetched
+   * jobs start (LeaseRenewer.heard).
    */
   private async missed(sub: Redis | Cluster): Promise<void> {
     const { ctx } = this;
@@ -101,7 +102,8 @@ export class EventsChannel<T, R> {
         try {
           await sub.subscribe(ctx.queue.keys.noticeChannel);
         } catch (e) {
-          if (this.closed || ctx.closing) return;
+          // (Ended for good: the 'end' listener took over.)
+          if (this.closed || ctx.closing || sub.status === 'end') return;
           ctx.report(e);
           await delay(200);
           at = -1;
