@@ -95,38 +95,44 @@ export class EventsChannel<T, R> {
     const { ctx } = this;
     if (this.catching) return;
     this.catching = true;
+    let pause = 0;
     try {
-      // Again while the connection dropped once more meanwhile (ready again by then).
+      // Again while the connection dropped once more meanwhile (ready again by then), and
+      // after a failure (a read that failed says nothing: we stay deaf), backing off up to 5 s;
+      // the first failure of a catch-up is reported, not each retry.
+      let wait = 200;
+      let reported = false;
       for (let at = -1; at !== this.drops;) {
         at = this.drops;
         try {
           await sub.subscribe(ctx.queue.keys.noticeChannel);
+          pause = await ctx.queue.pauseVersion();
+          ctx.queuePause.fromReply(pause);
+          const groups = [...new Set(ctx.runs.waiting().map((l) => l.group))].filter(
+            (g): g is string => g !== undefined,
+          );
+          if (groups.length > 0) {
+            for (const g of await ctx.queue.pausedGroups(groups)) {
+              ctx.runs.giveBack(ctx.runs.takeWaiting(g));
+            }
+          }
         } catch (e) {
           // (Ended for good: the 'end' listener took over.)
           if (this.closed || ctx.closing || sub.status === 'end') return;
-          ctx.report(e);
-          await delay(200);
+          if (!reported) ctx.report(e);
+          reported = true;
+          await delay(wait);
+          wait = Math.min(wait * 2, 5_000);
           at = -1;
-          continue;
         }
-        const pause = await ctx.queue.pauseVersion().catch((e: unknown) => (ctx.report(e), 0));
-        ctx.queuePause.fromReply(pause);
-        const groups = [...new Set(ctx.runs.waiting().map((l) => l.group))].filter(
-          (g): g is string => g !== undefined,
-        );
-        if (groups.length === 0) continue;
-        const paused = await ctx.queue.pausedGroups(groups).catch((e: unknown) => {
-          ctx.report(e);
-          return new Set<string>();
-        });
-        for (const g of paused) ctx.runs.giveBack(ctx.runs.takeWaiting(g));
       }
     } finally {
       this.catching = false;
     }
     if (this.closed || ctx.closing) return;
     ctx.renewer.heard();
-    ctx.queuePause.recheck();
+    // Not paused in Redis: a pause we heard of before the drop may have ended unheard.
+    if (pause === 0) ctx.queuePause.recheck();
   }
 
   /** Close the connection (bounded). Idempotent. */

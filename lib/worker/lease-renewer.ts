@@ -37,6 +37,11 @@ export class LeaseRenewer<T, R> implements RenewerPart {
   /** The notice channel is down (see the head of this file), and its bound. */
   private deaf = false;
   private deafTimer: NodeJS.Timeout | undefined;
+  /**
+   * The bound ran out: the channel's failed reconnects (each a 'close') hold nothing more until
+   * it is back (heard).
+   */
+  private outlasted = false;
 
   constructor(private readonly ctx: WorkerContext<T, R>) {}
 
@@ -84,16 +89,24 @@ export class LeaseRenewer<T, R> implements RenewerPart {
   }
 
   deafened(): void {
-    if (this.deaf) return;
+    if (this.deaf || this.outlasted) return;
     this.deaf = true;
     // A channel that stays down while Redis answers the rest (e.g. maxclients refusing its new
     // connection) holds prefetched jobs no longer than this: they start after a renewal, as
     // before the channel existed (cancels are then learned at renewals).
-    this.deafTimer = setTimeout(() => this.heard(), DEAF_MAX_MS);
+    this.deafTimer = setTimeout(() => {
+      this.outlasted = true;
+      this.hear();
+    }, DEAF_MAX_MS);
     this.deafTimer.unref();
   }
 
   heard(): void {
+    this.outlasted = false;
+    this.hear();
+  }
+
+  private hear(): void {
     if (!this.deaf) return;
     clearTimeout(this.deafTimer);
     this.deaf = false;
