@@ -16,11 +16,7 @@ rcall('ZREM', K_DELAYED, seq)
 local raw = rcall('HGET', K_META, seq)
 local meta = decode_meta(raw)
 if tick_unfired(meta) then
-  if meta.w then
-    rcall('HSET', K_SCHEDULE_LATEST_JOBS, meta.w, seq)
-  end
-  meta.z, meta.w, meta.u = nil, nil, nil
-  save_meta(seq, meta)
+  tick_fired(seq, meta)
 end
 requeue(seq, meta, false)
 emit_jobs('promoted', { seq }, { raw })

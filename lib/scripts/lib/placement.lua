@@ -137,6 +137,16 @@ local function tick_unfired(meta)
   return meta.u ~= nil or meta.z ~= nil or meta.w ~= nil
 end
 
+-- Schedule tick `seq` fires: it becomes its schedule's latest fired tick (meta w: one that
+-- skips while an earlier tick's job exists) and its tick fields go.
+local function tick_fired(seq, meta)
+  if meta.w then
+    rcall('HSET', K_SCHEDULE_LATEST_JOBS, meta.w, seq)
+  end
+  meta.z, meta.w, meta.u = nil, nil, nil
+  save_meta(seq, meta)
+end
+
 -- A schedule tick comes due (lib/schedules): false when it is dropped instead, because it missed
 -- its window (meta z: drop-by time) or because the job of an earlier tick of its schedule still
 -- exists (meta w: the schedule, when its template says skipIfRunning; K_SCHEDULE_LATEST_JOBS holds the job
@@ -159,10 +169,8 @@ local function fire_tick(seq, meta, now)
       drop_delayed(seq, meta.i)
       return false
     end
-    rcall('HSET', K_SCHEDULE_LATEST_JOBS, meta.w, seq)
   end
-  meta.z, meta.w, meta.u = nil, nil, nil
-  save_meta(seq, meta)
+  tick_fired(seq, meta)
   return true
 end
 

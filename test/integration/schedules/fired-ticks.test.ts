@@ -43,6 +43,17 @@ async function firstTick(q: WorkQueue<Data>): Promise<{ id: string; at: number }
   return { id: ticks[0]!.id, at: ticks[0]!.at! };
 }
 
+/** A schedule every second whose ticks are missed 1 ms late ('skip'), and its first tick. */
+async function skipSchedule(): Promise<{ q: WorkQueue<Data>; tick: { id: string; at: number } }> {
+  const q = fx.queue<Data>();
+  await q.upsertSchedule(
+    's',
+    { every: 1_000, missed: 'skip', missedAfterMs: 1 },
+    { data: { v: 1 } },
+  );
+  return { q, tick: await firstTick(q) };
+}
+
 describe("a fired tick's job waiting in the delayed set again", () => {
   it.each([
     ['retry backoff', 'removeSchedule'],
@@ -74,13 +85,7 @@ describe("a fired tick's job waiting in the delayed set again", () => {
 
 describe('promote() of a tick', () => {
   it('fires it: a retry after its missed window still runs', async () => {
-    const q = fx.queue<Data>();
-    await q.upsertSchedule(
-      's',
-      { every: 1_000, missed: 'skip', missedAfterMs: 1 },
-      { data: { v: 1 } },
-    );
-    const tick = await firstTick(q);
+    const { q, tick } = await skipSchedule();
     expect(await q.promote(tick.id)).toBe(true);
     const job = await leaseWhenDue(q, tick.id);
     // Its retry comes due after tick + missedAfterMs: the window of a tick that fired is over.
@@ -111,22 +116,10 @@ describe('promote() of a tick', () => {
 
 describe('changeDelay() of a tick', () => {
   it("past its missed window ('skip'): it fires at the new time", async () => {
-    const q = fx.queue<Data>();
-    await q.upsertSchedule(
-      's',
-      { every: 1_000, missed: 'skip', missedAfterMs: 1 },
-      { data: { v: 1 } },
-    );
-    const tick = await firstTick(q);
+    const { q, tick } = await skipSchedule();
     expect(await q.changeDelay(tick.id, 1_500)).toBe(true);
     await q.removeSchedule('s'); // (not its job: it has not fired, and goes with its schedule)
-    const q2 = fx.queue<Data>();
-    await q2.upsertSchedule(
-      's',
-      { every: 1_000, missed: 'skip', missedAfterMs: 1 },
-      { data: { v: 1 } },
-    );
-    const t2 = await firstTick(q2);
+    const { q: q2, tick: t2 } = await skipSchedule();
     expect(await q2.changeDelay(t2.id, 1_500)).toBe(true);
     const job = await leaseWhenDue(q2, t2.id);
     expect(await redisNow(q2)).toBeGreaterThan(t2.at + 1);
