@@ -43,22 +43,25 @@ export function duplicate(
 }
 
 /**
- * Close a subscriber connection the core opened (a worker's notice channel, a queue's cancel
- * acknowledgements): QUIT, and if it has not ended within `timeoutMs`, disconnect. Never rejects.
- *
- * Its automatic resubscription is turned off first. ioredis (6.0.0) subscribes again by itself
- * when a connection that was subscribed reconnects, from its ready handler, and nothing handles
- * that SUBSCRIBE's promise. A close that lands while such a reconnection waits for the reply to
- * its ready check (INFO) does not stop the handler: the INFO reply (sent before Redis saw the
- * QUIT) still makes the connection 'ready', the SUBSCRIBE is queued on the closing socket, and
- * the socket's end fails it with a bare "Connection is closed." — an unhandled rejection in the
- * application (in Jest: every test of the file failed). A connection being closed has nothing
- * to subscribe to.
+ * A duplicate for pub/sub (a worker's notice channel, a queue's cancel acknowledgements) that
+ * does not subscribe again by itself after a reconnect: its owner does, on 'ready', and handles
+ * the answer. ioredis' own resubscription (6.0.0) leaves the SUBSCRIBE's promise unhandled: one
+ * refused (an ACL without SUBSCRIBE, a Redis that fails over to a replica refusing it) was an
+ * unhandled rejection in the application — a crash under Node's default. (A Cluster's subscriber
+ * resubscribes on its own and handles the failure.)
+ */
+export function subscriber(c: Redis | Cluster): Redis | Cluster {
+  return c instanceof Cluster ? duplicate(c) : duplicate(c, { autoResubscribe: false });
+}
+
+/**
+ * Close a subscriber connection the core opened (subscriber()): QUIT, and if it has not ended
+ * within `timeoutMs`, disconnect. Never rejects. Its owner stops subscribing again first (a
+ * close that lands while a reconnection waits for its ready check still sees 'ready': the INFO
+ * reply was sent before Redis saw the QUIT, and a SUBSCRIBE sent then fails with the socket).
  */
 export async function closeSubscriber(c: Redis | Cluster, timeoutMs = 1_000): Promise<void> {
   if (c.status === 'end') return;
-  // (A Cluster's subscriber resubscribes on its own, and handles the failure.)
-  if (!(c instanceof Cluster)) c.options.autoResubscribe = false;
   await within(
     c.quit().catch(() => undefined),
     timeoutMs,

@@ -2,14 +2,14 @@
 // group pause), on a connection of its own, and how the worker catches up on what it said before
 // we listened.
 import type { Cluster, Redis } from 'ioredis';
-import { closeSubscriber, duplicate } from '../redis/connection.js';
+import { closeSubscriber, subscriber } from '../redis/connection.js';
 import { delay, within } from '../util/timeout.js';
 import { CALL_TIMEOUT_MS, type WorkerContext } from './context.js';
 
 export class EventsChannel<T, R> {
   private conn: Redis | Cluster | undefined;
   private closed = false;
-  /** The first SUBSCRIBE held (ioredis subscribes again by itself after a reconnect). */
+  /** The first SUBSCRIBE held (after a reconnect, missed() subscribes again). */
   private subscribed = false;
   /** A catch-up after a reconnect is on its way. */
   private catching = false;
@@ -25,10 +25,10 @@ export class EventsChannel<T, R> {
    */
   async open(): Promise<void> {
     const { ctx } = this;
-    const sub = duplicate(ctx.queue.client);
+    const sub = subscriber(ctx.queue.client);
     this.conn = sub;
     sub.on('error', () => {
-      /* reconnects and resubscribes by itself */
+      /* reconnects by itself; missed() subscribes again */
     });
     // Down: a notice sent now is lost (pub/sub keeps nothing). Prefetched jobs wait until we
     // listen again and caught up (see missed()).
@@ -85,8 +85,8 @@ export class EventsChannel<T, R> {
   }
 
   /**
-   * Connected again after a drop: once subscribed again (our own SUBSCRIBE, answered after the
-   * one ioredis sent at its reconnect), learn what was said meanwhile: a queue paused meanwhile
+   * Connected again after a drop: once subscribed again (our SUBSCRIBE: ioredis' own is off, see
+   * subscriber(); a Cluster's is answered before ours), learn what was said meanwhile: a queue paused meanwhile
    * pauses us (prefetched jobs go back), so do the prefetched jobs of groups paused meanwhile;
    * then a renewal drops cancelled and lost leases (and aborts their runs) before prefetched
    * jobs start (LeaseRenewer.heard).
