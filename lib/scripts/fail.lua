@@ -6,15 +6,21 @@
 -- error: the error message; reason: the dead-letter reason when mode is dead ('' = the error);
 -- logs: the attempt's last log lines (logs_apply, lib/scripts/lib/history.lua), '' = none.
 -- Returns: { 1 retried | 2 dead-lettered, Redis now }, or E_LEASE_LOST when the caller does not
---   hold the lease (nothing changed).
+--   hold the lease (nothing changed). A re-send of a fail that ran (its reply was lost: ioredis
+--   sends it again after a reconnect) answers what it did (1, or 2 while the job is dead) and
+--   does nothing again: the job's meta keeps the token of its last failed lease (f).
 local seq, token, wid, err, mode = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local delay, max_default, max_dead = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 if rcall('HGET', K_LEASE_HOLDERS, seq) ~= token .. ':' .. wid then
+  if decode_meta(rcall('HGET', K_META, seq)).f == token then
+    return { rcall('ZSCORE', K_DEAD, seq) and 2 or 1, now_ms() }
+  end
   return E_LEASE_LOST
 end
 local now = now_ms()
 local meta = decode_meta(rcall('HGET', K_META, seq))
 meta.a = (meta.a or 0) + 1
+meta.f = token
 meta.e = err
 -- It ran to an error without killing its worker: no longer a suspect.
 meta.s = nil

@@ -9,9 +9,13 @@
 -- once, promoted by the next lease); logs: the attempt's last log lines (logs_apply,
 -- lib/scripts/lib/history.lua), '' = none.
 -- Returns: { 1, due ms }, or E_LEASE_LOST when the caller does not hold the lease (nothing
---   changed).
+--   changed). A re-send of a call that ran (its reply lost) answers { 1, due } (or Redis now once
+--   promoted) and does nothing again, as fail.lua does (meta f).
 local seq, token, wid, sched = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 if rcall('HGET', K_LEASE_HOLDERS, seq) ~= token .. ':' .. wid then
+  if decode_meta(rcall('HGET', K_META, seq)).f == token then
+    return { 1, tonumber(rcall('ZSCORE', K_DELAYED, seq)) or now_ms() }
+  end
   return E_LEASE_LOST
 end
 local now = now_ms()
@@ -24,6 +28,7 @@ local meta = decode_meta(rcall('HGET', K_META, seq))
 -- It ran to its end without killing its worker: no longer a suspect.
 meta.s = nil
 meta.k = wid -- processedBy
+meta.f = token
 logs_apply(ARGV[6], tonumber(ARGV[5]), function()
   return meta
 end)

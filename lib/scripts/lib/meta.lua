@@ -12,7 +12,9 @@
 -- see flows.lua), W on a flow parent its delay once its children ended (ms; present for its
 -- whole life), k the worker of its last attempt that did not complete (processedBy, history.lua),
 -- l 1 when it has a log (history.lua), u 1 on a schedule tick's job until its tick fires (made
--- by schedule_make_ticks; cleared with z and w when it fires, see fire_tick).
+-- by schedule_make_ticks; cleared with z and w when it fires, see fire_tick), f the lease token
+-- of its last run that failed or was delayed (fail.lua, move_to_delayed.lua: a re-send of that
+-- call answers what the first did).
 --
 -- Lease tokens: '<n>' (a value of the token counter) for a regular lease, 's<n>' for a solo run
 -- of a suspect job (its death counts). The lease hash (K_LEASE_HOLDERS) holds '<token>:<holder>':
@@ -29,7 +31,7 @@
 -- is not a JSON object when it is leased ('undecodable metadata').
 local META_NUMBERS = { 'p', 'a', 'm', 'x', 's', 'z', 't', 'l', 'W', 'u' }
 
-local META_STRINGS = { 'i', 'n', 'e', 'r', 'w', 'c', 'k', 'g', 'P' }
+local META_STRINGS = { 'i', 'n', 'e', 'r', 'w', 'c', 'k', 'g', 'P', 'f' }
 
 local function decode_meta(s)
   if not s or s == '' then
