@@ -37,13 +37,13 @@ async function failWithReplyLost(maxAttempts: number, step = false) {
     const check = new WorkQueue(fx.client(), q.name, { logger: false, prefix });
     const events: string[] = [];
     let runs = 0;
-    const w = worker(q, (job) => {
+    const w = worker(q, (job: { data: string }) => {
       if (job.data !== 'warm') runs++;
       if (!step) throw new Error(marker); // the fail carries the error, and so the marker
       throw new DelayedError(STEP_MS);
     });
     for (const e of ['retried', 'dead', 'leaseLost'] as const) {
-      w.on(e, (job) => events.push(`${e} ${job.id}`));
+      w.on(e, (job: { id: string }) => events.push(`${e} ${job.id}`));
     }
     w.on('error', () => undefined); // the dropped connection
     await w.start();
