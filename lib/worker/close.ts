@@ -44,6 +44,7 @@ export async function closeWorker<T, R>(
   // out its own timeout (several seconds in all); this way close() resolves about
   // CALL_TIMEOUT_MS after the drain. Connections (heartbeat first) are released meanwhile.
   const end = Date.now() + CALL_TIMEOUT_MS;
+  ctx.closeBy = end; // (outcomes still being told give up then: Runner.told)
   const budget = () => Math.max(0, end - Date.now());
   const connectionsReleased = releaseConnections();
   // Adopt hand-offs first (with the last completes): only then are they ours to release.
@@ -65,6 +66,8 @@ export async function closeWorker<T, R>(
   }
   await within(loop.flush(), budget());
   await within(Promise.allSettled([...ctx.inflight]), budget());
+  // Fails and steps still being told (Redis was out of reach): within the budget.
+  await within(runs.settledAll(), budget());
   // Hand-offs the closing flush could not adopt are not ours: their lease lapses.
   handoffs.abandon();
   // The heartbeat has stopped before the worker leaves, so no late beat registers it again.

@@ -29,6 +29,8 @@ export class WorkerContext<T, R> {
   id = '0';
   paused = false;
   closing = false;
+  /** Once close() drained: when its Redis calls' budget ends (Date.now() ms). */
+  closeBy: number | undefined = undefined;
   /** Hooks around each handler call (`useRunHook`: tracing, metrics), outermost last. */
   readonly runHooks: RunHook[] = [];
   /** Calls close() must wait for (see track). */

@@ -47,6 +47,7 @@ export interface RunTablePart<T> {
   refill(): void;
   holdRefills(): void;
   settled(run: Run<T>): void;
+  settledAll(): Promise<void>;
   drop(token: string): void;
   forget(token: string, reason: string): void;
   release(): Promise<unknown>;

@@ -36,6 +36,8 @@ export class RunTable<T, R> implements RunTablePart<T> {
   private buffer: LeasedJob<T>[] = [];
   /** Ended runs whose outcome Redis has not answered yet, by token (see the head of this file). */
   private readonly finishing = new Map<string, Run<T>>();
+  /** Resolves `settledAll()` once nothing is finishing. */
+  private readonly onSettled: Array<() => void> = [];
   /** Free slots are filled only once the notices being read are all handled (holdRefills). */
   private refillsHeld = false;
   /** The token of the suspect job we run alone, if any (see `soloHeld`). */
@@ -233,6 +235,13 @@ export class RunTable<T, R> implements RunTablePart<T> {
   /** Redis answered the outcome of a finishing run (or we stopped telling it): it is gone. */
   settled(run: Run<T>): void {
     if (this.finishing.get(run.lease.token) === run) this.finishing.delete(run.lease.token);
+    if (this.finishing.size === 0) for (const resolve of this.onSettled.splice(0)) resolve();
+  }
+
+  /** Resolves once no run is finishing (every outcome answered, or given up). */
+  settledAll(): Promise<void> {
+    if (this.finishing.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.onSettled.push(resolve));
   }
 
   private start(lease: LeasedJob<T>): void {

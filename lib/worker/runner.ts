@@ -131,8 +131,28 @@ export class Runner<T, R> implements RunnerPart<T, R> {
     try {
       await this.tellFailed(run, error, held);
     } finally {
-      // Told (or given up: its lease lapses and clean() puts the job back).
+      // Told, or given up at close() with Redis out of reach: its lease lapses, and the job
+      // runs again as after a worker that died (until then reconciles count it as ours).
       this.ctx.runs.settled(run);
+    }
+  }
+
+  /**
+   * Send `call` until Redis answers it: a run's outcome that is not told would let the job run
+   * again as if this run had not been (no attempt counted, no delay kept). Backs off to 2 s;
+   * the first failure is reported. Gives up only when close() has used its budget: undefined.
+   */
+  private async told<X>(call: () => Promise<X>): Promise<{ answer: X } | undefined> {
+    const ctx = this.ctx;
+    for (let wait = 100, reported = false; ; wait = Math.min(wait * 2, 2_000)) {
+      try {
+        return { answer: await ctx.track(call()) };
+      } catch (e) {
+        if (!reported) ctx.report(e);
+        reported = true;
+        if (ctx.closeBy !== undefined && Date.now() + wait >= ctx.closeBy) return undefined;
+        await delay(wait);
+      }
     }
   }
 
@@ -143,7 +163,6 @@ export class Runner<T, R> implements RunnerPart<T, R> {
     held: readonly LeasedJob<T>[],
   ): Promise<void> {
     const ctx = this.ctx;
-    let told: FailOutcome = 'lost';
     // A handed-off job's lease is ours only once adopted (the next flush, already scheduled).
     const owned = await ctx.handoffs.adopted(run.lease);
     if (owned && error instanceof RateLimitError) {
@@ -158,31 +177,26 @@ export class Runner<T, R> implements RunnerPart<T, R> {
       await this.delayed(run, delayed);
       return;
     }
-    const opts: FailOptions = { delayMs: backoffDelayFor(ctx, run, error) };
-    const logs = takeLogs(run);
-    for (let attempt = 0; owned; attempt++) {
-      try {
-        const rec = await ctx.track(ctx.queue.failAttempt(run.lease, error, opts, logs));
-        told = rec.outcome;
-        run.finishedAt = rec.at;
-        break;
-      } catch (e) {
-        ctx.report(e);
-        if (ctx.closing || attempt >= 5) return; // The lease expires; clean() puts the job back.
-        await delay(100 * 2 ** attempt);
-      }
+    let outcome: FailOutcome = 'lost';
+    if (owned) {
+      const opts: FailOptions = { delayMs: backoffDelayFor(ctx, run, error) };
+      const logs = takeLogs(run);
+      const r = await this.told(() => ctx.queue.failAttempt(run.lease, error, opts, logs));
+      if (!r) return;
+      outcome = r.answer.outcome;
+      run.finishedAt = r.answer.at;
     }
-    ctx.emit('failed', run.job, error, told);
-    if (told === 'retried') ctx.emit('retried', run.job, error);
-    else if (told === 'dead') ctx.emit('dead', run.job, error);
+    ctx.emit('failed', run.job, error, outcome);
+    if (outcome === 'retried') ctx.emit('retried', run.job, error);
+    else if (outcome === 'dead') ctx.emit('dead', run.job, error);
     else ctx.emit('leaseLost', run.job, 'lease lost before fail');
     ctx.loop.schedule();
   }
 
   /**
    * The handler threw `RateLimitError`: its job goes back to the front (no attempt counted) and
-   * the queue leases nothing for `ms` (rounded up, 1 ms .. one day). Failing that (Redis), the
-   * lease lapses and clean() puts the job back.
+   * the queue leases nothing for `ms` (rounded up, 1 ms .. one day). Told until Redis answers
+   * (see told()).
    */
   private async rateLimited(run: Run<T>, ms: number, held: readonly LeasedJob<T>[]): Promise<void> {
     const ctx = this.ctx;
@@ -191,31 +205,26 @@ export class Runner<T, R> implements RunnerPart<T, R> {
       typeof ms === 'number' && !Number.isNaN(ms)
         ? Math.min(86_400_000, Math.max(1, Math.ceil(ms)))
         : 1_000;
-    try {
-      // Its held prefetched jobs go back first, then it: it leads them again, in their order.
-      const until = await ctx.track(ctx.queue.rateLimited(run.lease, delayMs, held));
-      if (until < 0) ctx.emit('leaseLost', run.job, 'lease lost before rate limit');
-    } catch (e) {
-      ctx.report(e);
+    // Its held prefetched jobs go back first, then it: it leads them again, in their order.
+    const r = await this.told(() => ctx.queue.rateLimited(run.lease, delayMs, held));
+    if (!r) {
       // The held jobs are in no buffer (nothing renews them): the next round's reconcile gives
       // back what this worker holds and does not know, rather than letting their leases lapse.
       if (held.length > 0) ctx.loop.needReconcile = true;
-    }
+    } else if (r.answer < 0) ctx.emit('leaseLost', run.job, 'lease lost before rate limit');
     ctx.loop.schedule();
   }
 
   /**
    * The handler threw `DelayedError`: its job waits in the delayed set (no attempt counted, its
-   * data as last updated). Failing that (Redis), the lease lapses and clean() puts it back.
+   * data as last updated). Told until Redis answers (see told()).
    */
   private async delayed(run: Run<T>, when: number | Date): Promise<void> {
     const ctx = this.ctx;
-    try {
-      const due = await ctx.track(ctx.queue.moveToDelayed(run.lease, when, takeLogs(run)));
-      if (due === undefined) ctx.emit('leaseLost', run.job, 'lease lost before DelayedError');
-    } catch (e) {
-      ctx.report(e);
-    }
+    const logs = takeLogs(run);
+    const r = await this.told(() => ctx.queue.moveToDelayed(run.lease, when, logs));
+    if (r && r.answer === undefined)
+      ctx.emit('leaseLost', run.job, 'lease lost before DelayedError');
     ctx.loop.schedule();
   }
 
