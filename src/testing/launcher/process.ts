@@ -1,7 +1,8 @@
 /**
  * `launchRedisServer()`: a private `redis-server` on 127.0.0.1 (a free port, a fresh temp dir, no
  * persistence) that answers PING before it is handed out, stopped on `dispose()` — and never
- * outlives the process that started it.
+ * outlives the process that started it (an exit, a signal, SIGKILL: see guard()), nor keeps it
+ * alive.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -71,13 +72,35 @@ export interface RedisProcess {
 }
 
 /**
- * Spawn `bin args` (killed if this process exits first), collecting its output. `ownProcessGroup`:
- * see LaunchRedisOptions.
+ * A guard of `child`: a shell that waits on a pipe from this process and, when the pipe closes —
+ * this process ended in any way, a signal or SIGKILL included, which no 'exit' hook sees — kills
+ * the child (and removes `dir`, if given). It is killed when the child exits first (its pid then
+ * names nothing of ours). Neither it nor the pipe keeps this process alive. Not on Windows.
+ */
+function guard(child: ChildProcess, ownProcessGroup: boolean, dir?: string): void {
+  if (process.platform === 'win32' || child.pid === undefined) return;
+  const script = `read -r _; kill -9 "$0" 2>/dev/null${dir ? '; rm -rf "$1"' : ''}`;
+  const g = spawn('/bin/sh', ['-c', script, String(child.pid), ...(dir ? [dir] : [])], {
+    stdio: ['pipe', 'ignore', 'ignore'],
+    detached: ownProcessGroup,
+  });
+  g.on('error', () => undefined); // no shell: the 'exit' hook alone
+  (g.stdin as (NodeJS.WritableStream & { unref?(): void }) | null)?.unref?.();
+  g.unref();
+  child.once('exit', () => g.kill('SIGKILL'));
+}
+
+/**
+ * Spawn `bin args`, collecting its output. It never outlives this process (killed by the 'exit'
+ * hook, and by its guard when this process ends by a signal), nor keeps it alive: a forgotten
+ * stop lets it exit. `ownProcessGroup`: see LaunchRedisOptions; `dir`: removed with it when this
+ * process ends by a signal (the caller's temp dir).
  */
 export function spawnRedisServer(
   bin: string,
   args: string[],
   ownProcessGroup = false,
+  dir?: string,
 ): RedisProcess {
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: ownProcessGroup });
   let out = '';
@@ -90,6 +113,9 @@ export function spawnRedisServer(
   // spawn errors (ENOENT, EACCES) are reported as 'error' events; keep them in the output.
   child.on('error', (err) => collect(Buffer.from(`\n[spawn error] ${err.message}\n`)));
   killOnExit(child);
+  guard(child, ownProcessGroup, dir);
+  child.unref();
+  for (const pipe of [child.stdout, child.stderr]) (pipe as { unref?(): void } | null)?.unref?.();
   return { child, output: () => out };
 }
 
@@ -173,7 +199,7 @@ export interface LaunchRedisOptions {
    * Start it in a process group of its own (default: false, this process's group). A signal sent
    * to this process's group (Ctrl-C in a terminal) then does not stop it under a caller that is
    * still shutting down; the caller stops it with `dispose()`, and it is still killed when this
-   * process exits (not when it is killed with SIGKILL: then it is left running).
+   * process ends.
    */
   ownProcessGroup?: boolean;
 }
@@ -220,7 +246,7 @@ export async function launchRedisServer(opts: LaunchRedisOptions = {}): Promise<
   for (let i = 0; i < attempts; i++) {
     const port = opts.port ?? (await getFreePort());
     const args = redisServerArgs(port, dir, opts.args);
-    const proc = spawnRedisServer(bin, args, opts.ownProcessGroup);
+    const proc = spawnRedisServer(bin, args, opts.ownProcessGroup, ownsDir ? dir : undefined);
     const ready = await waitReady(proc, port, startTimeoutMs);
     if (ready.ok) {
       let disposed = false;

@@ -1,5 +1,7 @@
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 import { Redis } from 'ioredis';
 import { deleteKeys, keysMatching, testRedisUrl, uniqueName } from '../../support/keys.js';
 import { pingOnce, startRedis, type RedisHandle } from '../../support/redis-server.js';
@@ -180,4 +182,35 @@ describe('startRedis() private server', () => {
     await h.dispose(); // idempotent
     await expect(h.restart()).rejects.toThrow(/dispose/);
   });
+});
+
+describe('a private redis-server never outlives the process that started it', () => {
+  /** Run test/fixtures/launcher-child.ts `mode`; its server's port and dir, once it exited. */
+  async function child(mode: string): Promise<{ port: number; dir: string; code: number | null }> {
+    const root = path.resolve('.');
+    const p = spawn(
+      process.execPath,
+      ['--import', './scripts/register-ts.mjs', 'test/fixtures/launcher-child.ts', mode],
+      { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    p.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    // (Bounded: one that does not exit by itself is killed, and says so by its code.)
+    const timer = setTimeout(() => p.kill('SIGKILL'), 10_000);
+    const code = await new Promise<number | null>((resolve) => p.once('exit', resolve));
+    clearTimeout(timer);
+    const started = JSON.parse(out.split('\n')[0]!) as { port: number; dir: string };
+    return { ...started, code };
+  }
+
+  it.each(['sigkill', 'sigterm', 'forget'])(
+    '%s: the server and its temp dir go',
+    async (mode) => {
+      const { port, dir, code } = await child(mode); // ('forget': it exited by itself)
+      if (mode === 'forget') expect(code).toBe(0);
+      await waitFor(() => tcpConnectFails(port), { what: `the server on port ${port} gone` });
+      await waitFor(() => !existsSync(dir), { what: `its temp dir ${dir} removed` });
+    },
+    30_000,
+  );
 });
