@@ -3,7 +3,7 @@
  * internals the module needs. Not a package export: users import `nestjs-work-queue/core`.
  */
 export * from './index.js';
-export { invalidOptions, stepOf } from './errors.js';
+export { invalidOptions, redisError, stepOf } from './errors.js';
 export { checkName, QUEUE_OPTION_KEYS, resolveQueueOptions } from './options.js';
 export { infos, summarize } from './redis/info.js';
 export { prepareSchedule } from './schedules/spec.js';

@@ -45,6 +45,7 @@ export function checkPrefix(what: string, v: unknown, problems: string[], max = 
 export function describe(v: unknown): string {
   if (typeof v === 'function') return 'a function';
   if (v === undefined) return 'undefined';
+  if (typeof v === 'number' && !Number.isFinite(v)) return String(v); // (JSON: null)
   try {
     return JSON.stringify(v) ?? String(v);
   } catch {

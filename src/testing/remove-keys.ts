@@ -1,6 +1,6 @@
 // removeKeys(): delete every key of a prefix (SCAN + UNLINK), after a test.
 import type { Cluster, Redis } from 'ioredis';
-import { within, WorkQueueError } from '../../lib/internal.js';
+import { redisError, within, WorkQueueError } from '../../lib/internal.js';
 import {
   checkPositiveMs,
   checkPrefix,
@@ -29,6 +29,8 @@ export async function removeKeys(
   const problems: string[] = [];
   if (typeof client !== 'object' || client === null || typeof client.scan !== 'function') {
     problems.push(`client must be an ioredis Redis or Cluster, got ${describe(client)}`);
+  } else if (client.status === 'end') {
+    problems.push('client is closed (quit() or disconnect() was called): pass an open one');
   }
   checkPrefix('prefix', prefix, problems);
   problems.push(...optionsProblems(options, ['timeoutMs']));
@@ -54,17 +56,43 @@ export async function removeKeys(
       );
     });
   client.on('error', heard);
+  const connected = whenReady(client as Redis);
   try {
     // A Cluster lists its masters only once connected and its slot map loaded: PING does both.
+    // A client not connected yet is connected first (its offline queue may be off).
     if (client.isCluster) await answer('PING', client.ping());
+    else await answer('its connection handshake', connected.ready);
     const nodes: Redis[] = client.isCluster
       ? (client as Cluster).nodes('master')
       : [client as Redis];
     const removed = await Promise.all(nodes.map((node) => removeOn(node, `${prefix}:{*`, answer)));
     return removed.reduce((a, b) => a + b, 0);
+  } catch (e) {
+    throw redisError(`removeKeys(${prefix})`, e);
   } finally {
+    connected.done();
     client.off('error', heard);
   }
+}
+
+/** Resolves once `client` is ready (connecting a lazy one); rejects if it ends first. */
+function whenReady(client: Redis): { ready: Promise<void>; done(): void } {
+  if (client.isCluster || client.status === 'ready') {
+    return { ready: Promise.resolve(), done: () => undefined };
+  }
+  let done = () => undefined as void;
+  const ready = new Promise<void>((resolve, reject) => {
+    const onReady = () => (done(), resolve());
+    const onEnd = () => (done(), reject(new Error('the connection ended before it was ready')));
+    done = () => {
+      client.off('ready', onReady);
+      client.off('end', onEnd);
+    };
+    client.on('ready', onReady);
+    client.on('end', onEnd);
+  });
+  if (client.status === 'wait') client.connect().catch(() => undefined); // (failures: 'error')
+  return { ready, done: () => done() };
 }
 
 async function removeOn(

@@ -86,6 +86,11 @@ class WorkQueueTestingKeys implements BeforeApplicationShutdown {
 @Module({})
 export class WorkQueueTestingModule {
   static forRoot(options: WorkQueueTestingOptions = {}): DynamicModule {
+    if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+      throw invalidOptions('invalid WorkQueueTestingModule options', [
+        `options must be an object, got ${describe(options)}`,
+      ]);
+    }
     const { removeKeys, ...rest } = options;
     const problems: string[] = [];
     if (removeKeys !== undefined && typeof removeKeys !== 'boolean') {

@@ -171,5 +171,13 @@ describe('WorkQueueTestingModule', () => {
       expect.stringContaining('prefix'),
       expect.stringContaining('shutdownTimeoutMs'),
     ]);
+    // Not an object at all (it was a TypeError).
+    for (const options of [null, [], 'x']) {
+      const notObject = await errorOf(() => WorkQueueTestingModule.forRoot(options as never));
+      expect((notObject as WorkQueueError).code).toBe('INVALID_OPTIONS');
+      expect((notObject as WorkQueueError).problems).toEqual([
+        expect.stringMatching(/^options must be an object, got /),
+      ]);
+    }
   });
 });

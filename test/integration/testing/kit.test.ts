@@ -7,6 +7,7 @@ import { FlowProducer, WorkQueue, WorkQueueError, type Job } from '../../../lib/
 import { removeKeys, uniquePrefix, whenIdle } from '../../../src/testing/index.js';
 import { errorOf } from '../../support/core.js';
 import { keysMatching, testRedisUrl, uniqueName } from '../../support/keys.js';
+import { waitFor } from '../../support/wait.js';
 import { workersClosedAfterEach } from '../../support/worker.js';
 
 const redis = new Redis(testRedisUrl());
@@ -131,6 +132,9 @@ describe('whenIdle', () => {
       [null, { timeoutMs: 'soon' }, ['queue must be a WorkQueue', 'timeoutMs']],
       // (Longer than a timer waits: it gave up at once, with a TIMEOUT.)
       [q, { timeoutMs: 2 ** 31 }, ['timeoutMs must be at most 2147483647']],
+      // (Named as given: JSON would say null.)
+      [q, { timeoutMs: Infinity }, ['got Infinity']],
+      [q, { timeoutMs: NaN }, ['got NaN']],
     ];
     for (const [queueArg, options, expected] of cases) {
       const call = whenIdle(queueArg as WorkQueue, options as { timeoutMs: number });
@@ -183,13 +187,38 @@ describe('removeKeys', () => {
       const e = await errorOf(removeKeys(mute, uniquePrefix('rm'), { timeoutMs: 300 }));
       expect((e as WorkQueueError).code).toBe('REDIS_UNAVAILABLE');
       expect((e as Error).message).toMatch(
-        /^removeKeys: no reply from Redis to SCAN within 300 ms/,
+        /^removeKeys: no reply from Redis to its connection handshake within 300 ms/,
       );
       expect(Date.now() - t0).toBeLessThan(2_000);
     } finally {
       mute.disconnect();
       silent.close();
     }
+  });
+
+  it('a client not connected yet with its offline queue off: connected first; a closed one: refused', async () => {
+    const prefix = uniquePrefix('rm');
+    prefixes.push(prefix);
+    await new WorkQueue(redis, 'a', { prefix, logger: false }).add({});
+    const before = (await keysMatching(redis, `${prefix}:{*`)).length;
+    expect(before).toBeGreaterThan(0);
+    // (Its commands would fail while it connects: "Stream isn't writeable…", untyped.)
+    const lazy = new Redis(testRedisUrl(), { lazyConnect: true, enableOfflineQueue: false });
+    const connecting = new Redis(testRedisUrl(), { enableOfflineQueue: false });
+    try {
+      expect(await removeKeys(connecting, uniquePrefix('rm'))).toBe(0);
+      expect(await removeKeys(lazy, prefix)).toBe(before);
+      expect(await keysMatching(redis, `${prefix}:{*`)).toEqual([]);
+    } finally {
+      lazy.disconnect();
+      connecting.disconnect();
+    }
+    await waitFor(() => lazy.status === 'end', { what: 'the client closed' });
+    const closed = invalid(await errorOf(removeKeys(lazy, prefix)));
+    expect(closed.code).toBe('INVALID_ARGUMENT');
+    expect(closed.problems).toEqual([
+      'client is closed (quit() or disconnect() was called): pass an open one',
+    ]);
   });
 
   it('refuses a prefix that could match other keys, and a non-client', async () => {
