@@ -157,10 +157,15 @@ export function redisError(context: string, cause: unknown): WorkQueueError {
   if (cause instanceof WorkQueueError) return cause;
   const msg = cause instanceof Error ? cause.message : String(cause);
   // A reply error means Redis answered (a script or command failed), not that it is down —
-  // unless it refused the credentials: then Redis is as good as unreachable.
-  const refusedAuth = /^(WRONGPASS|NOAUTH)\b/.test(msg);
+  // unless it refused the credentials, or refuses writes for a state that passes (a master
+  // without enough replicas under min-replicas-to-write, a replica, still loading, a master down,
+  // busy with a script, a Cluster failing over): Redis is as good as unreachable, call again.
+  const unavailable =
+    /^(WRONGPASS|NOAUTH|NOREPLICAS|READONLY|LOADING|MASTERDOWN|BUSY|TRYAGAIN|CLUSTERDOWN)\b/.test(
+      msg,
+    );
   const code =
-    cause instanceof Error && cause.name === 'ReplyError' && !refusedAuth
+    cause instanceof Error && cause.name === 'ReplyError' && !unavailable
       ? 'SCRIPT_ERROR'
       : 'REDIS_UNAVAILABLE';
   return new WorkQueueError(code, `${context}: ${msg}`, [], { cause });

@@ -250,6 +250,22 @@ describe('Redis checks at start-up', () => {
     expect((await q.redisInfo()).maxmemoryPolicy).toBe('noeviction');
   });
 
+  it('a master refusing writes for a passing state (NOREPLICAS, READONLY): REDIS_UNAVAILABLE, not SCRIPT_ERROR', async () => {
+    const admin = client();
+    const q = new WorkQueue(client(), 'refusing', { logger: false });
+    await q.add('x'); // (its start-up checks done)
+    // No replica in sync under min-replicas-to-write: every write refused until one is.
+    await admin.config('SET', 'min-replicas-to-write', '1');
+    try {
+      const e = (await errorOf(q.add('y'))) as WorkQueueError;
+      expect(e.code).toBe('REDIS_UNAVAILABLE');
+      expect(e.message).toMatch(/NOREPLICAS/);
+    } finally {
+      await admin.config('SET', 'min-replicas-to-write', '0');
+    }
+    expect((await q.add('z')).added).toBe(true); // call again: it goes through
+  });
+
   it('redisInfo is bounded: with Redis down it rejects REDIS_UNAVAILABLE, never hangs', async () => {
     // A client as an app makes it: reconnecting forever, commands queued meanwhile.
     const down = new Redis({ host: '127.0.0.1', port: await getFreePort(), lazyConnect: true });
