@@ -212,8 +212,12 @@ export function delayOf(e: unknown): number | Date | undefined {
   if (typeof e !== 'object' || e === null) return undefined;
   const d = e as Partial<DelayedError>;
   if (!(e instanceof DelayedError) && d.name !== 'DelayedError') return undefined;
-  if (typeof d.runAt === 'number' && Number.isFinite(d.runAt)) return new Date(d.runAt);
-  return typeof d.delayMs === 'number' && Number.isSafeInteger(d.delayMs) && d.delayMs >= 0
+  // (Fields out of what a delay can be — possible from another realm — make it a plain failure.)
+  if (typeof d.runAt === 'number' && Number.isFinite(d.runAt)) {
+    const at = new Date(d.runAt);
+    return runAtProblem('delay', at) ? undefined : at;
+  }
+  return typeof d.delayMs === 'number' && !delayMsProblem('delay', d.delayMs)
     ? d.delayMs
     : undefined;
 }

@@ -64,6 +64,8 @@ export class CancelAcks {
       );
     } finally {
       over = true;
+      // (Timed out: `heard` settles, so the loop parked on it ends, its waker gone.)
+      this.waiting.get(ackId)?.();
       this.waiting.delete(ackId);
       if (this.waiting.size === 0) {
         this.linger = setTimeout(() => void this.close(), LINGER_MS);

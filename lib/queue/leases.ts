@@ -143,11 +143,13 @@ export class Leases<T, R> {
     return batch;
   }
 
+  /** `own`: from a Worker (a re-send of its fail answers what the first did, see fail.lua). */
   async fail(
     lease: Lease,
     error: unknown,
     opts: FailOptions = {},
     logs?: LogBatch,
+    own = false,
   ): Promise<FailRecord> {
     this.ctx.checkLease(lease);
     const o: FailOptions = typeof opts === 'object' && opts !== null ? opts : {};
@@ -171,7 +173,7 @@ export class Leases<T, R> {
     const delay =
       o.delayMs ?? backoffDelay(job.backoff ?? this.ctx.options.backoff, job.attempt ?? 1);
     const mode = retryable ? 'retry' : 'dead';
-    return this.failWith(lease, errorMessage(error), mode, delay, '', logs);
+    return this.failWith(lease, errorMessage(error), mode, delay, '', logs, own);
   }
 
   async deadLetter(lease: Lease, reason: string): Promise<FailOutcome> {
@@ -258,6 +260,7 @@ export class Leases<T, R> {
     delay: number,
     reason: string,
     logs?: LogBatch,
+    own = false,
   ): Promise<FailRecord> {
     const o = this.ctx.options;
     const { seq, token, workerId } = lease;
@@ -273,6 +276,7 @@ export class Leases<T, R> {
       reason,
       o.maxLogLines,
       logs ? packLogs([{ seq, logs }]) : '',
+      own ? '1' : '0',
     ];
     // { 1 retried | 2 dead, now } or E_LEASE_LOST
     const r = await this.ctx.run('fail', args, { workerId });

@@ -141,7 +141,7 @@ export class WorkQueue<T = unknown, R = unknown> extends QueueAdmin<T, R> {
     opts: FailOptions,
     logs?: LogBatch,
   ): Promise<FailRecord> {
-    const rec = await this.leases.fail(lease, error, opts, logs);
+    const rec = await this.leases.fail(lease, error, opts, logs, true);
     await this.ended(lease, rec.outcome);
     return rec;
   }

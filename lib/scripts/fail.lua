@@ -2,25 +2,27 @@
 --! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress workerLeases eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels addedTimes jobLogs metrics
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: seq token worker_id error mode:retry|dead retry_delay_ms default_max_attempts max_dead
---! argv: reason max_log_lines logs
+--! argv: reason max_log_lines logs own
 -- error: the error message; reason: the dead-letter reason when mode is dead ('' = the error);
--- logs: the attempt's last log lines (logs_apply, lib/scripts/lib/history.lua), '' = none.
+-- logs: the attempt's last log lines (logs_apply, lib/scripts/lib/history.lua), '' = none;
+-- own: '1' from a Worker (see below; a fail by hand of a lease that failed already is 'lost').
 -- Returns: { 1 retried | 2 dead-lettered, Redis now }, or E_LEASE_LOST when the caller does not
---   hold the lease (nothing changed). A re-send of a fail that ran (its reply was lost: ioredis
---   sends it again after a reconnect) answers what it did (1, or 2 while the job is dead) and
---   does nothing again: the job's meta keeps the token of its last failed lease (f).
+--   hold the lease (nothing changed). From a Worker, a re-send of a fail that ran (its reply
+--   was lost: ioredis sends it again after a reconnect) answers what it did and does nothing
+--   again: the job's meta keeps the token of its last lease that ended this way and the answer
+--   (f).
 local seq, token, wid, err, mode = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local delay, max_default, max_dead = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 if rcall('HGET', K_LEASE_HOLDERS, seq) ~= token .. ':' .. wid then
-  if decode_meta(rcall('HGET', K_META, seq)).f == token then
-    return { rcall('ZSCORE', K_DEAD, seq) and 2 or 1, now_ms() }
+  local f = ARGV[12] == '1' and decode_meta(rcall('HGET', K_META, seq)).f
+  if f and (f == token .. ':1' or f == token .. ':2') then
+    return { f == token .. ':1' and 1 or 2, now_ms() }
   end
   return E_LEASE_LOST
 end
 local now = now_ms()
 local meta = decode_meta(rcall('HGET', K_META, seq))
 meta.a = (meta.a or 0) + 1
-meta.f = token
 meta.e = err
 -- It ran to an error without killing its worker: no longer a suspect.
 meta.s = nil
@@ -38,6 +40,7 @@ if meta.g then
   group_run_ended(meta.g, now)
 end
 local retried = not (mode == 'dead' or meta.a >= (meta.m or max_default))
+meta.f = token .. (retried and ':1' or ':2')
 emit('failed', meta.i or seq, 'a', meta.a, 'r', retried and '1' or '0', 'err', ev_text(err), attempt_fields(seq, wid, meta))
 if not retried then
   local reason = ARGV[9]

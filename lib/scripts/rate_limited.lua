@@ -8,10 +8,16 @@
 -- started: they go back to the front first, in their order, then the job before them (in the
 -- same call: no lease takes them in between).
 -- Returns: the time (Redis ms) until which the queue (or the job's group) leases nothing, or
---   E_LEASE_LOST when the lease was lost (then only the held jobs went back).
+--   E_LEASE_LOST when the lease was lost (then only the held jobs went back). A re-send of a
+--   call that ran (its reply lost) answers the queue's hold (Redis now for a group's) and does
+--   nothing again, as fail.lua does (meta f).
 local seq, token, wid, hold_ms = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 release_leases(wid, tonumber(ARGV[5]), 6)
 if rcall('HGET', K_LEASE_HOLDERS, seq) ~= token .. ':' .. wid then
+  local meta = decode_meta(rcall('HGET', K_META, seq))
+  if meta.f == token .. ':1' then
+    return meta.g and now_ms() or tonumber(rcall('HGET', K_FLOW_CONTROL, 'u')) or now_ms()
+  end
   return E_LEASE_LOST
 end
 rcall('ZREM', K_LEASED, seq)
@@ -19,6 +25,8 @@ rcall('HDEL', K_LEASE_HOLDERS, seq)
 lease_unpad()
 rcall('SREM', K_WORKER_LEASES, seq)
 local meta = decode_meta(rcall('HGET', K_META, seq))
+meta.f = token .. ':1'
+save_meta(seq, meta)
 if meta.g then
   return group_rate_limited(seq, meta, hold_ms)
 end

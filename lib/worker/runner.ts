@@ -140,19 +140,19 @@ export class Runner<T, R> implements RunnerPart<T, R> {
   /**
    * Send `call` until Redis answers it: a run's outcome that is not told would let the job run
    * again as if this run had not been (no attempt counted, no delay kept). Backs off to 2 s;
-   * the first failure is reported. Gives up (undefined) when close() has used its budget, or
-   * after 6 errors Redis answered (e.g. a key of the wrong type: sending it again would not
-   * help; the next reconcile gives the job back).
+   * the first failure is reported. Gives up (undefined) when close() has used its budget, and at
+   * once on an error that sending again would not mend (refused arguments, a key of the wrong
+   * type): then the next reconcile gives the job back.
    */
   private async told<X>(call: () => Promise<X>): Promise<{ answer: X } | undefined> {
     const ctx = this.ctx;
-    for (let wait = 100, reported = false, refused = 0; ; wait = Math.min(wait * 2, 2_000)) {
+    for (let wait = 100, reported = false; ; wait = Math.min(wait * 2, 2_000)) {
       try {
         return { answer: await ctx.track(call()) };
       } catch (e) {
         if (!reported) ctx.report(e);
         reported = true;
-        if (e instanceof WorkQueueError && e.code === 'SCRIPT_ERROR' && ++refused >= 6) return;
+        if (e instanceof WorkQueueError && e.code !== 'REDIS_UNAVAILABLE') return undefined;
         if (ctx.closeBy !== undefined && Date.now() + wait >= ctx.closeBy) return undefined;
         await delay(wait);
       }

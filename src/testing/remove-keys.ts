@@ -56,11 +56,15 @@ export async function removeKeys(
       );
     });
   client.on('error', heard);
-  const connected = whenReady(client as Redis);
+  const connected = whenReady(client);
   try {
-    // A Cluster lists its masters only once connected and its slot map loaded: PING does both.
-    // A client not connected yet is connected first (its offline queue may be off).
-    if (client.isCluster) await answer('PING', client.ping());
+    // A client not connected yet is connected first (its offline queue may be off). A Cluster
+    // lists its masters only once connected and its slot map loaded: PING does both.
+    if (client.isCluster)
+      await answer(
+        'PING',
+        connected.ready.then(() => client.ping()),
+      );
     else await answer('its connection handshake', connected.ready);
     const nodes: Redis[] = client.isCluster
       ? (client as Cluster).nodes('master')
@@ -76,8 +80,8 @@ export async function removeKeys(
 }
 
 /** Resolves once `client` is ready (connecting a lazy one); rejects if it ends first. */
-function whenReady(client: Redis): { ready: Promise<void>; done(): void } {
-  if (client.isCluster || client.status === 'ready') {
+function whenReady(client: Redis | Cluster): { ready: Promise<void>; done(): void } {
+  if (client.status === 'ready') {
     return { ready: Promise.resolve(), done: () => undefined };
   }
   let done = () => undefined as void;

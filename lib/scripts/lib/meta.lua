@@ -12,9 +12,10 @@
 -- see flows.lua), W on a flow parent its delay once its children ended (ms; present for its
 -- whole life), k the worker of its last attempt that did not complete (processedBy, history.lua),
 -- l 1 when it has a log (history.lua), u 1 on a schedule tick's job until its tick fires (made
--- by schedule_make_ticks; cleared with z and w when it fires, see fire_tick), f the lease token
--- of its last run that failed or was delayed (fail.lua, move_to_delayed.lua: a re-send of that
--- call answers what the first did).
+-- by schedule_make_ticks; cleared with z and w when it fires, see fire_tick), f '<token>:<1|2>',
+-- the lease token of its last run that failed, was delayed or rate-limited and what came of it
+-- (1 back in line or delayed, 2 dead-lettered: fail.lua, move_to_delayed.lua, rate_limited.lua
+-- answer a re-send of that call from it).
 --
 -- Lease tokens: '<n>' (a value of the token counter) for a regular lease, 's<n>' for a solo run
 -- of a suspect job (its death counts). The lease hash (K_LEASE_HOLDERS) holds '<token>:<holder>':

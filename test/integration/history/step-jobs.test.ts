@@ -69,6 +69,25 @@ describe('step jobs', () => {
     expect(job!.attemptsMade).toBe(0);
   });
 
+  it('a DelayedError-like error (another realm) with a time past what a job can be due at: a plain failure', async () => {
+    const q = fx.queue<number>({ maxAttempts: 1 });
+    const { id } = await q.add(1);
+    const outcomes: string[] = [];
+    const w = new Worker(q, () => {
+      throw Object.assign(new Error('far'), { name: 'DelayedError', runAt: 2e14 });
+    });
+    w.on('failed', (_job, _e, outcome) => outcomes.push(outcome));
+    w.on('error', () => undefined);
+    try {
+      // (Its delay was refused by the client, and sent again every 2 s until close().)
+      await waitFor(async () => (await q.getJob(id))?.state === 'dead', { what: 'dead-lettered' });
+    } finally {
+      await w.close();
+    }
+    expect(outcomes).toEqual(['dead']);
+    expect(await q.getJob(id)).toMatchObject({ attemptsMade: 1 });
+  });
+
   it('job.updateData is fenced by the lease; data over the payload limit is refused, nothing changed', async () => {
     const q = fx.queue<string>({ maxPayloadBytes: 100 });
     const { id } = await q.add('a');

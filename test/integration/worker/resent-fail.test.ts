@@ -6,7 +6,7 @@
  */
 import { afterAll, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { DelayedError, WorkQueue } from '../../../lib/index.js';
+import { DelayedError, RateLimitError, WorkQueue } from '../../../lib/index.js';
 import { deleteKeys, uniqueName } from '../../support/keys.js';
 import { QueueFixture } from '../../support/queue.js';
 import { replyDroppingProxy } from '../../support/reply-dropping-proxy.js';
@@ -19,10 +19,13 @@ const worker = workersClosedAfterEach();
 /** A step's delay (ms), odd enough to mark its call. */
 const STEP_MS = 7_654_321;
 
-async function failWithReplyLost(maxAttempts: number, step = false) {
+async function failWithReplyLost(maxAttempts: number, how: 'fail' | 'step' | 'rate' = 'fail') {
   const marker = uniqueName('marker').toLowerCase();
-  // (A step's call carries its delay: 'd<ms>'; a fail's, the error.)
-  const proxy = await replyDroppingProxy(step ? `d${STEP_MS}` : marker);
+  const step = how !== 'fail';
+  // (A step's call carries its delay: 'd<ms>'; a rate limit's, its ms; a fail's, the error.)
+  const proxy = await replyDroppingProxy(
+    how === 'step' ? `d${STEP_MS}` : how === 'rate' ? `${STEP_MS}` : marker,
+  );
   const client = new Redis(proxy.url); // default options: re-sends unanswered commands
   client.on('error', () => undefined);
   const prefix = uniqueName('t');
@@ -37,10 +40,14 @@ async function failWithReplyLost(maxAttempts: number, step = false) {
     const check = new WorkQueue(fx.client(), q.name, { logger: false, prefix });
     const events: string[] = [];
     let runs = 0;
+    let warmRuns = 0;
     const w = worker(q, (job: { data: string }) => {
       if (job.data !== 'warm') runs++;
-      if (!step) throw new Error(marker); // the fail carries the error, and so the marker
-      throw new DelayedError(STEP_MS);
+      if (how === 'fail') throw new Error(marker); // the fail carries the error: the marker
+      if (how === 'step') throw new DelayedError(STEP_MS);
+      // (The warm job is held 1 ms, then completes; the other holds the queue ~2 h.)
+      if (job.data !== 'warm') throw new RateLimitError(STEP_MS);
+      if (++warmRuns === 1) throw new RateLimitError(1);
     });
     for (const e of ['retried', 'dead', 'leaseLost'] as const) {
       w.on(e, (job: { id: string }) => events.push(`${e} ${job.id}`));
@@ -49,7 +56,8 @@ async function failWithReplyLost(maxAttempts: number, step = false) {
     await w.start();
     // A first job loads the outcome's script (a NOSCRIPT's reply is not the one to lose).
     const warm = await q.add('warm');
-    await waitFor(async () => (await check.getJob(warm.id))?.state !== 'leased', {
+    const warmEnded = how === 'rate' ? ['completed'] : ['delayed', 'dead'];
+    await waitFor(async () => warmEnded.includes((await check.getJob(warm.id))?.state ?? ''), {
       what: 'the first run ended',
     });
     await client.ping(); // (its reply, and so its events, came before)
@@ -86,8 +94,15 @@ it('dead: the re-sent fail answers dead, the job dead-lettered once', async () =
 });
 
 it('a DelayedError step: the re-sent call answers as the first did, no leaseLost, no attempt counted', async () => {
-  const { events, runs, job } = await failWithReplyLost(1, true);
+  const { events, runs, job } = await failWithReplyLost(1, 'step');
   expect(events).toEqual([]);
   expect(runs).toBe(1);
   expect(job).toMatchObject({ state: 'delayed', attemptsMade: 0 });
+});
+
+it('a RateLimitError: the re-sent call answers as the first did, no leaseLost, no attempt counted', async () => {
+  const { events, runs, job } = await failWithReplyLost(1, 'rate');
+  expect(events).toEqual([]);
+  expect(runs).toBe(1);
+  expect(job).toMatchObject({ state: 'pending', attemptsMade: 0 });
 });
