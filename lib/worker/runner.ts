@@ -6,7 +6,6 @@ import { runRunHooks } from './run-hooks.js';
 import type { FailOptions, FailOutcome } from '../types/index.js';
 import { backoffDelayFor } from './backoff.js';
 import { releaseData, takeLogs } from './job.js';
-import { delay } from '../util/timeout.js';
 import type { WorkerContext } from './context.js';
 import type { Run, RunOutcome, RunnerPart } from './parts.js';
 import type { Job, LeasedJob } from '../types/job.js';
@@ -154,7 +153,10 @@ export class Runner<T, R> implements RunnerPart<T, R> {
         reported = true;
         if (e instanceof WorkQueueError && e.code !== 'REDIS_UNAVAILABLE') return undefined;
         if (ctx.closeBy !== undefined && Date.now() + wait >= ctx.closeBy) return undefined;
-        await delay(wait);
+        // (Not holding the process open; a close() whose budget ran out meanwhile: nothing more
+        // is sent after it resolved.)
+        await new Promise((resolve) => setTimeout(resolve, wait).unref());
+        if (ctx.closeBy !== undefined && Date.now() >= ctx.closeBy) return undefined;
       }
     }
   }
