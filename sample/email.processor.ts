@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { Process, Processor, type Job } from '../src/index.js';
+import { NonRetryableError, Process, Processor, type Job } from '../src/index.js';
 import { EMAILS, type EmailJob, type EmailResult } from './emails.js';
 
 /** Consumes the `emails` queue: `welcome` and `digest` jobs, and a catch-all for the rest. */
@@ -9,7 +9,7 @@ export class EmailProcessor {
 
   @Process('welcome')
   async welcome(job: Job<EmailJob>): Promise<EmailResult> {
-    await job.log(`welcome email to ${redact(job.data.to)}`);
+    await job.log(`welcome email to ${redact(recipient(job))}`);
     await pause(20, job.signal);
     this.logger.debug(`welcome email ${job.id} sent to ${redact(job.data.to)}`);
     return { messageId: `welcome-${job.id}`, sentAt: new Date().toISOString() };
@@ -33,7 +33,7 @@ export class EmailProcessor {
 
   @Process()
   async other(job: Job<EmailJob>): Promise<EmailResult> {
-    await job.log(`sending ${job.name ?? 'an unnamed email'} to ${redact(job.data.to)}`);
+    await job.log(`sending ${job.name ?? 'an unnamed email'} to ${redact(recipient(job))}`);
     await pause(5, job.signal);
     this.logger.debug(`email ${job.id} (${job.name ?? 'unnamed'}) sent`);
     return { messageId: `mail-${job.id}`, sentAt: new Date().toISOString() };
@@ -54,6 +54,18 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
       { once: true },
     );
   });
+}
+
+/**
+ * The job's address. Without one no attempt can succeed: NonRetryableError dead-letters the job
+ * at once with this reason (POST /jobs takes any JSON as data).
+ */
+function recipient(job: Job<EmailJob>): string {
+  const to = (job.data as Partial<EmailJob> | null)?.to;
+  if (typeof to !== 'string' || !to.includes('@')) {
+    throw new NonRetryableError('data.to must be an email address');
+  }
+  return to;
 }
 
 /** Addresses are personal data: log the domain only. */

@@ -113,6 +113,21 @@ describe('sample app', () => {
     expect(await getJob('later-c')).toMatchObject({ state: 'delayed', name: 'welcome' });
   });
 
+  it('an email without an address is dead-lettered at once, with the reason', async () => {
+    await http()
+      .post('/jobs')
+      .send({ name: 'welcome', data: { name: 'no address' }, id: 'no-to' })
+      .expect(201);
+    const dead = await waitFor(async () => {
+      const job = await getJob('no-to');
+      return job.state === 'dead' && job;
+    });
+    expect(dead).toMatchObject({
+      attemptsMade: 1,
+      deadReason: 'data.to must be an email address',
+    });
+  });
+
   it('refuses a bad body with every reason', async () => {
     const res = await http()
       .post('/jobs')
