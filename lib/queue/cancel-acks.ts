@@ -47,14 +47,13 @@ export class CancelAcks {
         resolve();
       }),
     );
-    let over = false;
     try {
       await within(
         (async () => {
           this.subscribe();
           // The key: an answer given before we listened, or while we could not. Read again
           // whenever we start or stop listening.
-          for (let pause = POLL_FIRST_MS; !answered && !over;) {
+          for (let pause = POLL_FIRST_MS; !answered;) {
             if (await this.acked(ackId)) return;
             await this.until(heard, this.listening ? undefined : pause);
             if (!this.listening) pause = Math.min(pause * 2, POLL_MAX_MS);
@@ -63,8 +62,7 @@ export class CancelAcks {
         this.timeoutMs,
       );
     } finally {
-      over = true;
-      // (Timed out: `heard` settles, so the loop parked on it ends, its waker gone.)
+      // (Timed out: `heard` settles and `answered` is set, so the loop ends, its waker gone.)
       this.waiting.get(ackId)?.();
       this.waiting.delete(ackId);
       if (this.waiting.size === 0) {
