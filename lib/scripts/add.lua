@@ -246,7 +246,7 @@ for j = 0, count - 1 do
   end
 end
 flush()
-if EV_CAP > 0 and fresh > 0 then
+if EV_ON and fresh > 0 then
   local added, raws = {}, {}
   for i = 1, #out, 2 do
     if out[i + 1] == 1 then

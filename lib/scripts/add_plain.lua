@@ -13,10 +13,11 @@
 -- The definitions of `--! cold:` are made by load_cold() (lib/scripts/library.ts, coldParts) on
 -- the paths that use them: not on the common one, one job with a wake-up waiting or no worker
 -- parked.
-local hand_ms = tonumber(ARGV[2])
-local count = tonumber(ARGV[3])
+-- (The arguments' common values are compared as strings: tonumber is a strtod, ~1k Redis
+-- instructions each.)
+local count = ARGV[3] == '1' and 1 or tonumber(ARGV[3])
 local call = ARGV[4]
-local first = 7 + tonumber(ARGV[6])
+local first = ARGV[6] == '0' and 7 or 7 + tonumber(ARGV[6])
 -- Per job 1 argument (its payload) or 3 (payload, meta, priority).
 local width = #ARGV - first + 1 == count and 1 or 3
 -- A run before (a re-send): its answer. (Every job of a run is new: its record is its base.)
@@ -27,7 +28,8 @@ if call ~= '' then
   end
 end
 local wake_len = rcall('LLEN', K_WAKE)
-local base = rcall('INCRBY', K_SEQ_COUNTER, count) - count
+-- (ARGV[3], not count: a number goes to Redis formatted as %.17g, ~3k instructions.)
+local base = rcall('INCRBY', K_SEQ_COUNTER, ARGV[3]) - count
 -- The common call is one job, or jobs of one priority: the loop builds only the tables the
 -- commands take, none for one job (this script runs for every plain add: docs/performance.md,
 -- "What limits us").
@@ -58,14 +60,16 @@ do
   -- type, this one included) writes nothing; a later write can fail only on a key of ours of the
   -- wrong type, leaving an event of a job that is not there: written by hand, not by the queue.
   local id = emit_seqs('added', seqs)
-  local now = id and tonumber(string.match(id, '^%d+')) or now_ms()
+  -- (Its ms as a string too, for the commands that take it: no number formatted.)
+  local now_s = id and string.sub(id, 1, string.find(id, '-', 1, true) - 1)
+  local now = now_s and tonumber(now_s) or now_ms()
   -- The first job may be handed off when no wake-up waits and a worker is parked.
   -- (hand_off_allowed's look at the parked set, made here: the busy case, no wake-up waiting
   -- and no worker parked, then needs no cold definitions.)
   -- (Not past jobs of its priority already pending: they were added first.)
-  local parked = hand_ms > 0
+  local parked = ARGV[2] ~= '0'
     and wake_len == 0
-    and #rcall('ZRANGEBYSCORE', K_PARKED, now, '+inf', 'LIMIT', 0, 1) > 0
+    and #rcall('ZRANGEBYSCORE', K_PARKED, now_s or int(now), '+inf', 'LIMIT', 0, 1) > 0
     and rcall('LLEN', pending_key(width == 3 and ARGV[first + 2] or ARGV[1])) == 0
   -- Several jobs, or a hand-off that may be allowed: the cold definitions (not for an add while
   -- the workers are busy: no wake-up waits, none is parked).
@@ -104,7 +108,7 @@ do
     if width == 3 then
       meta, prio = ARGV[first + 1], ARGV[first + 2]
     end
-    hand_off(first_seq, ARGV[first], meta, prio, now, hand_ms, rate_ms)
+    hand_off(first_seq, ARGV[first], meta, prio, now, tonumber(ARGV[2]), rate_ms)
   end
   local from = hand and 2 or 1
   if from <= count then

@@ -47,8 +47,9 @@ export function prelude(
     argv.unshift(
       '-- ARGV[1] (taken off): the event log cap, 0 = events off (lib/scripts/lib/events.lua)',
     );
-    // (EV_CAP_ARG: the cap as sent, for a command that takes it: no number to format.)
-    bind.push('local EV_CAP_ARG = table.remove(ARGV, 1)', 'local EV_CAP = tonumber(EV_CAP_ARG)');
+    // (EV_CAP_ARG: the cap as sent, for a command that takes it: no number to format; EV_ON
+    // whether events are on, without tonumber: a strtod, ~1k Redis instructions a call.)
+    bind.push('local EV_CAP_ARG = table.remove(ARGV, 1)', "local EV_ON = EV_CAP_ARG ~= '0'");
   }
   if (keys.includes('data') || keys.includes('addedTimes'))
     bind.push(`local DATA_SPAN = ${DATA_SPAN}`);

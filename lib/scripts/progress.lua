@@ -10,7 +10,7 @@ if rcall('HGET', K_LEASE_HOLDERS, seq) ~= token .. ':' .. wid then
 end
 rcall('HSET', K_PROGRESS, seq, value)
 rcall('PUBLISH', K_PROGRESS_CHANNEL, seq .. ':' .. value)
-if EV_CAP > 0 then
+if EV_ON then
   emit('progress', decode_meta(rcall('HGET', K_META, seq)).i or seq, 'v', value)
 end
 return 1

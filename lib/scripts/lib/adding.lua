@@ -9,9 +9,8 @@
 -- (`--! argv: priorities handoff_lease_ms count call record_ttl_ms ack_count
 -- acked_calls*ack_count`): ack_count ARGV[6], acked_calls ARGV[7..], record_ttl_ms ARGV[5].
 local function add_records_tidy()
-  local acked = tonumber(ARGV[6])
-  if acked > 0 then
-    rcall('HDEL', K_ADD_CALL_RECORDS, unpack(ARGV, 7, 6 + acked))
+  if ARGV[6] ~= '0' then
+    rcall('HDEL', K_ADD_CALL_RECORDS, unpack(ARGV, 7, 6 + tonumber(ARGV[6])))
   end
   if ARGV[5] ~= '0' then
     rcall('PEXPIRE', K_ADD_CALL_RECORDS, ARGV[5])
@@ -53,13 +52,16 @@ end
 -- add.lua with times_set_started).
 local function hand_off(seq, payload, meta, prio, now, hand_ms, rate_ms)
   local token = int(rcall('INCR', K_TOKEN_COUNTER))
-  local deadline = now + hand_ms
+  -- (Numbers formatted with int: a number given to Redis or joined to a string is formatted
+  -- with %.17g or %.14g, ~3k Redis instructions each, %d ~1k.)
+  local deadline = int(now + hand_ms)
   rcall('ZADD', K_LEASED, deadline, seq)
   rcall('HSET', K_LEASE_HOLDERS, seq, token .. ':h')
   if rate_ms then
     log_lease_starts(now, { token }, rate_ms)
   end
-  rcall('RPUSH', K_WAKE, 'h' .. seq .. ':' .. token .. ':' .. deadline .. ':' .. prio .. ':' .. #meta .. ':' .. now .. '\n' .. meta .. payload)
+  local head = 'h' .. seq .. ':' .. token .. ':' .. deadline .. ':' .. prio .. ':'
+  rcall('RPUSH', K_WAKE, head .. (meta == '' and '0' or int(#meta)) .. ':' .. int(now) .. '\n' .. meta .. payload)
   return token
 end
 

@@ -229,7 +229,7 @@ end
 -- EVENT_RESULT_MAX bytes, else 'vx' its size). `known` (optional): their groups as emit_jobs takes
 -- them.
 local function emit_completed(seqs, raws, results, now, wid, readable, known)
-  if EV_CAP == 0 or #seqs == 0 then
+  if not EV_ON or #seqs == 0 then
     return
   end
   local head = { 'w', wid, 'T', int(now) } -- (a number field: printf '%.17g' in XADD)

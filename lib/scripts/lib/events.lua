@@ -1,6 +1,7 @@
 -- The event log (K_EVENT_LOG, a capped stream read by lib/events/): scripts that change a job's
--- state log the change in the same call. EV_CAP is the stream's approximate cap, taken by the
--- prelude from the first ARGV of every script that declares the key; 0 = events off.
+-- state log the change in the same call. EV_CAP_ARG is the stream's approximate cap, taken by
+-- the prelude from the first ARGV of every script that declares the key ('0' = events off; EV_ON:
+-- whether they are on).
 -- An entry holds one or more sections, in order; a section is 'e' <kind>, then fields of the
 -- whole section, then its jobs: 'i' <public id> followed by that job's own fields, or 'n' <ids>
 -- (several public ids without spaces, separated by single spaces: no fields of their own), and
@@ -38,7 +39,7 @@ end
 
 -- From here until ev_flush, this call's events go into one entry.
 local function ev_gather()
-  if EV_CAP > 0 then
+  if EV_ON then
     ev_fields = {}
   end
 end
@@ -74,7 +75,7 @@ end
 
 -- Log one event of job `id` (its public id), with its fields (name, value, ...).
 local function emit(kind, id, ...)
-  if EV_CAP > 0 then
+  if EV_ON then
     ev_add({ 'e', kind, 'i', id, ... })
   end
 end
@@ -90,7 +91,7 @@ end
 -- `known` (optional): per job its group as the caller already has it (nil: read from its meta;
 -- false: none), sparing a second read of the meta (~3k instructions a job).
 local function emit_jobs(kind, seqs, raws, head, tails, known)
-  if EV_CAP == 0 or #seqs == 0 then
+  if not EV_ON or #seqs == 0 then
     return
   end
   if raws == nil then
@@ -160,7 +161,7 @@ end
 -- `seqs`: a list, or one seq (a string: no table). Returns the first entry's id (nil: events
 -- off).
 local function emit_seqs(kind, seqs)
-  if EV_CAP == 0 then
+  if not EV_ON then
     return nil
   end
   if type(seqs) == 'string' then

@@ -33,7 +33,7 @@ local function flow_parent_failed(pseq, reason, now)
   end
   local meta = decode_meta(rcall('HGET', K_META, pseq))
   -- (It never ran: no worker nor start; its added time, and its group, as a job's 'failed' has.)
-  local added = EV_CAP > 0 and times_get({ pseq })[1] or 0
+  local added = EV_ON and times_get({ pseq })[1] or 0
   emit('failed', meta.i or pseq, 'a', meta.a or 0, 'r', '0', 'err', ev_text(reason), 'ta', added, ev_group(meta))
   -- The dead-letter set is trimmed by the parent queue's next clean() or dead-lettering (its
   -- maxDead is not known here).

@@ -103,7 +103,7 @@ end
 -- ('failed'): the worker, the job's times (absolute: 'ta' added, 'ts' started) and its group
 -- (ev_group's 'g').
 local function attempt_fields(seq, wid, meta)
-  if EV_CAP == 0 then
+  if not EV_ON then
     return nil
   end
   local added, started = times_get({ seq })
@@ -117,7 +117,7 @@ end
 -- the job's finishedAt, though the entry's id may be a ms later), the last error, when not the
 -- reason, the job's times (absolute: 'ta' added, 'ts' started) and its group (ev_group's 'g').
 local function dead_fields(seq, meta, now)
-  if EV_CAP == 0 then
+  if not EV_ON then
     return nil
   end
   local added, started = times_get({ seq })
