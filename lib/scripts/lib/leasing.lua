@@ -189,7 +189,7 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref)
   end
   local live = #seqs
   if park_ms > 0 and live < count and not drain and not solo then
-    rcall('ZADD', K_PARKED, now + park_ms, wid)
+    rcall('ZADD', K_PARKED, int(now + park_ms), wid)
   end
   local group_due = gl and live < count and group_next_due()
   if live == 0 then
