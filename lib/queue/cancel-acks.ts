@@ -6,8 +6,9 @@
  * queue, opened on demand and closed when no cancel has waited for a while), then checks the key
  * (an answer that came before the subscription), then waits for the message. While it cannot
  * listen (its SUBSCRIBE refused or not answered, the connection dropped: a message then is
- * lost), it reads the keys of its waits instead, 50 ms apart and backing off to a second.
- * Bounded: after the timeout a wait resolves unanswered.
+ * lost), it reads the keys of its waits instead, 50 ms apart and backing off to a second; while
+ * it listens, once a second (a message can still be lost: a Cluster subscriber moved to another
+ * node without a 'close'). Bounded: after the timeout a wait resolves unanswered.
  */
 import type { Cluster, Redis } from 'ioredis';
 import { within } from '../util/timeout.js';
@@ -51,11 +52,12 @@ export class CancelAcks {
       await within(
         (async () => {
           this.subscribe();
-          // The key: an answer given before we listened, or while we could not. Read again
-          // whenever we start or stop listening.
+          // The key: an answer given before we listened, or while we could not, or whose
+          // message was lost. Read again whenever we start or stop listening, and every
+          // POLL_MAX_MS while listening.
           for (let pause = POLL_FIRST_MS; !answered;) {
             if (await this.acked(ackId)) return;
-            await this.until(heard, this.listening ? undefined : pause);
+            await this.until(heard, this.listening ? POLL_MAX_MS : pause);
             if (!this.listening) pause = Math.min(pause * 2, POLL_MAX_MS);
           }
         })(),
@@ -81,17 +83,16 @@ export class CancelAcks {
     }
   }
 
-  /** Resolves on `heard`, when `listening` changes, or after `ms` (if given). */
-  private until(heard: Promise<void>, ms: number | undefined): Promise<void> {
+  /** Resolves on `heard`, when `listening` changes, or after `ms`. */
+  private until(heard: Promise<void>, ms: number): Promise<void> {
     return new Promise((resolve) => {
-      let timer: NodeJS.Timeout | undefined;
       const done = () => {
         clearTimeout(timer);
         this.wakers.delete(done);
         resolve();
       };
+      const timer = setTimeout(done, ms);
       this.wakers.add(done);
-      if (ms !== undefined) timer = setTimeout(done, ms);
       void heard.then(done);
     });
   }
