@@ -17,7 +17,10 @@ import type { QueueKeys } from '../keys.js';
 
 /** How long the connection stays open after the last wait (a burst of cancels shares it). */
 const LINGER_MS = 2_000;
-/** Reads of a wait's key while not listening: this far apart at first, doubling up to a second. */
+/**
+ * Reads of a wait's key while not listening: this far apart at first, doubling up to a second;
+ * while listening, every POLL_MAX_MS.
+ */
 const POLL_FIRST_MS = 50;
 const POLL_MAX_MS = 1_000;
 
