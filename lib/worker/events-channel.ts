@@ -1,13 +1,13 @@
 // The worker's subscription to its queue's notice channel (cancel notices, queue pause/resume,
-// group pause), on a connection of its own, and how the worker catches up on what it said before
+// group pause), on the process's notice connection for its client's options (shared with the
+// other Workers: lib/redis/notice-hub.ts), and how the worker catches up on what it said before
 // we listened.
-import type { Cluster, Redis } from 'ioredis';
-import { closeSubscriber, subscriber } from '../redis/connection.js';
+import { joinNotices, type NoticeMembership } from '../redis/notice-hub.js';
 import { delay, within } from '../util/timeout.js';
 import { CALL_TIMEOUT_MS, type WorkerContext } from './context.js';
 
 export class EventsChannel<T, R> {
-  private conn: Redis | Cluster | undefined;
+  private member: NoticeMembership | undefined;
   private closed = false;
   /** The first SUBSCRIBE held (after a reconnect, missed() subscribes again). */
   private subscribed = false;
@@ -19,46 +19,45 @@ export class EventsChannel<T, R> {
   constructor(private readonly ctx: WorkerContext<T, R>) {}
 
   /**
-   * Open the connection and subscribe; resolves once subscribed (rejects only when closed
-   * first). A refused SUBSCRIBE (Redis unreachable) is sent again until it holds or we close.
-   * The worker does not wait for it before leasing: see catchUp().
+   * Join the notice connection and subscribe; resolves once subscribed (rejects only when
+   * closed first). A refused SUBSCRIBE (Redis unreachable) is sent again until it holds or we
+   * close. The worker does not wait for it before leasing: see catchUp().
    */
   async open(): Promise<void> {
     const { ctx } = this;
-    const sub = subscriber(ctx.queue.client);
-    this.conn = sub;
-    sub.on('error', () => {
-      /* reconnects by itself; missed() subscribes again */
+    const member = joinNotices(ctx.queue.client, ctx.queue.keys.noticeChannel, {
+      message: (message) => {
+        // Messages read together are handed over one by one: a slot one frees is filled only
+        // once the others were read (a cancel of the buffered job that would start: see
+        // RunTable).
+        ctx.runs.holdRefills();
+        if (message.startsWith('gp:')) {
+          // A group paused (pauseGroup): its prefetched jobs go back to the front of its line.
+          ctx.runs.giveBack(ctx.runs.takeWaiting(message.slice(3)));
+        } else if (!ctx.queuePause.onEvent(message)) ctx.cancels.onEvent(message);
+      },
+      // Down: a notice sent now is lost (pub/sub keeps nothing). Prefetched jobs wait until we
+      // listen again and caught up (see missed()).
+      dropped: () => {
+        if (this.closed || !this.subscribed) return;
+        this.drops++;
+        ctx.renewer.deafened();
+      },
+      ready: () => {
+        if (this.subscribed && !this.closed) void this.missed(member);
+      },
+      // Ended for good (a retryStrategy that gives up): no notice comes any more; prefetched
+      // jobs start as before the channel (a renewal first), cancels are learned at renewals.
+      ended: () => {
+        if (this.closed || ctx.closing || !this.subscribed) return;
+        ctx.report(new Error(`queue ${ctx.queue.name}: the worker's notice channel ended`));
+        ctx.renewer.heard();
+      },
     });
-    // Down: a notice sent now is lost (pub/sub keeps nothing). Prefetched jobs wait until we
-    // listen again and caught up (see missed()).
-    sub.on('close', () => {
-      if (this.closed || !this.subscribed) return;
-      this.drops++;
-      ctx.renewer.deafened();
-    });
-    sub.on('ready', () => {
-      if (this.subscribed && !this.closed) void this.missed(sub);
-    });
-    // Ended for good (a retryStrategy that gives up): no notice comes any more; prefetched jobs
-    // start as before the channel (a renewal first), cancels are learned at renewals.
-    sub.on('end', () => {
-      if (this.closed || ctx.closing || !this.subscribed) return;
-      ctx.report(new Error(`queue ${ctx.queue.name}: the worker's notice channel ended`));
-      ctx.renewer.heard();
-    });
-    sub.on('message', (_channel: string, message: string) => {
-      // Messages read together are handed over one by one: a slot one frees is filled only
-      // once the others were read (a cancel of the buffered job that would start: see RunTable).
-      ctx.runs.holdRefills();
-      if (message.startsWith('gp:')) {
-        // A group paused (pauseGroup): its prefetched jobs go back to the front of its line.
-        ctx.runs.giveBack(ctx.runs.takeWaiting(message.slice(3)));
-      } else if (!ctx.queuePause.onEvent(message)) ctx.cancels.onEvent(message);
-    });
+    this.member = member;
     for (;;) {
       try {
-        await sub.subscribe(ctx.queue.keys.noticeChannel);
+        await member.subscribe();
         this.subscribed = true;
         return;
       } catch (e) {
@@ -91,7 +90,7 @@ export class EventsChannel<T, R> {
    * then a renewal drops cancelled and lost leases (and aborts their runs) before prefetched
    * jobs start (LeaseRenewer.heard).
    */
-  private async missed(sub: Redis | Cluster): Promise<void> {
+  private async missed(member: NoticeMembership): Promise<void> {
     const { ctx } = this;
     if (this.catching) return;
     this.catching = true;
@@ -105,7 +104,7 @@ export class EventsChannel<T, R> {
       for (let at = -1; at !== this.drops;) {
         at = this.drops;
         try {
-          await sub.subscribe(ctx.queue.keys.noticeChannel);
+          await member.subscribe();
           pause = await ctx.queue.pauseVersion();
           ctx.queuePause.fromReply(pause);
           const groups = [...new Set(ctx.runs.waiting().map((l) => l.group))].filter(
@@ -118,7 +117,7 @@ export class EventsChannel<T, R> {
           }
         } catch (e) {
           // (Ended for good: the 'end' listener took over.)
-          if (this.closed || ctx.closing || sub.status === 'end') return;
+          if (this.closed || ctx.closing || member.connection.status === 'end') return;
           if (!reported) ctx.report(e);
           reported = true;
           await delay(wait);
@@ -135,9 +134,9 @@ export class EventsChannel<T, R> {
     if (pause === 0) ctx.queuePause.recheck();
   }
 
-  /** Close the connection (bounded). Idempotent. */
+  /** Leave the notice connection (bounded; the last Worker on it closes it). Idempotent. */
   async close(): Promise<void> {
     this.closed = true;
-    if (this.conn) await closeSubscriber(this.conn);
+    await this.member?.leave();
   }
 }

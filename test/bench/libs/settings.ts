@@ -90,7 +90,7 @@ export function describeLib(lib: LibName): LibDescription {
         },
         options: {
           connection:
-            'one ioredis client (library defaults) per producer and per worker; the Worker opens 2 more (blocking wait, events) and a heartbeat thread with its own',
+            'one ioredis client (library defaults) per producer and per worker; the Worker opens 1 more (blocking wait), shares one notice connection with the workers of the process whose clients have the same options, and a heartbeat thread with its own',
           queue:
             'new WorkQueue(client, name, { keepCompleted: false }), else defaults (json codec, no stored results, leaseMs 30000, maxDead 10000); the keep row: the default keepCompleted (the newest 1000 completed jobs kept for a day)',
           worker: 'new Worker(queue, handler, { concurrency }) (autostart)',

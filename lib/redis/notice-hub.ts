@@ -1,0 +1,152 @@
+/**
+ * The subscriber connections of the Workers' notice channels: one per process for every Worker
+ * whose client connects alike (the same ioredis options: host, port, credentials, database, TLS,
+ * retry strategy…), whatever queue it serves, not one per Worker. A Worker joins with its queue's
+ * channel and a listener; each message goes to the listeners of its channel, and the
+ * connection's drops, reconnections and end go to every listener (each subscribes again itself:
+ * ioredis' resubscription is off, see subscriber()). The connection closes when its last Worker
+ * leaves. A Cluster client's Workers keep a subscriber each (its subscriber follows the slots'
+ * nodes on its own).
+ */
+import { Cluster, type Redis } from 'ioredis';
+import { within } from '../util/timeout.js';
+import { closeSubscriber, subscriber } from './connection.js';
+
+/** What a Worker hears of its notice channel and of the connection under it. */
+export interface NoticeListener {
+  /** A message published on its channel. */
+  message(message: string): void;
+  /** The connection dropped: what is published now is lost. */
+  dropped(): void;
+  /** The connection is back (not subscribed to anything: subscribe again). */
+  ready(): void;
+  /** The connection ended for good (its retry strategy gave up). */
+  ended(): void;
+}
+
+/** How long a Worker that leaves waits for its channel's UNSUBSCRIBE (the others stay on). */
+const UNSUBSCRIBE_MS = 1_000;
+
+class Hub {
+  readonly channels = new Map<string, Set<NoticeListener>>();
+  members = 0;
+
+  constructor(
+    readonly conn: Redis | Cluster,
+    private readonly key: string | undefined,
+  ) {
+    conn.on('error', () => {
+      /* reconnects by itself; each listener subscribes again on 'ready' */
+    });
+    conn.on('close', () => this.each((l) => l.dropped()));
+    conn.on('ready', () => this.each((l) => l.ready()));
+    conn.on('end', () => {
+      this.unlist();
+      this.each((l) => l.ended());
+    });
+    conn.on('message', (channel: string, message: string) => {
+      const listeners = this.channels.get(channel);
+      if (listeners) for (const l of [...listeners]) l.message(message);
+    });
+  }
+
+  /** No longer the one new Workers join (it closes, or it ended). */
+  unlist(): void {
+    if (this.key !== undefined && hubs.get(this.key) === this) hubs.delete(this.key);
+  }
+
+  private each(f: (l: NoticeListener) => void): void {
+    for (const listeners of [...this.channels.values()]) for (const l of [...listeners]) f(l);
+  }
+}
+
+/** The shared hubs, by connection key (connectionKey). */
+const hubs = new Map<string, Hub>();
+/** Ids of the functions among clients' options (a retry strategy is told apart by identity). */
+const functionIds = new WeakMap<object, number>();
+let lastFunctionId = 0;
+
+/**
+ * The key of the connection a client's duplicate makes: its options (functions by identity), or
+ * undefined for a connection never shared (a Cluster, options that cannot be written down).
+ */
+function connectionKey(client: Redis | Cluster): string | undefined {
+  if (client instanceof Cluster) return undefined;
+  try {
+    return JSON.stringify(client.options, (_key, value: unknown) => {
+      if (typeof value !== 'function') return value;
+      let id = functionIds.get(value);
+      if (id === undefined) functionIds.set(value, (id = ++lastFunctionId));
+      return `\0function ${id}`;
+    });
+  } catch {
+    return undefined; // (e.g. a cycle)
+  }
+}
+
+/** A Worker's place on a notice connection: joinNotices(). */
+export class NoticeMembership {
+  private left = false;
+
+  constructor(
+    private readonly hub: Hub,
+    private readonly channel: string,
+    private readonly listener: NoticeListener,
+  ) {}
+
+  /** The connection (its status; a test's view of it). */
+  get connection(): Redis | Cluster {
+    return this.hub.conn;
+  }
+
+  /** SUBSCRIBE the channel (again after a drop); rejects as ioredis does (refused, closed). */
+  subscribe(): Promise<unknown> {
+    return this.hub.conn.subscribe(this.channel);
+  }
+
+  /**
+   * Leave: no more messages nor connection events. The last listener of the channel
+   * unsubscribes it (bounded); the last member closes the connection (bounded). Never rejects.
+   * Idempotent.
+   */
+  async leave(): Promise<void> {
+    if (this.left) return;
+    this.left = true;
+    const { hub } = this;
+    const listeners = hub.channels.get(this.channel);
+    listeners?.delete(this.listener);
+    const last = listeners !== undefined && listeners.size === 0;
+    if (last) hub.channels.delete(this.channel);
+    if (--hub.members === 0) {
+      hub.unlist();
+      await closeSubscriber(hub.conn);
+    } else if (last && hub.conn.status === 'ready') {
+      await within(
+        hub.conn.unsubscribe(this.channel).catch(() => undefined),
+        UNSUBSCRIBE_MS,
+      );
+    }
+  }
+}
+
+/**
+ * Join the notice connection of `client`'s options (opened now if none is open) on `channel`,
+ * heard by `listener` from now on. Subscribe with the membership's subscribe().
+ */
+export function joinNotices(
+  client: Redis | Cluster,
+  channel: string,
+  listener: NoticeListener,
+): NoticeMembership {
+  const key = connectionKey(client);
+  let hub = key === undefined ? undefined : hubs.get(key);
+  if (hub === undefined || hub.conn.status === 'end') {
+    hub = new Hub(subscriber(client), key);
+    if (key !== undefined) hubs.set(key, hub);
+  }
+  hub.members++;
+  let listeners = hub.channels.get(channel);
+  if (!listeners) hub.channels.set(channel, (listeners = new Set()));
+  listeners.add(listener);
+  return new NoticeMembership(hub, channel, listener);
+}
