@@ -42,7 +42,7 @@ function queue(options: RedisOptions = {}): WorkQueue<string> {
  * clients are named 'producer', and so is their subscriber for acknowledgements).
  */
 async function noticeConnections(): Promise<string[]> {
-  const list = String(await admin.client('LIST', 'TYPE', 'pubsub'));
+  const list = String(await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub'));
   return list
     .split('\n')
     .filter((l) => l.trim() !== '' && !l.includes(' name=producer '))
