@@ -1,16 +1,19 @@
 /**
  * The subscriber connections of the Workers' notice channels: one per process for every Worker
- * whose client connects alike (the same ioredis options: host, port, credentials, database, TLS,
- * retry strategy…), whatever queue it serves, not one per Worker. A Worker joins with its queue's
+ * whose client connects alike (the same class and ioredis options: host, port, credentials,
+ * database…; a function or an object other than a plain one or a Buffer — a retry strategy, a TLS
+ * secure context — the same one), whatever queue it serves, not one per Worker. A Worker joins with its queue's
  * channel and a listener; each message goes to the listeners of its channel, and the
  * connection's drops, reconnections and end go to every listener (each subscribes again itself:
  * ioredis' resubscription is off, see subscriber()). The connection closes when its last Worker
  * leaves. A Cluster client's Workers keep a subscriber each (its subscriber follows the slots'
  * nodes on its own).
  */
-import { Cluster, type Redis } from 'ioredis';
+import { createHash } from 'node:crypto';
+import type { Cluster, Redis } from 'ioredis';
 import { within } from '../util/timeout.js';
 import { closeSubscriber, subscriber } from './connection.js';
+import { isCluster } from './info.js';
 
 /** What a Worker hears of its notice channel and of the connection under it. */
 export interface NoticeListener {
@@ -26,6 +29,17 @@ export interface NoticeListener {
 
 /** How long a Worker that leaves waits for its channel's UNSUBSCRIBE (the others stay on). */
 const UNSUBSCRIBE_MS = 1_000;
+
+/** `f(l)`; one listener that throws does not keep the notice from the others (thrown later). */
+function tell(l: NoticeListener, f: (l: NoticeListener) => void): void {
+  try {
+    f(l);
+  } catch (e) {
+    queueMicrotask(() => {
+      throw e;
+    });
+  }
+}
 
 class Hub {
   readonly channels = new Map<string, Set<NoticeListener>>();
@@ -46,41 +60,60 @@ class Hub {
     });
     conn.on('message', (channel: string, message: string) => {
       const listeners = this.channels.get(channel);
-      if (listeners) for (const l of [...listeners]) l.message(message);
+      if (listeners) for (const l of [...listeners]) tell(l, (x) => x.message(message));
     });
+  }
+
+  /** Each listener hears `f`. */
+  private each(f: (l: NoticeListener) => void): void {
+    for (const listeners of [...this.channels.values()]) for (const l of [...listeners]) tell(l, f);
   }
 
   /** No longer the one new Workers join (it closes, or it ended). */
   unlist(): void {
     if (this.key !== undefined && hubs.get(this.key) === this) hubs.delete(this.key);
   }
-
-  private each(f: (l: NoticeListener) => void): void {
-    for (const listeners of [...this.channels.values()]) for (const l of [...listeners]) f(l);
-  }
 }
 
 /** The shared hubs, by connection key (connectionKey). */
 const hubs = new Map<string, Hub>();
-/** Ids of the functions among clients' options (a retry strategy is told apart by identity). */
-const functionIds = new WeakMap<object, number>();
-let lastFunctionId = 0;
+/**
+ * Ids of the functions and objects told apart by identity among clients' options and classes (a
+ * retry strategy, a TLS secure context: JSON would write every context alike).
+ */
+const identities = new WeakMap<object, number>();
+let lastIdentity = 0;
+
+function identity(o: object): string {
+  let id = identities.get(o);
+  if (id === undefined) identities.set(o, (id = ++lastIdentity));
+  return `\0#${id}`;
+}
+
+/** Whether JSON writes `value` down whole: a plain object, an array, a Buffer. */
+function plain(value: object): boolean {
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return (
+    proto === Object.prototype || proto === null || Array.isArray(value) || Buffer.isBuffer(value)
+  );
+}
 
 /**
- * The key of the connection a client's duplicate makes: its options (functions by identity), or
- * undefined for a connection never shared (a Cluster, options that cannot be written down).
+ * The key of the connection a client's duplicate makes: its class and options (functions and
+ * other than plain objects by identity), hashed; or undefined for a connection never shared (a
+ * Cluster, options JSON cannot write: a cycle, a BigInt).
  */
 function connectionKey(client: Redis | Cluster): string | undefined {
-  if (client instanceof Cluster) return undefined;
+  if (isCluster(client)) return undefined;
   try {
-    return JSON.stringify(client.options, (_key, value: unknown) => {
-      if (typeof value !== 'function') return value;
-      let id = functionIds.get(value);
-      if (id === undefined) functionIds.set(value, (id = ++lastFunctionId));
-      return `\0function ${id}`;
-    });
+    const text = JSON.stringify([identity(client.constructor), client.options], (_k, v: unknown) =>
+      typeof v === 'function' || (typeof v === 'object' && v !== null && !plain(v))
+        ? identity(v)
+        : v,
+    );
+    return createHash('sha1').update(text).digest('base64');
   } catch {
-    return undefined; // (e.g. a cycle)
+    return undefined;
   }
 }
 
@@ -99,8 +132,9 @@ export class NoticeMembership {
     return this.hub.conn;
   }
 
-  /** SUBSCRIBE the channel (again after a drop); rejects as ioredis does (refused, closed). */
+  /** SUBSCRIBE the channel (again after a drop); rejects as ioredis does (refused, closed), and once left. */
   subscribe(): Promise<unknown> {
+    if (this.left) return Promise.reject(new Error(`notice channel ${this.channel}: left`));
     return this.hub.conn.subscribe(this.channel);
   }
 
@@ -120,7 +154,8 @@ export class NoticeMembership {
     if (--hub.members === 0) {
       hub.unlist();
       await closeSubscriber(hub.conn);
-    } else if (last && hub.conn.status === 'ready') {
+    } else if (last && hub.conn.status !== 'end') {
+      // (Also while it connects: our SUBSCRIBE may wait to be sent, and this goes after it.)
       await within(
         hub.conn.unsubscribe(this.channel).catch(() => undefined),
         UNSUBSCRIBE_MS,

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis, type RedisOptions } from 'ioredis';
 import { WorkQueue } from '../../../lib/index.js';
 import type { Job } from '../../../lib/index.js';
+import { joinNotices, type NoticeListener } from '../../../lib/redis/notice-hub.js';
 import { uniqueName } from '../../support/keys.js';
 import { startRedis, type RedisHandle } from '../../support/redis-server.js';
 import { waitFor } from '../../support/wait.js';
@@ -108,7 +109,7 @@ describe('notice connections shared by the Workers of a process', () => {
 
     // B's worker leaves: A's stay subscribed and keep hearing cancels.
     await wb.close();
-    expect(await subscribers(b)).toBe(0);
+    await waitFor(async () => (await subscribers(b)) === 0, { what: "B's channel unsubscribed" });
     expect(await subscribers(a)).toBe(1);
     expect(await pubsubConnections()).toBe(1);
     expect(await producer(a).cancel(heldA)).toBe(true);
@@ -169,5 +170,58 @@ describe('notice connections shared by the Workers of a process', () => {
     });
     expect(await pubsubConnections()).toBe(2);
     await cancelReaches(b, runsB, 'b on its own connection');
+  });
+
+  it('a client of another class (or another function in its options) gets its own', async () => {
+    class Gated extends Redis {}
+    const a = queue();
+    const c = new Gated(redis.url);
+    c.on('error', () => undefined);
+    clients.push(c);
+    const b = new WorkQueue<string>(c, uniqueName(), { logger: false });
+    const d = queue({ retryStrategy: () => 50 });
+    await holding(a, []);
+    await holding(b, []);
+    await holding(d, []);
+    await waitFor(
+      async () => (await subscribers(a)) + (await subscribers(b)) + (await subscribers(d)) === 3,
+      { what: 'the three channels subscribed' },
+    );
+    expect(await pubsubConnections()).toBe(3);
+  });
+});
+
+describe('joinNotices', () => {
+  const listener = (heard: string[]): NoticeListener => ({
+    message: (m) => heard.push(m),
+    dropped: () => undefined,
+    ready: () => undefined,
+    ended: () => undefined,
+  });
+  const numsub = async (channel: string) =>
+    Number(((await admin.pubsub('NUMSUB', channel)) as [string, number])[1]);
+
+  it('one that leaves while the connection still connects leaves no subscription behind', async () => {
+    const [c1, c2] = [new Redis(redis.url), new Redis(redis.url)];
+    clients.push(c1, c2);
+    const [ch1, ch2] = [uniqueName(), uniqueName()];
+    const heard: string[] = [];
+    const m1 = joinNotices(c1, ch1, listener(heard));
+    const m2 = joinNotices(c2, ch2, listener(heard));
+    expect(m2.connection).toBe(m1.connection);
+    const first = m1.subscribe();
+    // Its SUBSCRIBE waits for the connection; its UNSUBSCRIBE goes after it.
+    void m2.subscribe().catch(() => undefined);
+    await m2.leave();
+    await first;
+    expect(await numsub(ch2)).toBe(0);
+    expect(await numsub(ch1)).toBe(1);
+    await expect(m2.subscribe()).rejects.toThrow(/left/);
+    await admin.publish(ch2, 'not heard');
+    await admin.publish(ch1, 'heard');
+    await waitFor(() => heard.length > 0, { what: 'the message on ch1' });
+    expect(heard).toEqual(['heard']);
+    await m1.leave();
+    await waitFor(() => m1.connection.status === 'end', { what: 'the connection closed' });
   });
 });
