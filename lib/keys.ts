@@ -173,6 +173,10 @@ export const KEY_TABLE = {
     doc: "the producer's add-call records (call number -> what it did; idempotent re-sends)",
     per: 'session',
   },
+  cancelledLeases: {
+    part: 'cx',
+    doc: "cancelled leases cx:<token>, strings: the cancel's acknowledgement id, 60 s (a holder that learns the cancel from a renewal acknowledges it)",
+  },
   // Keys no script touches (scripts: false; a `--! keys:` header may not name them).
   cancelAck: {
     part: 'ca:',

@@ -32,11 +32,11 @@ export function leaseArgs(
 }
 
 /** Run `fn` once per worker holding some of `leases`; the answers in the order given. */
-export async function perWorker(
+export async function perWorker<V = boolean>(
   ctx: QueueContext,
   leases: Lease | readonly Lease[],
-  fn: (workerId: string, group: Lease[]) => Promise<boolean[]>,
-): Promise<boolean[]> {
+  fn: (workerId: string, group: Lease[]) => Promise<V[]>,
+): Promise<V[]> {
   const list = Array.isArray(leases) ? (leases as readonly Lease[]) : [leases as Lease];
   const groups = new Map<string, Lease[]>();
   for (const l of list) {
@@ -45,7 +45,7 @@ export async function perWorker(
     g.push(l);
     groups.set(l.workerId, g);
   }
-  const result = new Map<Lease, boolean>();
+  const result = new Map<Lease, V>();
   for (const [w, g] of groups) {
     const r = await fn(w, g);
     g.forEach((l, i) => result.set(l, r[i]!));

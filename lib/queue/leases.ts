@@ -205,6 +205,20 @@ export class Leases<T, R> {
     logs?: ReadonlyMap<Lease, LogBatch>,
     renewal = false,
   ): Promise<boolean[]> {
+    return (await this.extendOrAck(leases, ms, logs, renewal)).map((v) => v === true);
+  }
+
+  /**
+   * `extend`, answering per lease true (extended), false (lost), or for a lease lost to a cancel
+   * the acknowledgement id its canceller waits for (cancel.lua): the holder learnt the cancel here,
+   * not from the notice it missed, and acknowledges it.
+   */
+  async extendOrAck(
+    leases: Lease | readonly Lease[],
+    ms: number,
+    logs?: ReadonlyMap<Lease, LogBatch>,
+    renewal = false,
+  ): Promise<(boolean | string)[]> {
     if (!isPosInt(ms) || ms > MAX_DELAY_MS)
       throw invalid([`extend ms must be an integer 1..${MAX_DELAY_MS}, got ${shown(ms)}`]);
     const o = this.ctx.options;
@@ -219,13 +233,16 @@ export class Leases<T, R> {
         group.length,
       ];
       for (const l of group) args.push(l.seq, l.token);
-      // { deadline, then per job 1 extended | 0 lease lost }
-      const reply = (await this.ctx.run('extend_leases', args, { workerId })) as number[];
-      const deadline = reply[0]!;
+      // { deadline, then per job 1 extended | 0 lease lost | its cancel's acknowledgement id }
+      const reply = (await this.ctx.run('extend_leases', args, { workerId })) as (
+        number | string
+      )[];
+      const deadline = reply[0] as number;
       return group.map((l, i) => {
-        const ok = reply[i + 1] === 1;
-        if (ok) l.deadline = renewal ? Math.max(l.deadline, deadline) : deadline;
-        return ok;
+        const v = reply[i + 1];
+        if (v !== 1) return typeof v === 'string' && v !== '' ? v : false;
+        l.deadline = renewal ? Math.max(l.deadline, deadline) : deadline;
+        return true;
       });
     });
   }

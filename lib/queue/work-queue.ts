@@ -148,15 +148,16 @@ export class WorkQueue<T = unknown, R = unknown> extends QueueAdmin<T, R> {
 
   /**
    * `extend`, carrying the log lines of the leases' attempts (a worker's renewal): it never
-   * moves a deadline earlier, so a handler's longer `job.extend()` stays.
+   * moves a deadline earlier, so a handler's longer `job.extend()` stays. Per lease: true, false
+   * (lost), or the acknowledgement id of the cancel it was lost to (see Leases.extendOrAck).
    * @internal The Worker's private protocol (not in the published typings).
    */
   renew(
     leases: readonly Lease[],
     ms: number,
     logs: ReadonlyMap<Lease, LogBatch>,
-  ): Promise<boolean[]> {
-    return this.leases.extend(leases, ms, logs, true);
+  ): Promise<(boolean | string)[]> {
+    return this.leases.extendOrAck(leases, ms, logs, true);
   }
 
   /**

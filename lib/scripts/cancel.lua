@@ -3,6 +3,7 @@
 -- the job; the canceller waits for that acknowledgement so that no handler starts after cancel
 -- resolved.
 --! keys: data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake progress noticeChannel heartbeatRecord eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels addedTimes jobLogs completedJobs
+--! keys: cancelledLeases
 --! keys: groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: id ack_id heartbeat_timeout_ms
 -- id: the job's public id; ack_id: names the holder's acknowledgement (lib/queue/cancel-acks.ts).
@@ -28,6 +29,11 @@ if lease then
   elseif holder ~= '0' then
     local now = now_ms()
     wait = not lapsed(rcall('ZSCORE', K_WORKERS, holder), now, tonumber(ARGV[3]))
+    -- A holder whose notice channel is down learns the cancel at its next renewal: the renewal
+    -- answers this acknowledgement id (extend_leases.lua), and the holder acknowledges then.
+    if wait and token and ARGV[2] ~= '' then
+      rcall('SET', K_CANCELLED_LEASES .. ':' .. token, ARGV[2], 'PX', 60000)
+    end
   end
   rcall('PUBLISH', K_NOTICE_CHANNEL, 'c:' .. seq .. ':' .. (token or '') .. ':' .. (holder or '') .. ':' .. ARGV[2])
 end

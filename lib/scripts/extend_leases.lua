@@ -1,5 +1,5 @@
 -- extend_leases: push the deadlines of leased jobs to now + lease_ms.
---! keys: leased leaseHolders workerLeases meta jobLogs workers
+--! keys: leased leaseHolders workerLeases meta jobLogs workers cancelledLeases
 --! argv: worker_id lease_ms max_log_lines logs keep_later:0|1 count leases(seq token)*count
 -- logs: log lines of the jobs (logs_apply, lib/scripts/lib/history.lua), '' = none; those of a
 -- job whose lease is lost are dropped. keep_later: 1 (a worker's renewal) never moves a deadline
@@ -8,7 +8,8 @@
 -- resumed after a freeze renews first, and clean() must not take it for dead between that renewal
 -- and its heartbeat thread's first beat). Never lowers a score (a bridge beat's grace), never
 -- registers a worker clean() already took for dead.
--- Returns: { deadline, then per job 1 extended | 0 lease lost }.
+-- Returns: { deadline, then per job 1 extended | 0 lease lost | the acknowledgement id its
+-- cancel waits for (lost: cancelled, see cancel.lua) }.
 local wid = ARGV[1]
 local ms = tonumber(ARGV[2])
 local keep_later = ARGV[5] == '1'
@@ -39,7 +40,7 @@ for j = 1, count do
     if not held_by(tokens[j], wid) then
       lost[#lost + 1] = seqs[j]
     end
-    out[j + 1] = 0
+    out[j + 1] = rcall('GET', K_CANCELLED_LEASES .. ':' .. ARGV[6 + j * 2]) or 0
   end
 end
 if #z > 0 then

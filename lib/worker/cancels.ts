@@ -71,7 +71,7 @@ export class Cancels<T, R> implements CancelsPart {
   }
 
   /** Tell the canceller that a cancelled job will never start here (see lib/queue/cancel-acks.ts). */
-  private acknowledge(ack: string): void {
+  acknowledge(ack: string): void {
     if (!ack) return;
     const ctx = this.ctx;
     const q = ctx.queue;

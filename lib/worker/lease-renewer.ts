@@ -164,12 +164,15 @@ export class LeaseRenewer<T, R> implements RenewerPart {
         logs,
       );
       ok.forEach((v, i) => {
-        if (v) return;
+        if (v === true) return;
+        // (A string: cancelled, and the notice missed — see Leases.extendOrAck.)
+        const reason = v === false ? 'lease lost (expired and reclaimed)' : 'job cancelled';
         if (i < running.length) {
-          runs.end(running[i]!, { kind: 'lost', reason: 'lease lost (expired and reclaimed)' });
+          runs.end(running[i]!, { kind: 'lost', reason });
         } else {
           runs.drop(waiting[i - running.length]!.token);
         }
+        if (v !== false) this.ctx.cancels.acknowledge(v);
       });
       return true;
     } catch (e) {

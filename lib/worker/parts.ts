@@ -110,6 +110,8 @@ export interface CancelsPart {
   has(token: string): boolean;
   admitHandoff(token: string): boolean;
   onEvent(message: string): void;
+  /** Tell the canceller waiting on `ack` that its job never starts here (any more). */
+  acknowledge(ack: string): void;
 }
 
 /** Renewal of running leases (lease-renewer.ts). */

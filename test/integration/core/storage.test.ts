@@ -105,10 +105,11 @@ describe('bounded storage', () => {
     expect(done.sort()).toEqual(['delayed', 'expires', 'named', 'retry']);
     await q.deregisterWorker(worker);
 
-    // Counters, the heartbeat record, this producer's add record (expires by itself), the
-    // event log (capped: `events: { maxLen }`; none with `events: false`) and the per-minute
-    // counts (a day, bounded: docs/history.md).
+    // Counters, the heartbeat record, this producer's add record and the cancelled lease's
+    // acknowledgement id (both expire by themselves), the event log (capped: `events: { maxLen }`;
+    // none with `events: false`) and the per-minute counts (a day, bounded: docs/history.md).
     expect(await keysLeft(c, q.keys.base)).toEqual([
+      'cx:*',
       'es',
       'hb',
       'id',
@@ -119,6 +120,6 @@ describe('bounded storage', () => {
       'tok',
       'wseq',
     ]);
-    expect(await keysMatching(c, `${q.options.prefix}:*`)).toHaveLength(9);
+    expect(await keysMatching(c, `${q.options.prefix}:*`)).toHaveLength(10);
   });
 });

@@ -1,0 +1,85 @@
+/**
+ * A cancel sent while the holder's notice connection is down (pub/sub keeps nothing): the worker
+ * learns it from the renewal it makes once subscribed again, and now acknowledges it then — the
+ * renewal answers the cancel's acknowledgement id (cancel.lua, extend_leases.lua). Before, it
+ * dropped the job without a word and `cancel()` waited for its timeout (commandTimeoutMs).
+ */
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { Worker, WorkQueue } from '../../../lib/index.js';
+import type { Job } from '../../../lib/index.js';
+import { uniqueName } from '../../support/keys.js';
+import { startRedis, type RedisHandle } from '../../support/redis-server.js';
+import { waitFor } from '../../support/wait.js';
+
+let redis: RedisHandle;
+let admin: Redis;
+const clients: Redis[] = [];
+
+beforeAll(async () => {
+  // A private Redis: the pub/sub connection killed is this file's worker's.
+  redis = await startRedis();
+  admin = new Redis(redis.url);
+});
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.quit().catch(() => c.disconnect())));
+  admin.disconnect();
+  await redis.dispose();
+});
+
+function client(retryMs: number): Redis {
+  const c = new Redis(redis.url, { retryStrategy: () => retryMs });
+  c.on('error', () => undefined);
+  clients.push(c);
+  return c;
+}
+
+it('a cancel the holder missed is acknowledged at its catch-up renewal, long before the timeout', async () => {
+  const name = uniqueName();
+  // The worker's connections (its notice connection too) reconnect 3 s after a drop.
+  const q = new WorkQueue<string>(client(3_000), name, { logger: false });
+  const runs: Job<string>[] = [];
+  const worker = new Worker(
+    q,
+    (job) =>
+      new Promise<void>((resolve) => {
+        runs.push(job);
+        job.signal.addEventListener('abort', () => resolve());
+      }),
+    { concurrency: 1, idleTimeoutMs: 30_000 },
+  );
+  worker.on('error', () => undefined);
+  try {
+    await worker.start();
+    const subscribers = async () =>
+      Number(((await admin.pubsub('NUMSUB', q.keys.noticeChannel)) as [string, number])[1]);
+    await waitFor(async () => (await subscribers()) === 1, { what: 'the worker subscribed' });
+    const { id } = await q.add('held');
+    await waitFor(() => runs.length === 1, { what: 'the job started' });
+
+    // Deaf: its notice connection dropped (back in 3 s).
+    const list = String(await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub'));
+    const ids = [...list.matchAll(/\bid=(\d+)/g)].map((m) => m[1]!);
+    expect(ids).toHaveLength(1);
+    await admin.call('CLIENT', 'KILL', 'ID', ids[0]!);
+    await waitFor(async () => (await subscribers()) === 0, { what: 'the worker deaf' });
+
+    // The canceller would wait two minutes for an acknowledgement that never comes.
+    const canceller = new WorkQueue<string>(client(50), name, {
+      logger: false,
+      commandTimeoutMs: 120_000,
+    });
+    let resolved: boolean | undefined;
+    const cancelled = canceller.cancel(id).then((r) => (resolved = r));
+    await waitFor(() => resolved !== undefined, {
+      timeoutMs: 20_000,
+      what: 'cancel() resolved by the acknowledgement of the catch-up renewal',
+    });
+    expect(await cancelled).toBe(true);
+    expect(runs[0]!.signal.aborted).toBe(true);
+    // The worker's acknowledgement is what resolved it.
+    expect(await admin.keys(q.keys.cancelAck('*'))).toHaveLength(1);
+  } finally {
+    await worker.close({ timeoutMs: 0 });
+  }
+});
