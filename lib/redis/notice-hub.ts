@@ -11,7 +11,6 @@
  */
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import { within } from '../util/timeout.js';
 import { closeSubscriber, subscriber } from './connection.js';
 import { isCluster } from './info.js';
 
@@ -26,9 +25,6 @@ export interface NoticeListener {
   /** The connection ended for good (its retry strategy gave up). */
   ended(): void;
 }
-
-/** How long a Worker that leaves waits for its channel's UNSUBSCRIBE (the others stay on). */
-const UNSUBSCRIBE_MS = 1_000;
 
 /** `f(l)`; one listener that throws does not keep the notice from the others (thrown later). */
 function tell(l: NoticeListener, f: (l: NoticeListener) => void): void {
@@ -139,9 +135,10 @@ export class NoticeMembership {
   }
 
   /**
-   * Leave: no more messages nor connection events. The last listener of the channel
-   * unsubscribes it (bounded); the last member closes the connection (bounded). Never rejects.
-   * Idempotent.
+   * Leave: no more messages nor connection events; the last member closes the connection
+   * (bounded). Never rejects. Idempotent. (The channel stays subscribed while other members
+   * keep the connection, its messages dropped here, until it reconnects: no UNSUBSCRIBE, which
+   * the documented ACL does not grant.)
    */
   async leave(): Promise<void> {
     if (this.left) return;
@@ -149,17 +146,10 @@ export class NoticeMembership {
     const { hub } = this;
     const listeners = hub.channels.get(this.channel);
     listeners?.delete(this.listener);
-    const last = listeners !== undefined && listeners.size === 0;
-    if (last) hub.channels.delete(this.channel);
+    if (listeners?.size === 0) hub.channels.delete(this.channel);
     if (--hub.members === 0) {
       hub.unlist();
       await closeSubscriber(hub.conn);
-    } else if (last && hub.conn.status !== 'end') {
-      // (Also while it connects: our SUBSCRIBE may wait to be sent, and this goes after it.)
-      await within(
-        hub.conn.unsubscribe(this.channel).catch(() => undefined),
-        UNSUBSCRIBE_MS,
-      );
     }
   }
 }
