@@ -1,13 +1,13 @@
 /**
  * The subscriber connections of the Workers' notice channels: one per process for every Worker
  * whose client connects alike (the same class and ioredis options: host, port, credentials,
- * database…; a function or an object other than a plain one or a Buffer — a retry strategy, a TLS
- * secure context — the same one), whatever queue it serves, not one per Worker. A Worker joins with its queue's
- * channel and a listener; each message goes to the listeners of its channel, and the
- * connection's drops, reconnections and end go to every listener (each subscribes again itself:
- * ioredis' resubscription is off, see subscriber()). The connection closes when its last Worker
- * leaves. A Cluster client's Workers keep a subscriber each (its subscriber follows the slots'
- * nodes on its own).
+ * database…; a function or an object other than a plain one or a Buffer — a retry strategy, a
+ * TLS secure context — the same one), whatever queue it serves, not one per Worker. A Worker
+ * joins with its queue's channel and a listener; each message goes to the listeners of its
+ * channel, and the connection's drops, reconnections and end go to every listener (each
+ * subscribes again itself: ioredis' resubscription is off, see subscriber()). The connection
+ * closes when its last Worker leaves. A Cluster client's Workers keep a subscriber each (its
+ * subscriber follows the slots' nodes on its own).
  */
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
@@ -128,7 +128,10 @@ export class NoticeMembership {
     return this.hub.conn;
   }
 
-  /** SUBSCRIBE the channel (again after a drop); rejects as ioredis does (refused, closed), and once left. */
+  /**
+   * SUBSCRIBE the channel (again after a drop); rejects as ioredis does (refused, closed), and
+   * once left.
+   */
   subscribe(): Promise<unknown> {
     if (this.left) return Promise.reject(new Error(`notice channel ${this.channel}: left`));
     return this.hub.conn.subscribe(this.channel);
