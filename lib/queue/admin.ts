@@ -38,7 +38,9 @@ export class Admin<T, R> {
     const ack = randomBytes(8).toString('base64url');
     // 0 no such job, 1 cancelled, 2 cancelled and a live holder was told (wait for its ack);
     // + 10 for a flow job
-    const r = (await this.ctx.run('cancel', [id, ack, o.heartbeatTimeoutMs])) as number;
+    // (A holder that missed the notice may acknowledge while we wait: cancel.lua, cx:<token>.)
+    const ackTtl = Math.max(60_000, o.commandTimeoutMs);
+    const r = (await this.ctx.run('cancel', [id, ack, o.heartbeatTimeoutMs, ackTtl])) as number;
     if (r % 10 === 2) await this.cancelAcks.wait(ack);
     // A flow job: its parent learns, a parent's children are cancelled (docs/flows.md).
     if (r >= 10) await flushQuietly(this.flows, this.ctx, 'now');

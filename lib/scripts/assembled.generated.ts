@@ -6,7 +6,7 @@ import type { SCRIPT_SOURCES } from './sources.generated.js';
 export const SCRIPT_SHAS: Readonly<Record<keyof typeof SCRIPT_SOURCES, string>> = {
   "add": '1dc693e459426e7e89f5b3a20e6178cb9c31b55e',
   "add_plain": 'ad39982c27bb88fe02dc68fc6a13d62ca4d84cf1',
-  "cancel": '83704e08a3d7fac27934c4b98f5e488c33130bcf',
+  "cancel": '20bd8839765802dba23ceea6f83ec6314040194b',
   "change_delay": '9f9ab20cb022a65e5d19a056eac287f6b0e12511',
   "change_priority": '85692109da99ebc17d6070485aa5ad2ae7733da8',
   "clean": '54ee177a00637b6a1fd54a065fe3fe62509ebf24',

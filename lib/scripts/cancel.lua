@@ -5,8 +5,10 @@
 --! keys: data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake progress noticeChannel heartbeatRecord eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels addedTimes jobLogs completedJobs
 --! keys: cancelledLeases
 --! keys: groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
---! argv: id ack_id heartbeat_timeout_ms
--- id: the job's public id; ack_id: names the holder's acknowledgement (lib/queue/cancel-acks.ts).
+--! argv: id ack_id heartbeat_timeout_ms ack_ttl_ms
+-- id: the job's public id; ack_id: names the holder's acknowledgement (lib/queue/cancel-acks.ts);
+-- ack_ttl_ms: how long a holder that missed the notice may still acknowledge (the canceller's
+-- wait at least).
 -- Returns: 0 no such job, 1 cancelled, 2 cancelled and a live holder was told (wait for its
 --   acknowledgement); plus 10 when it was a flow job (its notice or its children's cancels
 --   wait for delivery: lib/scripts/lib/flows.lua).
@@ -32,7 +34,7 @@ if lease then
     -- A holder whose notice channel is down learns the cancel at its next renewal: the renewal
     -- answers this acknowledgement id (extend_leases.lua), and the holder acknowledges then.
     if wait and token and ARGV[2] ~= '' then
-      rcall('SET', K_CANCELLED_LEASES .. ':' .. token, ARGV[2], 'PX', 60000)
+      rcall('SET', K_CANCELLED_LEASES .. ':' .. token, ARGV[2], 'PX', ARGV[4])
     end
   end
   rcall('PUBLISH', K_NOTICE_CHANNEL, 'c:' .. seq .. ':' .. (token or '') .. ':' .. (holder or '') .. ':' .. ARGV[2])

@@ -11,7 +11,8 @@
 // The same holds while the worker's notice channel is down (a dropped connection, a Redis
 // restart): a cancel published meanwhile is never heard, so no prefetched job starts until the
 // channel is back and a renewal sent after it says which leases are still ours (a cancelled
-// job's is gone: it leaves the buffer, or a running one ends as lost, its signal aborted).
+// job's is gone: it leaves the buffer, or a running one ends as lost, its signal aborted; and
+// the renewal's answer names the cancel's acknowledgement, sent then: cancel.lua).
 import { performance } from 'node:perf_hooks';
 import type { LogBatch } from '../job/logs.js';
 import type { Lease } from '../types/job.js';
@@ -163,17 +164,24 @@ export class LeaseRenewer<T, R> implements RenewerPart {
         this.ctx.settings.leaseMs,
         logs,
       );
-      ok.forEach((v, i) => {
-        if (v === true) return;
-        // (A string: cancelled, and the notice missed — see Leases.extendOrAck.)
-        const reason = v === false ? 'lease lost (expired and reclaimed)' : 'job cancelled';
-        if (i < running.length) {
-          runs.end(running[i]!, { kind: 'lost', reason });
+      // Prefetched ones first (the last of `ok`): a running one that ends frees a slot, which
+      // must not start a buffered job this answer says is lost.
+      for (let i = ok.length - 1; i >= 0; i--) {
+        const v = ok[i];
+        if (v === true || v === undefined) continue;
+        // A prefetched job may have started while the renewal was out: forget() ends its run
+        // too (its signal aborts), not only the buffered lease.
+        const token =
+          i < running.length ? running[i]!.lease.token : waiting[i - running.length]!.token;
+        if (v === false) {
+          runs.forget(token, 'lease lost (expired and reclaimed)');
         } else {
-          runs.drop(waiting[i - running.length]!.token);
+          // Cancelled, and the notice missed (see Leases.extendOrAck): acknowledged once the
+          // job can no longer start here, nor run on.
+          runs.forget(token, 'job cancelled');
+          this.ctx.cancels.acknowledge(v);
         }
-        if (v !== false) this.ctx.cancels.acknowledge(v);
-      });
+      }
       return true;
     } catch (e) {
       // Not sent: the lines go with the next renewal or the outcome.

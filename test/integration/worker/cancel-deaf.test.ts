@@ -34,7 +34,7 @@ function client(retryMs: number): Redis {
   return c;
 }
 
-it('a cancel the holder missed is acknowledged at its catch-up renewal, long before the timeout', async () => {
+it('cancels the holder missed are acknowledged at its catch-up renewal, long before the timeout', async () => {
   const name = uniqueName();
   // The worker's connections (its notice connection too) reconnect 3 s after a drop.
   const q = new WorkQueue<string>(client(3_000), name, { logger: false });
@@ -46,7 +46,7 @@ it('a cancel the holder missed is acknowledged at its catch-up renewal, long bef
         runs.push(job);
         job.signal.addEventListener('abort', () => resolve());
       }),
-    { concurrency: 1, idleTimeoutMs: 30_000 },
+    { concurrency: 1, prefetch: 1, idleTimeoutMs: 30_000 },
   );
   worker.on('error', () => undefined);
   try {
@@ -56,6 +56,9 @@ it('a cancel the holder missed is acknowledged at its catch-up renewal, long bef
     await waitFor(async () => (await subscribers()) === 1, { what: 'the worker subscribed' });
     const { id } = await q.add('held');
     await waitFor(() => runs.length === 1, { what: 'the job started' });
+    // A second one waits in the worker's buffer (prefetched).
+    const queued = await q.add('queued');
+    await waitFor(async () => (await q.counts()).leased === 2, { what: 'the second prefetched' });
 
     // Deaf: its notice connection dropped (back in 3 s).
     const list = String(await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub'));
@@ -69,16 +72,19 @@ it('a cancel the holder missed is acknowledged at its catch-up renewal, long bef
       logger: false,
       commandTimeoutMs: 120_000,
     });
-    let resolved: boolean | undefined;
-    const cancelled = canceller.cancel(id).then((r) => (resolved = r));
-    await waitFor(() => resolved !== undefined, {
+    let resolved = 0;
+    const cancelled = Promise.all(
+      [id, queued.id].map((j) => canceller.cancel(j).finally(() => resolved++)),
+    );
+    await waitFor(() => resolved === 2, {
       timeoutMs: 20_000,
-      what: 'cancel() resolved by the acknowledgement of the catch-up renewal',
+      what: 'both cancel() calls resolved by the acknowledgements of the catch-up renewal',
     });
-    expect(await cancelled).toBe(true);
+    expect(await cancelled).toEqual([true, true]);
     expect(runs[0]!.signal.aborted).toBe(true);
-    // The worker's acknowledgement is what resolved it.
-    expect(await admin.keys(q.keys.cancelAck('*'))).toHaveLength(1);
+    // The prefetched one never started; the worker's acknowledgements resolved both.
+    expect(runs.map((r) => r.data)).toEqual(['held']);
+    expect(await admin.keys(q.keys.cancelAck('*'))).toHaveLength(2);
   } finally {
     await worker.close({ timeoutMs: 0 });
   }
