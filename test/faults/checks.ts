@@ -76,6 +76,7 @@ const keptForAWhile = (k: string) =>
   k === 'rw' || // workers reclaimed while parked: expires after the last one's parked-until
   k.startsWith('ik:') ||
   k.startsWith('ca:') ||
+  k.startsWith('cx:') || // a cancelled lease's acknowledgement id: expires (cancel.lua)
   k.startsWith('mt:');
 
 /**
