@@ -68,7 +68,8 @@ const FINISHED_OK = new Set(['id', 'tok', 'wseq', 'hb', 'es']);
  * Keys a finished queue keeps for a while besides its counters: caller ids of completed jobs
  * within their dedupe window (`ix`, and `~<until>` values in `ids`), and each producer's record
  * of its add calls (`ik:<session>`, expiring within a minute), cancel acknowledgements
- * (`ca:<id>`, a minute), the per-minute counts (`mt:<kind>`, a day).
+ * (`ca:<id>`, a minute) and the acknowledgement ids of cancelled leases (`cx:<token>`, a minute
+ * or commandTimeoutMs), the per-minute counts (`mt:<kind>`, a day).
  */
 const keptForAWhile = (k: string) =>
   k === 'ix' ||
@@ -76,7 +77,7 @@ const keptForAWhile = (k: string) =>
   k === 'rw' || // workers reclaimed while parked: expires after the last one's parked-until
   k.startsWith('ik:') ||
   k.startsWith('ca:') ||
-  k.startsWith('cx:') || // a cancelled lease's acknowledgement id: expires (cancel.lua)
+  k.startsWith('cx:') ||
   k.startsWith('mt:');
 
 /**
