@@ -4,35 +4,16 @@
  * renewal answers the cancel's acknowledgement id (cancel.lua, extend_leases.lua). Before, it
  * dropped the job without a word and `cancel()` waited for its timeout (commandTimeoutMs).
  */
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { Redis } from 'ioredis';
+import { expect, it } from '@jest/globals';
 import { Worker, WorkQueue } from '../../../lib/index.js';
 import type { Job } from '../../../lib/index.js';
 import { uniqueName } from '../../support/keys.js';
-import { startRedis, type RedisHandle } from '../../support/redis-server.js';
+import { privateRedis } from '../../support/private-redis.js';
 import { waitFor } from '../../support/wait.js';
 
-let redis: RedisHandle;
-let admin: Redis;
-const clients: Redis[] = [];
-
-beforeAll(async () => {
-  // A private Redis: the pub/sub connection killed is this file's worker's.
-  redis = await startRedis();
-  admin = new Redis(redis.url);
-});
-afterAll(async () => {
-  await Promise.all(clients.map((c) => c.quit().catch(() => c.disconnect())));
-  admin.disconnect();
-  await redis.dispose();
-});
-
-function client(retryMs: number): Redis {
-  const c = new Redis(redis.url, { retryStrategy: () => retryMs });
-  c.on('error', () => undefined);
-  clients.push(c);
-  return c;
-}
+// A private Redis: the pub/sub connection killed is this file's worker's.
+const redis = privateRedis();
+const client = (retryMs: number) => redis.client({ retryStrategy: () => retryMs });
 
 it('cancels the holder missed are acknowledged at its catch-up renewal, long before the timeout', async () => {
   const name = uniqueName();
@@ -52,7 +33,7 @@ it('cancels the holder missed are acknowledged at its catch-up renewal, long bef
   try {
     await worker.start();
     const subscribers = async () =>
-      Number(((await admin.pubsub('NUMSUB', q.keys.noticeChannel)) as [string, number])[1]);
+      Number(((await redis.admin.pubsub('NUMSUB', q.keys.noticeChannel)) as [string, number])[1]);
     await waitFor(async () => (await subscribers()) === 1, { what: 'the worker subscribed' });
     const { id } = await q.add('held');
     await waitFor(() => runs.length === 1, { what: 'the job started' });
@@ -61,10 +42,10 @@ it('cancels the holder missed are acknowledged at its catch-up renewal, long bef
     await waitFor(async () => (await q.counts()).leased === 2, { what: 'the second prefetched' });
 
     // Deaf: its notice connection dropped (back in 3 s).
-    const list = String(await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub'));
+    const list = String(await redis.admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub'));
     const ids = [...list.matchAll(/\bid=(\d+)/g)].map((m) => m[1]!);
     expect(ids).toHaveLength(1);
-    await admin.call('CLIENT', 'KILL', 'ID', ids[0]!);
+    await redis.admin.call('CLIENT', 'KILL', 'ID', ids[0]!);
     await waitFor(async () => (await subscribers()) === 0, { what: 'the worker deaf' });
 
     // The canceller would wait two minutes for an acknowledgement that never comes.
@@ -84,7 +65,7 @@ it('cancels the holder missed are acknowledged at its catch-up renewal, long bef
     expect(runs[0]!.signal.aborted).toBe(true);
     // The prefetched one never started; the worker's acknowledgements resolved both.
     expect(runs.map((r) => r.data)).toEqual(['held']);
-    expect(await admin.keys(q.keys.cancelAck('*'))).toHaveLength(2);
+    expect(await redis.admin.keys(q.keys.cancelAck('*'))).toHaveLength(2);
   } finally {
     await worker.close({ timeoutMs: 0 });
   }

@@ -6,37 +6,22 @@
  * which the documented ACL does not grant); the last one closes the connection; a dropped connection
  * brings every Worker on it back. Clients with other options get their own.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { Redis, type RedisOptions } from 'ioredis';
 import { WorkQueue } from '../../../lib/index.js';
 import type { Job } from '../../../lib/index.js';
 import { joinNotices, type NoticeListener } from '../../../lib/redis/notice-hub.js';
 import { uniqueName } from '../../support/keys.js';
-import { startRedis, type RedisHandle } from '../../support/redis-server.js';
+import { privateRedis } from '../../support/private-redis.js';
 import { waitFor } from '../../support/wait.js';
 import { workersClosedAfterEach } from '../../support/worker.js';
 
-let redis: RedisHandle;
-let admin: Redis;
-const clients: Redis[] = [];
+// A private Redis: the pub/sub connections counted are this file's.
+const redis = privateRedis();
 const worker = workersClosedAfterEach(() => undefined);
 
-beforeAll(async () => {
-  // A private Redis: the pub/sub connections counted are this file's.
-  redis = await startRedis();
-  admin = new Redis(redis.url);
-});
-afterAll(async () => {
-  await Promise.all(clients.map((c) => c.quit().catch(() => c.disconnect())));
-  admin.disconnect();
-  await redis.dispose();
-});
-
 function queue(options: RedisOptions = {}): WorkQueue<string> {
-  const c = new Redis(redis.url, options);
-  c.on('error', () => undefined);
-  clients.push(c);
-  return new WorkQueue<string>(c, uniqueName(), { logger: false });
+  return new WorkQueue<string>(redis.client(options), uniqueName(), { logger: false });
 }
 
 /**
@@ -44,7 +29,7 @@ function queue(options: RedisOptions = {}): WorkQueue<string> {
  * clients are named 'producer', and so is their subscriber for acknowledgements).
  */
 async function noticeConnections(): Promise<string[]> {
-  const list = String(await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub'));
+  const list = String(await redis.admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub'));
   return list
     .split('\n')
     .filter((l) => l.trim() !== '' && !l.includes(' name=producer '))
@@ -54,13 +39,12 @@ const pubsubConnections = async () => (await noticeConnections()).length;
 
 /** The queue `q` seen by a producer of its own (it cancels). */
 function producer(q: WorkQueue<string>): WorkQueue<string> {
-  const c = new Redis(redis.url, { connectionName: 'producer' });
-  clients.push(c);
+  const c = redis.client({ connectionName: 'producer' });
   return new WorkQueue<string>(c, q.name, { logger: false });
 }
 
 const subscribers = async (q: WorkQueue<string>) =>
-  Number(((await admin.pubsub('NUMSUB', q.keys.noticeChannel)) as [string, number])[1]);
+  Number(((await redis.admin.pubsub('NUMSUB', q.keys.noticeChannel)) as [string, number])[1]);
 
 /** A started worker whose jobs run until cancelled (their signal aborts), recorded in `runs`. */
 async function holding(q: WorkQueue<string>, runs: Job<string>[]) {
@@ -150,7 +134,7 @@ describe('notice connections shared by the Workers of a process', () => {
     });
     const ids = await noticeConnections();
     expect(ids).toHaveLength(1);
-    expect(await admin.call('CLIENT', 'KILL', 'ID', ids[0]!)).toBe(1);
+    expect(await redis.admin.call('CLIENT', 'KILL', 'ID', ids[0]!)).toBe(1);
     await waitFor(async () => (await subscribers(a)) === 1 && (await subscribers(b)) === 1, {
       what: 'both channels subscribed again',
     });
@@ -175,9 +159,7 @@ describe('notice connections shared by the Workers of a process', () => {
   it('a client of another class (or another function in its options) gets its own', async () => {
     class Gated extends Redis {}
     const a = queue();
-    const c = new Gated(redis.url);
-    c.on('error', () => undefined);
-    clients.push(c);
+    const c = redis.client({}, Gated);
     const b = new WorkQueue<string>(c, uniqueName(), { logger: false });
     const d = queue({ retryStrategy: () => 50 });
     await holding(a, []);
@@ -199,11 +181,10 @@ describe('joinNotices', () => {
     ended: () => undefined,
   });
   const numsub = async (channel: string) =>
-    Number(((await admin.pubsub('NUMSUB', channel)) as [string, number])[1]);
+    Number(((await redis.admin.pubsub('NUMSUB', channel)) as [string, number])[1]);
 
   it('one that leaves (while the connection still connects) hears nothing more, and cannot subscribe', async () => {
-    const [c1, c2] = [new Redis(redis.url), new Redis(redis.url)];
-    clients.push(c1, c2);
+    const [c1, c2] = [redis.client(), redis.client()];
     const [ch1, ch2] = [uniqueName(), uniqueName()];
     const heard: string[] = [];
     const m1 = joinNotices(c1, ch1, listener(heard));
@@ -216,8 +197,8 @@ describe('joinNotices', () => {
     await Promise.all([first, late]);
     expect(await numsub(ch1)).toBe(1);
     await expect(m2.subscribe()).rejects.toThrow(/left/);
-    await admin.publish(ch2, 'not heard');
-    await admin.publish(ch1, 'heard');
+    await redis.admin.publish(ch2, 'not heard');
+    await redis.admin.publish(ch1, 'heard');
     await waitFor(() => heard.length > 0, { what: 'the message on ch1' });
     expect(heard).toEqual(['heard']);
     await m1.leave();
