@@ -175,7 +175,7 @@ export const KEY_TABLE = {
   },
   cancelledLeases: {
     part: 'cx',
-    doc: "cancelled leases cx:<token>, strings: the cancel's acknowledgement id, 60 s (a holder that learns the cancel from a renewal acknowledges it)",
+    doc: "cancelled leases cx:<token>, strings: the cancel's acknowledgement id, for the canceller's wait (a holder that learns the cancel from a renewal acknowledges it)",
   },
   // Keys no script touches (scripts: false; a `--! keys:` header may not name them).
   cancelAck: {

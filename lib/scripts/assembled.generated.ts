@@ -6,7 +6,7 @@ import type { SCRIPT_SOURCES } from './sources.generated.js';
 export const SCRIPT_SHAS: Readonly<Record<keyof typeof SCRIPT_SOURCES, string>> = {
   "add": '1dc693e459426e7e89f5b3a20e6178cb9c31b55e',
   "add_plain": 'ad39982c27bb88fe02dc68fc6a13d62ca4d84cf1',
-  "cancel": '20bd8839765802dba23ceea6f83ec6314040194b',
+  "cancel": '1340f2381bb9d21dc559f496f9f6aa262950f054',
   "change_delay": '9f9ab20cb022a65e5d19a056eac287f6b0e12511',
   "change_priority": '85692109da99ebc17d6070485aa5ad2ae7733da8',
   "clean": '54ee177a00637b6a1fd54a065fe3fe62509ebf24',
@@ -16,7 +16,7 @@ export const SCRIPT_SHAS: Readonly<Record<keyof typeof SCRIPT_SOURCES, string>> 
   "dead_letters": 'e257ba727f20a35a46c55e78b2b21b854e0f0967',
   "drain": 'af60495e248eb7db99050938ba6397e602a7f97c',
   "drop_caller_id": 'd281d5807578346d606a1b9f94f81ec70071872f',
-  "extend_leases": '0888c68a2cf2daeafb6bad55f1c59a47ccb9153e',
+  "extend_leases": 'a7a1fff0848b89beb6d619df805b892867b93d75',
   "fail": '4f26238de138bae363045ac4963a434999b4cb66',
   "flow_ack": '1fff175884a9d2e7d0181dbdf1562d86c2c5649f',
   "flow_add": 'a0391c762253ce2711562dd0dc745bbe7a82bf20',
