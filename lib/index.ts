@@ -19,7 +19,7 @@ export {
   queueOptionProblems,
   type ResolvedQueueOptions,
 } from './options.js';
-export { queueKeys, type QueueKeys } from './keys.js';
+export { queueKeys, type QueueKeys } from './redis/queue-keys.js';
 export { RECONNECT_OPTIONS, SENTINEL_CLIENT_OPTIONS } from './redis/connection.js';
 export { FlowProducer } from './queue/flows/producer.js';
 export type * from './types/index.js';

@@ -3,7 +3,7 @@
 import { EventEmitter } from 'node:events';
 import type { Cluster, Redis } from 'ioredis';
 import { invalid } from '../errors.js';
-import { queueKeys } from '../keys.js';
+import { queueKeys } from '../redis/queue-keys.js';
 import { checkName, QUEUE_DEFAULTS } from '../options.js';
 import { duplicate } from '../redis/connection.js';
 import { delay, within } from '../util/timeout.js';

@@ -13,7 +13,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { within } from '../util/timeout.js';
 import { closeSubscriber, subscriber } from '../redis/connection.js';
-import type { QueueKeys } from '../keys.js';
+import type { QueueKeys } from '../redis/queue-keys.js';
 
 /** How long the connection stays open after the last wait (a burst of cancels shares it). */
 const LINGER_MS = 2_000;

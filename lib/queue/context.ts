@@ -5,7 +5,7 @@
  */
 import type { Cluster, Redis } from 'ioredis';
 import { invalid, redisError, SCRIPT_CODES, scriptError, WorkQueueError } from '../errors.js';
-import { queueKeys, type QueueKeys } from '../keys.js';
+import { queueKeys, type QueueKeys } from '../redis/queue-keys.js';
 import { resolveQueueOptions, type ResolvedQueueOptions } from '../options.js';
 import { bounded } from '../redis/bounded.js';
 import { guardFailoverDetector } from '../redis/connection.js';

@@ -3,7 +3,7 @@
  * delegate to), its lifecycle, and the Worker's private protocol. See work-queue.ts.
  */
 import type { Cluster, Redis } from 'ioredis';
-import type { QueueKeys } from '../keys.js';
+import type { QueueKeys } from '../redis/queue-keys.js';
 import type { ResolvedQueueOptions } from '../options.js';
 import { redisError } from '../errors.js';
 import { bounded } from '../redis/bounded.js';

@@ -5,7 +5,8 @@
  * body. Checks the header against the code: the keys it declares are exactly the keys its code
  * uses, and its code reads only the arguments its `--! argv:` header declares (header.ts).
  */
-import { KEY_TABLE, type KeyName, type KeyOwner, type QueueKeys } from '../keys.js';
+import { KEY_TABLE, type KeyName } from '../keys.js';
+import type { KeyOwner, QueueKeys } from '../redis/queue-keys.js';
 import { fixedPart, parseHeader, type ScriptHeader } from './header.js';
 import { hoistLocals } from './hoist.js';
 import { code, coldParts, reached } from './library.js';

@@ -14,7 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Command, type ChainableCommander, type Cluster, type Redis } from 'ioredis';
-import type { KeyOwner, QueueKeys } from '../keys.js';
+import type { KeyOwner, QueueKeys } from '../redis/queue-keys.js';
 import { script, scriptKeys, scriptShape, type ScriptName } from './assemble.js';
 import { SCRIPT_SHAS } from './assembled.generated.js';
 import type { Arg } from './header.js';

@@ -2,7 +2,7 @@
 // the process's one shared heartbeat thread (heartbeat-thread.ts), bridged from the main thread.
 import { performance } from 'node:perf_hooks';
 import type { Cluster, Redis } from 'ioredis';
-import type { QueueKeys } from '../keys.js';
+import type { QueueKeys } from '../redis/queue-keys.js';
 import { script, scriptKeys, scriptShape } from '../scripts/assemble.js';
 import { callScript, defineScripts, type ScriptArgs } from '../scripts/define.js';
 import { within } from '../util/timeout.js';

@@ -1,7 +1,8 @@
 // Direct access to the payload buckets (lib/scripts/lib/data.lua) for tests that look at or
 // tamper with Redis behind the queue's back.
 import type { Redis } from 'ioredis';
-import { dataBucketOf, type QueueKeys } from '../../lib/keys.js';
+import { dataBucketOf } from '../../lib/keys.js';
+import type { QueueKeys } from '../../lib/redis/queue-keys.js';
 
 type Client = Pick<Redis, 'smembers' | 'hgetall' | 'hset' | 'sadd'>;
 

@@ -4,7 +4,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { SCRIPT_CODES } from '../../lib/errors.js';
-import { KEY_TABLE, queueKeys } from '../../lib/keys.js';
+import { KEY_TABLE } from '../../lib/keys.js';
+import { queueKeys } from '../../lib/redis/queue-keys.js';
 import {
   assembleSource,
   SCRIPT_NAMES,

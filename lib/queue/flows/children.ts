@@ -5,7 +5,7 @@
  */
 import type { Cluster, Redis } from 'ioredis';
 import { redisError } from '../../errors.js';
-import type { QueueKeys } from '../../keys.js';
+import type { QueueKeys } from '../../redis/queue-keys.js';
 import { bounded } from '../../redis/bounded.js';
 import type { ChildCounts } from '../../types/index.js';
 

@@ -6,7 +6,7 @@
  */
 import type { Cluster, Redis } from 'ioredis';
 import { redisError, SCRIPT_CODES, scriptError } from '../../errors.js';
-import { queueKeys, type QueueKeys } from '../../keys.js';
+import { queueKeys, type QueueKeys } from '../../redis/queue-keys.js';
 import type { ResolvedQueueOptions } from '../../options.js';
 import { bounded } from '../../redis/bounded.js';
 import { checkRedis, isCluster } from '../../redis/info.js';
