@@ -14,6 +14,7 @@ const LIBRARY_ORDER = [
   'history',
   'ids',
   'groups',
+  'group_runs',
   'flows',
   'placement',
   'schedules',
