@@ -105,6 +105,21 @@ export function plainValues(o: ResolvedQueueOptions, data: unknown): AddValues |
   }
 }
 
+/**
+ * A job add_plain.lua can add: no caller id, no schedule (nor dedupe window), no group (its meta
+ * JSON, written by prepareAdd, has a `"g":` key only then: a name's quotes are escaped).
+ */
+export const isPlain = (v: AddValues): boolean =>
+  v[0] === '' && v[4] === '' && (v[2] === '' || !v[2].includes('"g":'));
+
+/** Whether `opts` sets nothing (the fast path of add; anything else is checked in full). */
+export function noOptions(opts: AddOptions | undefined): boolean {
+  if (opts === undefined) return true;
+  if (typeof opts !== 'object' || opts === null) return false;
+  for (const _ in opts) return false;
+  return true;
+}
+
 export function prepareAdd(
   o: ResolvedQueueOptions,
   data: unknown,

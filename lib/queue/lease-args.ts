@@ -1,8 +1,9 @@
-// What every lease holder's call checks first: lease()'s options, and which worker holds which of
-// the leases given.
+// What every lease holder's call checks first: lease()'s and fail()'s options, and which worker
+// holds which of the leases given.
 import { invalid } from '../errors.js';
-import type { Lease, LeaseOptions } from '../types/index.js';
-import { isPosInt, MAX_DELAY_MS, shown } from '../util/checks.js';
+import { backoffDelay } from '../options.js';
+import type { FailOptions, Lease, LeasedJob, LeaseOptions } from '../types/index.js';
+import { delayMsProblem, isPosInt, MAX_DELAY_MS, shown } from '../util/checks.js';
 import { nestedUnknown } from '../util/unknown-options.js';
 import type { QueueContext } from './context.js';
 
@@ -51,4 +52,34 @@ export async function perWorker<V = boolean>(
     g.forEach((l, i) => result.set(l, r[i]!));
   }
   return list.map((l) => result.get(l)!);
+}
+
+/** fail()'s options checked (every problem at once): retry or dead-letter, after `delay` ms. */
+export function failArgs(
+  ctx: QueueContext,
+  lease: Lease,
+  error: unknown,
+  opts: FailOptions,
+): { mode: 'retry' | 'dead'; delay: number } {
+  const o: FailOptions = typeof opts === 'object' && opts !== null ? opts : {};
+  const problems: string[] = [];
+  if (opts !== undefined && o !== opts) problems.push('fail options must be an object');
+  nestedUnknown('fail options', o, ['delayMs', 'retryable'], problems);
+  const delayWrong =
+    o.delayMs === undefined ? undefined : delayMsProblem('fail delayMs', o.delayMs);
+  if (delayWrong) problems.push(delayWrong);
+  if (o.retryable !== undefined && typeof o.retryable !== 'boolean')
+    problems.push(`fail retryable must be a boolean, got ${shown(o.retryable)}`);
+  if (problems.length > 0) throw invalid(problems);
+  const retryable =
+    o.retryable ??
+    !(
+      typeof error === 'object' &&
+      error !== null &&
+      (error as { retryable?: unknown }).retryable === false
+    );
+  const job = lease as Partial<LeasedJob>;
+  const delay = o.delayMs ?? backoffDelay(job.backoff ?? ctx.options.backoff, job.attempt ?? 1);
+  const mode = retryable ? 'retry' : 'dead';
+  return { mode, delay };
 }

@@ -4,14 +4,12 @@
  * their calls.
  */
 import { errorMessage, invalid, MAX_ERROR_CHARS } from '../errors.js';
-import { backoffDelay } from '../options.js';
 import type { FailOptions, FailOutcome, Lease, LeasedJob, LeaseOptions } from '../types/index.js';
 import { encodeProgress, encodeResult } from '../job/codec.js';
 import { packLogs, type LogBatch } from '../job/logs.js';
-import { delayMsProblem, isPosInt, MAX_DELAY_MS, shown } from '../util/checks.js';
-import { nestedUnknown } from '../util/unknown-options.js';
+import { isPosInt, MAX_DELAY_MS, shown } from '../util/checks.js';
 import type { QueueContext, ScriptArgs } from './context.js';
-import { leaseArgs, perWorker } from './lease-args.js';
+import { failArgs, leaseArgs, perWorker } from './lease-args.js';
 import { readPayloads } from './lease-payloads.js';
 import type {
   CompleteItem,
@@ -152,27 +150,7 @@ export class Leases<T, R> {
     own = false,
   ): Promise<FailRecord> {
     this.ctx.checkLease(lease);
-    const o: FailOptions = typeof opts === 'object' && opts !== null ? opts : {};
-    const problems: string[] = [];
-    if (opts !== undefined && o !== opts) problems.push('fail options must be an object');
-    nestedUnknown('fail options', o, ['delayMs', 'retryable'], problems);
-    const delayWrong =
-      o.delayMs === undefined ? undefined : delayMsProblem('fail delayMs', o.delayMs);
-    if (delayWrong) problems.push(delayWrong);
-    if (o.retryable !== undefined && typeof o.retryable !== 'boolean')
-      problems.push(`fail retryable must be a boolean, got ${shown(o.retryable)}`);
-    if (problems.length > 0) throw invalid(problems);
-    const retryable =
-      o.retryable ??
-      !(
-        typeof error === 'object' &&
-        error !== null &&
-        (error as { retryable?: unknown }).retryable === false
-      );
-    const job = lease as Partial<LeasedJob>;
-    const delay =
-      o.delayMs ?? backoffDelay(job.backoff ?? this.ctx.options.backoff, job.attempt ?? 1);
-    const mode = retryable ? 'retry' : 'dead';
+    const { mode, delay } = failArgs(this.ctx, lease, error, opts);
     return this.failWith(lease, errorMessage(error), mode, delay, '', logs, own);
   }
 

@@ -11,7 +11,14 @@
 import { randomBytes } from 'node:crypto';
 import { invalid } from '../errors.js';
 import type { AddOptions, AddResult } from '../types/index.js';
-import { AddProblems, partlyWritten, plainValues, prepareAdd } from '../job/add-options.js';
+import {
+  AddProblems,
+  isPlain,
+  noOptions,
+  partlyWritten,
+  plainValues,
+  prepareAdd,
+} from '../job/add-options.js';
 import type { AddValues } from '../job/add-options.js';
 import type { QueueContext, RunOptions, ScriptArgs } from './context.js';
 import { str, num, type Reply } from '../job/records.js';
@@ -45,21 +52,6 @@ const result = (reply: Reply, i: number): AddResult => {
     ? { id: str(reply[i]), added: false, replaced: true }
     : { id: str(reply[i]), added: flag === 1 };
 };
-
-/**
- * A job add_plain.lua can add: no caller id, no schedule (nor dedupe window), no group (its meta
- * JSON, written by prepareAdd, has a `"g":` key only then: a name's quotes are escaped).
- */
-const isPlain = (v: AddValues): boolean =>
-  v[0] === '' && v[4] === '' && (v[2] === '' || !v[2].includes('"g":'));
-
-/** Whether `opts` sets nothing (the fast path of add; anything else is checked in full). */
-function noOptions(opts: AddOptions | undefined): boolean {
-  if (opts === undefined) return true;
-  if (typeof opts !== 'object' || opts === null) return false;
-  for (const _ in opts) return false;
-  return true;
-}
 
 type Settle = (r: AddResult) => void;
 type Fail = (e: unknown) => void;

@@ -7,17 +7,13 @@ import { within } from '../util/timeout.js';
 import type { WorkerContext } from './context.js';
 import type { LeaseLoopPart, Run } from './parts.js';
 import { deliverFlowNotices } from './flow-notices.js';
-import { autoPrefetch, average, LEASE_SHARES, leaseShare } from './lease-sizing.js';
+import { LEASE_SHARES, leaseShare, LeaseSizing } from './lease-sizing.js';
+import { LeaseTimers } from './lease-timers.js';
 
 /** Most jobs one lease call may ask for (`lease({ count })`'s maximum). */
 const MAX_LEASE_COUNT = 10_000;
 /** A parked worker counts as parked this much longer than its longest idle wait. */
 const PARK_MARGIN_MS = 1_000;
-/**
- * Leases go by reference (the payloads read with HMGET behind the call, not copied through the
- * script) while the jobs' payloads average at least this many bytes.
- */
-const BY_REF_BYTES = 2_048;
 
 export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   /** Completes of finished runs, sent with the next call. */
@@ -30,11 +26,8 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   private backlog = false;
   /** Jobs leased by calls answered while closing or paused, given back together (giveBackLate). */
   private late: LeasedJob<T>[] = [];
-  /** Averages for 'auto' prefetch (ms, exponentially weighted): handler run, lease call. */
-  private jobMs = Number.POSITIVE_INFINITY;
-  private callMs = 0;
-  /** Average payload bytes of the jobs leased (NaN: none yet). */
-  private payloadAvg = Number.NaN;
+  /** Averages for 'auto' prefetch and leases by reference. */
+  private readonly sizing = new LeaseSizing();
   /** A suspect job waits to run alone: lease nothing until nothing is held (see lease_jobs). */
   private draining = false;
   /** Redis may hold jobs for us that we do not know of (a reply was lost): reconcile first. */
@@ -48,23 +41,18 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   }
   private reconciling = false;
   private queued = false;
-  private retryTimer: NodeJS.Timeout | undefined;
-  private retryDelay = 0;
-  private dueTimer: NodeJS.Timeout | undefined;
-  private dueAt = 0;
+  private readonly timers = new LeaseTimers(() => this.schedule());
 
   constructor(private readonly ctx: WorkerContext<T, R>) {}
 
   /** Jobs held leased ahead of free slots now (see the `prefetch` option). */
   get prefetch(): number {
-    const option = this.ctx.settings.prefetch;
-    if (option !== 'auto') return option;
-    return autoPrefetch(this.ctx.settings.concurrency, this.callMs, this.jobMs);
+    return this.sizing.prefetch(this.ctx.settings.prefetch, this.ctx.settings.concurrency);
   }
 
   /** A handler ran `ms` (for 'auto' prefetch). */
   sampleJob(ms: number): void {
-    this.jobMs = average(this.jobMs, ms);
+    this.sizing.sampleJob(ms);
   }
 
   /** Send this complete with the next call. */
@@ -85,13 +73,12 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
 
   /** Send the completes waiting now (see call), unless a call is being held back. */
   private flushFinished(): void {
-    if (this.completes.length > 0 && !this.retryTimer && !this.reconciling) void this.flush();
+    if (this.completes.length > 0 && !this.timers.retrying && !this.reconciling) void this.flush();
   }
 
   /** close(): no more retries nor looks at due jobs. */
   stop(): void {
-    clearTimeout(this.retryTimer);
-    clearTimeout(this.dueTimer);
+    this.timers.stop();
   }
 
   /** Jobs to ask for now: free slots plus prefetch, less what is held or on its way. */
@@ -109,12 +96,16 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
     if (this.needReconcile && !ctx.closing) {
       // A reconcile that failed is tried again by the retry timer, not at once (no tight loop
       // while Redis refuses it, e.g. NOREPLICAS after a failover).
-      if (this.retryTimer) return;
+      if (this.timers.retrying) return;
       await this.reconcile();
     }
     if (this.reconciling) return;
     const free =
-      ctx.closing || ctx.paused || ctx.queuePause.paused || this.retryTimer || this.holdingBack()
+      ctx.closing ||
+      ctx.paused ||
+      ctx.queuePause.paused ||
+      this.timers.retrying ||
+      this.holdingBack()
         ? 0
         : Math.max(0, this.freeSlots());
     // At most LEASE_SHARES calls lease at once (more calls than shares would split the room
@@ -152,7 +143,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
             adopt,
             sweep,
             leaseMs: settings.leaseMs,
-            byRef: this.payloadAvg >= BY_REF_BYTES,
+            byRef: this.sizing.byRef,
             ownResends: true,
             keepRaw: true,
           },
@@ -163,13 +154,12 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       this.redisAtLocal = performance.now();
       this.requested -= want;
       if (want > 0) this.leasing--;
-      this.retryDelay = 0;
+      this.timers.answered();
       if (want > 0) {
-        this.callMs = average(this.callMs, performance.now() - sentAt);
+        this.sizing.sampleCall(performance.now() - sentAt);
         this.backlog = r.jobs.length === want;
       }
-      if (r.jobs.length > 0)
-        this.payloadAvg = average(this.payloadAvg, r.payloadBytes / r.jobs.length);
+      this.sizing.samplePayloads(r.jobs.length, r.payloadBytes);
       if (r.lostJobs) {
         // Leased in Redis, payloads unread: reconcile gives them back.
         this.needReconcile = true;
@@ -215,7 +205,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
           // allows a lease): wait on Redis for more. Already waiting: the wait may end later
           // than the next delayed job is due (its wake-up can race this lease), so look again then.
           if (!ctx.idle.waiting) void ctx.idle.wait(r.nextDue, r.now);
-          else if (r.nextDue > 0) this.lookAgainAt(r.nextDue - r.now + 1);
+          else if (r.nextDue > 0) this.timers.lookAgainAt(r.nextDue - r.now + 1);
         } else if (r.jobs.length === want) {
           this.schedule();
         }
@@ -297,24 +287,6 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   }
 
   private retryLater(): void {
-    if (this.ctx.closing || this.retryTimer) return;
-    this.retryDelay = Math.min(2_000, Math.max(50, this.retryDelay * 2));
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      this.schedule();
-    }, this.retryDelay);
-  }
-
-  /** Lease again in `ms` (the earliest such request wins). */
-  private lookAgainAt(ms: number): void {
-    const at = Date.now() + Math.max(1, ms);
-    if (this.dueTimer && this.dueAt <= at) return;
-    clearTimeout(this.dueTimer);
-    this.dueAt = at;
-    this.dueTimer = setTimeout(() => {
-      this.dueTimer = undefined;
-      this.schedule();
-    }, at - Date.now());
-    this.dueTimer.unref();
+    if (!this.ctx.closing) this.timers.retryLater();
   }
 }

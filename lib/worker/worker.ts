@@ -5,12 +5,14 @@ import { errorMessage, invalid, WorkQueueError } from '../errors.js';
 import type { RunHook } from '../types/hooks.js';
 import type { WorkQueue } from '../queue/index.js';
 import { within } from '../util/timeout.js';
+import { CleanRounds } from './clean-rounds.js';
 import { closeWorker } from './close.js';
 import { Cancels } from './cancels.js';
 import { WorkerContext } from './context.js';
 import { EventsChannel } from './events-channel.js';
 import { Handoffs } from './handoffs.js';
-import { joinHeartbeat, type Heartbeat } from './heartbeat.js';
+import type { Heartbeat } from './heartbeat-api.js';
+import { joinHeartbeat } from './heartbeat.js';
 import { IdleWait } from './idle-wait.js';
 import type { Handler, WorkerEvents } from '../types/worker.js';
 import { LeaseLoop } from './lease-loop.js';
@@ -43,8 +45,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   private closed: Promise<void> | undefined;
   private readonly events: EventsChannel<T, R>;
   private heartbeat: Heartbeat | undefined;
-  private cleanTimer: NodeJS.Timeout | undefined;
-  private cleaning = false;
+  private readonly cleans: CleanRounds<T, R>;
   /** The handler's sandboxes, when it is `{ file, mode }` (docs/sandboxes.md). */
   private readonly sandbox: SandboxPool<T, R> | undefined;
   private readonly onClientClose = () => {
@@ -86,6 +87,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     ctx.queuePause = new QueuePause(ctx);
     this.ctx = ctx;
     this.events = new EventsChannel(ctx);
+    this.cleans = new CleanRounds(ctx);
     if (options.autostart ?? true) {
       this.start().catch((e: unknown) => this.report(e));
     }
@@ -198,11 +200,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     // no bridge), not after the thread's first beat: heartbeat.ts says why that is safe.
     await this.waits.on('first heartbeat', within(covered, q.options.heartbeatTimeoutMs));
     ctx.renewer.start();
-    const cleanIntervalMs = ctx.settings.cleanIntervalMs;
-    if (cleanIntervalMs > 0) {
-      this.cleanTimer = setInterval(() => void this.cleanRound(), cleanIntervalMs);
-      this.cleanTimer.unref();
-    }
+    this.cleans.start();
     // close() may have run meanwhile (it waits for start only so long): undo what we opened.
     if (ctx.closing) {
       await this.releaseConnections();
@@ -223,7 +221,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     const sandboxes = this.sandbox?.close();
     this.ctx.renewer.stop();
     this.ctx.queuePause.stop();
-    clearInterval(this.cleanTimer);
+    this.cleans.stop();
     const c = this.queue.client;
     if (c.listeners('close').includes(this.onClientClose)) {
       c.off('close', this.onClientClose);
@@ -235,19 +233,6 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     this.ctx.idle.disconnect();
     await this.events.close();
     await sandboxes;
-  }
-
-  /** One round of the queue's clean, unless another worker (or process) cleaned this round. */
-  private async cleanRound(): Promise<void> {
-    if (this.cleaning || this.ctx.closing) return;
-    this.cleaning = true;
-    try {
-      await this.queue.cleanIfDue(this.ctx.settings.cleanIntervalMs, `worker:${this.ctx.id}`);
-    } catch (e) {
-      this.report(e);
-    } finally {
-      this.cleaning = false;
-    }
   }
 
   /** Stop taking new jobs (running ones finish). */

@@ -1,0 +1,51 @@
+// When the lease loop looks again without being asked: after a failed call (a retry, backing off
+// 50 ms → 2 s) and when the next delayed job is due.
+
+export class LeaseTimers {
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retryDelay = 0;
+  private dueTimer: NodeJS.Timeout | undefined;
+  private dueAt = 0;
+
+  /** `look`: what a timer runs (the lease loop's schedule). */
+  constructor(private readonly look: () => void) {}
+
+  /** A retry is waiting: the loop holds its calls until then. */
+  get retrying(): boolean {
+    return this.retryTimer !== undefined;
+  }
+
+  /** A call was answered: the next failure retries after the shortest delay again. */
+  answered(): void {
+    this.retryDelay = 0;
+  }
+
+  /** A call failed: look again after a delay twice the last (one retry waits at a time). */
+  retryLater(): void {
+    if (this.retryTimer) return;
+    this.retryDelay = Math.min(2_000, Math.max(50, this.retryDelay * 2));
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.look();
+    }, this.retryDelay);
+  }
+
+  /** Look again in `ms` (the earliest such request wins). */
+  lookAgainAt(ms: number): void {
+    const at = Date.now() + Math.max(1, ms);
+    if (this.dueTimer && this.dueAt <= at) return;
+    clearTimeout(this.dueTimer);
+    this.dueAt = at;
+    this.dueTimer = setTimeout(() => {
+      this.dueTimer = undefined;
+      this.look();
+    }, at - Date.now());
+    this.dueTimer.unref();
+  }
+
+  /** No more retries nor looks at due jobs. */
+  stop(): void {
+    clearTimeout(this.retryTimer);
+    clearTimeout(this.dueTimer);
+  }
+}
