@@ -1,0 +1,144 @@
+/**
+ * Schedules on the core queue, no Worker: the jobs of their ticks (a retried tick job,
+ * skipIfRunning, codec 'buffer'), and the missed-tick policies after an outage. (Storing them:
+ * queue-storing.test.ts.)
+ */
+import { afterAll, describe, expect, it } from '@jest/globals';
+import type { WorkQueue } from '../../../lib/index.js';
+import { redisNow } from '../../support/core.js';
+import { QueueFixture } from '../../support/queue.js';
+import { waitFor } from '../../support/wait.js';
+import { snapshot, tickOf } from './support.js';
+
+const fx = new QueueFixture();
+afterAll(() => fx.cleanup());
+
+describe('schedules: tick jobs', () => {
+  it('a failed tick job retried after its backoff is not dropped as missed', async () => {
+    const q = fx.queue<string>();
+    const backoff = { type: 'fixed' as const, delayMs: 300 };
+    const spec = { every: 100, missed: 'skip' as const, missedAfterMs: 50 };
+    await q.upsertSchedule('s', spec, { data: 'x', maxAttempts: 2, backoff });
+    const [job] = await waitFor(
+      async () => {
+        const got = await q.lease({ count: 1 });
+        return got.length ? got : null;
+      },
+      { what: 'a tick' },
+    );
+    await q.removeSchedule('s'); // only this job from now on
+    expect(await q.fail(job!, new Error('boom'))).toBe('retried');
+    const again = await waitFor(
+      async () => {
+        const got = await q.lease({ count: 10 });
+        return got.length ? got : null;
+      },
+      { what: 'the retry', timeoutMs: 3_000 },
+    );
+    expect(again.map((j) => [j.id, j.attempt])).toEqual([[job!.id, 2]]);
+  });
+
+  it('skipIfRunning: ticks while the job of an earlier tick exists are dropped, then ticks resume', async () => {
+    const c = fx.client();
+    const q = fx.queue<number>({}, c);
+    const template = { data: 1, skipIfRunning: true };
+    await q.upsertSchedule('s', { every: 100 }, template);
+    expect((await q.getSchedule('s'))!.template).toEqual(template);
+    const [first] = await waitFor(
+      async () => {
+        const got = await q.lease({ count: 10, leaseMs: 60_000 });
+        return got.length ? got : null;
+      },
+      { what: 'the first tick' },
+    );
+    const held = tickOf(first!.id);
+    // Hold it past several ticks: none of them fires.
+    await waitFor(async () => (await redisNow(c)) > held + 550, { what: '5 ticks to pass' });
+    await q.clean();
+    expect(await q.lease({ count: 10 })).toEqual([]);
+    expect(await q.complete(first!)).toBe(true);
+    const [next] = await waitFor(
+      async () => {
+        const got = await q.lease({ count: 10 });
+        return got.length ? got : null;
+      },
+      { what: 'a tick after the job completed' },
+    );
+    expect(tickOf(next!.id) - held).toBeGreaterThan(550);
+    // Overlap by default: a held tick does not stop the next ones.
+    await q.upsertSchedule('s', { every: 100 }, { data: 2 });
+    const jobs: string[] = [];
+    await waitFor(
+      async () => {
+        for (const j of await q.lease({ count: 10, leaseMs: 60_000 })) jobs.push(j.id);
+        return jobs.length >= 3;
+      },
+      { what: 'three overlapping ticks' },
+    );
+    expect(await q.removeSchedule('s')).toBe(true);
+    // Nothing the schedule left behind breaks an invariant of the queue.
+    expect((await q.repair()).fixes).toEqual([]);
+  });
+
+  it("codec 'buffer': the payload is stored and given as bytes", async () => {
+    const c = fx.client();
+    const q = fx.queue<Buffer>({ codec: 'buffer' }, c);
+    const data = Buffer.from([0, 255, 1, 2]);
+    expect(await q.upsertSchedule('b', { every: 60_000 }, { data })).toBe('created');
+    const before = await snapshot(c, q as WorkQueue<unknown>);
+    expect(await q.upsertSchedule('b', { every: 60_000 }, { data: Buffer.from(data) })).toBe(
+      'unchanged',
+    );
+    expect(await snapshot(c, q as WorkQueue<unknown>)).toEqual(before);
+    expect((await q.getSchedule('b'))!.template.data).toEqual(data);
+    const tick = (await q.getSchedule('b'))!.nextFireAt!;
+    expect((await q.getJob(`b:${tick}`))!.data).toEqual(data);
+    expect(await q.upsertSchedule('b', { every: 60_000 }, { data: Buffer.from([9]) })).toBe(
+      'updated',
+    );
+  });
+});
+
+describe('schedules: missed ticks after an outage (nobody leases or cleans)', () => {
+  async function outage(missed: 'once' | 'skip') {
+    const c = fx.client();
+    const q = fx.queue<number>({}, c);
+    await q.upsertSchedule('s', { every: 300, missed, missedAfterMs: 200 }, { data: 1 });
+    const made = (await q.counts()).delayed;
+    expect(made).toBeGreaterThan(3); // ~2 s of ticks ahead
+    const first = (await q.getSchedule('s'))!.nextFireAt!;
+    const last = first + (made - 1) * 300;
+    // The outage: past the last tick made, its tolerance and three more ticks.
+    await waitFor(async () => (await redisNow(c)) > last + 200 + 900, {
+      what: 'the outage to pass',
+      timeoutMs: 10_000,
+    });
+    const restart = await redisNow(c);
+    const fired = (await q.lease({ count: 100 })).map((j) => j.id);
+    await q.clean(); // the first clean after the restart makes the next ticks
+    const next = (await q.getSchedule('s'))!.nextFireAt!;
+    expect(next).toBeGreaterThan(restart);
+    expect((next - first) % 300).toBe(0);
+    const after = await waitFor(
+      async () => {
+        const got = await q.lease({ count: 100 });
+        return got.length > 0 ? got.map((j) => j.id) : null;
+      },
+      { what: 'the next tick after the restart' },
+    );
+    expect(after).toEqual([`s:${next}`]);
+    expect(await q.counts()).toMatchObject({ pending: 0 });
+    expect((await q.repair()).fixes).toEqual([]);
+    return { fired, last };
+  }
+
+  it("'once' (default): one job for the missed period (the latest tick made), then on schedule", async () => {
+    const { fired, last } = await outage('once');
+    expect(fired).toEqual([`s:${last}`]);
+  });
+
+  it("'skip': no job for the missed ticks, then on schedule", async () => {
+    const { fired } = await outage('skip');
+    expect(fired).toEqual([]);
+  });
+});
