@@ -1,0 +1,196 @@
+/**
+ * Worker runtime: robustness against odd handlers (non-Error throws, results that cannot be
+ * stored, a handler that hangs) and listeners (throwing ones, none at all). (What a handler
+ * receives and what its outcome does: handler.test.ts.)
+ */
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { WorkQueueError } from '../../../lib/index.js';
+import type { Job } from '../../../lib/index.js';
+import { QueueFixture } from '../../support/queue.js';
+import { waitFor } from '../../support/wait.js';
+import { deferred, recordEvents, workersClosedAfterEach } from '../../support/worker.js';
+
+const fx = new QueueFixture();
+afterAll(() => fx.cleanup());
+const worker = workersClosedAfterEach();
+
+describe('Worker robustness', () => {
+  it('a non-Error thrown value fails the job with a readable message', async () => {
+    const q = fx.queue<string>({ maxAttempts: 1 });
+    const thrown: Record<string, unknown> = {
+      str: 'plain string',
+      obj: { code: 42, why: 'nope' },
+      undef: undefined,
+      nul: null,
+      num: 404,
+      empty: new Error(''),
+    };
+    const w = worker(q, (job) => {
+      throw thrown[job.data];
+    });
+    const events = recordEvents(w);
+    for (const k of Object.keys(thrown)) await q.add(k, { id: `t-${k}` });
+    await waitFor(() => events.filter(([e]) => e === 'dead').length === 6, {
+      what: '6 dead events',
+    });
+    const reasons = Object.fromEntries(
+      (await q.listDead()).map((d) => [d.id, [d.lastError, d.reason]]),
+    );
+    expect(reasons).toEqual({
+      't-str': ['plain string', 'plain string'],
+      't-obj': ['{"code":42,"why":"nope"}', '{"code":42,"why":"nope"}'],
+      't-undef': ['undefined', 'undefined'],
+      't-nul': ['null', 'null'],
+      't-num': ['404', '404'],
+      't-empty': ['Error', 'Error'],
+    });
+    // The failed event carries exactly what was thrown.
+    const failed = events.filter(([e]) => e === 'failed');
+    expect(failed.map(([, job, err]) => [(job as Job<string>).data, err])).toEqual(
+      expect.arrayContaining([
+        ['str', 'plain string'],
+        ['undef', undefined],
+        ['obj', { code: 42, why: 'nope' }],
+      ]),
+    );
+  });
+
+  it('a result that cannot be stored (BigInt): job completed, error reported, worker goes on', async () => {
+    const q = fx.queue<number, unknown>({ storeResults: { ttlMs: 60_000 } });
+    const w = worker(q, (job) => (job.data === 1 ? { big: 10n } : { n: job.data }));
+    const events = recordEvents(w);
+    const a = await q.add(1);
+    await waitFor(() => events.some(([e]) => e === 'completed'), { what: 'first completion' });
+    const b = await q.add(2);
+    await waitFor(() => events.filter(([e]) => e === 'completed').length === 2, {
+      what: 'second completion',
+    });
+    const errors = events.filter(([e]) => e === 'error').map(([, e]) => e);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(WorkQueueError);
+    expect(errors[0]).toMatchObject({ code: 'ENCODE_FAILED' });
+    expect((errors[0] as Error).message).toContain(`job ${a.id}`);
+    expect(await q.getJob(a.id)).toMatchObject({ state: 'completed', result: null });
+    expect(await q.getResult(b.id)).toEqual({ n: 2 });
+    expect(events.some(([e]) => e === 'failed')).toBe(false);
+  });
+
+  it('a result over maxPayloadBytes is not kept: job completed without it, PAYLOAD_TOO_LARGE reported; complete() refuses it', async () => {
+    // (Results had no bound: 5 MB per kept job with a 1 000-byte payload limit.)
+    const q = fx.queue<number, unknown>({
+      maxPayloadBytes: 1_000,
+      storeResults: { ttlMs: 60_000 },
+    });
+    const w = worker(q, (job) => (job.data === 1 ? 'x'.repeat(5_000) : 'small'));
+    const events = recordEvents(w);
+    const a = await q.add(1);
+    const b = await q.add(2);
+    await waitFor(() => events.filter(([e]) => e === 'completed').length === 2, {
+      what: 'both completions',
+    });
+    await w.close();
+    const errors = events.filter(([e]) => e === 'error').map(([, e]) => e);
+    expect(errors).toEqual([expect.objectContaining({ code: 'PAYLOAD_TOO_LARGE' })]);
+    expect((errors[0] as Error).message).toMatch(/result is 5002 bytes, over maxPayloadBytes 1000/);
+    expect(await q.getJob(a.id)).toMatchObject({ state: 'completed', result: null });
+    expect(await q.getResult(b.id)).toBe('small');
+    // By hand: refused before anything is sent, the job still leased.
+    const c = await q.add(3);
+    const [lease] = await q.lease();
+    await expect(q.complete(lease!, 'y'.repeat(5_000))).rejects.toMatchObject({
+      code: 'PAYLOAD_TOO_LARGE',
+    });
+    expect((await q.getJob(c.id))!.state).toBe('leased');
+    expect(await q.complete(lease!, 'fits')).toBe(true);
+  });
+
+  it('jobTimeoutMs aborts a handler that hangs past its lease and fails the job', async () => {
+    const q = fx.queue<string>({ maxAttempts: 1 });
+    const signals: AbortSignal[] = [];
+    const w = worker(
+      q,
+      (job) => {
+        signals.push(job.signal);
+        return new Promise<never>(() => {
+          /* hangs, ignores its signal */
+        });
+      },
+      { leaseMs: 400, jobTimeoutMs: 900 },
+    );
+    const events = recordEvents(w);
+    const t0 = Date.now();
+    const { id } = await q.add('slow');
+    await waitFor(() => events.some(([e]) => e === 'dead'), { what: 'dead event' });
+    const elapsed = Date.now() - t0;
+    expect(elapsed).toBeGreaterThanOrEqual(850);
+    expect(signals).toHaveLength(1);
+    expect(signals[0]!.aborted).toBe(true);
+    expect(signals[0]!.reason).toBeInstanceOf(WorkQueueError);
+    expect((signals[0]!.reason as Error).message).toMatch(/timed out after 900 ms/);
+    expect(signals[0]!.reason).toMatchObject({ code: 'TIMEOUT' });
+    expect(events[0]![2]).toMatchObject({ code: 'TIMEOUT' }); // the failed event's error
+    // The lease (400 ms) was renewed meanwhile: the failure was the timeout, not a lost lease.
+    expect(events.map(([e]) => e)).toEqual(['failed', 'dead']);
+    expect(events[0]![3]).toBe('dead');
+    expect(await q.getJob(id)).toMatchObject({
+      state: 'dead',
+      lastError: expect.stringMatching(/timed out/),
+    });
+    expect(w.activeCount).toBe(0);
+  });
+
+  it('an error listener that throws does not crash the worker', async () => {
+    const q = fx.queue<number, unknown>({ storeResults: { ttlMs: 60_000 } });
+    let errorCalls = 0;
+    const done: string[] = [];
+    // An error escaping the worker would be an unhandled rejection or uncaught exception,
+    // which Jest reports as a failure of this test.
+    const w = worker(q, (job) => (job.data % 2 ? { big: 1n } : job.data));
+    w.on('error', () => {
+      errorCalls++;
+      throw new Error('listener blew up');
+    });
+    w.on('completed', (job) => {
+      done.push(job.id);
+      if (job.data === 2) throw new Error('completed listener blew up');
+    });
+    await q.addBulk([1, 2, 3, 4].map((data) => ({ data })));
+    await waitFor(() => done.length === 4, { what: '4 completions' });
+    // Still alive after all that: a later job goes through.
+    const { id } = await q.add(6);
+    await waitFor(() => done.includes(id), { what: 'a later job' });
+    // Two unencodable results (1, 3) and one throwing `completed` listener (2).
+    expect(errorCalls).toBe(3);
+  });
+
+  it('with no error listener and logger false, errors go nowhere and nothing throws', async () => {
+    const q = fx.queue<number, unknown>({ storeResults: { ttlMs: 60_000 }, logger: false });
+    const done: number[] = [];
+    // As above: anything escaping would fail this test as an unhandled rejection.
+    const w = worker(q, (job) => ({ big: BigInt(job.data) }));
+    w.on('completed', (job) => {
+      done.push(job.data);
+      throw new Error('listener blew up');
+    });
+    expect(w.listenerCount('error')).toBe(0);
+    await q.addBulk([1, 2, 3].map((data) => ({ data })));
+    await waitFor(() => done.length === 3, { what: '3 completions' });
+    expect(w.activeCount).toBe(0);
+    expect(await q.counts()).toMatchObject({ pending: 0, leased: 0, dead: 0 });
+  });
+
+  it('with no error listener, errors go to the queue logger', async () => {
+    const logged: string[] = [];
+    const q = fx.queue<number, unknown>({
+      storeResults: { ttlMs: 60_000 },
+      logger: { warn: () => undefined, error: (m) => logged.push(m) },
+    });
+    const w = worker(q, () => ({ big: 1n }));
+    const done = deferred();
+    w.on('completed', () => done.resolve());
+    await q.add(1);
+    await done.promise;
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatch(/result cannot be encoded/);
+  });
+});
