@@ -2,8 +2,8 @@
  * A Redis the queue cannot use: too old (a fake server speaking RESP that says it is 6.0.0),
  * or unreachable (a closed port) at bootstrap. Each gives a clear typed error in bounded time,
  * never a hang, and the health indicator says down.
- * (An evicting Redis — maxmemory-policy allkeys-lru — is covered by core-errors.test.ts for the
- * warning and e2e/nest-health.test.ts for the health detail.)
+ * (An evicting Redis — maxmemory-policy allkeys-lru — is covered by core/redis-checks.test.ts for
+ * the warning and e2e/nest-health.test.ts for the health detail.)
  */
 import 'reflect-metadata';
 import net from 'node:net';
