@@ -1,0 +1,138 @@
+/**
+ * A worker process frozen (SIGSTOP: a stopped container, a long VM pause) or its event loop
+ * blocked while busy, with jobs prefetched: its heartbeat lapses or its leases expire, clean()
+ * takes its jobs back and another completes them. Resumed, the worker must not start them (they
+ * completed already): after such a gap a prefetched job starts only once a renewal said its
+ * lease is still ours. (Parked, a hand-off taken back: freeze.test.ts.)
+ */
+import path from 'node:path';
+import { describe, expect, it } from '@jest/globals';
+import { Worker, type WorkQueueOptions } from '../../../lib/index.js';
+import { testRedisUrl } from '../../support/keys.js';
+import { waitFor } from '../../support/wait.js';
+import { readLog, startWorkerChild } from '../../support/worker-child-process.js';
+import { frozenWorkers } from './freeze-support.js';
+
+const { fx, children, dir } = frozenWorkers();
+
+describe('a frozen worker', () => {
+  /** Lease and complete here every one of `ids` (what else comes is completed too). */
+  async function completeHere(q: ReturnType<typeof fx.queue<string>>, ids: string[]) {
+    const done = new Set<string>();
+    await waitFor(
+      async () => {
+        for (const lease of await q.lease({ count: 10 })) {
+          if (await q.complete(lease)) done.add(lease.id);
+        }
+        return ids.every((id) => done.has(id));
+      },
+      { what: `${ids.join(', ')} completed here`, timeoutMs: 10_000, intervalMs: 50 },
+    );
+  }
+
+  it('resumed after its prefetched jobs were taken back and completed elsewhere: it never starts them', async () => {
+    const queueOptions: WorkQueueOptions = { heartbeatTimeoutMs: 1_000 };
+    const q = fx.queue<string>(queueOptions);
+    const execLog = path.join(dir, 'exec-prefetched.log');
+    const child = startWorkerChild({
+      redisUrl: testRedisUrl(),
+      queue: q.name,
+      queueOptions: { ...queueOptions, prefix: q.options.prefix },
+      workerOptions: { concurrency: 1, prefetch: 3 },
+      mode: 'sleep',
+      workMs: 6_000,
+      execLog,
+    });
+    children.push(child);
+    await child.ready;
+    const beating = new Worker(q, () => undefined, { cleanIntervalMs: 0 });
+    await beating.start();
+    await beating.pause();
+
+    const ids: string[] = [];
+    for (let i = 1; i <= 4; i++) ids.push((await q.add(String(i), { id: `p-${i}` })).id);
+    const [first, ...prefetched] = ids as [string, ...string[]];
+    // The first runs (its handler sleeps), the other three wait in the child's buffer.
+    await waitFor(
+      async () =>
+        readLog(execLog).length === 1 &&
+        (await Promise.all(ids.map((id) => q.getJob(id)))).every((j) => j?.state === 'leased'),
+      { what: 'one job running and three prefetched in the child', timeoutMs: 10_000 },
+    );
+    child.process.kill('SIGSTOP');
+    await waitFor(async () => (await q.clean()).reclaimedFromWorkers > 0, {
+      what: 'the frozen worker taken for dead, its jobs taken back',
+      timeoutMs: 10_000,
+      intervalMs: 100,
+    });
+    await completeHere(q, prefetched);
+
+    child.process.kill('SIGCONT');
+    const { id: after } = await q.add('y', { id: 'p-after' });
+    await waitFor(() => readLog(execLog).some((l) => l.id === after || prefetched.includes(l.id)), {
+      what: 'the resumed worker runs another job',
+      timeoutMs: 15_000,
+    });
+    expect(readLog(execLog).map((l) => l.id)).toEqual([first, after]);
+    for (const id of prefetched) {
+      expect(await q.getJob(id)).toMatchObject({ state: 'completed', attemptsMade: 1 });
+    }
+    await beating.close();
+  }, 40_000);
+
+  it.each([
+    { concurrency: 1, prefetch: 3, jobs: 4, how: 'prefetched' },
+    // (Both start in one go: the first handler blocks before the second would start.)
+    { concurrency: 2, prefetch: 0, jobs: 2, how: 'leased in the same call as the blocking one' },
+  ])(
+    'its event loop blocked past its leases: jobs $how, completed elsewhere, never start',
+    async ({ concurrency, prefetch, jobs, how }) => {
+      const queueOptions: WorkQueueOptions = { leaseMs: 1_000 };
+      const q = fx.queue<string>(queueOptions);
+      const execLog = path.join(dir, `exec-blocked-${concurrency}.log`);
+      // Added first: the child's first lease call takes them all (one to run, the others waiting).
+      const ids: string[] = [];
+      for (let i = 1; i <= jobs; i++) ids.push((await q.add(String(i), { id: `b-${i}` })).id);
+      const [first, ...prefetched] = ids as [string, ...string[]];
+      const child = startWorkerChild({
+        redisUrl: testRedisUrl(),
+        queue: q.name,
+        queueOptions: { ...queueOptions, prefix: q.options.prefix },
+        workerOptions: { concurrency, prefetch, cleanIntervalMs: 0 },
+        // Long enough for the leases to lapse and the jobs to complete here meanwhile.
+        mode: 'busy',
+        busyMs: 8_000,
+        execLog,
+      });
+      children.push(child);
+      await child.ready;
+      await waitFor(
+        async () =>
+          readLog(execLog).length === 1 &&
+          (await Promise.all(ids.map((id) => q.getJob(id)))).every((j) => j?.state === 'leased'),
+        { what: `one job blocking the child and the others ${how}`, timeoutMs: 10_000 },
+      );
+      const blockedAt = Date.now();
+      let reclaimed = 0;
+      await waitFor(async () => (reclaimed += (await q.clean()).reclaimed) >= prefetched.length, {
+        what: 'the expired leases taken back',
+        timeoutMs: 10_000,
+        intervalMs: 100,
+      });
+      await completeHere(q, prefetched);
+      // (The premise: all that happened while the child's loop was still blocked.)
+      expect(Date.now() - blockedAt).toBeLessThan(8_000);
+
+      const { id: after } = await q.add('y', { id: 'b-after' });
+      await waitFor(
+        () => readLog(execLog).some((l) => l.id === after || prefetched.includes(l.id)),
+        {
+          what: 'the unblocked worker runs another job',
+          timeoutMs: 20_000,
+        },
+      );
+      expect(readLog(execLog).map((l) => l.id)).toEqual([first, after]);
+    },
+    40_000,
+  );
+});
