@@ -8,12 +8,11 @@
 import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { Worker, type WorkQueueOptions } from '../../../lib/index.js';
-import { testRedisUrl } from '../../support/keys.js';
 import { waitFor } from '../../support/wait.js';
-import { readLog, startWorkerChild } from '../../support/worker-child-process.js';
+import { readLog } from '../../support/worker-child-process.js';
 import { frozenWorkers } from './freeze-support.js';
 
-const { fx, children, dir } = frozenWorkers();
+const { fx, dir, startChild } = frozenWorkers();
 
 describe('a frozen worker', () => {
   /** Lease and complete here every one of `ids` (what else comes is completed too). */
@@ -34,16 +33,12 @@ describe('a frozen worker', () => {
     const queueOptions: WorkQueueOptions = { heartbeatTimeoutMs: 1_000 };
     const q = fx.queue<string>(queueOptions);
     const execLog = path.join(dir, 'exec-prefetched.log');
-    const child = startWorkerChild({
-      redisUrl: testRedisUrl(),
-      queue: q.name,
-      queueOptions: { ...queueOptions, prefix: q.options.prefix },
+    const child = startChild(q, queueOptions, {
       workerOptions: { concurrency: 1, prefetch: 3 },
       mode: 'sleep',
       workMs: 6_000,
       execLog,
     });
-    children.push(child);
     await child.ready;
     const beating = new Worker(q, () => undefined, { cleanIntervalMs: 0 });
     await beating.start();
@@ -94,17 +89,13 @@ describe('a frozen worker', () => {
       const ids: string[] = [];
       for (let i = 1; i <= jobs; i++) ids.push((await q.add(String(i), { id: `b-${i}` })).id);
       const [first, ...prefetched] = ids as [string, ...string[]];
-      const child = startWorkerChild({
-        redisUrl: testRedisUrl(),
-        queue: q.name,
-        queueOptions: { ...queueOptions, prefix: q.options.prefix },
+      const child = startChild(q, queueOptions, {
         workerOptions: { concurrency, prefetch, cleanIntervalMs: 0 },
         // Long enough for the leases to lapse and the jobs to complete here meanwhile.
         mode: 'busy',
         busyMs: 8_000,
         execLog,
       });
-      children.push(child);
       await child.ready;
       await waitFor(
         async () =>

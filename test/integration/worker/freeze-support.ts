@@ -10,11 +10,15 @@ import { afterAll, afterEach } from '@jest/globals';
 import type { WorkerOptions, WorkQueueOptions } from '../../../lib/index.js';
 import { testRedisUrl } from '../../support/keys.js';
 import { QueueFixture } from '../../support/queue.js';
-import { startWorkerChild, type WorkerChild } from '../../support/worker-child-process.js';
+import {
+  startWorkerChild,
+  type ChildConfig,
+  type WorkerChild,
+} from '../../support/worker-child-process.js';
 
 /**
- * For one test file: `fx` for its queues, `children` the worker processes killed after each test
- * (workerChild() adds its own; push there any started otherwise), `dir` for their logs.
+ * For one test file: `fx` for its queues, `dir` for the logs of its worker processes, and
+ * startChild() / workerChild() to start them (each resumed and killed after its test).
  */
 export function frozenWorkers() {
   const fx = new QueueFixture();
@@ -29,6 +33,25 @@ export function frozenWorkers() {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  /**
+   * A worker process (test/fixtures/worker-child.ts) on queue `q`, with `config` for the rest
+   * (killed after each test).
+   */
+  function startChild(
+    q: { name: string; options: { prefix: string } },
+    queueOptions: WorkQueueOptions,
+    config: Omit<ChildConfig, 'redisUrl' | 'queue' | 'queueOptions'>,
+  ): WorkerChild {
+    const child = startWorkerChild({
+      redisUrl: testRedisUrl(),
+      queue: q.name,
+      queueOptions: { ...queueOptions, prefix: q.options.prefix },
+      ...config,
+    });
+    children.push(child);
+    return child;
+  }
+
   /** A worker process on queue `q` (closed after each test). */
   function workerChild(
     q: { name: string; options: { prefix: string } },
@@ -36,17 +59,8 @@ export function frozenWorkers() {
     workerOptions: WorkerOptions,
     mode: 'work' | 'hang',
   ): WorkerChild {
-    const child = startWorkerChild({
-      redisUrl: testRedisUrl(),
-      queue: q.name,
-      queueOptions: { ...queueOptions, prefix: q.options.prefix },
-      workerOptions,
-      mode,
-      workMs: 0,
-    });
-    children.push(child);
-    return child;
+    return startChild(q, queueOptions, { workerOptions, mode, workMs: 0 });
   }
 
-  return { fx, children, dir, workerChild };
+  return { fx, dir, startChild, workerChild };
 }

@@ -10,29 +10,24 @@
 import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { Worker, type WorkQueueOptions } from '../../../lib/index.js';
-import { testRedisUrl } from '../../support/keys.js';
 import { waitFor } from '../../support/wait.js';
-import { readLog, startWorkerChild } from '../../support/worker-child-process.js';
+import { readLog } from '../../support/worker-child-process.js';
 import { waitParked } from '../../support/worker.js';
 import { frozenWorkers } from './freeze-support.js';
 
-const { fx, children, dir, workerChild } = frozenWorkers();
+const { fx, dir, startChild, workerChild } = frozenWorkers();
 
 describe('a frozen worker', () => {
   it('resumed after its hand-off was taken back and completed elsewhere: it never starts it', async () => {
     const queueOptions: WorkQueueOptions = { heartbeatTimeoutMs: 1_000 };
     const q = fx.queue<string>(queueOptions);
     const execLog = path.join(dir, 'exec.log');
-    const child = startWorkerChild({
-      redisUrl: testRedisUrl(),
-      queue: q.name,
-      queueOptions: { ...queueOptions, prefix: q.options.prefix },
+    const child = startChild(q, queueOptions, {
       workerOptions: {},
       mode: 'work',
       workMs: 0,
       execLog,
     });
-    children.push(child);
     const workerId = await child.ready;
     await waitParked(fx.client(), q, workerId);
     // A live worker that beats (paused: it takes no job; it cleans nothing itself): with no beat
@@ -129,15 +124,11 @@ describe('a frozen worker', () => {
     // while another master fails over. Here the only worker is stopped: it really is silent.)
     const queueOptions: WorkQueueOptions = { heartbeatTimeoutMs: 1_000 };
     const q = fx.queue<string>(queueOptions);
-    const child = startWorkerChild({
-      redisUrl: testRedisUrl(),
-      queue: q.name,
-      queueOptions: { ...queueOptions, prefix: q.options.prefix },
+    const child = startChild(q, queueOptions, {
       workerOptions: { cleanIntervalMs: 0 },
       mode: 'sleep',
       workMs: 0,
     });
-    children.push(child);
     const workerId = await child.ready;
     const admin = fx.client();
     child.process.kill('SIGSTOP');
