@@ -8,7 +8,7 @@ import { redisNow } from '../../support/core.js';
 import { keysMatching } from '../../support/keys.js';
 import { QueueFixture } from '../../support/queue.js';
 import { waitFor } from '../../support/wait.js';
-import { snapshot, tickOf } from './support.js';
+import { leasedSoon, snapshot, tickOf } from './support.js';
 
 const fx = new QueueFixture();
 afterAll(() => fx.cleanup());
@@ -133,46 +133,36 @@ describe('schedules: storing', () => {
     const info = (await q.getSchedule('s'))!;
     expect(info.template.data).toBe('new');
     expect(info.nextFireAt! - Date.now()).toBeLessThan(10_000);
-    const jobs = await waitFor(
-      async () => {
-        const got = await q.lease({ count: 10 });
-        return got.length > 0 ? got : null;
-      },
-      { what: 'a tick of the new spec' },
-    );
+    const jobs = await leasedSoon(q, { count: 10 }, { what: 'a tick of the new spec' });
     expect(jobs.map((j) => j.data)).toEqual(jobs.map(() => 'new'));
     expect(tickOf(jobs[0]!.id)).toBe(info.nextFireAt);
     // Changing the template alone is a change too.
     expect(await q.upsertSchedule('s', { every: 100 }, { data: 'newer' })).toBe('updated');
   });
 
-  it('a change drops a tick whose time came but that nothing promoted yet (it never fired)', async () => {
+  /** Schedule 's' (every 300 ms, data 'old') on a new queue, its first tick `due` past its time. */
+  async function overdueTick() {
     const q = fx.queue<string>();
     const c = fx.client();
     await q.upsertSchedule('s', { every: 300 }, { data: 'old' });
     const due = (await q.getSchedule('s'))!.nextFireAt!;
     // No worker, no clean, no lease: the tick's job stays in the delayed set past its time.
     await waitFor(async () => (await redisNow(c)) > due + 50, { what: 'the tick overdue' });
+    return { q, due };
+  }
+
+  it('a change drops a tick whose time came but that nothing promoted yet (it never fired)', async () => {
+    const { q, due } = await overdueTick();
     expect((await q.getJob(`s:${due}`))?.state).toBe('delayed');
     expect(await q.upsertSchedule('s', { every: 300 }, { data: 'new' })).toBe('updated');
     expect(await q.getJob(`s:${due}`)).toBeNull();
-    const jobs = await waitFor(
-      async () => {
-        const got = await q.lease({ count: 10 });
-        return got.length > 0 ? got : null;
-      },
-      { what: 'a tick of the changed schedule' },
-    );
+    const jobs = await leasedSoon(q, { count: 10 }, { what: 'a tick of the changed schedule' });
     expect(jobs.map((j) => j.data)).toEqual(jobs.map(() => 'new'));
     expect(jobs.every((j) => tickOf(j.id) > due)).toBe(true);
   });
 
   it('…also when a top-up ran after its time (it still had not fired)', async () => {
-    const q = fx.queue<string>();
-    const c = fx.client();
-    await q.upsertSchedule('s', { every: 300 }, { data: 'old' });
-    const due = (await q.getSchedule('s'))!.nextFireAt!;
-    await waitFor(async () => (await redisNow(c)) > due + 50, { what: 'the tick overdue' });
+    const { q, due } = await overdueTick();
     // A top-up between clean()'s promotion and its own (what clean() runs for a due schedule).
     const internal = q as unknown as { schedules: { topUp(id: string): Promise<number> } };
     await internal.schedules.topUp('s');

@@ -8,7 +8,7 @@ import type { WorkQueue } from '../../../lib/index.js';
 import { redisNow } from '../../support/core.js';
 import { QueueFixture } from '../../support/queue.js';
 import { waitFor } from '../../support/wait.js';
-import { snapshot, tickOf } from './support.js';
+import { leasedSoon, snapshot, tickOf } from './support.js';
 
 const fx = new QueueFixture();
 afterAll(() => fx.cleanup());
@@ -19,22 +19,10 @@ describe('schedules: tick jobs', () => {
     const backoff = { type: 'fixed' as const, delayMs: 300 };
     const spec = { every: 100, missed: 'skip' as const, missedAfterMs: 50 };
     await q.upsertSchedule('s', spec, { data: 'x', maxAttempts: 2, backoff });
-    const [job] = await waitFor(
-      async () => {
-        const got = await q.lease({ count: 1 });
-        return got.length ? got : null;
-      },
-      { what: 'a tick' },
-    );
+    const [job] = await leasedSoon(q, { count: 1 }, { what: 'a tick' });
     await q.removeSchedule('s'); // only this job from now on
     expect(await q.fail(job!, new Error('boom'))).toBe('retried');
-    const again = await waitFor(
-      async () => {
-        const got = await q.lease({ count: 10 });
-        return got.length ? got : null;
-      },
-      { what: 'the retry', timeoutMs: 3_000 },
-    );
+    const again = await leasedSoon(q, { count: 10 }, { what: 'the retry', timeoutMs: 3_000 });
     expect(again.map((j) => [j.id, j.attempt])).toEqual([[job!.id, 2]]);
   });
 
@@ -44,26 +32,14 @@ describe('schedules: tick jobs', () => {
     const template = { data: 1, skipIfRunning: true };
     await q.upsertSchedule('s', { every: 100 }, template);
     expect((await q.getSchedule('s'))!.template).toEqual(template);
-    const [first] = await waitFor(
-      async () => {
-        const got = await q.lease({ count: 10, leaseMs: 60_000 });
-        return got.length ? got : null;
-      },
-      { what: 'the first tick' },
-    );
+    const [first] = await leasedSoon(q, { count: 10, leaseMs: 60_000 }, { what: 'the first tick' });
     const held = tickOf(first!.id);
     // Hold it past several ticks: none of them fires.
     await waitFor(async () => (await redisNow(c)) > held + 550, { what: '5 ticks to pass' });
     await q.clean();
     expect(await q.lease({ count: 10 })).toEqual([]);
     expect(await q.complete(first!)).toBe(true);
-    const [next] = await waitFor(
-      async () => {
-        const got = await q.lease({ count: 10 });
-        return got.length ? got : null;
-      },
-      { what: 'a tick after the job completed' },
-    );
+    const [next] = await leasedSoon(q, { count: 10 }, { what: 'a tick after the job completed' });
     expect(tickOf(next!.id) - held).toBeGreaterThan(550);
     // Overlap by default: a held tick does not stop the next ones.
     await q.upsertSchedule('s', { every: 100 }, { data: 2 });
@@ -119,13 +95,9 @@ describe('schedules: missed ticks after an outage (nobody leases or cleans)', ()
     const next = (await q.getSchedule('s'))!.nextFireAt!;
     expect(next).toBeGreaterThan(restart);
     expect((next - first) % 300).toBe(0);
-    const after = await waitFor(
-      async () => {
-        const got = await q.lease({ count: 100 });
-        return got.length > 0 ? got.map((j) => j.id) : null;
-      },
-      { what: 'the next tick after the restart' },
-    );
+    const after = (
+      await leasedSoon(q, { count: 100 }, { what: 'the next tick after the restart' })
+    ).map((j) => j.id);
     expect(after).toEqual([`s:${next}`]);
     expect(await q.counts()).toMatchObject({ pending: 0 });
     expect((await q.repair()).fixes).toEqual([]);
