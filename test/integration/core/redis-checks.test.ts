@@ -25,18 +25,20 @@ describe('Redis checks at start-up', () => {
     clients.push(c);
     return c;
   };
-  const capture = () => {
+  /** Queue `name` used (an add, counts) with `policy` set, and the warnings it logged. */
+  const usedWith = async (policy: string, name: string) => {
+    const admin = client();
+    await admin.config('SET', 'maxmemory-policy', policy);
     const warnings: string[] = [];
-    return { warnings, logger: { warn: (m: string) => void warnings.push(m) } };
+    const logger = { warn: (m: string) => void warnings.push(m) };
+    const q = new WorkQueue(client(), name, { logger });
+    await q.add('x');
+    await q.counts();
+    return { warnings, q };
   };
 
   it("warns (once per queue) when maxmemory-policy is not 'noeviction'", async () => {
-    const admin = client();
-    await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
-    const { warnings, logger } = capture();
-    const q = new WorkQueue(client(), 'evictable', { logger });
-    await q.add('x');
-    await q.counts();
+    const { warnings } = await usedWith('allkeys-lru', 'evictable');
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/maxmemory-policy/);
     expect(warnings[0]).toMatch(/allkeys-lru/);
@@ -44,12 +46,7 @@ describe('Redis checks at start-up', () => {
   });
 
   it("no warning with 'noeviction'", async () => {
-    const admin = client();
-    await admin.config('SET', 'maxmemory-policy', 'noeviction');
-    const { warnings, logger } = capture();
-    const q = new WorkQueue(client(), 'safe', { logger });
-    await q.add('x');
-    await q.counts();
+    const { warnings, q } = await usedWith('noeviction', 'safe');
     expect(warnings).toEqual([]);
     expect((await q.redisInfo()).maxmemoryPolicy).toBe('noeviction');
   });
