@@ -36,7 +36,7 @@ describe('the key table', () => {
     }
   });
 
-  it('nothing in lib/ or src/ but lib/keys.ts builds a key from its stored part', () => {
+  it('nothing in lib/ or src/ but lib/keys.ts and its accessors (lib/redis/queue-keys.ts) builds a key from its stored part', () => {
     const files = (dir: string): string[] =>
       readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
         e.isDirectory()
@@ -46,7 +46,7 @@ describe('the key table', () => {
             : [],
       );
     const spelled = [...files('lib'), ...files('src')]
-      .filter((f) => f !== join('lib', 'keys.ts'))
+      .filter((f) => f !== join('lib', 'keys.ts') && f !== join('lib', 'redis', 'queue-keys.ts'))
       .filter((f) => /\.base \+ '[^*']|base\}[a-z]/.test(readFileSync(f, 'utf8')));
     expect(spelled).toEqual([]);
   });
