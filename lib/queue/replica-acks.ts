@@ -14,7 +14,7 @@ import type { ChainableCommander, Cluster, Redis } from 'ioredis';
 import { redisError, SCRIPT_CODES, scriptError, WorkQueueError } from '../errors.js';
 import type { ResolvedQueueOptions } from '../options.js';
 import { bounded } from '../redis/bounded.js';
-import { isCluster } from '../redis/info.js';
+import { isCluster } from '../redis/connection.js';
 import type { ScriptName } from '../scripts/assemble.js';
 import { queueScript, type Arg, type ScriptArgs } from '../scripts/define.js';
 import { delay } from '../util/timeout.js';

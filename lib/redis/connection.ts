@@ -3,7 +3,7 @@
  * what a connection through Redis Sentinel needs to follow the master when it moves, and the
  * reconnect options a queue's connection should have.
  */
-import { Cluster, type Redis, type RedisOptions } from 'ioredis';
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { within } from '../util/timeout.js';
 
 /** Longest pause between two reconnect attempts (RECONNECT_OPTIONS), before jitter. */
@@ -25,6 +25,11 @@ export const RECONNECT_OPTIONS = {
   maxLoadingRetryTime: 100,
 } as const satisfies Partial<RedisOptions>;
 
+/** Duck-typed, so that a Cluster from another copy of ioredis is recognised too. */
+export function isCluster(c: Redis | Cluster): c is Cluster {
+  return (c as { isCluster?: unknown }).isCluster === true;
+}
+
 /**
  * A new connection with the client's options (Cluster or not), plus `overrides` for each
  * connection (e.g. no re-sending of commands in flight when a connection drops). A duplicate of a
@@ -34,7 +39,7 @@ export function duplicate(
   c: Redis | Cluster,
   overrides: Partial<RedisOptions> = {},
 ): Redis | Cluster {
-  if (c instanceof Cluster) {
+  if (isCluster(c)) {
     return c.duplicate(undefined, {
       redisOptions: { ...c.options.redisOptions, ...overrides },
     });
@@ -51,7 +56,7 @@ export function duplicate(
  * resubscribes on its own and handles the failure.)
  */
 export function subscriber(c: Redis | Cluster): Redis | Cluster {
-  return c instanceof Cluster ? duplicate(c) : duplicate(c, { autoResubscribe: false });
+  return isCluster(c) ? duplicate(c) : duplicate(c, { autoResubscribe: false });
 }
 
 /**

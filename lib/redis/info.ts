@@ -1,7 +1,7 @@
 /** What the queue needs to know of the Redis it runs on: version and eviction policy, from INFO. */
 import type { Cluster, Redis } from 'ioredis';
 import { bounded } from './bounded.js';
-import { sentinelWarning } from './connection.js';
+import { isCluster, sentinelWarning } from './connection.js';
 import { redisError, WorkQueueError } from '../errors.js';
 import type { QueueLogger } from '../types/index.js';
 
@@ -11,11 +11,6 @@ export interface RedisInfo {
 }
 
 const MIN_REDIS = [6, 2] as const;
-
-/** Duck-typed, so that a Cluster from another copy of ioredis is recognised too. */
-export function isCluster(c: Redis | Cluster): c is Cluster {
-  return (c as { isCluster?: unknown }).isCluster === true;
-}
 
 /** The fields we read from the text of INFO. */
 export function parseInfo(text: string): RedisInfo {

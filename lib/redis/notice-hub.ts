@@ -11,8 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import { closeSubscriber, subscriber } from './connection.js';
-import { isCluster } from './info.js';
+import { closeSubscriber, isCluster, subscriber } from './connection.js';
 
 /** What a Worker hears of its notice channel and of the connection under it. */
 export interface NoticeListener {

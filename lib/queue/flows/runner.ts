@@ -9,7 +9,8 @@ import { redisError, SCRIPT_CODES, scriptError } from '../../errors.js';
 import { queueKeys, type QueueKeys } from '../../redis/queue-keys.js';
 import type { ResolvedQueueOptions } from '../../options.js';
 import { bounded } from '../../redis/bounded.js';
-import { checkRedis, isCluster } from '../../redis/info.js';
+import { isCluster } from '../../redis/connection.js';
+import { checkRedis } from '../../redis/info.js';
 import { perQueueKeys, scriptShape, type ScriptName } from '../../scripts/assemble.js';
 import {
   callScript,

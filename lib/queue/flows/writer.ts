@@ -11,7 +11,7 @@
  * same flow added before — nothing is written, and the add resolves once replicas confirm.
  */
 import { invalid, WorkQueueError } from '../../errors.js';
-import { isCluster } from '../../redis/info.js';
+import { isCluster } from '../../redis/connection.js';
 import type { ScriptArgs } from '../../scripts/define.js';
 import { delay } from '../../util/timeout.js';
 import { confirmed, type AckCall, type Acked } from '../replica-acks.js';
