@@ -144,7 +144,10 @@ describe('Worker lease loss', () => {
   });
 
   it('a stale holder completing the job aborts the worker that holds it now', async () => {
-    const q = fx.queue<string>();
+    // A long heartbeat timeout: a stall of the event loop (a loaded machine) longer than half of
+    // it makes the worker verify its leases by a renewal (lease-renewer.ts), which would learn
+    // the loss before the notice, the path tested here.
+    const q = fx.queue<string>({ heartbeatTimeoutMs: 60_000 });
     const admin = fx.client();
     const { id } = await q.add('contested');
     // A first holder leases it, goes silent, and its lease is reclaimed.
