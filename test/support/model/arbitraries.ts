@@ -1,18 +1,15 @@
 /** The random steps of test/integration/model/model.test.ts. */
 import fc from 'fast-check';
+import { Add, Cancel, LeaseStep, type Step } from './commands.js';
 import {
-  Add,
-  Cancel,
   Complete,
   CompleteBatch,
   Extend,
   Fail,
-  LeaseStep,
   Progress,
   Release,
   type LeasePick,
-  type Step,
-} from './commands.js';
+} from './lease-steps.js';
 import { Death } from './death.js';
 import { GroupAdmin } from './group-steps.js';
 import { Advance, Clean, Repair } from './maintenance.js';

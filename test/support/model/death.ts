@@ -11,7 +11,7 @@ import { WorkQueue } from '../../../lib/index.js';
 import { LEASE_PAD } from '../../../lib/keys.js';
 import { waitFor } from '../wait.js';
 import { Checked } from './commands.js';
-import { redisTime, type Real } from './check.js';
+import { redisTime, type Real } from './snapshot.js';
 import { MODEL_QUEUE, type Model, type Payload } from './model.js';
 
 export type LastWords = 'none' | 'complete' | 'extend' | 'lease';

@@ -5,7 +5,7 @@
 import { expect } from '@jest/globals';
 import { FlowProducer, type FlowNode } from '../../../lib/index.js';
 import { Checked } from './commands.js';
-import { redisTime, type Real } from './check.js';
+import { redisTime, type Real } from './snapshot.js';
 import type { Policy } from './flows.js';
 import type { AddSpec, Model } from './model.js';
 

@@ -1,6 +1,6 @@
 /** The group steps of test/integration/model/model.test.ts (groups: test/support/model/groups.ts). */
 import { Checked } from './commands.js';
-import type { Real } from './check.js';
+import type { Real } from './snapshot.js';
 import type { Model } from './model.js';
 
 /**

@@ -1,7 +1,8 @@
 /** Steps about time and upkeep: clean(), repair(), waiting for Redis time; the final drain. */
 import { expect } from '@jest/globals';
 import { waitFor } from '../wait.js';
-import { checkAll, redisTime, type Real } from './check.js';
+import { checkAll } from './check.js';
+import { redisTime, type Real } from './snapshot.js';
 import { Checked, LeaseStep } from './commands.js';
 import { GroupAdmin } from './group-steps.js';
 import type { CleanCounts, FlowCleanCounts, Model } from './model.js';

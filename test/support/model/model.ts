@@ -1,38 +1,21 @@
 /**
  * The reference model of one queue for test/integration/model/model.test.ts: what every job should
  * be after each operation, kept as small as the rules allow. Times are Redis ms, taken from
- * the replies (lease `now`, lease deadlines) or inferred (see `cleanAt`).
+ * the replies (lease `now`, lease deadlines) or inferred (see `cleanAt`). The jobs and their
+ * moves between states are in model-jobs.ts, the workers' heartbeats in heartbeats.ts.
  *
  * Rules the lead is changing live in one function each (one-line changes):
- * `callerIdFreeAfterComplete` and `onLeaseLapsed`.
+ * `callerIdFreeAfterComplete` (model-jobs.ts) and `onLeaseLapsed` (here).
  */
 import type { Lease } from '../../../lib/index.js';
-import { Kept } from './kept.js';
-import type {
-  AddSpec,
-  CleanCounts,
-  FlowCleanCounts,
-  Leased,
-  ModelJob,
-  Payload,
-  State,
-} from './types.js';
-import { MODEL_QUEUE } from './types.js';
-import { Groups } from './groups.js';
+import type { CleanCounts, FlowCleanCounts, Leased, ModelJob } from './types.js';
 import { leaseFromGroups } from './group-lease.js';
-import { FlowModel } from './flows.js';
+import { Heartbeats } from './heartbeats.js';
+import { ModelJobs } from './model-jobs.js';
 
 export * from './types.js';
 
-// ------------------------------------------------------------ rules being changed by the lead
-
-/**
- * Whether a caller id can be added again once its job COMPLETED. Today: yes (`added: true`,
- * a new incarnation). With `dedupeWindowMs` it will be refused for that window: return false.
- */
-export function callerIdFreeAfterComplete(): boolean {
-  return true;
-}
+// ------------------------------------------------------------ a rule being changed by the lead
 
 /**
  * A lease that lapsed (deadline passed, or its worker's heartbeat did) and was reclaimed by
@@ -49,37 +32,9 @@ function onLeaseLapsed(m: Model, job: ModelJob): void {
 
 // ------------------------------------------------------------ the model
 
-export class Model {
-  /** Live jobs by seq. */
-  readonly jobs = new Map<string, ModelJob>();
-  /**
-   * Pending lists p0..p9 as seqs; a seq with no live job is the tombstone of a job cancelled
-   * (or completed by a stale lease) while pending.
-   */
-  readonly lists: string[][] = Array.from({ length: 10 }, () => []);
-  /** Caller id -> seq of its live job. */
-  readonly cids = new Map<string, string>();
-  /** Caller ids whose last job completed (and was not added again since). */
-  readonly completedCids = new Set<string>();
-  /** Every public id ever added (getJob is checked for all of them). */
-  readonly publicIds = new Set<string>();
-  /** Registered workers (only dying clients register) -> last heartbeat. */
-  readonly workers = new Map<string, number>();
-  /** Every lease ever handed out. */
-  readonly leases: Leased[] = [];
-  /** complete() calls that returned true, per incarnation (rule: at most 1 each). */
-  readonly completedTrue = new Map<string, number>();
-  /** Kept completed jobs (keepCompleted). */
-  readonly kept = new Kept();
-  /** Groups: pending jobs per group, the round robin, running counts, limits (groups.ts). */
-  groups = new Groups();
-  /** The seq counter: the last seq given (adds, and grouped jobs put at the back). */
-  /** Flows (parents and children in this queue) and their notices (flows.ts). */
-  flows = new FlowModel();
-  private lastSeq = 0;
-  /** Where an add script's INCRBY left the counter (see addCall). */
-  private counterAfterAdd = 0;
-  private nextData = 0;
+export class Model extends ModelJobs {
+  /** The registered workers and their heartbeats (heartbeats.ts). */
+  readonly heartbeats = new Heartbeats();
 
   /** A copy whose jobs and lists can change without touching this one (to try a lease). */
   clone(): Model {
@@ -91,139 +46,7 @@ export class Model {
     return c;
   }
 
-  // ---- lookups
-
-  byPublicId(id: string): ModelJob | undefined {
-    const seq = this.cids.get(id) ?? id;
-    const job = this.jobs.get(seq);
-    return job && job.id === id ? job : undefined;
-  }
-
-  isCurrent(lease: Lease): boolean {
-    return this.jobs.get(lease.seq)?.lease?.token === lease.token;
-  }
-
-  // ---- state moves (one place each)
-
-  /** To the front or back of its list; a grouped job into its group (front: at its seq). */
-  toList(job: ModelJob, end: 'front' | 'back'): void {
-    const list = this.lists[job.priority];
-    if (job.group !== undefined) {
-      const place = end === 'front' ? Number(job.seq) : ++this.lastSeq;
-      this.groups.place(job.group, { seq: job.seq, prio: job.priority, place });
-    } else if (end === 'front') list.unshift(job.seq);
-    else list.push(job.seq);
-    this.setState(job, 'pending');
-  }
-
-  setState(job: ModelJob, state: State): void {
-    job.state = state;
-    if (state !== 'leased') {
-      delete job.lease;
-      delete job.deadline;
-    }
-    if (state !== 'delayed') delete job.due;
-  }
-
-  /** It stops existing; `groupToo`: out of its group (pending) or its run ends (leased). */
-  destroy(job: ModelJob, groupToo = true): void {
-    const g = job.group;
-    if (groupToo && g !== undefined) {
-      if (this.groups.take(g, job.seq)) this.groups.tidy(g);
-      else if (job.state === 'leased') this.groups.runsEnded([g]);
-    }
-    this.jobs.delete(job.seq);
-    if (job.cid !== undefined) this.cids.delete(job.cid);
-  }
-
-  /** The job stops existing (a pending one leaves its tombstone in its list). */
-  remove(job: ModelJob): void {
-    this.destroy(job);
-  }
-
-  /** A parent dead-lettered because a child failed it. */
-  dieOf(job: ModelJob): void {
-    this.setState(job, 'dead');
-    delete job.progress;
-  }
-
   // ---- operations
-
-  /**
-   * One add script call of these jobs (a chunk of up to 2 000) is about to be recorded: it took
-   * a seq for every job whose caller id was free when it began (add.lua's INCRBY; a caller id
-   * twice in one call counts twice, the second is refused). Call before its `added`s.
-   */
-  addCall(specs: AddSpec[]): void {
-    const fresh = specs.filter((s) => s.cid === undefined || !this.cids.has(s.cid)).length;
-    this.counterAfterAdd = this.lastSeq + fresh;
-  }
-
-  /** A flow's nodes are about to be recorded: flow_reserve.lua took `n` seqs at once. */
-  flowCall(n: number): void {
-    this.counterAfterAdd = this.lastSeq + n;
-  }
-
-  /** After an add call's `added`s: the counter where its INCRBY left it. */
-  addCallDone(): void {
-    this.lastSeq = Math.max(this.lastSeq, this.counterAfterAdd);
-  }
-
-  /** The `added` flag add() must report for `spec`. */
-  expectAdded(spec: AddSpec): boolean {
-    if (spec.cid === undefined) return true;
-    if (this.cids.has(spec.cid)) return false;
-    return !this.completedCids.has(spec.cid) || callerIdFreeAfterComplete();
-  }
-
-  /**
-   * Record an added job: its payload, `seq` as observed in Redis (must be new and larger than every seq
-   * before), `due` its observed due time when delayed.
-   */
-  added(
-    spec: AddSpec,
-    data: Payload,
-    seq: string,
-    due: number | undefined,
-    state: 'waiting-children' | undefined = undefined,
-    within?: [number, number],
-  ): ModelJob {
-    if (!/^\d+$/.test(seq) || Number(seq) <= this.lastSeq || Number(seq) > this.counterAfterAdd)
-      throw new Error(`add gave seq ${seq}, not a fresh number after ${this.lastSeq}`);
-    this.lastSeq = Number(seq);
-    const job: ModelJob = {
-      seq,
-      id: spec.cid ?? seq,
-      data,
-      priority: spec.priority,
-      state: 'pending',
-      attempts: 0,
-      maxAttempts: spec.maxAttempts ?? MODEL_QUEUE.maxAttempts,
-      retryMs: spec.retryMs,
-    };
-    if (within) job.addedWithin = within;
-    if (spec.group !== undefined) job.group = spec.group;
-    if (spec.cid !== undefined) {
-      job.cid = spec.cid;
-      this.cids.set(spec.cid, seq);
-      this.completedCids.delete(spec.cid);
-      this.kept.added(spec.cid);
-    }
-    this.jobs.set(seq, job);
-    this.publicIds.add(job.id);
-    if (state) this.setState(job, state);
-    else if (spec.delayMs) this.toDelayed(job, due);
-    else if (job.group !== undefined) {
-      // A new grouped job's place in line is its seq.
-      this.groups.place(job.group, { seq, prio: job.priority, place: Number(seq) });
-    } else this.toList(job, 'back');
-    return job;
-  }
-
-  /** A payload no job had before. */
-  newData(): Payload {
-    return { n: this.nextData++ };
-  }
 
   /** Due delayed jobs to the back of their lists, in due order (ties by seq). */
   promote(now: number): number {
@@ -338,13 +161,6 @@ export class Model {
     return 'retried';
   }
 
-  /** An existing job now delayed until `due` (observed in Redis). */
-  toDelayed(job: ModelJob, due: number | undefined): void {
-    if (due === undefined) throw new Error(`job ${job.id}: delayed without a due time`);
-    this.setState(job, 'delayed');
-    job.due = due;
-  }
-
   /** release(): current ⇒ to the FRONT, no attempt counted. */
   release(lease: Lease): boolean {
     if (!this.isCurrent(lease)) return false;
@@ -362,8 +178,7 @@ export class Model {
   extend(lease: Lease, deadline: number, at: number): boolean {
     if (!this.isCurrent(lease)) return false;
     this.jobs.get(lease.seq)!.deadline = deadline;
-    const beat = this.workers.get(lease.workerId);
-    if (beat !== undefined && at > beat) this.workers.set(lease.workerId, at);
+    this.heartbeats.renewed(lease.workerId, at);
     return true;
   }
 
@@ -394,7 +209,7 @@ export class Model {
 
   /** What clean() at Redis time `now` reports, without changing anything. */
   cleanReportAt(now: number): CleanCounts {
-    const lapsed = this.lapsedWorkers(now);
+    const lapsed = this.heartbeats.lapsedWorkers(now);
     let promoted = 0;
     let reclaimed = 0;
     let fromWorkers = 0;
@@ -411,8 +226,7 @@ export class Model {
    * deadline first in line), then each lapsed worker's jobs (in the order it leased them).
    */
   cleanAt(now: number): void {
-    const lapsed = this.lapsedWorkers(now);
-    if (this.firstLookAt(now)) this.lookedAt = now;
+    const lapsed = this.heartbeats.cleanAt(now);
     this.promote(now);
     const leased = [...this.jobs.values()].filter((j) => j.state === 'leased');
     const expired = leased
@@ -424,48 +238,13 @@ export class Model {
         .filter((j) => j.state === 'leased' && j.lease!.workerId === wid)
         .sort((a, b) => tokenNumber(a.lease!) - tokenNumber(b.lease!));
       for (const j of held.reverse()) onLeaseLapsed(this, j);
-      this.workers.delete(wid);
+      this.heartbeats.workers.delete(wid);
     }
   }
 
-  /**
-   * A worker registered (or beat) at Redis time `at`. When no beat at all landed for a heartbeat
-   * timeout before it, heartbeats are judged only from `at` on (Redis may have been out of
-   * reach: see lib/scripts/heartbeat.lua).
-   */
+  /** A worker registered (or beat) at Redis time `at` (heartbeats.ts). */
   beat(wid: string, at: number): void {
-    const hb = MODEL_QUEUE.heartbeatTimeoutMs;
-    if (this.lastBeat !== undefined && at - this.lastBeat > hb) this.judgedSince = at;
-    this.lastBeat = at;
-    this.workers.set(wid, at);
-  }
-
-  private lastBeat: number | undefined;
-  private judgedSince = 0;
-  /** When a clean first found no beat landed for half a timeout (see lapsed() in reclaim.lua). */
-  private lookedAt = 0;
-
-  /**
-   * Whether a clean at `now` is the first look at a silence of every beat past half a timeout:
-   * it judges nobody, and notes when it looked.
-   */
-  private firstLookAt(now: number): boolean {
-    const hb = MODEL_QUEUE.heartbeatTimeoutMs;
-    if (this.workers.size === 0 || this.judgedSince > now - hb) return false;
-    const last = this.lastBeat ?? 0;
-    return now - last > hb / 2 && this.lookedAt <= last;
-  }
-
-  /** Workers whose heartbeat lapsed at `now`, in the order clean() finds them. */
-  private lapsedWorkers(now: number): string[] {
-    const hb = MODEL_QUEUE.heartbeatTimeoutMs;
-    if (this.judgedSince > now - hb) return [];
-    const last = this.lastBeat ?? 0;
-    if (now - last > hb / 2 && (this.lookedAt <= last || now - this.lookedAt < hb / 2)) return [];
-    return [...this.workers]
-      .filter(([, beat]) => beat < now - MODEL_QUEUE.heartbeatTimeoutMs)
-      .sort(([a, x], [b, y]) => x - y || (a < b ? -1 : a > b ? 1 : 0))
-      .map(([wid]) => wid);
+    this.heartbeats.beat(wid, at);
   }
 
   /**
@@ -490,11 +269,9 @@ export class Model {
       if (j.state === 'delayed') t.push(j.due!);
       if (j.state === 'leased') t.push(j.deadline!);
     }
-    for (const beat of this.workers.values()) t.push(beat + MODEL_QUEUE.heartbeatTimeoutMs + 1);
+    t.push(...this.heartbeats.lapseTimes());
     t.push(...this.flows.timeEvents());
-    if (this.judgedSince > 0) t.push(this.judgedSince + MODEL_QUEUE.heartbeatTimeoutMs + 1);
-    if (this.lookedAt > (this.lastBeat ?? 0))
-      t.push(this.lookedAt + Math.ceil(MODEL_QUEUE.heartbeatTimeoutMs / 2));
+    t.push(...this.heartbeats.silenceTimes());
     return t;
   }
 }
