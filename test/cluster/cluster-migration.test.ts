@@ -10,10 +10,10 @@ import { WorkQueue, Worker, type WorkQueueOptions } from '../../lib/index.js';
 import {
   CLUSTER_CLIENT_OPTIONS,
   clusterErrorStats,
-  migrateSlot,
   startRedisCluster,
   type RedisClusterHandle,
 } from '../support/redis-cluster.js';
+import { migrateSlot } from '../support/redis-cluster-slots.js';
 import { uniqueName } from '../support/keys.js';
 import { waitFor } from '../support/wait.js';
 

@@ -1,46 +1,44 @@
 /**
  * A private local Redis Cluster for tests: 3 masters + 3 replicas started from the
- * `redis-server` binary, joined with `redis-cli --cluster create`.
+ * `redis-server` binary, joined with `redis-cli --cluster create`. Its node processes are in
+ * redis-cluster-nodes.ts, what the nodes say of it in redis-cluster-topology.ts; moving a slot
+ * by hand in redis-cluster-slots.ts.
  *
  * Plain Node module (no Jest imports). Every process it starts is tracked and SIGKILLed on
  * process exit if `dispose()` was not called; it never touches processes it did not start.
  */
-import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Redis } from 'ioredis';
 import {
   delay,
   findRedisServerBinary,
   forgetDir,
-  getFreePort,
   HOST,
   isRunning,
   RedisUnavailableError,
   removeOnExit,
-  spawnRedisServer,
   stopRedisProcess,
   waitForExit,
-  waitReady,
-  type RedisProcess,
 } from '../../tools/redis-server.js';
-import { findCompanionBinary, onPort } from './redis-nodes.js';
+import {
+  findRedisCliBinary,
+  freePorts,
+  restartNode,
+  runCli,
+  startNode,
+  type NodeProc,
+  type NodeSpawn,
+} from './redis-cluster-nodes.js';
+import {
+  onNode,
+  parseClusterNodes,
+  unhealthy,
+  type ClusterNodeAddress,
+  type ClusterNodeInfo,
+} from './redis-cluster-topology.js';
 
-export interface ClusterNodeAddress {
-  host: string;
-  port: number;
-}
-
-export interface ClusterNodeInfo extends ClusterNodeAddress {
-  id: string;
-  role: 'master' | 'replica';
-  /** For a replica: its master's id. */
-  masterId?: string;
-  /** Slot ranges served (masters), e.g. [[0, 5460]]. */
-  slots: Array<[number, number]>;
-}
+export type { ClusterNodeAddress, ClusterNodeInfo };
 
 export interface StartClusterOptions {
   /** Masters (default 3). */
@@ -88,108 +86,6 @@ export interface RedisClusterHandle {
   dispose(): Promise<void>;
 }
 
-/** Path of redis-cli: REDIS_CLI_BIN, next to redis-server, or on PATH. */
-export function findRedisCliBinary(): string | undefined {
-  return findCompanionBinary('redis-cli', 'REDIS_CLI_BIN');
-}
-
-// ------------------------------------------------------------------------------ processes
-
-interface NodeProc {
-  port: number;
-  busPort: number;
-  dir: string;
-  /** The node's redis-server process (its latest start). */
-  proc: RedisProcess | undefined;
-}
-
-function nodeArgs(n: NodeProc, nodeTimeoutMs: number, extra: string[]): string[] {
-  return [
-    '--port',
-    String(n.port),
-    '--cluster-port',
-    String(n.busPort),
-    '--bind',
-    HOST,
-    '--protected-mode',
-    'no',
-    '--daemonize',
-    'no',
-    '--dir',
-    n.dir,
-    '--logfile',
-    '',
-    '--cluster-enabled',
-    'yes',
-    '--cluster-config-file',
-    `nodes-${n.port}.conf`,
-    '--cluster-node-timeout',
-    String(nodeTimeoutMs),
-    '--appendonly',
-    'yes',
-    '--appendfsync',
-    'always',
-    '--save',
-    '',
-    ...extra,
-  ];
-}
-
-function runCli(bin: string, args: string[], timeoutMs: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (b: Buffer) => (out += b.toString('utf8')));
-    child.stderr.on('data', (b: Buffer) => (out += b.toString('utf8')));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('error', (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      if (code === 0) resolve(out);
-      else reject(new Error(`redis-cli ${args.join(' ')} failed (${code ?? signal}):\n${out}`));
-    });
-  });
-}
-
-// ------------------------------------------------------------------------------ queries
-
-const onNode = <X>(port: number, fn: (r: Redis) => Promise<X>, timeoutMs = 3000) =>
-  onPort(port, fn, timeoutMs);
-
-/** Parse `CLUSTER NODES`. */
-export function parseClusterNodes(text: string): ClusterNodeInfo[] {
-  const out: ClusterNodeInfo[] = [];
-  for (const line of text.split('\n')) {
-    const f = line.trim().split(' ');
-    if (f.length < 8) continue;
-    const [id, addr, flags, master] = f as [string, string, string, string];
-    const m = /^([^:]+):(\d+)/.exec(addr);
-    if (!m) continue;
-    const flagSet = flags.split(',');
-    if (flagSet.includes('noaddr')) continue;
-    const slots: Array<[number, number]> = [];
-    for (const s of f.slice(8)) {
-      if (s.startsWith('[')) continue; // migrating/importing marker
-      const [a, b] = s.split('-');
-      slots.push([Number(a), Number(b ?? a)]);
-    }
-    const info: ClusterNodeInfo = {
-      id,
-      host: m[1]!,
-      port: Number(m[2]),
-      role: flagSet.includes('master') ? 'master' : 'replica',
-      slots,
-    };
-    if (master !== '-') info.masterId = master;
-    if (flagSet.includes('fail') || flagSet.includes('fail?')) continue;
-    out.push(info);
-  }
-  return out;
-}
-
 // ------------------------------------------------------------------------------ start
 
 /**
@@ -219,17 +115,7 @@ export async function startRedisCluster(
   const root = await mkdtemp(path.join(os.tmpdir(), 'wq-cluster-'));
   removeOnExit(root);
   const procs = new Map<number, NodeProc>();
-  const used = new Set<number>();
-  const freePort = async () => {
-    for (;;) {
-      const p = await getFreePort();
-      // The bus port must differ from every data port and other bus port.
-      if (!used.has(p)) {
-        used.add(p);
-        return p;
-      }
-    }
-  };
+  const spawnAs: NodeSpawn = { bin, nodeTimeoutMs, extra };
 
   const handle: RedisClusterHandle = {
     get nodes() {
@@ -285,17 +171,7 @@ export async function startRedisCluster(
     async restart(port) {
       const n = node(port);
       if (isRunning(n.proc)) throw new Error(`node ${port} is running; kill it first`);
-      const deadline = Date.now() + 10_000;
-      for (;;) {
-        const p = (n.proc = spawnRedisServer(bin, nodeArgs(n, nodeTimeoutMs, extra)));
-        const ready = await waitReady(p, port, Math.max(250, deadline - Date.now()));
-        if (ready.ok) return;
-        await stopRedisProcess(p, 'SIGKILL');
-        if (!/address already in use/i.test(p.output()) || Date.now() > deadline) {
-          throw new Error(`could not restart node ${port}: ${ready.reason}\n${p.output()}`);
-        }
-        await delay(100);
-      }
+      await restartNode(spawnAs, n);
     },
     isRunning(port) {
       return isRunning(node(port).proc);
@@ -303,7 +179,8 @@ export async function startRedisCluster(
     async waitHealthy(timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const why = await unhealthy();
+        const up = [...procs.values()].filter((n) => isRunning(n.proc)).map((n) => n.port);
+        const why = await unhealthy(up, () => handle.topology());
         if (!why) return;
         if (Date.now() > deadline)
           throw new Error(`cluster not healthy after ${timeoutMs} ms: ${why}`);
@@ -328,73 +205,12 @@ export async function startRedisCluster(
     return n;
   }
 
-  async function unhealthy(): Promise<string> {
-    const up = [...procs.values()].filter((n) => isRunning(n.proc));
-    for (const n of up) {
-      let info: string;
-      try {
-        info = await onNode(n.port, (r) => r.cluster('INFO') as Promise<string>, 1000);
-      } catch (e) {
-        return `${n.port}: ${String(e)}`;
-      }
-      if (!/cluster_state:ok/.test(info)) return `${n.port}: cluster_state not ok`;
-      if (!/cluster_slots_ok:16384/.test(info)) return `${n.port}: not all slots ok`;
-    }
-    let topo: ClusterNodeInfo[];
-    try {
-      topo = await handle.topology();
-    } catch (e) {
-      return String(e);
-    }
-    for (const u of up) {
-      const t = topo.find((x) => x.port === u.port);
-      if (!t) return `node ${u.port} not (yet) seen as healthy`;
-      // Every node here is a master with slots or a replica (a restarted old master turns
-      // into a replica of the node that took its slots).
-      if (t.role === 'master' && t.slots.length === 0)
-        return `node ${u.port}: master without slots`;
-    }
-    let covered = 0;
-    for (const m of topo.filter((t) => t.role === 'master')) {
-      if (!up.some((u) => u.port === m.port) && m.slots.length > 0) {
-        return `master ${m.port} serves slots but is not running`;
-      }
-      for (const [a, b] of m.slots) covered += b - a + 1;
-    }
-    if (covered !== 16384) return `${covered} of 16384 slots served`;
-    for (const r of topo.filter((t) => t.role === 'replica')) {
-      if (!up.some((u) => u.port === r.port)) continue;
-      const repl = await onNode(r.port, (c) => c.info('replication'), 1000).catch(() => '');
-      if (!/master_link_status:up/.test(repl)) return `replica ${r.port}: link to master not up`;
-    }
-    return '';
-  }
-
   try {
     const total = masters * (1 + replicas);
+    const freePort = freePorts();
     for (let i = 0; i < total; i++) {
-      let started = false;
-      for (let attempt = 0; attempt < 5 && !started; attempt++) {
-        const port = await freePort();
-        const busPort = await freePort();
-        const dir = path.join(root, String(port));
-        mkdirSync(dir, { recursive: true });
-        const n: NodeProc = { port, busPort, dir, proc: undefined };
-        const p = (n.proc = spawnRedisServer(bin, nodeArgs(n, nodeTimeoutMs, extra)));
-        const ready = await waitReady(p, port, 10_000);
-        if (ready.ok) {
-          procs.set(port, n);
-          started = true;
-          break;
-        }
-        await stopRedisProcess(p, 'SIGKILL');
-        if (!/address already in use/i.test(p.output())) {
-          throw new Error(
-            `redis-server (cluster node ${port}) did not start: ${ready.reason}\n${p.output()}`,
-          );
-        }
-      }
-      if (!started) throw new Error('could not find free ports for a cluster node');
+      const n = await startNode(spawnAs, root, freePort);
+      procs.set(n.port, n);
     }
     await runCli(
       cli,
@@ -446,58 +262,4 @@ export async function clusterErrorStats(
     }
   }
   return out;
-}
-
-/**
- * Move one slot to another master by hand, the way `redis-cli --cluster reshard` does it:
- * SETSLOT IMPORTING on the target, MIGRATING on the source, MIGRATE the keys in batches, then
- * SETSLOT NODE on the target, the source and every other master. `holdMs` keeps the slot in
- * the migrating state that long before moving keys (clients meanwhile get ASK/TRYAGAIN).
- */
-export async function migrateSlot(
-  cluster: RedisClusterHandle,
-  slot: number,
-  targetPort: number,
-  opts: { holdMs?: number; batch?: number } = {},
-): Promise<{ keysMoved: number; ms: number }> {
-  const t0 = Date.now();
-  const topo = await cluster.topology();
-  const { master: source } = await cluster.ownerOf(slot);
-  const target = topo.find((n) => n.port === targetPort && n.role === 'master');
-  if (!target) throw new Error(`${targetPort} is not a master`);
-  if (target.id === source.id) throw new Error(`slot ${slot} is already on ${targetPort}`);
-  await cluster.command(target.port, 'CLUSTER', 'SETSLOT', slot, 'IMPORTING', source.id);
-  await cluster.command(source.port, 'CLUSTER', 'SETSLOT', slot, 'MIGRATING', target.id);
-  if (opts.holdMs) await delay(opts.holdMs);
-  let keysMoved = 0;
-  for (;;) {
-    const keys = (await cluster.command(
-      source.port,
-      'CLUSTER',
-      'GETKEYSINSLOT',
-      slot,
-      opts.batch ?? 100,
-    )) as string[];
-    if (keys.length === 0) break;
-    await cluster.command(
-      source.port,
-      'MIGRATE',
-      target.host,
-      target.port,
-      '',
-      0,
-      5000,
-      'KEYS',
-      ...keys,
-    );
-    keysMoved += keys.length;
-  }
-  await cluster.command(target.port, 'CLUSTER', 'SETSLOT', slot, 'NODE', target.id);
-  await cluster.command(source.port, 'CLUSTER', 'SETSLOT', slot, 'NODE', target.id);
-  for (const m of topo.filter(
-    (n) => n.role === 'master' && n.id !== source.id && n.id !== target.id,
-  )) {
-    await cluster.command(m.port, 'CLUSTER', 'SETSLOT', slot, 'NODE', target.id);
-  }
-  return { keysMoved, ms: Date.now() - t0 };
 }
