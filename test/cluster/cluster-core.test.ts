@@ -1,44 +1,24 @@
 /**
- * The core and the worker on an ioredis `Cluster` client against a real local Redis Cluster
- * (3 masters + 3 replicas): the same behaviour as on one Redis, every key of a queue in one
- * slot, events and wake-ups routed, queues spread over every master, no CROSSSLOT anywhere.
+ * The core on an ioredis `Cluster` client against a real local Redis Cluster (3 masters + 3
+ * replicas): the same behaviour as on one Redis, every key of a queue in one slot, queues spread
+ * over every master, no CROSSSLOT anywhere. The Worker and the events on a Cluster:
+ * cluster-worker.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Cluster, Redis } from 'ioredis';
-import { QueueEvents, WorkQueue, Worker, type LeasedJob } from '../../lib/index.js';
-import {
-  CLUSTER_CLIENT_OPTIONS,
-  clusterErrorStats,
-  startRedisCluster,
-  type RedisClusterHandle,
-} from '../support/redis-cluster.js';
+import { describe, expect, it } from '@jest/globals';
+import { Cluster } from 'ioredis';
+import { WorkQueue, type LeasedJob } from '../../lib/index.js';
+import { privateCluster } from '../support/private-cluster.js';
+import { CLUSTER_CLIENT_OPTIONS, clusterErrorStats } from '../support/redis-cluster.js';
 import { uniqueName } from '../support/keys.js';
 import { waitFor } from '../support/wait.js';
 
-let cluster: RedisClusterHandle;
-let client: Cluster;
-const closers: Array<() => Promise<unknown>> = [];
-
-beforeAll(async () => {
-  cluster = await startRedisCluster();
-  client = new Cluster(cluster.nodes, CLUSTER_CLIENT_OPTIONS);
-}, 90_000);
-
-afterAll(async () => {
-  for (const close of closers.reverse()) await close().catch(() => undefined);
-  await client?.quit().catch(() => client.disconnect());
-  await cluster?.dispose();
-});
-
-function queue<T>(name = uniqueName('c'), opts: ConstructorParameters<typeof WorkQueue>[2] = {}) {
-  return new WorkQueue<T, unknown>(client, name, { logger: false, ...opts });
-}
+const cluster = privateCluster();
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('core on a Redis Cluster', () => {
   it('every operation of the lifecycle behaves as on one Redis', async () => {
-    const q = queue<{ n: number }>(uniqueName('life'), {
+    const q = cluster.queue<{ n: number }>(uniqueName('life'), {
       maxAttempts: 2,
       backoff: { type: 'fixed', delayMs: 0 },
       storeResults: { ttlMs: 60_000 },
@@ -159,98 +139,10 @@ describe('core on a Redis Cluster', () => {
     expect((await q.repair()).fixes).toEqual([]);
   });
 
-  it('a Worker processes 2 000 jobs at concurrency 10, wakes up at once when idle, aborts a cancelled job, closes gracefully', async () => {
-    const q = queue<{ n: number; hold?: boolean }>(uniqueName('work'));
-    const done = new Set<number>();
-    let aborted: unknown;
-    let holding: (() => void) | undefined;
-    const w = new Worker(
-      q,
-      async (job) => {
-        if (job.data.hold) {
-          holding?.();
-          await new Promise<void>((resolve) => {
-            job.signal.addEventListener('abort', () => {
-              aborted = job.signal.reason;
-              resolve();
-            });
-          });
-          return;
-        }
-        done.add(job.data.n);
-      },
-      { concurrency: 10, idleTimeoutMs: 5_000 },
-    );
-    const errors: unknown[] = [];
-    w.on('error', (e) => errors.push(e));
-    closers.push(() => w.close({ timeoutMs: 1000 }));
-    await w.start();
-
-    const t0 = Date.now();
-    await q.addBulk(Array.from({ length: 2000 }, (_, n) => ({ data: { n } })));
-    await waitFor(() => done.size === 2000, { timeoutMs: 60_000, what: '2 000 jobs' });
-    console.log(`cluster worker: 2 000 jobs in ${Date.now() - t0} ms at concurrency 10`);
-
-    // Idle: the worker now blocks on the wake list (BLPOP on the slot's master).
-    await sleep(1_500);
-    const t1 = Date.now();
-    await q.add({ n: 5000 });
-    await waitFor(() => done.has(5000), { timeoutMs: 4_000, what: 'idle wake-up' });
-    const wake = Date.now() - t1;
-    console.log(`cluster worker: idle add -> handler ${wake} ms`);
-    expect(wake).toBeLessThan(2_000);
-
-    // Cancel: the event is published by the script on the slot's master; the worker's
-    // subscriber sits on whichever node ioredis picked, and a plain subscriber on a node that
-    // does NOT serve the slot hears it too (PUBLISH goes over the cluster bus).
-    const slot = await cluster.keySlot(q.keys.base);
-    const { master } = await cluster.ownerOf(slot);
-    const other = cluster.nodes.find((n) => n.port !== master.port)!;
-    const sub = new Redis({ host: other.host, port: other.port });
-    closers.push(() => sub.quit());
-    const heard: string[] = [];
-    sub.on('message', (_ch: string, m: string) => heard.push(m));
-    await sub.subscribe(q.keys.noticeChannel);
-    const started = new Promise<void>((r) => (holding = r));
-    const held = await q.add({ n: -1, hold: true });
-    await started;
-    const lost = new Promise<string>((r) => w.once('leaseLost', (_job, reason) => r(reason)));
-    const t2 = Date.now();
-    expect(await q.cancel(held.id)).toBe(true);
-    // Learnt from the event, or (when the cancel beat the worker's adoption of the hand-off
-    // that brought the job) from the refused adoption.
-    expect(await lost).toMatch(/^job cancelled$|^hand-off lost before adoption \(cancelled/);
-    console.log(`cluster worker: cancel -> signal aborted ${Date.now() - t2} ms`);
-    expect(aborted).toBeInstanceOf(Error);
-    await waitFor(() => heard.some((m) => m.startsWith(`c:${held.id}:`)), {
-      what: 'event on another node',
-    });
-
-    // Graceful close: a running job finishes first.
-    let finished = false;
-    const slow = new Worker(
-      q,
-      async () => {
-        await sleep(300);
-        finished = true;
-      },
-      { concurrency: 1 },
-    );
-    closers.push(() => slow.close({ timeoutMs: 1000 }));
-    await w.close();
-    await slow.start();
-    await q.add({ n: 9999 });
-    await waitFor(() => slow.activeCount === 1, { what: 'slow job running' });
-    await slow.close({ timeoutMs: 5_000 });
-    expect(finished).toBe(true);
-    expect(await q.counts()).toMatchObject({ pending: 0, leased: 0, workers: 0 });
-    expect(errors).toEqual([]);
-  });
-
   it('20 queues spread over every master; each queue lives on one node only', async () => {
     const prefix = uniqueName('spread');
     const names = Array.from({ length: 20 }, (_, i) => `q${i}`);
-    const queues = names.map((n) => queue<{ n: number }>(n, { prefix }));
+    const queues = names.map((n) => cluster.queue<{ n: number }>(n, { prefix }));
     await Promise.all(
       queues.map(async (q) => {
         await q.addBulk(Array.from({ length: 10 }, (_, n) => ({ data: { n } })));
@@ -304,7 +196,7 @@ describe('core on a Redis Cluster', () => {
     await cluster.command(odd.port, 'CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru');
     try {
       const lazy = new Cluster(cluster.nodes, { ...CLUSTER_CLIENT_OPTIONS, lazyConnect: true });
-      closers.push(() => lazy.quit());
+      cluster.closeAfter(() => lazy.quit());
       const warnings: string[] = [];
       const q = new WorkQueue(lazy, uniqueName('info'), {
         logger: { warn: (m: string) => warnings.push(m) },
@@ -319,29 +211,6 @@ describe('core on a Redis Cluster', () => {
     } finally {
       await cluster.command(odd.port, 'CONFIG', 'SET', 'maxmemory-policy', 'noeviction');
     }
-  });
-
-  it('QueueEvents and waitForResult work on the Cluster client (blocking XREAD routed to the slot)', async () => {
-    const q = new WorkQueue<{ n: number }, number>(client, uniqueName('ev'), {
-      logger: false,
-      storeResults: { ttlMs: 60_000 },
-    });
-    const events = new QueueEvents(client, q.name);
-    closers.push(() => events.close());
-    expect(await events.ready()).toBe(true);
-    const completed = new Set<string>();
-    events.on('completed', (e) => completed.add(e.id));
-    const added = await q.addBulk(Array.from({ length: 20 }, (_, n) => ({ data: { n } })));
-    const last = added.at(-1)!.id;
-    const result = q.waitForResult(last, { timeoutMs: 30_000 });
-    const w = new Worker(q, (job) => job.data.n * 2, { concurrency: 5 });
-    closers.push(() => w.close({ timeoutMs: 1000 }));
-    expect(await result).toBe(38);
-    await waitFor(() => completed.size === 20, { what: '20 completed events', timeoutMs: 30_000 });
-    expect([...completed].sort()).toEqual(added.map((a) => a.id).sort());
-    // Payload buckets are named inside the scripts: they share the queue's slot.
-    const slot = await cluster.keySlot(q.keys.base);
-    expect(await cluster.keySlot(q.keys.dataBucket('1'))).toBe(slot);
   });
 
   it('no node ever answered CROSSSLOT', async () => {

@@ -5,41 +5,18 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Cluster } from 'ioredis';
-import { WorkQueue, WorkQueueError, Worker, type WorkQueueOptions } from '../../lib/index.js';
-import {
-  CLUSTER_CLIENT_OPTIONS,
-  clusterErrorStats,
-  startRedisCluster,
-  type RedisClusterHandle,
-} from '../support/redis-cluster.js';
+import { describe, expect, it } from '@jest/globals';
+import type { Cluster } from 'ioredis';
+import { WorkQueueError, Worker } from '../../lib/index.js';
+import { privateCluster } from '../support/private-cluster.js';
+import { clusterErrorStats } from '../support/redis-cluster.js';
 import { uniqueName } from '../support/keys.js';
 import { waitFor } from '../support/wait.js';
 
-let cluster: RedisClusterHandle;
-const clients: Cluster[] = [];
-const closers: Array<() => Promise<unknown>> = [];
-
-beforeAll(async () => {
-  cluster = await startRedisCluster();
-}, 90_000);
-
-afterAll(async () => {
-  for (const close of closers.reverse()) await close().catch(() => undefined);
-  for (const c of clients) await c.quit().catch(() => c.disconnect());
-  await cluster?.dispose();
-});
+const cluster = privateCluster();
 
 function newClient(): Cluster {
-  const c = new Cluster(cluster.nodes, CLUSTER_CLIENT_OPTIONS);
-  c.on('error', () => {}); // node errors during a failover are expected; commands retry
-  clients.push(c);
-  return c;
-}
-
-function queue<T>(client: Cluster, name: string, opts: WorkQueueOptions = {}) {
-  return new WorkQueue<T, unknown>(client, name, { logger: false, ...opts });
+  return cluster.newClient(() => {}); // node errors during a failover are expected; commands retry
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -74,7 +51,7 @@ describe('Redis Cluster failover', () => {
   it('SIGKILL of the queue slot master: the replica takes over, producers and a worker carry on, every acknowledged job is completed or provably lost by replication', async () => {
     const client = newClient();
     const name = uniqueName('fo');
-    const q = queue<Data>(client, name, { leaseMs: 3_000 });
+    const q = cluster.queue<Data>(name, { leaseMs: 3_000 }, client);
     const slot = await cluster.keySlot(q.keys.base);
     const { master, replicas } = await cluster.ownerOf(slot);
     expect(replicas).toHaveLength(1);
@@ -96,7 +73,7 @@ describe('Redis Cluster failover', () => {
       { concurrency: 10, idleTimeoutMs: 2_000 },
     );
     w.on('error', (e) => workerErrors.push(e));
-    closers.push(() => w.close({ timeoutMs: 2_000 }));
+    cluster.closeAfter(() => w.close({ timeoutMs: 2_000 }));
     await w.start();
 
     // What the Nest cleaner does: clean() on an interval, surviving its own failures.
@@ -192,11 +169,12 @@ describe('Redis Cluster failover', () => {
     const plainClient = newClient();
     const ackClient = newClient();
     const name = uniqueName('wait');
-    const plain = queue<{ p: string; pad?: string }>(plainClient, name);
-    const acked = queue<{ p: string; pad?: string }>(ackClient, name, {
-      replicaAcks: 1,
-      replicaAckTimeoutMs: 300,
-    });
+    const plain = cluster.queue<{ p: string; pad?: string }>(name, {}, plainClient);
+    const acked = cluster.queue<{ p: string; pad?: string }>(
+      name,
+      { replicaAcks: 1, replicaAckTimeoutMs: 300 },
+      ackClient,
+    );
     const slot = await cluster.keySlot(plain.keys.base);
     const { master, replicas } = await cluster.ownerOf(slot);
     const replica = replicas[0]!;
