@@ -14,7 +14,7 @@
  *   spread round-robin over the masters: K=1 uses one master, K=3 one queue per master, K=6
  *   two queues per master. The single Redis uses the same names.
  * - For every K and target: FLUSHALL (every master), then N jobs are added to each of the K
- *   queues with addBulk; then K child processes (one per queue; this file with `--child`)
+ *   queues with addBulk; then K child processes (one per queue; test/bench/cluster-child.ts)
  *   each connect (ioredis `Redis` or `Cluster` client), and on a common "go" start one Worker
  *   (concurrency 50, no-op handler). Throughput = K·N / (last completion − first handler
  *   call), both taken across all children on the wall clock.
@@ -33,106 +33,23 @@
  * Progress goes to stderr; the table to stdout. Exit code 1 when any measurement failed.
  * Not part of `npm test`: timings are never asserted.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
-import { QUEUE_DEFAULTS, queueKeys, Worker, WorkQueue } from '../../lib/index.js';
+import { QUEUE_DEFAULTS, queueKeys } from '../../lib/index.js';
 import {
   CLUSTER_CLIENT_OPTIONS,
   startRedisCluster,
-  type ClusterNodeAddress,
   type RedisClusterHandle,
 } from '../support/redis-cluster.js';
 import { startRedis, type RedisHandle } from '../support/redis-server.js';
-import { errorText, info, median, wallMs } from './util.js';
+import type { Target } from './cluster-child.js';
+import { measure, type Env } from './cluster-measure.js';
+import { errorText, info, median } from './util.js';
 
 const SELF = fileURLToPath(import.meta.url);
-const ROOT = path.resolve(path.dirname(SELF), '../..');
-
-type Target = 'single' | 'cluster';
-
-interface ChildConfig {
-  target: Target;
-  /** single: one node; cluster: the seed nodes. */
-  nodes: ClusterNodeAddress[];
-  queue: string;
-  n: number;
-  concurrency: number;
-  timeoutMs: number;
-}
-
-type ToParent =
-  | { type: 'ready' }
-  | { type: 'done'; first: number; last: number; completed: number }
-  | { type: 'error'; error: string };
-type ToChild = { type: 'go' } | { type: 'stop' };
-
-// ------------------------------------------------------------------------------------ child
-
-async function child(config: ChildConfig): Promise<void> {
-  const send = (m: ToParent) =>
-    new Promise<void>((resolve) => (process.send ? process.send(m, () => resolve()) : resolve()));
-  const client: Redis | Cluster =
-    config.target === 'cluster'
-      ? new Cluster(config.nodes, CLUSTER_CLIENT_OPTIONS)
-      : new Redis({ host: config.nodes[0]!.host, port: config.nodes[0]!.port });
-  client.on('error', () => {
-    /* reconnects by itself; failures surface through commands */
-  });
-  const queue = new WorkQueue<{ i: number }, void>(client, config.queue);
-  let first = 0;
-  let last = 0;
-  let completed = 0;
-  let finish: () => void = () => {};
-  const allDone = new Promise<void>((r) => (finish = r));
-  const worker = new Worker<{ i: number }, void>(
-    queue,
-    () => {
-      if (first === 0) first = wallMs();
-    },
-    { concurrency: config.concurrency, autostart: false },
-  );
-  worker.on('completed', () => {
-    completed++;
-    if (completed === config.n) {
-      last = wallMs();
-      finish();
-    }
-  });
-  worker.on(
-    'failed',
-    (_job, e) => void send({ type: 'error', error: `job failed: ${errorText(e)}` }),
-  );
-  worker.on('error', (e) => process.stderr.write(`[child ${config.queue}] ${errorText(e)}\n`));
-  const timer = setTimeout(() => {
-    void send({
-      type: 'error',
-      error: `${config.queue}: only ${completed} of ${config.n} jobs within ${config.timeoutMs} ms`,
-    }).then(() => process.exit(1));
-  }, config.timeoutMs);
-  await queue.ready();
-  const go = new Promise<void>((resolve) =>
-    process.on('message', (m: ToChild) => {
-      if (m.type === 'go') resolve();
-      if (m.type === 'stop') process.exit(1);
-    }),
-  );
-  await send({ type: 'ready' });
-  await go;
-  await worker.start();
-  await allDone;
-  clearTimeout(timer);
-  await worker.close();
-  await client.quit().catch(() => {});
-  await send({ type: 'done', first, last, completed });
-  process.exit(0);
-}
-
-// ------------------------------------------------------------------------------------ parent
 
 function helpText(): string {
   const lines = readFileSync(SELF, 'utf8').split('\n');
@@ -213,91 +130,6 @@ async function pickQueueNames(cluster: RedisClusterHandle, count: number): Promi
   );
   log(`[bench] queues: ${where.join(', ')}`);
   return names;
-}
-
-function waitMessage(
-  c: ChildProcess,
-  type: 'ready' | 'done',
-  ms: number,
-): Promise<Extract<ToParent, { type: 'ready' | 'done' }>> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => done(new Error(`child: no '${type}' within ${ms} ms`)), ms);
-    const onMessage = (m: ToParent) => {
-      if (m.type === 'error') done(new Error(m.error));
-      else if (m.type === type) done(undefined, m);
-    };
-    const onExit = (code: number | null, signal: string | null) =>
-      done(new Error(`child exited (${code ?? signal}) before '${type}'`));
-    const done = (e?: Error, m?: Extract<ToParent, { type: 'ready' | 'done' }>) => {
-      clearTimeout(timer);
-      c.off('message', onMessage);
-      c.off('exit', onExit);
-      if (e) reject(e);
-      else resolve(m!);
-    };
-    c.on('message', onMessage);
-    c.once('exit', onExit);
-  });
-}
-
-interface Env {
-  single: RedisHandle;
-  cluster: RedisClusterHandle;
-  singleClient: Redis;
-  clusterClient: Cluster;
-}
-
-/** One measurement: jobs/s of K workers (one child process each) draining K pre-filled queues. */
-async function measure(env: Env, target: Target, names: string[], s: Settings): Promise<number> {
-  if (target === 'single') {
-    await env.singleClient.flushall();
-  } else {
-    for (const m of await env.cluster.masters()) await env.cluster.command(m.port, 'FLUSHALL');
-  }
-  const client = target === 'single' ? env.singleClient : env.clusterClient;
-  for (const name of names) {
-    const q = new WorkQueue<{ i: number }>(client, name);
-    for (let i = 0; i < s.n; i += 1000) {
-      const batch = Array.from({ length: Math.min(1000, s.n - i) }, (_, j) => ({
-        data: { i: i + j },
-      }));
-      await q.addBulk(batch);
-    }
-  }
-  const nodes =
-    target === 'single' ? [{ host: env.single.host, port: env.single.port }] : env.cluster.nodes;
-  const timeoutMs = 60_000 + Math.ceil((s.n * names.length) / 200);
-  const children = names.map((queue) => {
-    const config: ChildConfig = {
-      target,
-      nodes,
-      queue,
-      n: s.n,
-      concurrency: s.concurrency,
-      timeoutMs,
-    };
-    return fork(SELF, ['--child', JSON.stringify(config)], {
-      cwd: ROOT,
-      execArgv: process.execArgv,
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-  });
-  try {
-    await Promise.all(children.map((c) => waitMessage(c, 'ready', 60_000)));
-    const done = children.map((c) => waitMessage(c, 'done', timeoutMs + 10_000));
-    for (const c of children) c.send({ type: 'go' } satisfies ToChild);
-    const results = (await Promise.all(done)) as Array<Extract<ToParent, { type: 'done' }>>;
-    const first = Math.min(...results.map((r) => r.first));
-    const last = Math.max(...results.map((r) => r.last));
-    const total = results.reduce((a, r) => a + r.completed, 0);
-    if (total !== s.n * names.length)
-      throw new Error(`completed ${total} of ${s.n * names.length}`);
-    return (total * 1000) / (last - first);
-  } finally {
-    for (const c of children) {
-      if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-    }
-  }
 }
 
 const fmt = (x: number) => Math.round(x).toLocaleString('en-US');
@@ -385,17 +217,10 @@ async function main(): Promise<number> {
   return failed ? 1 : 0;
 }
 
-if (process.argv[2] === '--child') {
-  child(JSON.parse(process.argv[3]!) as ChildConfig).catch(async (e: unknown) => {
-    process.send?.({ type: 'error', error: errorText(e) } satisfies ToParent);
-    setTimeout(() => process.exit(1), 100);
-  });
-} else {
-  main().then(
-    (code) => process.exit(code),
-    (e: unknown) => {
-      log(`[bench] FAILED: ${errorText(e)}`);
-      process.exit(1);
-    },
-  );
-}
+main().then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    log(`[bench] FAILED: ${errorText(e)}`);
+    process.exit(1);
+  },
+);
