@@ -1,6 +1,7 @@
 /**
- * What the Cluster and Sentinel launchers (redis-cluster.ts, redis-sentinel.ts) share: finding a
- * Redis binary that ships beside redis-server, and one-off commands to one node by port.
+ * What the Cluster and Sentinel launchers (redis-cluster-nodes.ts, redis-cluster-topology.ts,
+ * redis-sentinel.ts) share: finding a Redis binary that ships beside redis-server, and one-off
+ * commands to one node by port.
  */
 import path from 'node:path';
 import { Redis } from 'ioredis';

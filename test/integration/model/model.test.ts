@@ -4,7 +4,8 @@
  * lease, complete, completeAndLease, fail, release, extend, cancel, progress, clean, repair,
  * Redis-time waits (short leases and delays expire) and client deaths, against a real Redis,
  * checked after EVERY step against a small reference model (test/support/model/model.ts) and
- * the invariants of the README's Guarantees (test/support/model/check.ts); then a drain: nothing lost.
+ * the invariants of the README's Guarantees (test/support/model/check.ts, expected-keys.ts); then a
+ * drain: nothing lost.
  *
  * Runs: `MODEL_RUNS` (default 20, ~10-30 s; on a loaded machine as many as start within
  * `MODEL_BUDGET_MS`, default 60 s, at least one: a run's cost grows with its random sizes — a

@@ -7,7 +7,7 @@
  */
 import type { ModelJob } from './types.js';
 
-/** What flows need of the model (model.ts; not imported: it imports this file). */
+/** What flows need of the model (model.ts; not imported: model-jobs.ts imports this file). */
 interface Model {
   readonly jobs: Map<string, ModelJob>;
   toList(job: ModelJob, end: 'front' | 'back'): void;
