@@ -13,7 +13,7 @@ export default {
   globalTeardown: undefined,
   maxWorkers: 1,
   testTimeout: 120_000,
-  // After the three files run in one process, a client of a killed cluster node sometimes keeps
+  // After the files run in one process, a client of a killed cluster node sometimes keeps
   // the process alive for minutes (not reported by --detectOpenHandles; each file alone exits):
   // end the run when the tests are done rather than hang CI. To be found (see the session notes).
   forceExit: true,
