@@ -3,8 +3,9 @@
  * reconnection's ready check (INFO sent, its reply not read yet). ioredis still makes the
  * connection 'ready' when the INFO reply comes, subscribes again by itself on the closing socket
  * and nothing handled that SUBSCRIBE: it failed with a bare "Connection is closed." as an
- * unhandled rejection (seen as every test of test/e2e/sample.test.ts failing, when its last test
- * restarts Redis and afterAll closes the app under load). lib/redis/connection.ts: closeSubscriber.
+ * unhandled rejection (seen as every test of test/e2e/sample.test.ts failing, when its last test,
+ * now in test/e2e/sample-health.test.ts, restarts Redis and afterAll closes the app under load).
+ * lib/redis/connection.ts: closeSubscriber.
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { Redis, type RedisOptions } from 'ioredis';
