@@ -1,9 +1,9 @@
 /**
- * Bad arguments the other error tests (core-errors, core-payload, nest-options) do not cover:
- * queue-name edge cases, JavaScript-level misuse (what TypeScript would have stopped), more bad
- * priorities/delays/lease times, payloads whose encoding throws, and well-formed leases that
- * are forged or stale, sent to a real Redis. Each is a typed `WorkQueueError` and nothing is
- * written (or, for forged leases, nothing changes).
+ * Bad arguments the other error tests (core-errors, core-payload, nest-options and
+ * nest-queue-options) do not cover: queue-name edge cases, JavaScript-level misuse (what
+ * TypeScript would have stopped), more bad priorities/delays/lease times, payloads whose encoding
+ * throws, and well-formed leases that are forged or stale, sent to a real Redis. Each is a typed
+ * `WorkQueueError` and nothing is written (or, for forged leases, nothing changes).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Redis } from 'ioredis';
