@@ -34,9 +34,11 @@ describe('a frozen worker', () => {
     const q = fx.queue<string>(queueOptions);
     const execLog = path.join(dir, 'exec-prefetched.log');
     const child = startChild(q, queueOptions, {
-      workerOptions: { concurrency: 1, prefetch: 3 },
-      mode: 'sleep',
-      workMs: 6_000,
+      // (No clean in the child: nothing takes a lease back before the test's own clean().)
+      workerOptions: { concurrency: 1, prefetch: 3, cleanIntervalMs: 0 },
+      // The first handler holds its slot until released (SIGUSR2): nothing else can start before
+      // the freeze, however late a loaded machine lets this test send it.
+      mode: 'hold',
       execLog,
     });
     await child.ready;
@@ -47,7 +49,7 @@ describe('a frozen worker', () => {
     const ids: string[] = [];
     for (let i = 1; i <= 4; i++) ids.push((await q.add(String(i), { id: `p-${i}` })).id);
     const [first, ...prefetched] = ids as [string, ...string[]];
-    // The first runs (its handler sleeps), the other three wait in the child's buffer.
+    // The first runs (its handler holds), the other three wait in the child's buffer.
     await waitFor(
       async () =>
         readLog(execLog).length === 1 &&
@@ -55,6 +57,7 @@ describe('a frozen worker', () => {
       { what: 'one job running and three prefetched in the child', timeoutMs: 10_000 },
     );
     child.process.kill('SIGSTOP');
+    expect(readLog(execLog).map((l) => l.id)).toEqual([first]);
     await waitFor(async () => (await q.clean()).reclaimedFromWorkers > 0, {
       what: 'the frozen worker taken for dead, its jobs taken back',
       timeoutMs: 10_000,
@@ -62,6 +65,9 @@ describe('a frozen worker', () => {
     });
     await completeHere(q, prefetched);
 
+    // The first handler returns as the worker resumes (the signal waits while it is stopped): its
+    // slot frees while the renewal after the gap is on its way, and must not start a lost job.
+    child.process.kill('SIGUSR2');
     child.process.kill('SIGCONT');
     const { id: after } = await q.add('y', { id: 'p-after' });
     await waitFor(() => readLog(execLog).some((l) => l.id === after || prefetched.includes(l.id)), {
