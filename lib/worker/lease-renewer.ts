@@ -33,6 +33,8 @@ export class LeaseRenewer<T, R> implements RenewerPart {
   private seen = 0;
   /** The end of a gap not yet covered by a renewal (prefetched jobs wait meanwhile). */
   private awayAt: number | undefined;
+  /** The end of the last gap, covered or not (see `answered`). */
+  private lastGapAt = -Infinity;
   /** A renewal that covers the gap is on its way. */
   private verifying = false;
   /** The notice channel is down (see the head of this file), and its bound. */
@@ -89,6 +91,18 @@ export class LeaseRenewer<T, R> implements RenewerPart {
     return false;
   }
 
+  /**
+   * A lease call sent at `sentAt` (performance.now()) answered with leases (new ones, or hand-offs
+   * adopted), about to be placed. Sent before a gap ended, they were granted before it: Redis may
+   * have taken them back meanwhile, and a renewal sent after the gap but before this answer was
+   * read did not cover them. None starts until a renewal sent once they are placed says which are
+   * ours (the next mayStart or watch tick sends it; not from here: they are not in the buffer yet).
+   */
+  answered(sentAt: number): void {
+    this.lookedAway();
+    if (sentAt < this.lastGapAt) this.awayAt = performance.now();
+  }
+
   deafened(): void {
     if (this.deaf || this.outlasted) return;
     this.deaf = true;
@@ -111,14 +125,15 @@ export class LeaseRenewer<T, R> implements RenewerPart {
     if (!this.deaf) return;
     clearTimeout(this.deafTimer);
     this.deaf = false;
-    this.awayAt = performance.now();
+    this.awayAt = this.lastGapAt = performance.now();
     this.verify();
   }
 
   /** Note the loop running now; whether a gap is still to be covered. */
   private lookedAway(): boolean {
     const now = performance.now();
-    if (this.watch !== undefined && now - this.seen > this.awayMs) this.awayAt = now;
+    if (this.watch !== undefined && now - this.seen > this.awayMs)
+      this.awayAt = this.lastGapAt = now;
     this.seen = now;
     return this.awayAt !== undefined;
   }

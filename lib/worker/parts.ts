@@ -123,6 +123,11 @@ export interface RenewerPart {
    * the notice channel is down).
    */
   mayStart(): boolean;
+  /**
+   * A lease call sent at `sentAt` answered with leases: sent before the process was away, they
+   * start only once a renewal sent after their answer says they are still ours.
+   */
+  answered(sentAt: number): void;
   /** The notice channel's connection dropped: notices sent meanwhile go unheard. */
   deafened(): void;
   /** Subscribed again: a renewal learns what was missed, then prefetched jobs may start. */

@@ -1,6 +1,5 @@
 // A TCP proxy that loses one reply of Redis on purpose: the command ran, the client never hears.
-import net from 'node:net';
-import { testRedisUrl } from './keys.js';
+import { redisProxy } from './redis-proxy.js';
 
 /**
  * A TCP proxy to the test Redis that, when armed, forwards the next client command containing
@@ -8,50 +7,72 @@ import { testRedisUrl } from './keys.js';
  * command ran, its reply is lost, and the client re-sends it after reconnecting.
  */
 export async function replyDroppingProxy(marker: string) {
-  const target = new URL(testRedisUrl());
   let armed = false;
   let dropped = 0;
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(Number(target.port), target.hostname);
-    sockets.add(client).add(upstream);
+  const proxy = await redisProxy(() => {
     let cutNextReply = false;
-    client.on('data', (chunk) => {
-      if (armed && chunk.toString('latin1').toLowerCase().includes(marker)) {
-        armed = false;
-        cutNextReply = true;
-      }
-      upstream.write(chunk);
-    });
-    upstream.on('data', (chunk) => {
-      if (cutNextReply) {
+    return {
+      command(chunk, c) {
+        if (armed && chunk.toString('latin1').toLowerCase().includes(marker)) {
+          armed = false;
+          cutNextReply = true;
+        }
+        c.toRedis(chunk);
+      },
+      reply(chunk, c) {
+        if (!cutNextReply) return c.toClient(chunk);
         dropped++;
-        client.destroy();
-        upstream.destroy();
-        return;
-      }
-      client.write(chunk);
-    });
-    const close = () => {
-      client.destroy();
-      upstream.destroy();
+        c.cut();
+      },
     };
-    client.on('error', close).on('close', close);
-    upstream.on('error', close).on('close', close);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
   return {
-    url: `redis://127.0.0.1:${port}`,
+    ...proxy,
     arm: () => {
       armed = true;
     },
     get dropped() {
       return dropped;
     },
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise((resolve) => server.close(resolve));
+  };
+}
+
+/**
+ * A TCP proxy to the test Redis that, once told to hold, keeps every reply of Redis (commands
+ * still pass) until a client command containing `marker` passes after `releaseOn(marker)`: then
+ * the held replies go, in order, 50 ms later (after that command's own reply was held too).
+ */
+export async function replyHoldingProxy() {
+  let holding = false;
+  let releaseOn: string | undefined;
+  const held: Array<() => void> = [];
+  const release = () => {
+    holding = false;
+    releaseOn = undefined;
+    for (const send of held.splice(0)) send();
+  };
+  const proxy = await redisProxy(() => ({
+    command(chunk, c) {
+      if (releaseOn !== undefined && chunk.toString('latin1').includes(releaseOn)) {
+        setTimeout(release, 50);
+      }
+      c.toRedis(chunk);
+    },
+    reply(chunk, c) {
+      if (holding) held.push(() => c.toClient(chunk));
+      else c.toClient(chunk);
+    },
+  }));
+  return {
+    ...proxy,
+    hold: () => {
+      holding = true;
+    },
+    releaseOn: (marker: string) => {
+      releaseOn = marker;
+    },
+    get held() {
+      return held.length;
     },
   };
 }

@@ -12,23 +12,9 @@ import { waitFor } from '../../support/wait.js';
 import { readLog } from '../../support/worker-child-process.js';
 import { frozenWorkers } from './freeze-support.js';
 
-const { fx, dir, startChild } = frozenWorkers();
+const { fx, dir, startChild, completeHere } = frozenWorkers();
 
 describe('a frozen worker', () => {
-  /** Lease and complete here every one of `ids` (what else comes is completed too). */
-  async function completeHere(q: ReturnType<typeof fx.queue<string>>, ids: string[]) {
-    const done = new Set<string>();
-    await waitFor(
-      async () => {
-        for (const lease of await q.lease({ count: 10 })) {
-          if (await q.complete(lease)) done.add(lease.id);
-        }
-        return ids.every((id) => done.has(id));
-      },
-      { what: `${ids.join(', ')} completed here`, timeoutMs: 10_000, intervalMs: 50 },
-    );
-  }
-
   it('resumed after its prefetched jobs were taken back and completed elsewhere: it never starts them', async () => {
     const queueOptions: WorkQueueOptions = { heartbeatTimeoutMs: 1_000 };
     const q = fx.queue<string>(queueOptions);

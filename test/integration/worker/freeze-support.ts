@@ -7,9 +7,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach } from '@jest/globals';
-import type { WorkerOptions, WorkQueueOptions } from '../../../lib/index.js';
+import type { WorkerOptions, WorkQueue, WorkQueueOptions } from '../../../lib/index.js';
 import { testRedisUrl } from '../../support/keys.js';
 import { QueueFixture } from '../../support/queue.js';
+import { waitFor } from '../../support/wait.js';
 import {
   startWorkerChild,
   type ChildConfig,
@@ -18,7 +19,8 @@ import {
 
 /**
  * For one test file: `fx` for its queues, `dir` for the logs of its worker processes, and
- * startChild() / workerChild() to start them (each resumed and killed after its test).
+ * startChild() / workerChild() to start them (each resumed and killed after its test), and
+ * completeHere() to finish elsewhere what a frozen one held.
  */
 export function frozenWorkers() {
   const fx = new QueueFixture();
@@ -40,13 +42,13 @@ export function frozenWorkers() {
   function startChild(
     q: { name: string; options: { prefix: string } },
     queueOptions: WorkQueueOptions,
-    config: Omit<ChildConfig, 'redisUrl' | 'queue' | 'queueOptions'>,
+    config: Omit<ChildConfig, 'redisUrl' | 'queue' | 'queueOptions'> & { redisUrl?: string },
   ): WorkerChild {
     const child = startWorkerChild({
-      redisUrl: testRedisUrl(),
+      ...config,
+      redisUrl: config.redisUrl ?? testRedisUrl(),
       queue: q.name,
       queueOptions: { ...queueOptions, prefix: q.options.prefix },
-      ...config,
     });
     children.push(child);
     return child;
@@ -62,5 +64,19 @@ export function frozenWorkers() {
     return startChild(q, queueOptions, { workerOptions, mode, workMs: 0 });
   }
 
-  return { fx, dir, startChild, workerChild };
+  /** Lease and complete here every one of `ids` (what else comes is completed too). */
+  async function completeHere(q: WorkQueue<string>, ids: string[]): Promise<void> {
+    const done = new Set<string>();
+    await waitFor(
+      async () => {
+        for (const lease of await q.lease({ count: 10 })) {
+          if (await q.complete(lease)) done.add(lease.id);
+        }
+        return ids.every((id) => done.has(id));
+      },
+      { what: `${ids.join(', ')} completed here`, timeoutMs: 10_000, intervalMs: 50 },
+    );
+  }
+
+  return { fx, dir, startChild, workerChild, completeHere };
 }
