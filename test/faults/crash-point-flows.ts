@@ -1,6 +1,7 @@
 /**
- * The flow operations of the crash-point test (crash-point.test.ts): each one's scripts — in the
- * queue and in the other queue of its flow — run whole or not at all wherever the client dies.
+ * The flow operations of the crash-point test (crash-point-flows.test.ts): each one's scripts —
+ * in the queue and in the other queue of its flow — run whole or not at all wherever the client
+ * dies.
  * The flow: a parent in the test's queue, two children in `<queue>-k`, one in the queue itself.
  */
 import { FlowProducer, NonRetryableError, WorkQueue } from '../../lib/index.js';
