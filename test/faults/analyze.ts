@@ -1,145 +1,17 @@
 /**
- * Reading the fault suite's logs and checking what they say against what the producer was told.
+ * Checking what the fault suite's logs (logs.ts) say against what the producer was told.
  * Pure functions (no Redis), so the rules are in one place.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import type { Behavior } from './handler.js';
-
-export interface Exec {
-  at: number;
-  pid: number;
-  queue: string;
-  id: string;
-  k: string;
-  t: number;
-  attempt: number;
-}
-
-export interface Done {
-  at: number;
-  pid: number;
-  queue: string;
-  id: string;
-  k: string;
-  t: number;
-}
-
-export interface LogEvent {
-  kind: string;
-  at: number;
-  pid: number;
-  queue: string;
-  id: string;
-  fields: string[];
-}
-
-export interface Logs {
-  execs: Exec[];
-  dones: Done[];
-  events: LogEvent[];
-}
-
-export function readLogs(dir: string): Logs {
-  const logs: Logs = { execs: [], dones: [], events: [] };
-  for (const f of readdirSync(dir)) {
-    const lines = readFileSync(path.join(dir, f), 'utf8').split('\n');
-    for (const line of lines) {
-      if (!line) continue;
-      const [kind, at, pid, queue, id, ...rest] = line.split('\t') as [
-        string,
-        string,
-        string,
-        string,
-        string,
-        ...string[],
-      ];
-      const base = { at: Number(at), pid: Number(pid), queue, id };
-      if (kind === 'E') {
-        logs.execs.push({ ...base, k: rest[0]!, t: Number(rest[1]), attempt: Number(rest[2]) });
-      } else if (kind === 'C') {
-        logs.dones.push({ ...base, k: rest[0]!, t: Number(rest[1]) });
-      } else {
-        logs.events.push({ ...base, kind, fields: rest });
-      }
-    }
-  }
-  const byTime = (a: { at: number }, b: { at: number }) => a.at - b.at;
-  logs.execs.sort(byTime);
-  logs.dones.sort(byTime);
-  logs.events.sort(byTime);
-  return logs;
-}
-
-export type FaultKind =
-  | 'kill9'
-  /** A worker process that died by itself (a handler called process.exit: a poison pill). */
-  | 'crash'
-  | 'sigterm'
-  | 'redis-kill'
-  | 'client-kill-normal'
-  | 'client-kill-pubsub'
-  | 'client-kill-id'
-  | 'pause';
-
-export interface Fault {
-  kind: FaultKind;
-  at: number;
-  /** When the fault itself was over (Redis answering again, pause over, process gone). */
-  back?: number;
-  /**
-   * End of the fault's effect window: until clients have reconnected and re-sent what was in
-   * flight (ioredis backs off exponentially between reconnect attempts, with jitter).
-   */
-  end: number;
-  /** For faults of one process. */
-  pid?: number;
-  /**
-   * `queue\tid` of the jobs leased or handed off when the fault hit (read right after a
-   * connection kill, right before a Redis kill): starts of these do not count as resuming.
-   */
-  held?: ReadonlySet<string>;
-}
-
-/** Faults that hit every client (not one process). */
-export const GLOBAL_FAULTS: ReadonlySet<FaultKind> = new Set([
-  'redis-kill',
-  'client-kill-normal',
-  'client-kill-pubsub',
-  'client-kill-id',
-  'pause',
-]);
-
-export interface AddTry {
-  t: number;
-  sent: number;
-  settled: number;
-  ok: boolean;
-  added?: boolean;
-  id?: string;
-  err?: string;
-}
-
-export interface JobRec {
-  queue: string;
-  k: string;
-  cid: boolean;
-  b: Behavior;
-  ms: number;
-  priority: number;
-  delayMs?: number;
-  bulk: boolean;
-  tries: AddTry[];
-  ackId?: string;
-  ackAt?: number;
-  cancel?: { sent: number; settled: number; result: boolean | 'error' };
-}
-
-export interface DeadEntry {
-  queue: string;
-  id: string;
-  reason: string;
-}
+import { explainDuplicate } from './explain.js';
+import type { Done, Exec, LogEvent, Logs } from './logs.js';
+import {
+  key,
+  overlaps,
+  GLOBAL_FAULTS,
+  type DeadEntry,
+  type Fault,
+  type JobRec,
+} from './records.js';
 
 export interface Analysis {
   acked: number;
@@ -162,12 +34,6 @@ export interface Analysis {
   violations: string[];
   /** Acked adds with no trace at all at the end (for the everysec report). */
   vanished: JobRec[];
-}
-
-const key = (queue: string, id: string) => `${queue}\t${id}`;
-
-function overlaps(f: Fault, from: number, to: number): boolean {
-  return f.at <= to && f.end >= from;
 }
 
 function tally(m: Map<string, number>, k: string, n = 1): void {
@@ -372,47 +238,6 @@ export function analyze(input: AnalyzeInput): Analysis {
   }
   if (input.recoveryOf) a.recovery.push(...input.recoveryOf(logs, jobs));
   return a;
-}
-
-function explainDuplicate(
-  prev: Exec,
-  cur: Exec,
-  faults: Fault[],
-  dones: Done[],
-): { label: string; recovery?: number } | null {
-  // The fault of the first run's process: sent before the re-run, and not over before the first
-  // run started (a job can start between a signal's sending and its delivery: `end` is when
-  // the process was gone).
-  const own = faults.find(
-    (f) =>
-      f.pid === prev.pid &&
-      (f.end ?? f.at) >= prev.at - 5 &&
-      f.at <= cur.at &&
-      !GLOBAL_FAULTS.has(f.kind),
-  );
-  if (own?.kind === 'kill9')
-    return { label: 'in flight in a SIGKILLed worker', recovery: cur.at - own.at };
-  if (own?.kind === 'crash')
-    return { label: 'in flight in a worker a poison pill crashed', recovery: cur.at - own.at };
-  if (own?.kind === 'sigterm')
-    return { label: 'released at graceful shutdown (SIGTERM)', recovery: cur.at - own.at };
-  const recreated = dones.find((d) => d.at >= prev.at && d.at <= cur.at);
-  const g = faults.find((f) => GLOBAL_FAULTS.has(f.kind) && overlaps(f, prev.at, cur.at));
-  // Run again after a completion: only a new incarnation (the add again) can do that — when
-  // the job completed twice. (With one completion, the stale holder's complete merely logged
-  // before the new holder's run.)
-  if (recreated && g && dones.length > 1)
-    return { label: 're-created by a re-sent add after it completed' };
-  if (g) {
-    const label =
-      g.kind === 'pause'
-        ? 'lease expired during CLIENT PAUSE'
-        : g.kind === 'redis-kill'
-          ? 'in flight across a Redis restart'
-          : 'in flight across a dropped connection';
-    return { label };
-  }
-  return null;
 }
 
 /** The q-quantile (nearest rank) of values, or NaN when empty. */

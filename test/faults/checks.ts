@@ -4,7 +4,8 @@ import { errorMessage, WorkQueue } from '../../lib/index.js';
 import { parseEntry } from '../../lib/events/parse.js';
 import { keysMatching } from '../support/keys.js';
 import { allPayloads, payloadCount } from '../support/payloads.js';
-import { readLogs, type Analysis } from './analyze.js';
+import type { Analysis } from './analyze.js';
+import { readLogs } from './logs.js';
 import { say } from './common.js';
 import type { Ctx } from './ctx.js';
 

@@ -2,7 +2,7 @@
  * What run.ts and the scenario files under scenarios/ share: the command line, the suite's
  * constants and small helpers.
  */
-import type { Fault, JobRec } from './analyze.js';
+import type { Fault, JobRec } from './records.js';
 
 const argv = process.argv.slice(2);
 export const QUICK = argv.includes('--quick');

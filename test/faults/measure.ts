@@ -1,21 +1,14 @@
 /**
- * Issue 12's measurements of a finished scenario run (metrics.ts does the counting): recovery of
- * the jobs a SIGKILLed worker held, dead-lettered bystanders, the slowest add→start, the drain
- * after the last add, adds completed twice; issue 24's: how soon work resumed after each Redis
- * restart and each connection kill, and jobs run again after a handler had ended. Each a
- * violation only where the scenario asserts it.
+ * Issue 12's measurements of a finished scenario run (metrics.ts and deaths.ts do the counting):
+ * recovery of the jobs a SIGKILLed worker held, dead-lettered bystanders, the slowest add→start,
+ * the drain after the last add, adds completed twice; issue 24's: how soon work resumed after
+ * each Redis restart and each connection kill, and jobs run again after a handler had ended.
+ * Each a violation only where the scenario asserts it.
  */
 import { quantile, type Analysis } from './analyze.js';
 import { fmt } from './common.js';
-import {
-  deadBystanders,
-  dupAdds,
-  heldRecovery,
-  reconcile,
-  rerunsAfterEnd,
-  resume,
-  type Resume,
-} from './metrics.js';
+import { deadBystanders, heldRecovery } from './deaths.js';
+import { dupAdds, reconcile, rerunsAfterEnd, resume, type Resume } from './metrics.js';
 import type { Ctx } from './ctx.js';
 
 export interface Measured {
@@ -33,7 +26,10 @@ export interface Measured {
 const RESUME_P50_MS = 300;
 const RESUME_MAX_MS = 1_000;
 
-/** Issue 12's measurements (metrics.ts), and their violations where the scenario asserts them. */
+/**
+ * Issue 12's measurements (metrics.ts, deaths.ts), and their violations where the scenario
+ * asserts them.
+ */
 export function measure(ctx: Ctx, a: Analysis): Measured {
   const s = ctx.s;
   const logs = ctx.logs!;

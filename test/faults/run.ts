@@ -20,7 +20,8 @@
  * reports, for every scenario, recovery p50/p90/max, dead-lettered bystanders (where measured),
  * the slowest add→start, the drain after the last add, adds completed twice, jobs run again
  * after a handler of that attempt ended, and resume p50/max after each Redis restart and each
- * CLIENT KILL (measure.ts, metrics.ts) — violations only behind the scenarios' `assert*` flags.
+ * CLIENT KILL (measure.ts, metrics.ts, deaths.ts) — violations only behind the scenarios'
+ * `assert*` flags.
  * Prints a table and exits non-zero when an invariant fails.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -28,13 +29,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { errorMessage, RECONNECT_OPTIONS, WorkQueue } from '../../lib/index.js';
+import { errorMessage, RECONNECT_OPTIONS } from '../../lib/index.js';
 import { startRedis } from '../support/redis-server.js';
-import { analyze, quantile, readLogs, type Analysis, type Fault, type JobRec } from './analyze.js';
-import type { FaultJob } from './handler.js';
-import { measure, type Measured } from './measure.js';
+import { analyze, quantile } from './analyze.js';
+import { startCleaner } from './cleaner.js';
+import { readLogs } from './logs.js';
+import { measure } from './measure.js';
 import type { NestWorkerConfig } from './nest-worker.js';
 import { Pool } from './procs.js';
+import { produce } from './producer.js';
+import { summarizeFaults, table, type Row } from './report.js';
 import type { WorkerProcConfig } from './worker-proc.js';
 import {
   CLEAN_INTERVAL_MS,
@@ -43,12 +47,11 @@ import {
   KEEP_LOGS,
   ONLY,
   QUICK,
-  rng,
   say,
   SEED,
   WORKERS,
 } from './common.js';
-import { Ctx, heldBy, resultsOption, type Scenario } from './ctx.js';
+import { Ctx, resultsOption, type Scenario } from './ctx.js';
 import { scenarios } from './scenarios/core.js';
 import {
   deadEntries,
@@ -61,14 +64,6 @@ import {
 } from './checks.js';
 
 const GLOBAL_TIMEOUT_MS = QUICK ? 6 * 60_000 : 15 * 60_000;
-
-interface Row {
-  s: Scenario;
-  a: Analysis;
-  m: Measured;
-  ctx: Ctx;
-  seconds: number;
-}
 
 async function runScenario(s: Scenario, seed: number): Promise<Row> {
   const started = Date.now();
@@ -115,6 +110,7 @@ async function runScenario(s: Scenario, seed: number): Promise<Row> {
       `${s.id}: produced (${acked} acknowledged) in ${fmt(Date.now() - ctx.startedAt)}; draining`,
     );
     await Promise.all([...pool.slots.values()].map((c) => c.ready.catch(() => undefined)));
+    // Wait until no job of any queue is pending, delayed or leased (dead ones stay).
     const drained = await drain(ctx);
     ctx.drained = true;
     if (!drained) ctx.violation(`not drained within ${s.drainTimeoutMs} ms`);
@@ -175,214 +171,7 @@ async function runScenario(s: Scenario, seed: number): Promise<Row> {
   }
 }
 
-function startCleaner(ctx: Ctx): { stop(): Promise<void> } {
-  const client = new Redis(ctx.redis.url);
-  client.on('error', () => undefined);
-  const queues = ctx.s.queues.map((name) => new WorkQueue(client, name, ctx.queueOpts()));
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      for (const q of queues) {
-        const roundStart = Date.now();
-        try {
-          // When no worker's beat landed for a heartbeat timeout (every worker dead at once, or
-          // Redis away), the registry judges heartbeats again only from then on (the record's 's',
-          // lib/scripts/lib/reclaim.lua): a dead worker is due a timeout after that too.
-          const judgedFrom = Number(await client.hget(q.keys.heartbeatRecord, 's')) || 0;
-          const dueFrom = Math.max(0, judgedFrom + ctx.heartbeatTimeoutMs() + 5);
-          const r = await q.clean();
-          for (const check of ctx.leaseChecks.filter(
-            (c) => c.queue === q.name && c.from <= roundStart && dueFrom <= roundStart,
-          )) {
-            ctx.leaseChecks.splice(ctx.leaseChecks.indexOf(check), 1);
-            const held = await heldBy(client, q, check.workerIds);
-            if (held > 0)
-              ctx.violation(
-                `${q.name}: ${held} lease(s)/entries of dead worker(s) ${check.workerIds.join(',')} left after the first clean() past their heartbeat timeout`,
-              );
-          }
-          const t = ctx.cleanTotals;
-          t.rounds += 1;
-          t.reclaimed += r.reclaimed;
-          t.deadWorkers += r.deadWorkers;
-          t.reclaimedFromWorkers += r.reclaimedFromWorkers;
-          t.deadLettered += r.deadLettered;
-        } catch {
-          ctx.cleanTotals.errors += 1;
-        }
-      }
-      await sleep(CLEAN_INTERVAL_MS);
-    }
-  })();
-  return {
-    async stop() {
-      running = false;
-      await loop;
-      client.disconnect();
-    },
-  };
-}
-
-/** Add every planned job (paced), retrying failed adds of caller-id jobs with the same id. */
-async function produce(ctx: Ctx): Promise<void> {
-  const s = ctx.s;
-  const r = rng(SEED ^ 0x5eed);
-  // Beside Nest worker apps, the producer is such an app too: its client reconnects like the
-  // module's (RECONNECT_OPTIONS), so that resume measures the workers, not the producer.
-  const client = new Redis(ctx.redis.url, s.worker === 'nest' ? RECONNECT_OPTIONS : {});
-  client.on('error', () => undefined);
-  const queues = new Map(
-    s.queues.map((name) => [name, new WorkQueue<FaultJob>(client, name, ctx.queueOpts())]),
-  );
-  const plan: JobRec[] = [];
-  for (let i = 0; i < s.jobs; i++) {
-    const { b, ms } = s.behavior(r, i, s.jobs);
-    const delayed = r() < 0.1;
-    plan.push({
-      queue: s.queues[i % s.queues.length]!,
-      k: `${s.id}-${i}`,
-      cid: r() < s.cidShare,
-      b,
-      ms,
-      priority: Math.floor(r() * 10),
-      delayMs: delayed ? 1 + Math.floor(r() * 1_000) : undefined,
-      bulk: false,
-      tries: [],
-    });
-  }
-  // Bulk groups: 10 caller-id jobs of one queue at a time.
-  const pending = [...plan];
-  let inflight = 0;
-  const calls: Promise<void>[] = [];
-  const t0 = Date.now();
-  let sent = 0;
-  while (pending.length > 0) {
-    const due = t0 + (sent * 1_000) / s.rate;
-    const wait = due - Date.now();
-    if (wait > 5) await sleep(wait);
-    while (inflight >= 300) await sleep(5);
-    let group: JobRec[];
-    if (r() < s.bulkShare / 10 && pending.length >= 10) {
-      group = pending.splice(0, 10);
-      for (const j of group) Object.assign(j, { queue: group[0]!.queue, cid: true, bulk: true });
-    } else {
-      group = [pending.shift()!];
-    }
-    ctx.jobs.push(...group);
-    sent += group.length;
-    inflight += 1;
-    const q = queues.get(group[0]!.queue)!;
-    calls.push(
-      addWithRetry(ctx, q, group, r).finally(() => {
-        inflight -= 1;
-      }),
-    );
-  }
-  await Promise.all(calls);
-  await Promise.all(ctx.cancels);
-  await client.quit().catch(() => client.disconnect());
-}
-
-async function addWithRetry(
-  ctx: Ctx,
-  q: WorkQueue<FaultJob>,
-  group: JobRec[],
-  r: () => number,
-): Promise<void> {
-  const retryUntil = Date.now() + 30_000;
-  for (let t = 1; ; t++) {
-    const sent = Date.now();
-    const entries = group.map((j) => ({
-      data: { k: j.k, t, b: j.b, ms: j.ms } satisfies FaultJob,
-      opts: { id: j.cid ? j.k : undefined, priority: j.priority, delayMs: j.delayMs },
-    }));
-    try {
-      const res =
-        group.length === 1
-          ? [await q.add(entries[0]!.data, entries[0]!.opts)]
-          : await q.addBulk(entries);
-      const settled = Date.now();
-      group.forEach((j, i) => {
-        j.tries.push({ t, sent, settled, ok: true, added: res[i]!.added, id: res[i]!.id });
-        j.ackId = res[i]!.id;
-        j.ackAt = settled;
-        if (r() < ctx.s.cancelShare) ctx.cancels.push(cancelLater(ctx, q, j, r() * 30));
-      });
-      return;
-    } catch (e) {
-      const settled = Date.now();
-      for (const j of group) j.tries.push({ t, sent, settled, ok: false, err: errorMessage(e) });
-      // Without a caller id a retry could add the job twice: such an add is refused, not retried.
-      if (!group.every((j) => j.cid) || Date.now() > retryUntil) return;
-      await sleep(Math.min(1_000, 50 * 2 ** t));
-    }
-  }
-}
-
-async function cancelLater(
-  ctx: Ctx,
-  q: WorkQueue<FaultJob>,
-  j: JobRec,
-  delayMs: number,
-): Promise<void> {
-  await sleep(delayMs);
-  const sent = Date.now();
-  try {
-    const result = await q.cancel(j.ackId!);
-    j.cancel = { sent, settled: Date.now(), result };
-  } catch {
-    j.cancel = { sent, settled: Date.now(), result: 'error' };
-  }
-}
-
-/** Wait until no job of any queue is pending, delayed or leased (dead ones stay). */
 // ------------------------------------------------------------------------------ main
-
-function table(rows: Row[]): string {
-  const head = [
-    'scenario',
-    'jobs',
-    'lost',
-    'dup compl. (explained)',
-    'dup runs (explained)',
-    'unseen',
-    'dead',
-    'cancelled',
-    'recovery p50 / p90 / max',
-    'bystanders dead',
-    'add→start max',
-    'drained after last add',
-    'dup completions (2 jobs)',
-    're-runs after end',
-    'resume p50 / max: restart | kill',
-    'time',
-  ];
-  const body = rows.map(({ s, a, m, seconds }) => [
-    s.id + (s.reportOnly ? ' (report)' : ''),
-    String(a.acked),
-    String(a.lost),
-    `${a.dupCompletions} (${a.dupCompletionsExplained})`,
-    `${a.dupExecs} (${a.dupExecsExplained})`,
-    String(a.unseen),
-    String(a.dead),
-    String(a.cancelled),
-    `${fmt(quantile(a.recovery, 0.5))} / ${fmt(quantile(a.recovery, 0.9))} / ${fmt(a.recovery.length ? Math.max(...a.recovery) : NaN)}`,
-    m.bystanders === undefined ? '–' : String(m.bystanders),
-    fmt(m.slowestAddToStart),
-    fmt(m.drainedAfterLastAdd),
-    `${m.dupAdds} (${m.dupAddsTwoJobs})`,
-    String(m.rerunsAfterEnd),
-    `${p50max(m.resume.afterRestart)} | ${p50max(m.resume.afterKill)}`,
-    `${seconds.toFixed(0)} s`,
-  ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ');
-  return [line(head), widths.map((w) => '-'.repeat(w)).join('-|-'), ...body.map(line)].join('\n');
-}
-
-function p50max(xs: number[]): string {
-  return xs.length === 0 ? '–' : `${fmt(quantile(xs, 0.5))} / ${fmt(Math.max(...xs))}`;
-}
 
 async function main(): Promise<number> {
   const all = scenarios().filter((s) => !ONLY || ONLY.includes(s.id));
@@ -436,12 +225,6 @@ async function main(): Promise<number> {
   out.push(failed === 0 ? '\nall invariants held' : `\n${failed} scenario(s) FAILED`);
   process.stdout.write(out.join('\n') + '\n');
   return failed === 0 ? 0 : 1;
-}
-
-function summarizeFaults(faults: Fault[]): string {
-  const m = new Map<string, number>();
-  for (const f of faults) m.set(f.kind, (m.get(f.kind) ?? 0) + 1);
-  return [...m].map(([k, n]) => `${k} ×${n}`).join(', ') || 'none (handler behaviours only)';
 }
 
 const guard = setTimeout(() => {

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { errorMessage, FlowProducer, WorkQueue, type FlowNode } from '../../../lib/index.js';
 import { keysMatching } from '../../support/keys.js';
-import type { JobRec } from '../analyze.js';
+import type { JobRec } from '../records.js';
 import { CONCURRENCY, leaseExpiryExplained, QUICK, RECONNECT_MS, scale } from '../common.js';
 import type { Ctx, Scenario } from '../ctx.js';
 import type { FaultJob } from '../handler.js';

@@ -9,7 +9,7 @@
  * The `assert*` flags turn the targets into violations once the core meets them.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Fault, JobRec } from '../analyze.js';
+import type { Fault, JobRec } from '../records.js';
 import { CONCURRENCY, leaseExpiryExplained, quickWork, scale } from '../common.js';
 import type { Ctx, Scenario } from '../ctx.js';
 
