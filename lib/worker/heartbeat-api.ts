@@ -25,11 +25,12 @@ export interface Heartbeat {
   boot(): void;
   /**
    * The worker's client is connected again (a dropped connection, a Redis restart): beat from
-   * the main thread, on that client, at once and every interval for `RECONNECT_BRIDGE_MS` (heartbeat.ts). The
-   * thread's own connection reconnects on its own and may come back seconds later (ioredis backs
-   * off up to 5 s, and waits up to 10 s for a Redis loading its data); a worker whose beats
-   * stayed away that long while Redis was back for the others would be judged dead — its jobs,
-   * finished ones whose completes are on their way included, given to other workers.
+   * the main thread, on that client, at once and every interval for `RECONNECT_BRIDGE_MS`
+   * (heartbeat.ts). The thread's own connection reconnects on its own and may come back seconds
+   * later (ioredis backs off up to 5 s, and waits up to 10 s for a Redis loading its data); a
+   * worker whose beats stayed away that long while Redis was back for the others would be judged
+   * dead — its jobs, finished ones whose completes are on their way included, given to other
+   * workers.
    */
   reconnected(): void;
   /** Stop beating; resolves once no beat of this worker can land any more (bounded). */

@@ -167,7 +167,11 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       }
       if (r.drain) this.draining = true;
       // Sent before the process was away: what it leased or adopted may be lost (lease-renewer.ts).
-      if (r.jobs.length > 0 || adopt.length > 0) ctx.renewer.answered(sentAt);
+      // (Refills held meanwhile: an adoption or a lost one freeing a slot would send that renewal
+      // before this reply's jobs are placed.)
+      if ((r.jobs.length > 0 || adopt.length > 0) && ctx.renewer.answered(sentAt)) {
+        runs.holdRefills();
+      }
       r.adopted.forEach((ok, i) => handoffs.afterAdopt(adopt[i]!, ok));
       items.forEach((it, i) =>
         ctx.runner.afterComplete(it.run, it.result as R, r.completed[i]!, r.now),

@@ -97,10 +97,14 @@ export class LeaseRenewer<T, R> implements RenewerPart {
    * have taken them back meanwhile, and a renewal sent after the gap but before this answer was
    * read did not cover them. None starts until a renewal sent once they are placed says which are
    * ours (the next mayStart or watch tick sends it; not from here: they are not in the buffer yet).
+   * True when so: the caller then holds refills until every one of them is placed (a slot freed
+   * on the way would send that renewal before they are in the buffer).
    */
-  answered(sentAt: number): void {
+  answered(sentAt: number): boolean {
     this.lookedAway();
-    if (sentAt < this.lastGapAt) this.awayAt = performance.now();
+    if (sentAt >= this.lastGapAt) return false;
+    this.awayAt = performance.now();
+    return true;
   }
 
   deafened(): void {

@@ -127,7 +127,7 @@ export interface RenewerPart {
    * A lease call sent at `sentAt` answered with leases: sent before the process was away, they
    * start only once a renewal sent after their answer says they are still ours.
    */
-  answered(sentAt: number): void;
+  answered(sentAt: number): boolean;
   /** The notice channel's connection dropped: notices sent meanwhile go unheard. */
   deafened(): void;
   /** Subscribed again: a renewal learns what was missed, then prefetched jobs may start. */

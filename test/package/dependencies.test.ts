@@ -1,22 +1,13 @@
 // The package's declared dependencies against what lib/ and src/ import (no build needed: the
 // packed package itself is package.test.ts's).
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
+import { tsFiles as sources } from '../support/source-files.js';
 import { pkg, root } from './packed-project.js';
 
 describe('declared dependencies', () => {
-  function sources(dir: string): string[] {
-    return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-      e.isDirectory()
-        ? sources(join(dir, e.name))
-        : e.name.endsWith('.ts')
-          ? [join(dir, e.name)]
-          : [],
-    );
-  }
-
   it('every package imported by lib/ and src/ is a dependency or a peer; lib/ imports only ioredis and croner', () => {
     const declared = new Set([
       ...Object.keys(pkg.dependencies ?? {}),

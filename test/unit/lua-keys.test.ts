@@ -2,11 +2,12 @@
  * The key table (lib/keys.ts): names in words, which keys scripts may name, its rows in
  * docs/internals/redis-layout.md, and no key built elsewhere from its stored part.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { KEY_TABLE } from '../../lib/keys.js';
 import { assembleSource } from '../../lib/scripts/assemble.js';
+import { tsFiles } from '../support/source-files.js';
 import { made } from './lua-support.js';
 
 describe('the key table', () => {
@@ -37,15 +38,7 @@ describe('the key table', () => {
   });
 
   it('nothing in lib/ or src/ but lib/keys.ts and its accessors (lib/redis/queue-keys.ts) builds a key from its stored part', () => {
-    const files = (dir: string): string[] =>
-      readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-        e.isDirectory()
-          ? files(join(dir, e.name))
-          : e.name.endsWith('.ts')
-            ? [join(dir, e.name)]
-            : [],
-      );
-    const spelled = [...files('lib'), ...files('src')]
+    const spelled = [...tsFiles('lib'), ...tsFiles('src')]
       .filter((f) => f !== join('lib', 'keys.ts') && f !== join('lib', 'redis', 'queue-keys.ts'))
       .filter((f) => /\.base \+ '[^*']|base\}[a-z]/.test(readFileSync(f, 'utf8')));
     expect(spelled).toEqual([]);

@@ -8,13 +8,13 @@
  */
 import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { Worker, type WorkQueueOptions } from '../../../lib/index.js';
+import type { WorkQueueOptions } from '../../../lib/index.js';
 import { replyHoldingProxy } from '../../support/reply-dropping-proxy.js';
 import { waitFor } from '../../support/wait.js';
 import { readLog } from '../../support/worker-child-process.js';
 import { frozenWorkers } from './freeze-support.js';
 
-const { fx, dir, startChild, completeHere } = frozenWorkers();
+const { fx, dir, startChild, completeHere, beatingWorker } = frozenWorkers();
 const proxies: Array<{ close(): Promise<unknown> }> = [];
 afterAll(async () => Promise.all(proxies.map((p) => p.close())));
 
@@ -34,9 +34,7 @@ describe('a frozen worker', () => {
       execLog,
     });
     await child.ready;
-    const beating = new Worker(q, () => undefined, { cleanIntervalMs: 0 });
-    await beating.start();
-    await beating.pause();
+    await beatingWorker(q);
     await waitFor(
       async () =>
         readLog(execLog).length === 1 &&
@@ -70,6 +68,5 @@ describe('a frozen worker', () => {
     });
     expect(readLog(execLog).map((l) => l.id)).toEqual(['p-1', 'p-2', 'p-after']);
     expect(await q.getJob('p-3')).toMatchObject({ state: 'completed', attemptsMade: 1 });
-    await beating.close();
   }, 40_000);
 });

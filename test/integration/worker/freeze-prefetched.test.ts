@@ -7,12 +7,12 @@
  */
 import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { Worker, type WorkQueueOptions } from '../../../lib/index.js';
+import type { WorkQueueOptions } from '../../../lib/index.js';
 import { waitFor } from '../../support/wait.js';
 import { readLog } from '../../support/worker-child-process.js';
 import { frozenWorkers } from './freeze-support.js';
 
-const { fx, dir, startChild, completeHere } = frozenWorkers();
+const { fx, dir, startChild, completeHere, beatingWorker } = frozenWorkers();
 
 describe('a frozen worker', () => {
   it('resumed after its prefetched jobs were taken back and completed elsewhere: it never starts them', async () => {
@@ -28,9 +28,7 @@ describe('a frozen worker', () => {
       execLog,
     });
     await child.ready;
-    const beating = new Worker(q, () => undefined, { cleanIntervalMs: 0 });
-    await beating.start();
-    await beating.pause();
+    await beatingWorker(q);
 
     const ids: string[] = [];
     for (let i = 1; i <= 4; i++) ids.push((await q.add(String(i), { id: `p-${i}` })).id);
@@ -64,7 +62,6 @@ describe('a frozen worker', () => {
     for (const id of prefetched) {
       expect(await q.getJob(id)).toMatchObject({ state: 'completed', attemptsMade: 1 });
     }
-    await beating.close();
   }, 40_000);
 
   it.each([

@@ -7,7 +7,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach } from '@jest/globals';
-import type { WorkerOptions, WorkQueue, WorkQueueOptions } from '../../../lib/index.js';
+import {
+  Worker,
+  type WorkerOptions,
+  type WorkQueue,
+  type WorkQueueOptions,
+} from '../../../lib/index.js';
 import { testRedisUrl } from '../../support/keys.js';
 import { QueueFixture } from '../../support/queue.js';
 import { waitFor } from '../../support/wait.js';
@@ -26,9 +31,11 @@ export function frozenWorkers() {
   const fx = new QueueFixture();
   const children: WorkerChild[] = [];
   const dir = mkdtempSync(path.join(os.tmpdir(), 'wq-freeze-'));
+  const beating: Worker<string>[] = [];
   afterEach(async () => {
     for (const c of children) if (c.process.signalCode === null) c.process.kill('SIGCONT');
     await Promise.all(children.splice(0).map((c) => c.kill()));
+    await Promise.all(beating.splice(0).map((w) => w.close()));
   });
   afterAll(async () => {
     await fx.cleanup();
@@ -78,5 +85,17 @@ export function frozenWorkers() {
     );
   }
 
-  return { fx, dir, startChild, workerChild, completeHere };
+  /**
+   * A live worker in this process that beats and takes nothing (paused): clean() then judges
+   * the frozen one by its silence alone. Closed after each test.
+   */
+  async function beatingWorker(q: WorkQueue<string>): Promise<Worker<string>> {
+    const w = new Worker(q, () => undefined, { cleanIntervalMs: 0 });
+    beating.push(w);
+    await w.start();
+    await w.pause();
+    return w;
+  }
+
+  return { fx, dir, startChild, workerChild, completeHere, beatingWorker };
 }

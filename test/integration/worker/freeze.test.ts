@@ -15,7 +15,7 @@ import { readLog } from '../../support/worker-child-process.js';
 import { waitParked } from '../../support/worker.js';
 import { frozenWorkers } from './freeze-support.js';
 
-const { fx, dir, startChild, workerChild } = frozenWorkers();
+const { fx, dir, startChild, workerChild, beatingWorker } = frozenWorkers();
 
 describe('a frozen worker', () => {
   it('resumed after its hand-off was taken back and completed elsewhere: it never starts it', async () => {
@@ -32,9 +32,7 @@ describe('a frozen worker', () => {
     await waitParked(fx.client(), q, workerId);
     // A live worker that beats (paused: it takes no job; it cleans nothing itself): with no beat
     // at all landing, clean() would take the silence for a Redis outage and judge no worker.
-    const beating = new Worker(q, () => undefined, { cleanIntervalMs: 0 });
-    await beating.start();
-    await beating.pause();
+    await beatingWorker(q);
 
     child.process.kill('SIGSTOP');
     // Handed off to the frozen worker (its wait is still blocked in Redis).
@@ -60,7 +58,6 @@ describe('a frozen worker', () => {
     });
     expect(readLog(execLog).map((l) => l.id)).toEqual([after]);
     expect(await q.getJob(id)).toMatchObject({ state: 'completed', attemptsMade: 1 });
-    await beating.close();
   }, 30_000);
 
   it('reclaimed while parked, its wait still blocked in Redis: a hand-off it takes runs elsewhere within seconds, not after leaseMs', async () => {
