@@ -83,7 +83,7 @@ export const KEY_TABLE = {
   completedJobs: { part: 'cj', doc: 'kept completed jobs zset (seq -> finished ms)' },
   completedInfo: {
     part: 'ci',
-    doc: 'kept completed jobs hash (seq -> "<worker id>:<attempts made>" then ":<result>" when kept)',
+    doc: 'kept completed jobs hash (seq -> "<worker id>/<lease token>:<attempts made>" then ":<result>" when kept)',
   },
   jobLogs: {
     part: 'lg',

@@ -20,7 +20,7 @@ export interface StoredJob {
   prog: Raw | number;
   added: Raw | number;
   started: Raw | number;
-  /** leased: '<token>:<worker id>'; completed: '<worker id>:<attempts made>[:<result>]'. */
+  /** leased: '<token>:<worker id>'; completed: '<worker id>/<token>:<attempts made>[:<result>]'. */
   holder: Raw | number;
 }
 
@@ -68,9 +68,9 @@ export function jobView<T, R>(ctx: RecordContext, j: StoredJob): JobInfo<T, R> {
     info.processedBy = holder.slice(holder.indexOf(':') + 1);
   if (j.state === 'dead' || j.state === 'completed') put(info, 'finishedAt', info.at);
   if (j.state === 'completed' && holder !== '') {
-    // '<worker id>:<attempts made>[:<result>]'
+    // '<worker id>/<lease token>:<attempts made>[:<result>]' (before 2026-12-06 without the token)
     const [worker = '', attempts = '', ...rest] = holder.split(':');
-    info.processedBy = worker;
+    info.processedBy = worker.split('/')[0]!;
     info.attemptsMade = Number(attempts) || (meta.a ?? 0) + 1;
     if (rest.length > 0) {
       try {

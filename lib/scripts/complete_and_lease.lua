@@ -90,6 +90,7 @@ local function run()
   local done = {}
   local done_seqs = {}
   local completed, completed_metas, completed_results = {}, {}, {} -- kept, and the event log
+  local completed_tokens = {} -- the leases that completed them (kept)
   local c = 0 -- #completed
   local completed_groups = nil -- their groups where read here (by index), for the event log
   for j = 1, count do
@@ -138,10 +139,12 @@ local function run()
         rcall('PUBLISH', K_NOTICE_CHANNEL, 'l:' .. seq)
       end
     elseif own and not tokens[j]
-      and string.match(rcall('HGET', K_COMPLETED_INFO, seq) or '', '^([^:]*):') == wid then
-      -- This worker completed the job (kept, its info names us): a re-send of a complete whose
-      -- reply was lost (after a reconnect or a failover) answers what the first did, and does
-      -- nothing again (DESIGN 11, docs/reliability-and-security.md).
+      and string.match(rcall('HGET', K_COMPLETED_INFO, seq) or '', '^([^:]*):') == wid .. '/' .. token then
+      -- This lease completed the job (kept, its info names this worker and token): a re-send of
+      -- a complete whose reply was lost (after a reconnect or a failover) answers what the first
+      -- did, and does nothing again (DESIGN 11, docs/reliability-and-security.md). A complete of
+      -- a later lease of the job by the same worker (its first lease lapsed, and that one's
+      -- stale complete came first) is none: '0'.
       again = true
     end
     if ok == 1 and ttl > 0 then
@@ -162,6 +165,7 @@ local function run()
       done_seqs[seq] = true
       c = c + 1
       completed[c] = seq
+      completed_tokens[c] = token
       if metas[j] then
         completed_metas[c] = metas[j]
       end
@@ -174,7 +178,7 @@ local function run()
   emit_completed(completed, completed_metas, completed_results, now, wid, readable, completed_groups)
   metric_add('completed', #completed)
   if keeping then
-    keep_completed(completed, completed_metas, completed_results, now, wid)
+    keep_completed(completed, completed_metas, completed_results, now, wid, completed_tokens)
     logs_apply(ARGV[o + 2], max_log_lines, function(seq)
       return done_seqs[seq] == true
     end)

@@ -1,6 +1,8 @@
 -- Kept completed jobs (keepCompleted, docs/history.md): a completed job keeps its payload, meta,
 -- times and log, and enters K_COMPLETED_JOBS (seq -> finished ms) with its K_COMPLETED_INFO
--- ('<worker id>:<attempts made>', then ':<result>' when a result came with its completion).
+-- ('<worker id>/<lease token>:<attempts made>', then ':<result>' when a result came with its
+-- completion; the token of the lease that completed it tells a Worker's re-send of that complete
+-- from a complete of a later lease of the same job: complete_and_lease.lua).
 -- The newest `count`, at most `age_ms` old, are kept: the scripts that complete jobs trim what
 -- they pushed over the bound, clean() what aged (trim_completed, bounded per call).
 
@@ -11,20 +13,21 @@ local TRIM_LIMIT = 1000
 local EVENT_RESULT_MAX = 1024
 
 -- Keep completed jobs `seqs` (their meta JSON in `raws`, their results in `results`: '' or nil
--- when none) finished at `now` by worker `wid`.
-local function keep_completed(seqs, raws, results, now, wid)
+-- when none) finished at `now` by worker `wid` under lease tokens `tokens`.
+local function keep_completed(seqs, raws, results, now, wid, tokens)
   if #seqs == 0 then
     return
   end
   local z, h = {}, {}
   local at = int(now) -- one string, not a number formatted per job
-  local first = wid .. ':1' -- the info of a job that completed at its first attempt
+  local by = wid .. '/'
   for i = 1, #seqs do
     local seq = seqs[i]
     local raw = raws[i]
-    local info = first -- (a number concatenated is formatted with printf: ~3k instructions)
+    -- (A number concatenated is formatted with printf: ~3k instructions.)
+    local info = by .. tokens[i] .. ':1' -- completed at its first attempt
     if raw and string.find(raw, '"a":', 1, true) then
-      info = wid .. ':' .. int((decode_meta(raw).a or 0) + 1)
+      info = by .. tokens[i] .. ':' .. int((decode_meta(raw).a or 0) + 1)
     end
     if results[i] and results[i] ~= '' then
       info = info .. ':' .. results[i]

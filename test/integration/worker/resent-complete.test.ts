@@ -79,3 +79,32 @@ it('complete() by hand answers true once, also for a lease of a registered worke
   expect((await q.completeAndLease([{ lease: lease! }])).completed).toEqual([false]);
   expect((await q.getMetrics('completed')).total).toBe(1);
 });
+
+it('a stale complete of a job its worker leased again: that one and its re-send answer true, the later lease’s complete false', async () => {
+  // The fault suite's CLIENT PAUSE: a worker's complete waits while its lease expires, clean()
+  // takes the job back and the same worker leases it again; the stale complete then completes it
+  // (a stale holder saves the work). The later lease's complete is no re-send of that one: it
+  // must not answer true (the worker would emit `completed` twice for one job).
+  const q = fx.queue<string>();
+  const workerId = await q.registerWorker();
+  const { id } = await q.add('x');
+  const [first] = await q.lease({ count: 1, workerId, leaseMs: 1 });
+  await waitFor(async () => (await q.clean()).reclaimed === 1, {
+    what: 'the lapsed lease taken back',
+  });
+  const [second] = await q.lease({ count: 1, workerId });
+  expect(second).toMatchObject({ id, seq: first!.seq });
+  expect(second!.token).not.toBe(first!.token);
+  const own = { ownResends: true };
+  expect((await q.completeAndLease([{ lease: first! }], undefined, own)).completed).toEqual([true]);
+  expect((await q.completeAndLease([{ lease: first! }], undefined, own)).completed).toEqual([true]);
+  expect((await q.completeAndLease([{ lease: second! }], undefined, own)).completed).toEqual([
+    false,
+  ]);
+  expect(await q.getJob(id)).toMatchObject({
+    state: 'completed',
+    processedBy: workerId,
+    attemptsMade: 1,
+  });
+  expect((await q.getMetrics('completed')).total).toBe(1);
+});
