@@ -105,11 +105,12 @@ export async function endChecks(ctx: Ctx, phase: 'live' | 'closed'): Promise<voi
     if (rep.tombstones > 0 && phase === 'live')
       ctx.note(`${name}: repair dropped ${rep.tombstones} tombstone(s) of cancelled jobs`);
     // A worker's lease set can still name jobs that finished elsewhere (reclaimed and completed
-    // by another worker, leased by a call whose reply was lost): its next heartbeat drops them.
-    // Give the live workers' heartbeats (every heartbeatTimeoutMs / 4: 750 ms at most here) a
-    // few beats.
+    // by another worker, leased by a call whose reply was lost): its next heartbeat drops them;
+    // a wake-up pushed by the last calls waits for an idle worker. Give them (beats every
+    // heartbeatTimeoutMs / 4: 750 ms at most here) a few beats.
     for (let i = 0; phase === 'live' && i < 30; i++) {
-      if ((await keysMatching(c, q.keys.workerLeases('*'))).length === 0) break;
+      const left = await keysMatching(c, q.keys.workerLeases('*'));
+      if (left.length === 0 && (await c.exists(q.keys.wake)) === 0) break;
       await sleep(100);
     }
     const keys = (await keysMatching(c, `${q.keys.base}*`)).map((k) => k.slice(q.keys.base.length));

@@ -18,14 +18,20 @@ export function startCleaner(ctx: Ctx): { stop(): Promise<void> } {
       for (const q of queues) {
         const roundStart = Date.now();
         try {
-          // When no worker's beat landed for a heartbeat timeout (every worker dead at once, or
-          // Redis away), the registry judges heartbeats again only from then on (the record's 's',
-          // lib/scripts/lib/reclaim.lua): a dead worker is due a timeout after that too.
-          const judgedFrom = Number(await client.hget(q.keys.heartbeatRecord, 's')) || 0;
-          const dueFrom = Math.max(0, judgedFrom + ctx.heartbeatTimeoutMs() + 5);
+          // Dead workers are judged only while beats land (lib/scripts/lib/reclaim.lua, lapsed):
+          // not within a heartbeat timeout after a silence of every worker ('s': all dead at
+          // once, or Redis away), nor while no worker's beat landed for half a timeout (a loaded
+          // machine's starved heartbeat threads: the first clean() to see it judges nobody).
+          // A round is checked when both held for sure: 's' read after it (it only grows), the
+          // last beat read before it (a beat meanwhile only brings it closer).
+          const lastBeat = Number(await client.hget(q.keys.heartbeatRecord, 'b')) || 0;
           const r = await q.clean();
+          const roundEnd = Date.now();
+          const silenceEnd = Number(await client.hget(q.keys.heartbeatRecord, 's')) || 0;
+          const hb = ctx.heartbeatTimeoutMs();
+          const judging = silenceEnd + hb + 5 <= roundStart && roundEnd - lastBeat <= hb / 2;
           for (const check of ctx.leaseChecks.filter(
-            (c) => c.queue === q.name && c.from <= roundStart && dueFrom <= roundStart,
+            (c) => c.queue === q.name && c.from <= roundStart && judging,
           )) {
             ctx.leaseChecks.splice(ctx.leaseChecks.indexOf(check), 1);
             const held = await heldBy(client, q, check.workerIds);
