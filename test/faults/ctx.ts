@@ -84,11 +84,12 @@ export class Ctx {
     this.violations.push(line);
   }
 
-  /** A slot whose process is up and ready. */
-  readySlot(): number | undefined {
+  /** A slot whose process is up and ready, when more than `spare` are. */
+  readySlot(spare = 0): number | undefined {
     const ready = [...this.pool.slots.values()].filter(
       (c) => c.workerIds.length > 0 && c.proc.exitCode === null && c.proc.signalCode === null,
     );
+    if (ready.length <= spare) return undefined;
     return ready[Math.floor(this.rand() * ready.length)]?.slot;
   }
 
