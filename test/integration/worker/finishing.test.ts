@@ -57,6 +57,8 @@ describe('a finished run across a dropped connection', () => {
       await waitFor(() => completed.includes(marker.id), { what: `marker ${marker.id} logged` });
       expect(completed).toEqual([id, marker.id]);
       expect(released.map((e) => e.id)).toEqual([]);
+      // The log's reader can see the marker's completion before the worker reads its reply.
+      await waitFor(() => events.length >= 2, { what: "the worker's event of the marker" });
       expect(events.map(([name]) => name)).toEqual(['completed', 'completed']);
       expect(runs).toBe(2);
       await Promise.all([w.close({ timeoutMs: 1_000 }), log.close()]);
