@@ -100,21 +100,37 @@ export class WorkQueueContext implements OnApplicationShutdown {
   }
 
   /**
-   * The registrations of one `registerQueue(a, b, …)` call, checked together before the first is
-   * created: when more than one is invalid, one error lists every problem of each (named), not
-   * only the first queue's. (One invalid registration fails in registerQueue, as alone.)
+   * The registrations of one `registerQueue(a, b, …)` or `registerQueueAsync(…)` call, checked
+   * together before the first is created: one error lists every problem of each invalid one
+   * (named when there are several), not only the first queue's. `found[i]`: problems already
+   * found in registration i (an async factory's result that is no options object).
    */
-  checkRegistrations(registrations: readonly RegisterQueueOptions[]): void {
+  checkRegistrations(
+    registrations: readonly RegisterQueueOptions[],
+    via = 'registerQueue',
+    found: readonly (readonly string[])[] = [],
+  ): void {
     const base = { ...this.queueDefaults, prefix: this.prefix };
     const bad = registrations
-      .map((r) => ({ r, problems: registerQueueProblems(r, base) }))
+      .map((r, i) => ({
+        r,
+        problems: found[i]?.length ? found[i] : registerQueueProblems(r, base),
+      }))
       .filter((x) => x.problems.length > 0);
-    if (bad.length < 2) return;
+    if (bad.length === 0) return;
     const nameOf = (r: unknown) =>
       typeof r === 'object' && r !== null ? (r as { name?: unknown }).name : r;
+    const named = bad.length > 1;
     throw invalidOptions(
-      invalidRegistration(registerQueueWhere(bad.map((x) => nameOf(x.r)))),
-      bad.flatMap((x) => x.problems.map((p) => `${JSON.stringify(nameOf(x.r))}: ${p}`)),
+      invalidRegistration(
+        registerQueueWhere(
+          bad.map((x) => nameOf(x.r)),
+          via,
+        ),
+      ),
+      bad.flatMap((x) =>
+        x.problems.map((p) => (named ? `${JSON.stringify(nameOf(x.r))}: ${p}` : p)),
+      ),
     );
   }
 

@@ -21,13 +21,7 @@ import {
   WORK_QUEUE_OPTIONS_TYPE,
 } from './work-queue.module-definition.js';
 import { WorkQueueQueueEvents } from './work-queue.queue-events.js';
-import { invalidOptions } from '../lib/internal.js';
-import {
-  factoryNotOptions,
-  invalidRegistration,
-  registerQueueWhere,
-  show,
-} from './work-queue.messages.js';
+import { factoryNotOptions, show } from './work-queue.messages.js';
 import { WorkQueueRegistrar } from './work-queue.registrar.js';
 import { WorkQueueSchedules } from './work-queue.schedules.js';
 
@@ -91,36 +85,67 @@ export class WorkQueueModule extends ConfigurableWorkQueueModule {
     return { module: WorkQueueModule, providers, exports: providers };
   }
 
-  /** Like `registerQueue`, with options from a factory (e.g. from `ConfigService`). */
+  /**
+   * Like `registerQueue`, with options from a factory (e.g. from `ConfigService`). The factories
+   * of one call run first; their results are checked together (every problem of each at once).
+   */
   static registerQueueAsync(...queues: RegisterQueueAsyncOptions[]): DynamicModule {
-    const providers: Provider[] = queues.map(({ name, inject = [], useFactory }) => ({
+    const call = ++asyncCalls;
+    const names = queues.map((q) => q.name);
+    const factoryTokens = queues.map((q, i) => Symbol(`registerQueueAsync#${call}.${i}:${q.name}`));
+    const checkedToken = Symbol(`registerQueueAsync#${call}:checked`);
+    const factories: Provider[] = queues.map(({ inject = [], useFactory }, i) => ({
+      provide: factoryTokens[i]!,
+      useFactory: (...args: unknown[]) => (useFactory as (...a: unknown[]) => unknown)(...args),
+      inject,
+    }));
+    const checked: Provider = {
+      provide: checkedToken,
+      useFactory: (context: WorkQueueContext, ...results: unknown[]) => {
+        const found = results.map((overrides) =>
+          overrides === undefined || isOptionsObject(overrides)
+            ? []
+            : [factoryNotOptions(show(overrides))],
+        );
+        const registrations = results.map((overrides, i): RegisterQueueOptions => ({
+          ...(isOptionsObject(overrides) ? overrides : {}),
+          name: names[i]!,
+        }));
+        context.checkRegistrations(registrations, 'registerQueueAsync', found);
+        return registrations;
+      },
+      inject: [WorkQueueContext, ...factoryTokens],
+    };
+    const providers: Provider[] = queues.map(({ name }, i) => ({
       provide: getQueueToken(name),
-      useFactory: async (
+      useFactory: (
         context: WorkQueueContext,
         schedules: WorkQueueSchedules,
-        ...args: unknown[]
+        registrations: RegisterQueueOptions[],
       ) => {
-        const overrides = await (useFactory as (...a: unknown[]) => unknown)(...args);
-        const isOptions =
-          typeof overrides === 'object' && overrides !== null && !Array.isArray(overrides);
-        if (!isOptions && overrides !== undefined) {
-          throw invalidOptions(
-            invalidRegistration(registerQueueWhere([name], 'registerQueueAsync')),
-            [factoryNotOptions(show(overrides))],
-          );
-        }
-        const registration: RegisterQueueOptions = { ...(overrides as object | undefined), name };
+        const registration = registrations[i]!;
         return schedules.declare(
           context.registerQueue(registration, 'registerQueueAsync'),
           registration,
         );
       },
-      inject: [WorkQueueContext, WorkQueueSchedules, ...inject],
+      inject: [WorkQueueContext, WorkQueueSchedules, checkedToken],
     }));
     const imports = queues.flatMap((q) => q.imports ?? []);
-    return { module: WorkQueueModule, imports, providers, exports: providers };
+    return {
+      module: WorkQueueModule,
+      imports,
+      providers: [...factories, checked, ...providers],
+      exports: providers,
+    };
   }
 }
+
+/** registerQueueAsync() calls so far: each call's private provider tokens are its own. */
+let asyncCalls = 0;
+
+const isOptionsObject = (v: unknown): v is object =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function withCore(definition: DynamicModule): DynamicModule {
   return {

@@ -132,6 +132,36 @@ describe('module options', () => {
     expect(o!.problems).toEqual([expect.stringMatching(/^maxAttempts /)]);
   });
 
+  it('registerQueueAsync(a, b, c): every factory runs first; the problems of each invalid result at once, each named', async () => {
+    const ran: string[] = [];
+    const err = await compileError([
+      WorkQueueModule.forRoot({ connection: { url }, logger: false }),
+      WorkQueueModule.registerQueueAsync(
+        { name: 'ok', useFactory: () => (ran.push('ok'), { maxAttempts: 2 }) },
+        { name: 'a', useFactory: async () => (ran.push('a'), 'oops') as never },
+        { name: 'b', useFactory: () => (ran.push('b'), { leaseMs: -1, maxAttempts: 0 }) },
+      ),
+    ]);
+    expect(ran.sort()).toEqual(['a', 'b', 'ok']);
+    expect(err.code).toBe('INVALID_OPTIONS');
+    expect(err.message).toContain(
+      'invalid options in WorkQueueModule.registerQueueAsync("a", "b")',
+    );
+    expect(err.problems).toEqual([
+      '"a": useFactory must return an object of queue options (or nothing), got "oops"',
+      '"b": leaseMs must be a positive integer, got -1',
+      '"b": maxAttempts must be a positive integer, got 0',
+    ]);
+    // Valid results in two calls: each call's providers are its own.
+    const ref = await compile([
+      WorkQueueModule.forRoot({ connection: { url }, logger: false }),
+      WorkQueueModule.registerQueueAsync({ name: 'x', useFactory: () => ({ maxAttempts: 3 }) }),
+      WorkQueueModule.registerQueueAsync({ name: 'y', useFactory: () => undefined }),
+    ]);
+    expect(ref.get<WorkQueue>(getQueueToken('x')).options.maxAttempts).toBe(3);
+    expect(ref.get<WorkQueue>(getQueueToken('y')).name).toBe('y');
+  });
+
   it('one queue registered in two modules is one instance; different options are an error', async () => {
     @Module({ imports: [WorkQueueModule.registerQueue({ name: 'emails', maxAttempts: 2 })] })
     class A {}
