@@ -170,8 +170,27 @@ export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
   return problems;
 }
 
-export function resolveQueueOptions(name: string, o: WorkQueueOptions = {}): ResolvedQueueOptions {
-  const problems: string[] = [];
+/**
+ * Why `client` is no ioredis client (Redis or Cluster): BullMQ's `{ connection }` given in its
+ * place, or anything else. Empty when it is one.
+ */
+export function clientProblems(client: unknown): string[] {
+  const c = client as { sendCommand?: unknown; on?: unknown } | null | undefined;
+  if (typeof c?.sendCommand === 'function' && typeof c.on === 'function') return [];
+  const bullmq =
+    typeof client === 'object' && client !== null && 'connection' in client
+      ? ": BullMQ's { connection } is given as an ioredis client here (new Redis(connection))"
+      : '';
+  return [`client must be an ioredis Redis or Cluster, got ${shown(client)}${bullmq}`];
+}
+
+/** `o` checked (every problem at once, after `known`: the client's) with the defaults filled in. */
+export function resolveQueueOptions(
+  name: string,
+  o: WorkQueueOptions = {},
+  known: readonly string[] = [],
+): ResolvedQueueOptions {
+  const problems: string[] = [...known];
   checkName('queue name', name, problems);
   if (typeof o !== 'object' || o === null)
     problems.push(`options must be an object, got ${shown(o)}`);

@@ -9,7 +9,7 @@ import { duplicate } from '../redis/connection.js';
 import { delay, within } from '../util/timeout.js';
 import { parseEntry } from './parse.js';
 import type { QueueEvent, QueueEventsEvents, QueueEventsOptions } from './types.js';
-import { shown } from '../util/checks.js';
+import { optionsObject, shown } from '../util/checks.js';
 
 type XReadReply = [string, [string, string[]][]][] | null;
 
@@ -35,21 +35,23 @@ export class QueueEvents extends EventEmitter<QueueEventsEvents> {
     super();
     const problems: string[] = [];
     checkName('queue name', queue, problems);
-    if (options.prefix !== undefined) checkName('prefix', options.prefix, problems);
-    const from = options.from ?? '$';
-    if (from !== '$' && !STREAM_ID.test(from)) {
+    const known = ['prefix', 'from', 'blockMs', 'commandTimeoutMs'];
+    const o: QueueEventsOptions = optionsObject('options', options, known, problems);
+    if (o.prefix !== undefined) checkName('prefix', o.prefix, problems);
+    const from = o.from ?? '$';
+    if (from !== '$' && (typeof from !== 'string' || !STREAM_ID.test(from))) {
       problems.push(`from must be '$', '0' or a stream id, got ${shown(from)}`);
     }
     for (const k of ['blockMs', 'commandTimeoutMs'] as const) {
-      const v = options[k];
+      const v = o[k];
       if (v !== undefined && !(Number.isInteger(v) && v > 0)) {
         problems.push(`${k} must be a positive integer, got ${shown(v)}`);
       }
     }
     if (problems.length > 0) throw invalid(problems, 'invalid QueueEvents options');
-    this.key = queueKeys(options.prefix ?? QUEUE_DEFAULTS.prefix, queue).eventLog;
-    this.blockMs = options.blockMs ?? 5_000;
-    this.timeoutMs = options.commandTimeoutMs ?? QUEUE_DEFAULTS.commandTimeoutMs;
+    this.key = queueKeys(o.prefix ?? QUEUE_DEFAULTS.prefix, queue).eventLog;
+    this.blockMs = o.blockMs ?? 5_000;
+    this.timeoutMs = o.commandTimeoutMs ?? QUEUE_DEFAULTS.commandTimeoutMs;
     if (from !== '$') this.last = from === '0' ? '0-0' : from;
     this.started = new Promise<void>((r) => (this.markStarted = r));
     if (this.last !== undefined) this.markStarted();

@@ -114,8 +114,8 @@ export const isPlain = (v: AddValues): boolean =>
 
 /** Whether `opts` sets nothing (the fast path of add; anything else is checked in full). */
 export function noOptions(opts: AddOptions | undefined): boolean {
-  if (opts === undefined) return true;
-  if (typeof opts !== 'object' || opts === null) return false;
+  if (opts === undefined || opts === null) return true;
+  if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) return false;
   for (const _ in opts) return false;
   return true;
 }
@@ -123,14 +123,15 @@ export function noOptions(opts: AddOptions | undefined): boolean {
 export function prepareAdd(
   o: ResolvedQueueOptions,
   data: unknown,
-  opts: AddOptions,
+  given: AddOptions | undefined,
   at: string,
   problems: AddProblems,
   traceContext?: string,
 ): AddValues | undefined {
   const before = problems.list.length;
-  if (typeof opts !== 'object' || opts === null) {
-    problems.push(`${at}options must be an object`);
+  const opts = given ?? {};
+  if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) {
+    problems.push(`${at}options must be an object, got ${shown(opts)}`);
     return undefined;
   }
   for (const key of Object.keys(opts)) {

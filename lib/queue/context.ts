@@ -6,7 +6,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { invalid, redisError, SCRIPT_CODES, scriptError, WorkQueueError } from '../errors.js';
 import { queueKeys, type QueueKeys } from '../redis/queue-keys.js';
-import { resolveQueueOptions, type ResolvedQueueOptions } from '../options.js';
+import { clientProblems, resolveQueueOptions, type ResolvedQueueOptions } from '../options.js';
 import { bounded } from '../redis/bounded.js';
 import { guardFailoverDetector } from '../redis/connection.js';
 import { checkRedis } from '../redis/info.js';
@@ -62,7 +62,7 @@ export class QueueContext {
     readonly name: string,
     options: WorkQueueOptions,
   ) {
-    this.options = resolveQueueOptions(name, options);
+    this.options = resolveQueueOptions(name, options, clientProblems(client));
     this.keys = queueKeys(this.options.prefix, name);
     this.scripts = defineScripts(client);
     guardFailoverDetector(client); // a Sentinel client: see there

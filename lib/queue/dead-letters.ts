@@ -2,7 +2,7 @@
 import { invalid } from '../errors.js';
 import type { DeadJob } from '../types/index.js';
 import type { Raw } from '../job/codec.js';
-import { isPosInt } from '../util/checks.js';
+import { pageOf } from '../util/checks.js';
 import { type QueueContext } from './context.js';
 import { str, type Reply } from '../job/records.js';
 import { deadView } from '../job/views.js';
@@ -12,12 +12,9 @@ export class DeadLetters<T> {
   constructor(private readonly ctx: QueueContext) {}
 
   async list(opts: { offset?: number; limit?: number } = {}): Promise<DeadJob<T>[]> {
-    const o = typeof opts === 'object' && opts !== null ? opts : {};
-    const offset = o.offset ?? 0;
-    const limit = o.limit ?? 100;
-    if (!Number.isSafeInteger(offset) || offset < 0 || !isPosInt(limit) || limit > 10_000) {
-      throw invalid(['listDead: offset must be an integer >= 0 and limit 1..10000']);
-    }
+    const problems: string[] = [];
+    const { offset, limit } = pageOf(opts, 10_000, problems);
+    if (problems.length) throw invalid(problems, `${this.ctx.name}: listDead refused`);
     // flat: seq, payload, meta, died ms, added ms, started ms (oldest first)
     const r = (await this.ctx.run('dead_letters', ['list', offset, limit], {
       buffers: true,

@@ -17,7 +17,14 @@ import type {
   MetricsOptions,
   WorkerInfo,
 } from '../types/index.js';
-import { delayMsProblem, isPosInt, malformedProblem, runAtProblem, shown } from '../util/checks.js';
+import {
+  delayMsProblem,
+  malformedProblem,
+  optionsObject,
+  pageOf,
+  runAtProblem,
+  shown,
+} from '../util/checks.js';
 import type { QueueContext, ScriptArgs } from './context.js';
 
 const DAY_MS = 86_400_000;
@@ -42,14 +49,8 @@ export class History<T> {
   constructor(private readonly ctx: QueueContext) {}
 
   async getJobLogs(id: string, opts: { offset?: number; limit?: number } = {}): Promise<JobLogs> {
-    const o = typeof opts === 'object' && opts !== null ? opts : {};
-    const offset = o.offset ?? 0;
-    const limit = o.limit ?? 100;
     const problems = this.idProblems(id);
-    if (!Number.isSafeInteger(offset) || offset < 0)
-      problems.push(`offset must be an integer >= 0, got ${shown(offset)}`);
-    if (!isPosInt(limit) || limit > MAX_LOG_PAGE)
-      problems.push(`limit must be an integer 1..${MAX_LOG_PAGE}, got ${shown(limit)}`);
+    const { offset, limit } = pageOf(opts, MAX_LOG_PAGE, problems);
     if (problems.length) throw invalid(problems, `${this.ctx.name}: getJobLogs refused`);
     // { lines kept, lines dropped, page… } or { -1 }
     const r = (await this.ctx.run('get_logs', [id, offset, limit])) as Reply;
@@ -58,8 +59,8 @@ export class History<T> {
   }
 
   async getMetrics(kind: MetricsKind, opts: MetricsOptions = {}): Promise<Metrics> {
-    const o: MetricsOptions = typeof opts === 'object' && opts !== null ? opts : {};
     const problems: string[] = [];
+    const o: MetricsOptions = optionsObject('options', opts, ['sinceMs', 'untilMs'], problems);
     if (!KINDS.includes(kind))
       problems.push(`kind must be one of ${KINDS.join(', ')}, got ${shown(kind)}`);
     for (const k of ['sinceMs', 'untilMs'] as const) {

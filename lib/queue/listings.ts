@@ -37,7 +37,7 @@ export class Listings<T, R> {
     const problems: string[] = [];
     if (!STATES.includes(state))
       problems.push(`state must be one of ${STATES.join(', ')}, got ${shown(state)}`);
-    const { offset, limit } = pageOf(o, PAGE, problems, ['offset', 'limit', 'group']);
+    const { offset, limit } = pageOf(opts, PAGE, problems, ['offset', 'limit', 'group']);
     if (o.group !== undefined) {
       checkGroupName('group', o.group, problems);
       if (state !== 'pending') problems.push(`group lists pending jobs only, not ${state}`);

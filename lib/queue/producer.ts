@@ -99,7 +99,7 @@ export class Producer {
         : undefined;
     if (!values) {
       const problems = new AddProblems();
-      values = prepareAdd(this.ctx.options, data, opts ?? {}, '', problems, traceContext);
+      values = prepareAdd(this.ctx.options, data, opts, '', problems, traceContext);
       if (!values) return Promise.reject(problems.error(`${this.ctx.name}: add refused`));
     }
     this.waiting.push(values);
@@ -185,7 +185,7 @@ export class Producer {
       const o = this.ctx.options;
       const values =
         (traceContext === undefined && noOptions(job.opts) && plainValues(o, job.data)) ||
-        prepareAdd(o, job.data, job.opts ?? {}, at, problems, traceContext);
+        prepareAdd(o, job.data, job.opts, at, problems, traceContext);
       if (values) encoded.push(values);
     });
     if (problems.list.length > 0) throw problems.error(title);

@@ -26,6 +26,9 @@ import { nestedUnknown } from '../util/unknown-options.js';
 import { QueueHistory } from './queue-history.js';
 import type { WaitForResultOptions } from './results.js';
 
+const BULLMQ_CLEAN =
+  "clean() takes no arguments: it is maintenance (lapsed leases, due delayed jobs, expired results); BullMQ's clean(grace, limit, type) is purgeCompleted() or purgeDead() here";
+
 export class QueueAdmin<T = unknown, R = unknown> extends QueueHistory<T, R> {
   // ---------------------------------------------------------------- managing
 
@@ -70,6 +73,10 @@ export class QueueAdmin<T = unknown, R = unknown> extends QueueHistory<T, R> {
    * Cost is proportional to the work found.
    */
   clean(): Promise<CleanReport> {
+    // BullMQ's clean(grace, limit, type) deletes jobs: its arguments are refused, not ignored.
+    // eslint-disable-next-line prefer-rest-params -- a rest parameter would be public API
+    if (arguments.length > 0 && arguments[0] !== undefined)
+      return Promise.reject(invalid([BULLMQ_CLEAN], `${this.name}: clean refused`));
     return this.admin.clean();
   }
 

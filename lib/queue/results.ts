@@ -5,7 +5,7 @@ import { invalid, JobOutcomeError, redisError, WorkQueueError } from '../errors.
 import type { QueueContext } from './context.js';
 import { bounded } from '../redis/bounded.js';
 import type { JobInfo } from '../types/index.js';
-import { shown, timerProblem } from '../util/checks.js';
+import { optionsObject, shown, timerProblem } from '../util/checks.js';
 import { within } from '../util/timeout.js';
 import { parseEntry } from '../events/parse.js';
 import { QueueEvents } from '../events/queue-events.js';
@@ -46,8 +46,12 @@ export class ResultWaiter<T, R> {
     const ctx = this.ctx;
     const problems: string[] = [];
     ctx.checkId(id, problems);
-    if (typeof opts !== 'object' || opts === null) problems.push('options must be an object');
-    const o: WaitForResultOptions = typeof opts === 'object' && opts !== null ? opts : {};
+    const o: WaitForResultOptions = optionsObject(
+      'options',
+      opts,
+      ['timeoutMs', 'signal'],
+      problems,
+    );
     const timeoutMs = o.timeoutMs ?? 30_000;
     if (!Number.isInteger(timeoutMs) || timeoutMs <= 0)
       problems.push(`timeoutMs must be a positive integer, got ${shown(o.timeoutMs)}`);

@@ -57,8 +57,32 @@ export function timerProblem(name: string, v: unknown): string | undefined {
 }
 
 /**
+ * A method's options argument (`what`, for its problems): undefined or null is none; anything but a plain
+ * object — BullMQ's positional arguments such as `getJobs(types, start, end)` — is a problem, as is
+ * each key other than `known` (a mistyped key would otherwise be ignored).
+ */
+export function optionsObject(
+  what: string,
+  opts: unknown,
+  known: readonly string[],
+  problems: string[],
+): Record<string, unknown> {
+  if (opts === undefined || opts === null) return {};
+  if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) {
+    problems.push(`${what} must be an object { ${known.join(', ')} }, got ${shown(opts)}`);
+    return {};
+  }
+  const o = opts as Record<string, unknown>;
+  for (const k of Object.keys(o))
+    if (!known.includes(k) && o[k] !== undefined)
+      problems.push(`unknown option ${JSON.stringify(k)}; known: ${known.join(', ')}`);
+  return o;
+}
+
+/**
  * The page a listing call asks for (`offset` an integer >= 0, default 0; `limit` 1..`max`,
- * default 100; options that are not an object are none; keys other than `known` are problems), its problems added to `problems`.
+ * default 100), its problems added to `problems`: options that are not an object (BullMQ's
+ * positional `start, end`) and keys other than `known` are problems too.
  */
 export function pageOf(
   opts: unknown,
@@ -66,19 +90,13 @@ export function pageOf(
   problems: string[],
   known: readonly string[] = ['offset', 'limit'],
 ): { offset: number; limit: number } {
-  const o = (typeof opts === 'object' && opts !== null ? opts : {}) as {
-    offset?: unknown;
-    limit?: unknown;
-  };
-  for (const k of Object.keys(o))
-    if (!known.includes(k) && (o as Record<string, unknown>)[k] !== undefined)
-      problems.push(`unknown option ${JSON.stringify(k)}; known: ${known.join(', ')}`);
+  const o = optionsObject('options', opts, known, problems);
   const offset = o.offset ?? 0;
   const limit = o.limit ?? 100;
   if (!Number.isSafeInteger(offset) || (offset as number) < 0)
-    problems.push(`offset must be an integer >= 0, got ${JSON.stringify(offset)}`);
+    problems.push(`offset must be an integer >= 0, got ${shown(offset)}`);
   if (!isPosInt(limit) || limit > max)
-    problems.push(`limit must be an integer 1..${max}, got ${JSON.stringify(limit)}`);
+    problems.push(`limit must be an integer 1..${max}, got ${shown(limit)}`);
   return { offset: offset as number, limit: limit as number };
 }
 

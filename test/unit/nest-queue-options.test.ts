@@ -156,7 +156,7 @@ describe('module options', () => {
     const ref = await compile([
       WorkQueueModule.forRoot({ connection: { url }, logger: false }),
       WorkQueueModule.registerQueueAsync({ name: 'x', useFactory: () => ({ maxAttempts: 3 }) }),
-      WorkQueueModule.registerQueueAsync({ name: 'y', useFactory: () => undefined }),
+      WorkQueueModule.registerQueueAsync({ name: 'y', useFactory: (() => undefined) as never }),
     ]);
     expect(ref.get<WorkQueue>(getQueueToken('x')).options.maxAttempts).toBe(3);
     expect(ref.get<WorkQueue>(getQueueToken('y')).name).toBe('y');

@@ -6,7 +6,12 @@
  */
 import type { Cluster, Redis } from 'ioredis';
 import { invalid, invalidOptions, WorkQueueError } from '../../errors.js';
-import { checkName, queueOptionProblems, resolveQueueOptions } from '../../options.js';
+import {
+  checkName,
+  clientProblems,
+  queueOptionProblems,
+  resolveQueueOptions,
+} from '../../options.js';
 import type { ResolvedQueueOptions } from '../../options.js';
 import type {
   AddedBatch,
@@ -46,7 +51,7 @@ export class FlowProducer {
     readonly client: Redis | Cluster,
     options: FlowProducerOptions = {},
   ) {
-    const problems: string[] = [];
+    const problems: string[] = clientProblems(client);
     const o = (typeof options === 'object' && options !== null ? options : {}) as Record<
       string,
       unknown

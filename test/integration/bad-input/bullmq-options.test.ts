@@ -13,7 +13,7 @@ import {
   type WorkerOptions,
   type WorkQueueOptions,
 } from '../../../lib/index.js';
-import { FlowProducer } from '../../../lib/index.js';
+import { FlowProducer, QueueEvents } from '../../../lib/index.js';
 import {
   moduleOptionProblems,
   processorOptionProblems,
@@ -169,4 +169,51 @@ it("BullMQ's add(name, data, opts) argument order is refused with a hint, nothin
   expect(await problems(() => add('render', { page: 1 }, { attempts: 2 }))).toEqual([
     "add takes (data, opts?): BullMQ's add(name, data, opts) is add(data, { name, ...opts }) here",
   ]);
+});
+
+it("BullMQ's positional arguments, unknown keys of a method's options and a { connection } in place of the client are refused, never ignored", async () => {
+  const q = new WorkQueue(offline, 'q', { logger: false });
+  const any = q as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+  const page = (known: string, got: string) => `options must be an object { ${known} }, got ${got}`;
+  expect(await problems(() => any.getJobs!.call(q, 'pending', 2, 3))).toEqual([
+    page('offset, limit, group', '2'),
+  ]);
+  expect(await problems(() => any.getJobLogs!.call(q, 'x', 3, 4))).toEqual([
+    page('offset, limit', '3'),
+  ]);
+  for (const m of ['listDead', 'getGroups', 'listSchedules'])
+    expect(await problems(() => any[m]!.call(q, 0, 10))).toEqual([page('offset, limit', '0')]);
+  expect(await problems(() => q.listDead({ offset: -1, limit: 0 }))).toEqual([
+    'offset must be an integer >= 0, got -1',
+    'limit must be an integer 1..10000, got 0',
+  ]);
+  expect(await problems(() => q.getMetrics('completed', { since: 5 } as never))).toEqual([
+    'unknown option "since"; known: sinceMs, untilMs',
+  ]);
+  expect(await problems(() => q.waitForResult('x', { timeout: 5 } as never))).toEqual([
+    'unknown option "timeout"; known: timeoutMs, signal',
+  ]);
+  expect(await problems(() => any.clean!.call(q, 0, 100, 'completed'))).toEqual([
+    expect.stringMatching(
+      /^clean\(\) takes no arguments: .*purgeCompleted\(\) or purgeDead\(\) here/,
+    ),
+  ]);
+  expect(await problems(() => q.add('x', [] as never))).toEqual([
+    'options must be an object, got []',
+  ]);
+  expect(await problems(() => new QueueEvents(offline, 'q', { from: 5, foo: 1 } as never))).toEqual(
+    [
+      'unknown option "foo"; known: prefix, from, blockMs, commandTimeoutMs',
+      "from must be '$', '0' or a stream id, got 5",
+    ],
+  );
+  const bullmq = { connection: { host: 'localhost', port: 6379 } } as never;
+  const clientProblem = expect.stringMatching(
+    /^client must be an ioredis Redis or Cluster, got .*BullMQ's \{ connection \} is given as an ioredis client here/,
+  );
+  expect(await problems(() => new WorkQueue(bullmq, 'q', { leaseMs: 0 }))).toEqual([
+    clientProblem,
+    'leaseMs must be a positive integer, got 0',
+  ]);
+  expect(await problems(() => new FlowProducer(bullmq))).toEqual([clientProblem]);
 });

@@ -142,7 +142,7 @@ it('lease options, listDead offsets and progress sizes are checked as documented
     'lease: unknown option "cnt"; known: count, leaseMs, workerId',
   ]);
   expect(await problems(() => q.listDead({ offset: 2 ** 53 }))).toEqual([
-    'listDead: offset must be an integer >= 0 and limit 1..10000',
+    'offset must be an integer >= 0, got 9007199254740992',
   ]);
   await q.add('x');
   const [lease] = await q.lease();

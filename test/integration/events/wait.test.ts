@@ -135,9 +135,9 @@ describe('waitForResult', () => {
       code: 'INVALID_ARGUMENT',
       problems: [expect.stringMatching(/^timeoutMs must be at most 2147483647/)],
     });
-    await expect(q.waitForResult('1', null as never)).rejects.toMatchObject({
+    await expect(q.waitForResult('1', 5 as never)).rejects.toMatchObject({
       code: 'INVALID_ARGUMENT',
-      problems: ['options must be an object'],
+      problems: ['options must be an object { timeoutMs, signal }, got 5'],
     });
     const off = queue({ events: false });
     await expect(off.waitForResult('1')).rejects.toMatchObject({ code: 'BAD_STATE' });
