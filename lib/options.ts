@@ -115,14 +115,14 @@ export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
       `${p('replicaAckTimeoutMs')} must be a positive integer, got ${shown(o.replicaAckTimeoutMs)}`,
     );
   }
+  const window = o.dedupeWindowMs;
   if (
-    o.dedupeWindowMs !== undefined &&
-    (typeof o.dedupeWindowMs !== 'number' ||
-      !Number.isInteger(o.dedupeWindowMs) ||
-      o.dedupeWindowMs < 0)
-  ) {
-    problems.push(`${p('dedupeWindowMs')} must be an integer >= 0, got ${shown(o.dedupeWindowMs)}`);
-  }
+    window !== undefined &&
+    !(Number.isSafeInteger(window) && window >= 0 && window <= MAX_DELAY_MS)
+  )
+    problems.push(
+      `${p('dedupeWindowMs')} must be an integer 0..${MAX_DELAY_MS}, got ${shown(window)}`,
+    );
   if (
     o.replicaAcks !== undefined &&
     (typeof o.replicaAcks !== 'number' || !Number.isInteger(o.replicaAcks) || o.replicaAcks < 0)
@@ -148,9 +148,12 @@ export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
     if (
       typeof o.storeResults !== 'object' ||
       o.storeResults === null ||
-      !isPosInt(o.storeResults.ttlMs)
+      !isPosInt(o.storeResults.ttlMs) ||
+      o.storeResults.ttlMs > MAX_DELAY_MS
     ) {
-      problems.push(`${p('storeResults')} must be false or { ttlMs: positive integer }`);
+      problems.push(
+        `${p('storeResults')} must be false or { ttlMs: an integer 1..${MAX_DELAY_MS} }`,
+      );
     } else nestedUnknown(p('storeResults'), o.storeResults, ['ttlMs'], problems);
   }
   if (

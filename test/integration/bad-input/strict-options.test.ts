@@ -102,6 +102,26 @@ it('lease and extend lengths are bounded by the time bound (9e13 ms)', async () 
   expect(await q.extend(lease!, 1_000)).toEqual([true]);
 });
 
+it('a caller id window and a result TTL are bounded by the time bound too (1e19 overflowed the id record)', async () => {
+  expect(
+    await problems(
+      () =>
+        new WorkQueue(fx.client(), 'q', { dedupeWindowMs: 1e19, storeResults: { ttlMs: 2 ** 53 } }),
+    ),
+  ).toEqual([
+    'dedupeWindowMs must be an integer 0..90000000000000, got 10000000000000000000',
+    'storeResults must be false or { ttlMs: an integer 1..90000000000000 }',
+  ]);
+  // At the bound: the id stays taken, the job reads back completed with its result.
+  const q = fx.queue<string, string>({ dedupeWindowMs: 9e13, storeResults: { ttlMs: 9e13 } });
+  await q.add('a', { id: 'c-1' });
+  const [lease] = await q.lease();
+  expect(await q.complete(lease!, 'done')).toBe(true);
+  expect(await q.getJob('c-1')).toMatchObject({ state: 'completed', result: 'done' });
+  expect(await q.getResult('c-1')).toBe('done');
+  expect(await q.add('b', { id: 'c-1' })).toMatchObject({ added: false });
+});
+
 it('retryDead takes an id or exactly { all: true }', async () => {
   const q = fx.queue<string>();
   await q.add('x', { maxAttempts: 1 });
