@@ -86,15 +86,10 @@ export class RateLimitError extends Error {
 
 /**
  * `job.rateLimited(ms)`: throws the RateLimitError that holds the queue (or the job's group) for
- * `ms` — a bad `ms` is an INVALID_ARGUMENT instead. The worker's job and a sandbox's job share it.
+ * `ms`, taken as `throw new RateLimitError(ms)` takes it (a missing Retry-After's 0 or NaN holds
+ * 1 ms or 1 s: docs/flow-control.md). The worker's job and a sandbox's job share it.
  */
 export function rateLimited(ms: number): never {
-  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) {
-    throw new WorkQueueError(
-      'INVALID_ARGUMENT',
-      `job.rateLimited(ms): ms must be a positive number, got ${String(ms)}`,
-    );
-  }
   throw new RateLimitError(ms);
 }
 

@@ -260,9 +260,10 @@ export interface Job<T = unknown> {
   extend(ms?: number): Promise<boolean>;
   /**
    * "The remote API told me to wait": throws a `RateLimitError(ms)` — the job goes back to the
-   * front without counting an attempt and the queue leases nothing for `ms` (a positive number,
-   * as for RateLimitError; anything else throws INVALID_ARGUMENT, which fails the attempt). For a
-   * grouped job only its group waits: the front of its group, and other groups go on.
+   * front without counting an attempt and the queue leases nothing for `ms`, taken as
+   * RateLimitError takes it (rounded up, 1 ms to one day; Infinity one day; not a number: 1 s —
+   * a missing Retry-After holds, it fails no attempt). For a grouped job only its group waits:
+   * the front of its group, and other groups go on.
    */
   rateLimited(ms: number): never;
 }
