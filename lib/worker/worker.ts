@@ -286,12 +286,12 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     }
   }
 
-  /** Errors go to 'error' listeners, or to the queue's logger; never thrown. */
+  /** Errors go to 'error' listeners, or to the queue's logger (its warn without error); never thrown. */
   private report(e: unknown): void {
-    if (this.listenerCount('error') > 0) this.emitSafe('error', e);
-    else
-      this.queue.options.logger?.error?.(
-        `worker ${this.queue.name}#${this.ctx.id}: ${errorMessage(e)}`,
-      );
+    if (this.listenerCount('error') > 0) return void this.emitSafe('error', e);
+    const logger = this.queue.options.logger;
+    const message = `worker ${this.queue.name}#${this.ctx.id}: ${errorMessage(e)}`;
+    if (logger?.error) logger.error(message);
+    else logger?.warn(message);
   }
 }

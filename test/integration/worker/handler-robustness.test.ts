@@ -179,18 +179,23 @@ describe('Worker robustness', () => {
     expect(await q.counts()).toMatchObject({ pending: 0, leased: 0, dead: 0 });
   });
 
-  it('with no error listener, errors go to the queue logger', async () => {
-    const logged: string[] = [];
-    const q = fx.queue<number, unknown>({
-      storeResults: { ttlMs: 60_000 },
-      logger: { warn: () => undefined, error: (m) => logged.push(m) },
-    });
-    const w = worker(q, () => ({ big: 1n }));
-    const done = deferred();
-    w.on('completed', () => done.resolve());
-    await q.add(1);
-    await done.promise;
-    expect(logged).toHaveLength(1);
-    expect(logged[0]).toMatch(/result cannot be encoded/);
-  });
+  it.each(['error', 'warn'] as const)(
+    'with no error listener, errors go to the queue logger (its %s)',
+    async (method) => {
+      const logged: string[] = [];
+      const log = (m: string) => void logged.push(m);
+      const q = fx.queue<number, unknown>({
+        storeResults: { ttlMs: 60_000 },
+        // A logger may have warn alone (the option's type): errors go there then.
+        logger: method === 'error' ? { warn: () => undefined, error: log } : { warn: log },
+      });
+      const w = worker(q, () => ({ big: 1n }));
+      const done = deferred();
+      w.on('completed', () => done.resolve());
+      await q.add(1);
+      await done.promise;
+      expect(logged).toHaveLength(1);
+      expect(logged[0]).toMatch(/result cannot be encoded/);
+    },
+  );
 });
