@@ -109,17 +109,22 @@ export function resolveWorkerOptions<T, R>(
   if (problems.length) {
     throw invalidOptions('invalid worker options', problems);
   }
+  const leaseMs = options.leaseMs ?? queue.options.leaseMs;
+  const { heartbeatTimeoutMs } = queue.options;
   return {
     concurrency: options.concurrency ?? 1,
     prefetch: options.prefetch ?? 'auto',
-    leaseMs: options.leaseMs ?? queue.options.leaseMs,
+    leaseMs,
     idleTimeoutMs: options.idleTimeoutMs ?? 5_000,
     jobTimeoutMs: options.jobTimeoutMs,
     heartbeatIntervalMs:
       options.heartbeatIntervalMs ??
       Math.max(100, Math.floor(queue.options.heartbeatTimeoutMs / 4)),
     closeTimeoutMs: options.closeTimeoutMs ?? 10_000,
-    cleanIntervalMs: options.cleanIntervalMs ?? defaultCleanInterval([queue]),
+    // (This worker's own leaseMs: its leases lapse as fast as that.)
+    cleanIntervalMs:
+      options.cleanIntervalMs ??
+      defaultCleanInterval([{ options: { heartbeatTimeoutMs, leaseMs } }]),
     backoffStrategy: options.backoffStrategy,
     name: options.name,
   };
