@@ -1,7 +1,7 @@
 -- drain: remove up to `limit` waiting jobs (pending: the ungrouped lists, then the groups by name;
 -- then delayed when asked); leased jobs stay. One page per call: the caller calls again, from the
 -- group it returns, until a call finds fewer than `limit` entries and no group is left.
---! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead progress waitingChildren flowParent flowOutbox flowOutboxAt flowCancels addedTimes jobLogs
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead progress waitingChildren flowParent flowOutbox flowOutboxAt flowCancels addedTimes jobLogs eventLog
 --! keys: wake groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: limit with_delayed after
 -- with_delayed: 1 = delayed jobs too; after: '' to start (the ungrouped lists, then the groups),
@@ -11,6 +11,8 @@
 --   at), 10 when flow jobs were among them (their notices wait for delivery), else 0 }.
 local limit, with_delayed, after = tonumber(ARGV[1]), ARGV[2] == '1', ARGV[3]
 local removed, seen = 0, 0
+-- The removed jobs and their metas: a 'cancelled' event each (waitForResult, QueueEvents).
+local ended, ended_metas = {}, {}
 -- (`g`: the group the seqs wait in; an entry destroy() did not take out, e.g. without data, goes.)
 local function remove(seqs, g)
   local metas = hmget(K_META, seqs)
@@ -20,6 +22,7 @@ local function remove(seqs, g)
       flow_job_ended(seq, decode_meta(metas[i]), 'x', 'cancelled (queue drained)', nil)
       destroy(seq, decode_meta(metas[i]))
       removed = removed + 1
+      ended[removed], ended_metas[removed] = seq, metas[i]
     end
     if g then
       rcall('ZREM', group_key(g), seq)
@@ -68,4 +71,5 @@ if with_delayed and seen < limit and left == '' then
     remove(got)
   end
 end
+emit_jobs('cancelled', ended, ended_metas)
 return { removed, seen, left, flow_wrote() }

@@ -1,7 +1,7 @@
 -- group_admin: pause, resume and limit one group, list the groups, drain a group's pending jobs
 -- (docs/groups.md; the state: lib/scripts/lib/groups.lua). Group '' stands for the queue's
 -- defaults in `conc` and `rate` (the `groups` queue option).
---! keys: data dataBuckets meta callerIds delayed leased leaseHolders dead progress wake waitingChildren flowParent flowOutbox flowOutboxAt flowCancels addedTimes jobLogs noticeChannel
+--! keys: data dataBuckets meta callerIds delayed leased leaseHolders dead progress wake waitingChildren flowParent flowOutbox flowOutboxAt flowCancels addedTimes jobLogs noticeChannel eventLog
 --! keys: groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: action:pause group | action:resume group | action:conc group concurrency
 --! argv: | action:rate group max duration_ms | action:list offset limit
@@ -34,16 +34,19 @@ local g = ARGV[2]
 if action == 'drain' then
   local seqs = rcall('ZRANGE', group_key(g), 0, tonumber(ARGV[3]) - 1)
   local metas = hmget(K_META, seqs)
-  local removed = 0
+  local removed, ended, ended_metas = 0, {}, {}
   for i, seq in ipairs(seqs) do
     if data_has(seq) then
       flow_job_ended(seq, decode_meta(metas[i]), 'x', 'cancelled (group drained)', nil)
       destroy(seq, decode_meta(metas[i]))
       removed = removed + 1
+      ended[removed], ended_metas[removed] = seq, metas[i]
     end
     -- An entry destroy() did not take out (no data, or meta without the group) goes too.
     rcall('ZREM', group_key(g), seq)
   end
+  -- A 'cancelled' event each (waitForResult, QueueEvents), as cancel() logs.
+  emit_jobs('cancelled', ended, ended_metas)
   group_tidy(g)
   return { removed, #seqs, flow_wrote() }
 elseif action == 'pause' then

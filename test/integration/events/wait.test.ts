@@ -99,6 +99,26 @@ describe('waitForResult', () => {
     await expect(waiting).rejects.toMatchObject({ code: 'JOB_CANCELLED', jobId: id });
   });
 
+  it('drained, with its delayed jobs or its group: rejects with JOB_CANCELLED (each removed job logs cancelled)', async () => {
+    const q = queue<number, number>();
+    const plain = await q.add(1);
+    const named = await q.add(2, { id: 'drain-me' });
+    const later = await q.add(3, { delayMs: 60_000 });
+    const grouped = await q.add(4, { group: 'tenant-a' });
+    const waits = [plain, named, later].map((a) =>
+      q.waitForResult(a.id, { timeoutMs: 10_000 }).catch((e: unknown) => e),
+    );
+    const groupWait = q.waitForResult(grouped.id, { timeoutMs: 10_000 }).catch((e: unknown) => e);
+    expect(await q.drainGroup('tenant-a')).toBe(1);
+    expect(await groupWait).toMatchObject({ code: 'JOB_CANCELLED', jobId: grouped.id });
+    expect(await q.drain({ delayed: true })).toBe(3);
+    expect(await Promise.all(waits)).toEqual(
+      [plain, named, later].map((a) =>
+        expect.objectContaining({ code: 'JOB_CANCELLED', jobId: a.id }),
+      ),
+    );
+  });
+
   it('timeout: TIMEOUT; abort: ABORTED (with the reason as cause); unknown job: NOT_FOUND', async () => {
     const q = queue();
     const { id } = await q.add(1);
