@@ -166,7 +166,7 @@ export class History<T> {
   async rerun(id: string): Promise<string | null> {
     const problems = this.idProblems(id);
     if (problems.length) throw invalid(problems, `${this.ctx.name}: rerun refused`);
-    // the new job's public id, 0 not kept, or E_BAD_STATE (caught: a live job has its caller id)
+    // the new job's public id, 0 not kept, -1 dead, or E_BAD_STATE (caught: a live job has the id)
     let r: unknown;
     try {
       r = await this.ctx.run('completed_jobs', ['rerun', id]);
@@ -174,10 +174,15 @@ export class History<T> {
       if (e instanceof WorkQueueError && e.code === 'BAD_STATE')
         throw new WorkQueueError(
           'BAD_STATE',
-          `${this.ctx.name}: rerun(${id}): its caller id names a live job (a newer incarnation waits or runs)`,
+          `${this.ctx.name}: rerun(${id}): the id names a job that waits or runs (a newer incarnation, or one not completed yet); only a kept completed job runs again`,
         );
       throw e;
     }
+    if (r === -1)
+      throw new WorkQueueError(
+        'BAD_STATE',
+        `${this.ctx.name}: rerun(${id}): the job is dead-lettered, not completed (retryDead(id) runs it again)`,
+      );
     return r === 0 ? null : str(r as Raw);
   }
 

@@ -60,7 +60,7 @@ export class QueueHistory<T = unknown, R = unknown> extends QueueBase<T, R> {
    * Run a kept completed job again: a new job (new incarnation) with its data, name and options,
    * added now at the back of its priority; resolves its public id (a caller id is taken over, even
    * within its dedupe window), or null when `id` is no kept completed job. BAD_STATE when its
-   * caller id names a live job.
+   * id names a job that waits or runs, or a dead-lettered one (retryDead runs that again).
    */
   rerun(id: string): Promise<string | null> {
     return this.history.rerun(id);

@@ -11,7 +11,7 @@ export const SCRIPT_SHAS: Readonly<Record<keyof typeof SCRIPT_SOURCES, string>> 
   "change_priority": '85692109da99ebc17d6070485aa5ad2ae7733da8',
   "clean": 'd61b3c20a649f62b28331b89d68591ee97537140',
   "complete_and_lease": '0ce141a6d7afd617c89dce42a69733c1dd4357f5',
-  "completed_jobs": 'e963749fc1ee331386cfb669508c1e8307ffe4dd',
+  "completed_jobs": 'b18e1e7269e5ef0684264748f4b11e297c1493f6',
   "counts": '809dc613de7ba59aba21bee1b3284b1b09eba6b2',
   "dead_letters": 'e257ba727f20a35a46c55e78b2b21b854e0f0967',
   "drain": '0445768496595393879926f8e91a0386dd94dd49',

@@ -1,6 +1,6 @@
 -- completed_jobs: the kept completed jobs (keepCompleted, lib/scripts/lib/completed.lua): purge
 -- one or a page, or run one again.
---! keys: pending seqCounter data dataBuckets meta callerIds completedJobs completedInfo progress addedTimes jobLogs wake eventLog
+--! keys: pending seqCounter data dataBuckets meta callerIds completedJobs completedInfo progress addedTimes jobLogs wake eventLog dead
 --! keys: groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: action:purge id | action:purgeall limit | action:rerun id
 -- purge    -> 1 purged, 0 not a kept completed job (id: public id)
@@ -8,7 +8,8 @@
 -- rerun    -> the public id of a new incarnation of the kept job: its payload, name, priority,
 --             max attempts, backoff, trace context and group, added now, pending at the back
 --             of its list or group (the kept job stays kept); a job of a flow runs again as a
---             plain job: no parent, no children (docs/history.md); 0 not a kept completed job; E_BAD_STATE when the id
+--             plain job: no parent, no children (docs/history.md); 0 not a kept completed job; -1 when
+--             the id names a dead-lettered job (retryDead runs it again); E_BAD_STATE when the id
 --             or its caller id names a live job (a newer incarnation runs or waits).
 --             A caller id goes to the new job even within its dedupe window.
 local action = ARGV[1]
@@ -19,7 +20,11 @@ end
 local seq = kept_job(ARGV[2])
 if not seq then
   -- A live job has this id (e.g. a rerun of it waits or runs): nothing to purge or run again.
-  return resolve(ARGV[2]) and action == 'rerun' and E_BAD_STATE or 0
+  local live = action == 'rerun' and resolve(ARGV[2])
+  if live and rcall('ZSCORE', K_DEAD, live) then
+    return -1
+  end
+  return live and E_BAD_STATE or 0
 end
 local raw = rcall('HGET', K_META, seq)
 if action == 'purge' then

@@ -196,6 +196,19 @@ describe('keepCompleted', () => {
     expect(rerunPlain).not.toBe(plain);
     expect(await q.getJob(rerunPlain!)).toMatchObject({ state: 'pending', data: 6 });
     expect(await q.rerun('nope')).toBeNull();
+    // A dead-lettered job is no completed one: retryDead runs it again, and the error says so.
+    const d = fx.queue<number, unknown>();
+    const { id: dead } = await d.add(7, { id: 'dies' });
+    await d.deadLetter((await d.lease())[0]!, 'broken');
+    await expect(d.rerun(dead)).rejects.toMatchObject({
+      code: 'BAD_STATE',
+      message: expect.stringMatching(
+        /rerun\(dies\): the job is dead-lettered, not completed \(retryDead/,
+      ),
+    });
+    await expect(q.rerun('report')).rejects.toMatchObject({
+      message: expect.stringMatching(/the id names a job that waits or runs \(a newer incarnation/),
+    });
     expect(await q.purgeCompleted(plain)).toBe(1);
     expect(await q.getJob(plain)).toBeNull();
     expect(await q.purgeCompleted()).toBe(1);
