@@ -28,7 +28,10 @@ export interface EventTimes {
 export type QueueEvent =
   /** Stored by add/addBulk, to run now. */
   | (EventBase & { kind: 'added' })
-  /** Stored by add/addBulk with a due time in the future (or a retry waiting for its backoff). */
+  /**
+   * Stored by add/addBulk (or moved by DelayedError) with a due time in the future; a retry
+   * waiting out its backoff logs `failed` (retried) instead.
+   */
   | (EventBase & { kind: 'delayed' })
   /**
    * A delayed job became pending (its due time came), or a flow parent did (its children ended;
