@@ -85,7 +85,6 @@ export class WorkQueueRegistrar
     });
     // (app.close() during app.init() may have run the shutdown hook first: start nothing then.)
     if (processors.length === 0 || this.closing) return;
-    this.warnIfNoShutdownHooks();
     for (const p of processors) {
       const { sandbox, ...options } = p.options;
       const hooks = this.hooks.get(p.queue.name);
@@ -120,7 +119,12 @@ export class WorkQueueRegistrar
       }),
     );
     const failed = starts.flatMap((s) => (s.status === 'rejected' ? [s.reason as unknown] : []));
-    if (failed.length === 0) return;
+    if (failed.length === 0) {
+      // Armed once the workers run: a second after a slow start (a sandbox booting) is not a
+      // second after the bootstrap that the app enables its hooks after.
+      if (!this.closing) this.warnIfNoShutdownHooks();
+      return;
+    }
     // Workers refused for their options (a sandbox's module that cannot boot): every problem of
     // every one, in one error (what to fix, before a Redis failure of another worker); else the
     // first failure (Redis).

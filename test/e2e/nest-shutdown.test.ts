@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from '@jest/globals';
+import { afterAll, describe, expect, it, jest } from '@jest/globals';
 import { Module, type INestApplication, type Type } from '@nestjs/common';
 import {
   getQueueToken,
@@ -12,6 +12,7 @@ import {
   type WorkQueueModuleOptions,
   QueueEventsListener,
 } from '../../src/index.js';
+import { Worker } from '../../lib/index.js';
 import { WorkQueueQueueEvents } from '../../src/work-queue.queue-events.js';
 import { testRedisUrl, uniqueName } from '../support/keys.js';
 import { activeResources, createNestApp, Inspector, MemoryLogger } from '../support/nest-app.js';
@@ -200,6 +201,23 @@ describe('graceful shutdown', () => {
     after.app.enableShutdownHooks();
     await after.app.close();
     expect(after.logger.messages('warn')).not.toContainEqual(warning);
+    expect(process.listenerCount('SIGTERM')).toBe(before);
+
+    // A worker that takes longer than the check's second to start (a sandbox booting, a slow
+    // Redis): the second counts from when the workers run, not from the bootstrap's start.
+    const slow = await createApp([P]);
+    const start = Worker.prototype.start;
+    const spy = jest.spyOn(Worker.prototype, 'start').mockImplementation(function (this: Worker) {
+      return new Promise((r) => setTimeout(r, 1_500)).then(() => start.call(this));
+    });
+    try {
+      await slow.app.init();
+    } finally {
+      spy.mockRestore();
+    }
+    slow.app.enableShutdownHooks();
+    await slow.app.close();
+    expect(slow.logger.messages('warn')).not.toContainEqual(warning);
     expect(process.listenerCount('SIGTERM')).toBe(before);
   });
 });
