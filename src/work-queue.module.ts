@@ -21,7 +21,13 @@ import {
   WORK_QUEUE_OPTIONS_TYPE,
 } from './work-queue.module-definition.js';
 import { WorkQueueQueueEvents } from './work-queue.queue-events.js';
-import { factoryNotOptions, show } from './work-queue.messages.js';
+import { invalidOptions } from '../lib/internal.js';
+import {
+  factoryNotOptions,
+  INVALID_MODULE_OPTIONS,
+  NO_FOR_ROOT,
+  show,
+} from './work-queue.messages.js';
 import { WorkQueueRegistrar } from './work-queue.registrar.js';
 import { WorkQueueSchedules } from './work-queue.schedules.js';
 
@@ -61,12 +67,12 @@ export class WorkQueueModule extends ConfigurableWorkQueueModule {
   static registerQueue(...queues: RegisterQueueOptions[]): DynamicModule {
     const providers: Provider[] = queues.map((registration) => ({
       provide: getQueueToken(registration.name),
-      useFactory: (context: WorkQueueContext, schedules: WorkQueueSchedules) => {
+      useFactory: (context?: WorkQueueContext, schedules?: WorkQueueSchedules) => {
         // Every registration of this call first: the problems of each invalid one at once.
-        context.checkRegistrations(queues);
-        return schedules.declare(context.registerQueue(registration), registration);
+        rooted(context, schedules).checkRegistrations(queues);
+        return schedules!.declare(context!.registerQueue(registration), registration);
       },
-      inject: [WorkQueueContext, WorkQueueSchedules],
+      inject: CORE_DEPENDENCIES,
     }));
     return { module: WorkQueueModule, providers, exports: providers };
   }
@@ -79,8 +85,8 @@ export class WorkQueueModule extends ConfigurableWorkQueueModule {
     const list = producers.length > 0 ? producers : [{}];
     const providers: Provider[] = list.map(({ name, ...options }) => ({
       provide: getFlowProducerToken(name),
-      useFactory: (context: WorkQueueContext) => createFlowProducer(context, options),
-      inject: [WorkQueueContext],
+      useFactory: (context?: WorkQueueContext) => createFlowProducer(rooted(context), options),
+      inject: [CORE_DEPENDENCIES[0]!],
     }));
     return { module: WorkQueueModule, providers, exports: providers };
   }
@@ -101,7 +107,8 @@ export class WorkQueueModule extends ConfigurableWorkQueueModule {
     }));
     const checked: Provider = {
       provide: checkedToken,
-      useFactory: (context: WorkQueueContext, ...results: unknown[]) => {
+      useFactory: (root: WorkQueueContext | undefined, ...results: unknown[]) => {
+        const context = rooted(root);
         const found = results.map((overrides) =>
           overrides === undefined || isOptionsObject(overrides)
             ? []
@@ -114,7 +121,7 @@ export class WorkQueueModule extends ConfigurableWorkQueueModule {
         context.checkRegistrations(registrations, 'registerQueueAsync', found);
         return registrations;
       },
-      inject: [WorkQueueContext, ...factoryTokens],
+      inject: [CORE_DEPENDENCIES[0]!, ...factoryTokens],
     };
     const providers: Provider[] = queues.map(({ name }, i) => ({
       provide: getQueueToken(name),
@@ -129,7 +136,7 @@ export class WorkQueueModule extends ConfigurableWorkQueueModule {
           registration,
         );
       },
-      inject: [WorkQueueContext, WorkQueueSchedules, checkedToken],
+      inject: [...CORE_DEPENDENCIES, checkedToken],
     }));
     const imports = queues.flatMap((q) => q.imports ?? []);
     return {
@@ -139,6 +146,21 @@ export class WorkQueueModule extends ConfigurableWorkQueueModule {
       exports: providers,
     };
   }
+}
+
+/**
+ * What registerQueue() and registerFlowProducer() need from forRoot(): optional, so that a
+ * missing forRoot() is our error with the fix, not Nest's unknown-dependency one.
+ */
+const CORE_DEPENDENCIES = [
+  { token: WorkQueueContext, optional: true },
+  { token: WorkQueueSchedules, optional: true },
+];
+
+/** The context of forRoot(), or the error that says to import it. */
+function rooted(context: WorkQueueContext | undefined, ...more: unknown[]): WorkQueueContext {
+  if (context && more.every((m) => m !== undefined)) return context;
+  throw invalidOptions(INVALID_MODULE_OPTIONS, [NO_FOR_ROOT]);
 }
 
 /** registerQueueAsync() calls so far: each call's private provider tokens are its own. */

@@ -6,6 +6,7 @@ import {
   type OnApplicationBootstrap,
   type OnModuleInit,
 } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
 import {
   errorMessage,
   invalidOptions,
@@ -24,7 +25,9 @@ import { WorkQueueEventsExplorer } from './work-queue-events.explorer.js';
 import { WorkQueueExplorer, type QueueProcessor } from './work-queue.explorer.js';
 import { WorkerEventHooks } from './work-queue.worker-events.js';
 import {
+  CANNOT_START,
   CANNOT_START_PROCESSORS,
+  forRootTwice,
   INVALID_MODULE_OPTIONS,
   jobDead,
   jobRetrying,
@@ -63,16 +66,44 @@ export class WorkQueueRegistrar
     private readonly explorer: WorkQueueExplorer,
     private readonly context: WorkQueueContext,
     private readonly events: WorkQueueEventsExplorer,
+    private readonly discovery: DiscoveryService,
   ) {}
 
   onModuleInit(): void {
     if (insideSandbox()) return; // a processor's sandbox (src/sandbox/host.ts) runs no workers
+    // Every problem of the set-up in one error: the module's, the processors', the event hooks'.
+    const refused: WorkQueueError[] = [];
+    const checked = <X>(f: () => X): X | undefined => {
+      try {
+        return f();
+      } catch (e) {
+        if (!(e instanceof WorkQueueError && e.code === 'INVALID_OPTIONS')) throw e;
+        refused.push(e);
+        return undefined;
+      }
+    };
+    checked(() => {
+      const roots = this.discovery
+        .getProviders()
+        .flatMap((w) => (w.instance instanceof WorkQueueContext ? [w.instance] : []));
+      // Two forRoot() with different options: two contexts, each with queues and workers of its
+      // own, and a queue injected from one that the other's processors cannot find.
+      if (roots.length > 1)
+        throw invalidOptions(INVALID_MODULE_OPTIONS, [forRootTwice(roots.map((c) => c.prefix))]);
+    });
     // Every queue is registered by now (the queue providers are created before any hook runs).
     const names = this.context.queues.map((q) => q.name);
     const problems = workerQueueProblems(this.context.workersOption, names);
-    if (problems.length > 0) throw invalidOptions(INVALID_MODULE_OPTIONS, problems);
-    this.processors = this.explorer.explore();
-    for (const [queueName, methods] of this.events.explore().workerEvents) {
+    if (problems.length > 0) refused.push(invalidOptions(INVALID_MODULE_OPTIONS, problems));
+    this.processors = checked(() => this.explorer.explore()) ?? [];
+    const events = checked(() => this.events.explore());
+    if (refused.length === 1) throw refused[0];
+    if (refused.length > 1)
+      throw invalidOptions(
+        CANNOT_START,
+        refused.flatMap((e) => e.problems),
+      );
+    for (const [queueName, methods] of events!.workerEvents) {
       this.hooks.set(queueName, new WorkerEventHooks(queueName, methods, this.context.logger));
     }
   }

@@ -1,10 +1,11 @@
 // What the explorer refuses at bootstrap, every problem listed at once: processors that are not
 // singletons, handlers that clash, bad @Processor() arguments, queues not registered.
 import { describe, expect, it } from '@jest/globals';
-import { Injectable, Scope } from '@nestjs/common';
+import { Injectable, Module, Scope } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import {
   InjectQueue,
+  OnWorkerEvent,
   Process,
   Processor,
   WorkQueueModule,
@@ -181,5 +182,52 @@ describe('explorer', () => {
     expect(failure).toBeInstanceOf(Error);
     expect((failure as Error).message).toContain('WorkQueue:invoices');
     expect((failure as Error).message).toContain('Sender');
+  });
+
+  it('problems of the processors, of the event hooks and of the workers option: one error lists them all', async () => {
+    @Processor('emails', { concurrency: -1 })
+    class Bad {
+      @Process()
+      handle() {}
+    }
+    @Injectable()
+    class NotAProcessor {
+      @OnWorkerEvent('completed')
+      done() {}
+    }
+    const ref = await Test.createTestingModule({
+      imports: [
+        WorkQueueModule.forRoot({ connection, logger: false, cleaner: false, workers: ['zzz'] }),
+        WorkQueueModule.registerQueue({ name: 'emails' }),
+      ],
+      providers: [Bad, NotAProcessor],
+    }).compile();
+    const err = await bootstrapError(ref);
+    await ref.close();
+    expect(err.message).toMatch(/^WorkQueueModule cannot start:/);
+    expect(err.problems).toEqual([
+      expect.stringMatching(/zzz/),
+      expect.stringMatching(/^@Processor\('emails'\) on Bad: concurrency/),
+      expect.stringMatching(/NotAProcessor/),
+    ]);
+  });
+
+  it('forRoot() imported twice with different options is refused, naming both prefixes', async () => {
+    @Module({ imports: [WorkQueueModule.forRoot({ connection, prefix: 'b', logger: false })] })
+    class Other {}
+    const ref = await Test.createTestingModule({
+      imports: [
+        WorkQueueModule.forRoot({ connection, prefix: 'a', logger: false, cleaner: false }),
+        Other,
+        WorkQueueModule.registerQueue({ name: 'emails' }),
+      ],
+    }).compile();
+    const err = await bootstrapError(ref);
+    await ref.close();
+    expect(err.problems).toEqual([
+      expect.stringMatching(
+        /^WorkQueueModule.forRoot\(\) is imported 2 times with different options \(prefixes "(a|b)", "(a|b)"\): import it once/,
+      ),
+    ]);
   });
 });

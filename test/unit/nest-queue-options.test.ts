@@ -162,6 +162,22 @@ describe('module options', () => {
     expect(ref.get<WorkQueue>(getQueueToken('y')).name).toBe('y');
   });
 
+  it('registerQueue, registerQueueAsync or registerFlowProducer without forRoot(): our error says to import it', async () => {
+    for (const registration of [
+      WorkQueueModule.registerQueue({ name: 'a' }),
+      WorkQueueModule.registerQueueAsync({ name: 'a', useFactory: () => ({}) }),
+      WorkQueueModule.registerFlowProducer(),
+    ]) {
+      const err = await compileError([registration]);
+      expect(err.code).toBe('INVALID_OPTIONS');
+      expect(err.problems).toEqual([
+        expect.stringMatching(
+          /^WorkQueueModule.forRoot\(\) \(or forRootAsync\(\)\) is not imported: import it once, in the root module/,
+        ),
+      ]);
+    }
+  });
+
   it('one queue registered in two modules is one instance; different options are an error', async () => {
     @Module({ imports: [WorkQueueModule.registerQueue({ name: 'emails', maxAttempts: 2 })] })
     class A {}
