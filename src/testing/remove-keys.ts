@@ -29,7 +29,12 @@ export async function removeKeys(
   const problems: string[] = [];
   if (typeof client !== 'object' || client === null || typeof client.scan !== 'function') {
     problems.push(`client must be an ioredis Redis or Cluster, got ${describe(client)}`);
-  } else if (client.status === 'end') {
+  } else if (
+    client.status === 'end' ||
+    // Right after quit() or disconnect() the status may still be 'ready': ioredis marks the
+    // client as closing at once (its own flag, on Redis and Cluster clients of ioredis 5 and 6).
+    (client as unknown as { manuallyClosing?: boolean }).manuallyClosing === true
+  ) {
     problems.push('client is closed (quit() or disconnect() was called): pass an open one');
   }
   checkPrefix('prefix', prefix, problems);

@@ -219,6 +219,18 @@ describe('removeKeys', () => {
     expect(closed.problems).toEqual([
       'client is closed (quit() or disconnect() was called): pass an open one',
     ]);
+    // Right after quit() (or disconnect()), before the client's status says 'end'.
+    for (const close of ['quit', 'disconnect'] as const) {
+      const c = new Redis(testRedisUrl());
+      await c.ping();
+      if (close === 'quit') await c.quit();
+      else c.disconnect();
+      const e = invalid(await errorOf(removeKeys(c, prefix)));
+      expect(e.code).toBe('INVALID_ARGUMENT');
+      expect(e.problems).toEqual([
+        'client is closed (quit() or disconnect() was called): pass an open one',
+      ]);
+    }
   });
 
   it('refuses a prefix that could match other keys, and a non-client', async () => {
