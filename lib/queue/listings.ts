@@ -25,6 +25,15 @@ const STATES: readonly ListState[] = [
   'waiting-children',
   'completed',
 ];
+/** BullMQ's job states, and ours for them. */
+const BULLMQ_STATES = new Map<unknown, ListState>([
+  ['waiting', 'pending'],
+  ['wait', 'pending'],
+  ['prioritized', 'pending'],
+  ['paused', 'pending'],
+  ['active', 'leased'],
+  ['failed', 'dead'],
+]);
 
 export class Listings<T, R> {
   constructor(
@@ -35,8 +44,11 @@ export class Listings<T, R> {
   async getJobs(state: ListState, opts: PageOptions = {}): Promise<JobInfo<T, R>[]> {
     const o: PageOptions = typeof opts === 'object' && opts !== null ? opts : {};
     const problems: string[] = [];
-    if (!STATES.includes(state))
-      problems.push(`state must be one of ${STATES.join(', ')}, got ${shown(state)}`);
+    if (!STATES.includes(state)) {
+      const ours = BULLMQ_STATES.get(state);
+      const hint = ours ? ` (BullMQ's ${state} is ${ours} here)` : '';
+      problems.push(`state must be one of ${STATES.join(', ')}, got ${shown(state)}${hint}`);
+    }
     const { offset, limit } = pageOf(opts, PAGE, problems, ['offset', 'limit', 'group']);
     if (o.group !== undefined) {
       checkGroupName('group', o.group, problems);

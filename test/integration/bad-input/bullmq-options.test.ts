@@ -187,6 +187,12 @@ it("BullMQ's positional arguments, unknown keys of a method's options and a { co
     'offset must be an integer >= 0, got -1',
     'limit must be an integer 1..10000, got 0',
   ]);
+  expect(await problems(() => q.getJobs('waiting' as never))).toEqual([
+    `state must be one of pending, delayed, leased, dead, waiting-children, completed, got "waiting" (BullMQ's waiting is pending here)`,
+  ]);
+  expect(await problems(() => q.getJobs('constructor' as never))).toEqual([
+    'state must be one of pending, delayed, leased, dead, waiting-children, completed, got "constructor"',
+  ]);
   expect(await problems(() => q.getMetrics('completed', { since: 5 } as never))).toEqual([
     'unknown option "since"; known: sinceMs, untilMs',
   ]);
