@@ -75,13 +75,23 @@ export class NonRetryableError extends Error {
  */
 export class RateLimitError extends Error {
   override readonly name: string = 'RateLimitError';
-  constructor(
-    /** How long the queue should lease nothing, ms (a positive integer). */
-    readonly delayMs: number,
-    message = `rate limited for ${delayMs} ms`,
-  ) {
-    super(message);
+  /**
+   * How long the queue leases nothing, ms: the `ms` given, rounded up, 1 ms to one day
+   * (`Infinity`: one day; not a number at all, e.g. a missing Retry-After's NaN: 1 s).
+   */
+  readonly delayMs: number;
+  constructor(ms: number, message?: string) {
+    const delayMs = rateLimitMs(ms);
+    super(message ?? `rate limited for ${delayMs} ms`);
+    this.delayMs = delayMs;
   }
+}
+
+/** A RateLimitError's `ms` as the queue holds it (see there). */
+export function rateLimitMs(ms: unknown): number {
+  return typeof ms === 'number' && !Number.isNaN(ms)
+    ? Math.min(86_400_000, Math.max(1, Math.ceil(ms)))
+    : 1_000;
 }
 
 /**

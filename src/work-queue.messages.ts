@@ -162,7 +162,7 @@ export const CANNOT_START = 'WorkQueueModule cannot start';
 export const NO_FOR_ROOT =
   'WorkQueueModule.forRoot() (or forRootAsync()) is not imported: import it once, in the root module, for the connection; registerQueue() wherever a queue is used';
 export const forRootTwice = (prefixes: readonly string[]) =>
-  `WorkQueueModule.forRoot() is imported ${prefixes.length} times with different options (prefixes ${prefixes.map((p) => JSON.stringify(p)).join(', ')}): import it once, in the root module (a second Redis: forRoot({ connections }) or registerQueue({ connection }))`;
+  `WorkQueueModule.forRoot() is imported ${prefixes.length} times (each call is a module of its own; prefixes ${prefixes.map((p) => JSON.stringify(p)).join(', ')}): import it once, in the root module (a second Redis: forRoot({ connections }) or registerQueue({ connection }))`;
 /** Prefix of every problem of one `@Processor()` class. */
 export const processorAt = (queueName: string, className: string) =>
   `@Processor(${quote(queueName)}) on ${className}: `;

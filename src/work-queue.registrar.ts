@@ -83,13 +83,20 @@ export class WorkQueueRegistrar
       }
     };
     checked(() => {
-      const roots = this.discovery
-        .getProviders()
-        .flatMap((w) => (w.instance instanceof WorkQueueContext ? [w.instance] : []));
-      // Two forRoot() with different options: two contexts, each with queues and workers of its
-      // own, and a queue injected from one that the other's processors cannot find.
-      if (roots.length > 1)
-        throw invalidOptions(INVALID_MODULE_OPTIONS, [forRootTwice(roots.map((c) => c.prefix))]);
+      // (An alias, useExisting, is the same context: once.)
+      const roots = new Set(
+        this.discovery
+          .getProviders()
+          .flatMap((w) =>
+            !w.isAlias && w.instance instanceof WorkQueueContext ? [w.instance] : [],
+          ),
+      );
+      // forRoot() called twice: two contexts, each with queues and workers of its own, and a
+      // queue injected from one that the other's processors cannot find.
+      if (roots.size > 1)
+        throw invalidOptions(INVALID_MODULE_OPTIONS, [
+          forRootTwice([...roots].map((c) => c.prefix)),
+        ]);
     });
     // Every queue is registered by now (the queue providers are created before any hook runs).
     const names = this.context.queues.map((q) => q.name);

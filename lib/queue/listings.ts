@@ -46,7 +46,11 @@ export class Listings<T, R> {
     const problems: string[] = [];
     if (!STATES.includes(state)) {
       const ours = BULLMQ_STATES.get(state);
-      const hint = ours ? ` (BullMQ's ${state} is ${ours} here)` : '';
+      const hint = Array.isArray(state)
+        ? " (one state per call: BullMQ's getJobs(types[]) is a call per state here)"
+        : ours
+          ? ` (BullMQ's ${state} is ${ours} here)`
+          : '';
       problems.push(`state must be one of ${STATES.join(', ')}, got ${shown(state)}${hint}`);
     }
     const { offset, limit } = pageOf(opts, PAGE, problems, ['offset', 'limit', 'group']);

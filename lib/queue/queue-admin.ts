@@ -73,9 +73,10 @@ export class QueueAdmin<T = unknown, R = unknown> extends QueueHistory<T, R> {
    * Cost is proportional to the work found.
    */
   clean(): Promise<CleanReport> {
-    // BullMQ's clean(grace, limit, type) deletes jobs: its arguments are refused, not ignored.
+    // BullMQ's clean(grace, limit, type) deletes jobs: its arguments are refused, not ignored
+    // (one other value is a callback's: promise.then(queue.clean.bind(queue))).
     // eslint-disable-next-line prefer-rest-params -- a rest parameter would be public API
-    if (arguments.length > 0 && arguments[0] !== undefined)
+    if (typeof arguments[0] === 'number' || arguments.length > 1)
       return Promise.reject(invalid([BULLMQ_CLEAN], `${this.name}: clean refused`));
     return this.admin.clean();
   }

@@ -1,6 +1,6 @@
 // The runner: calls the handler of each run the run table starts, enforces `jobTimeoutMs`, and
 // tells how the run ended (a complete batched into the next lease call, or a fail) and events.
-import { delayOf, errorMessage, RateLimitError, WorkQueueError } from '../errors.js';
+import { delayOf, errorMessage, RateLimitError, rateLimitMs, WorkQueueError } from '../errors.js';
 import { encodeResult } from '../job/codec.js';
 import { runRunHooks } from './run-hooks.js';
 import type { FailOptions, FailOutcome } from '../types/index.js';
@@ -205,11 +205,8 @@ export class Runner<T, R> implements RunnerPart<T, R> {
    */
   private async rateLimited(run: Run<T>, ms: number, held: readonly LeasedJob<T>[]): Promise<void> {
     const ctx = this.ctx;
-    // (Infinity: the most, one day; not a number at all: 1 s.)
-    const delayMs =
-      typeof ms === 'number' && !Number.isNaN(ms)
-        ? Math.min(86_400_000, Math.max(1, Math.ceil(ms)))
-        : 1_000;
+    // (Normalised by RateLimitError itself; again for a subclass's own delayMs.)
+    const delayMs = rateLimitMs(ms);
     // Its held prefetched jobs go back first, then it: it leads them again, in their order.
     const r = await this.told(() => ctx.queue.rateLimited(run.lease, delayMs, held));
     if (!r) {

@@ -8,6 +8,7 @@ import {
   OnWorkerEvent,
   Process,
   Processor,
+  WorkQueueContext,
   WorkQueueModule,
   type ProcessorOptions,
   type WorkQueue,
@@ -212,7 +213,14 @@ describe('explorer', () => {
     ]);
   });
 
-  it('forRoot() imported twice with different options is refused, naming both prefixes', async () => {
+  it('forRoot() imported twice is refused, naming both prefixes; an alias of its context is no second one', async () => {
+    const aliased = await Test.createTestingModule({
+      imports: [WorkQueueModule.forRoot({ connection, logger: false, cleaner: false })],
+      providers: [{ provide: 'CTX', useExisting: WorkQueueContext }],
+    }).compile();
+    await aliased.init();
+    await aliased.close();
+
     @Module({ imports: [WorkQueueModule.forRoot({ connection, prefix: 'b', logger: false })] })
     class Other {}
     const ref = await Test.createTestingModule({
@@ -226,7 +234,7 @@ describe('explorer', () => {
     await ref.close();
     expect(err.problems).toEqual([
       expect.stringMatching(
-        /^WorkQueueModule.forRoot\(\) is imported 2 times with different options \(prefixes "(a|b)", "(a|b)"\): import it once/,
+        /^WorkQueueModule.forRoot\(\) is imported 2 times \(each call is a module of its own; prefixes "(a|b)", "(a|b)"\): import it once/,
       ),
     ]);
   });

@@ -2,6 +2,7 @@
 // overrides, every problem of every registration listed at bootstrap, one queue registered twice.
 import { describe, expect, it } from '@jest/globals';
 import { Module } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
 import {
   getQueueToken,
   WorkQueueContext,
@@ -175,6 +176,21 @@ describe('module options', () => {
           /^WorkQueueModule.forRoot\(\) \(or forRootAsync\(\)\) is not imported: import it once, in the root module/,
         ),
       ]);
+    }
+  });
+
+  it('a queue a test overrides needs no forRoot(), registered sync or async', async () => {
+    const mock = { name: 'emails' };
+    for (const registration of [
+      WorkQueueModule.registerQueue({ name: 'emails' }),
+      WorkQueueModule.registerQueueAsync({ name: 'emails', useFactory: () => ({}) }),
+    ]) {
+      const ref = await Test.createTestingModule({ imports: [registration] })
+        .overrideProvider(getQueueToken('emails'))
+        .useValue(mock)
+        .compile();
+      expect(ref.get(getQueueToken('emails'))).toBe(mock);
+      await ref.close();
     }
   });
 

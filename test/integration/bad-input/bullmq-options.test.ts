@@ -190,6 +190,9 @@ it("BullMQ's positional arguments, unknown keys of a method's options and a { co
   expect(await problems(() => q.getJobs('waiting' as never))).toEqual([
     `state must be one of pending, delayed, leased, dead, waiting-children, completed, got "waiting" (BullMQ's waiting is pending here)`,
   ]);
+  expect(await problems(() => q.getJobs(['failed'] as never))).toEqual([
+    `state must be one of pending, delayed, leased, dead, waiting-children, completed, got ["failed"] (one state per call: BullMQ's getJobs(types[]) is a call per state here)`,
+  ]);
   expect(await problems(() => q.getJobs('constructor' as never))).toEqual([
     'state must be one of pending, delayed, leased, dead, waiting-children, completed, got "constructor"',
   ]);

@@ -132,9 +132,15 @@ describe.each(MODES)('a %s sandbox: outcomes', (mode) => {
     });
   });
 
-  it.each(['rateLimited', 'rateLimitError'])(
-    '%s: the job goes back without counting an attempt, as in-process',
-    async (name) => {
+  it.each([
+    ['rateLimited', 60_000, 60_000],
+    ['rateLimitError', 60_000, 60_000],
+    // (Infinity and NaN cross as the held ms: a process's JSON would make them null.)
+    ['rateLimited', 'Infinity', 86_400_000],
+    ['rateLimitError', 'not a number', 1_000],
+  ] as const)(
+    '%s(%s): the job goes back without counting an attempt, the queue held %s ms, as in-process',
+    async (name, ms, held) => {
       const q = fx.queue<unknown, unknown>();
       const w = worker(q, handlerSandbox(mode), { prefetch: 0 });
       const failed: unknown[] = [];
@@ -145,9 +151,9 @@ describe.each(MODES)('a %s sandbox: outcomes', (mode) => {
         limited.push(ms);
         return spy(lease, ms);
       };
-      const { id } = await q.add({ ms: 60_000 }, { name });
+      const { id } = await q.add({ ms }, { name });
       await waitFor(() => limited.length === 1, { timeoutMs: 10_000, what: 'rate limited' });
-      expect(limited).toEqual([60_000]);
+      expect(limited).toEqual([held]);
       await waitFor(async () => (await q.getJob(id))?.state === 'pending', { what: 'job back' });
       expect((await q.getJob(id))?.attemptsMade ?? 0).toBe(0);
       expect(failed).toEqual([]);
