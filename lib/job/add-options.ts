@@ -115,7 +115,7 @@ export const isPlain = (v: AddValues): boolean =>
 /** Whether `opts` sets nothing (the fast path of add; anything else is checked in full). */
 export function noOptions(opts: AddOptions | undefined): boolean {
   if (opts === undefined || opts === null) return true;
-  if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) return false;
+  if (typeof opts !== 'object' || Array.isArray(opts)) return false;
   for (const _ in opts) return false;
   return true;
 }
@@ -130,7 +130,7 @@ export function prepareAdd(
 ): AddValues | undefined {
   const before = problems.list.length;
   const opts = given ?? {};
-  if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) {
+  if (typeof opts !== 'object' || Array.isArray(opts)) {
     problems.push(`${at}options must be an object, got ${shown(opts)}`);
     return undefined;
   }

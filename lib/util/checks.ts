@@ -57,9 +57,9 @@ export function timerProblem(name: string, v: unknown): string | undefined {
 }
 
 /**
- * A method's options argument (`what`, for its problems): undefined or null is none; anything but a plain
- * object — BullMQ's positional arguments such as `getJobs(types, start, end)` — is a problem, as is
- * each key other than `known` (a mistyped key would otherwise be ignored).
+ * A method's options argument (`what`, for its problems): undefined or null is none; anything
+ * but a plain object — BullMQ's positional arguments such as `getJobs(types, start, end)` — is a
+ * problem, as is each key other than `known` (a mistyped key would otherwise be ignored).
  */
 export function optionsObject(
   what: string,
@@ -68,7 +68,7 @@ export function optionsObject(
   problems: string[],
 ): Record<string, unknown> {
   if (opts === undefined || opts === null) return {};
-  if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) {
+  if (typeof opts !== 'object' || Array.isArray(opts)) {
     problems.push(`${what} must be an object { ${known.join(', ')} }, got ${shown(opts)}`);
     return {};
   }
