@@ -77,7 +77,10 @@ export class WorkQueueCleaner implements OnApplicationBootstrap, BeforeApplicati
     this.stopped = true;
     clearInterval(this.timer);
     this.timer = undefined;
-    if (this.running.size > 0) await within(Promise.all(this.running.values()), STOP_WAIT_MS);
+    // (Not for a queue whose connection is down: its clean cannot end before the connection
+    // closes, and then ends at once.)
+    const running = [...this.running].filter(([q]) => q.client.status === 'ready');
+    if (running.length > 0) await within(Promise.all(running.map(([, run]) => run)), STOP_WAIT_MS);
   }
 
   /**

@@ -5,7 +5,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { invalid } from '../errors.js';
 import { queueKeys } from '../redis/queue-keys.js';
 import { checkName, QUEUE_DEFAULTS } from '../options.js';
-import { duplicate } from '../redis/connection.js';
+import { duplicate, endNow } from '../redis/connection.js';
 import { delay, within } from '../util/timeout.js';
 import { parseEntry } from './parse.js';
 import type { QueueEvent, QueueEventsEvents, QueueEventsOptions } from './types.js';
@@ -87,7 +87,7 @@ export class QueueEvents extends EventEmitter<QueueEventsEvents> {
     this.closed = true;
     this.stopWaiting();
     for (const w of this.wakes) w();
-    this.conn.disconnect();
+    endNow(this.conn);
     await within(this.loop, 1_000);
   }
 

@@ -67,11 +67,41 @@ export function subscriber(c: Redis | Cluster): Redis | Cluster {
  */
 export async function closeSubscriber(c: Redis | Cluster, timeoutMs = 1_000): Promise<void> {
   if (c.status === 'end') return;
+  if (c.status === 'reconnecting') return endNow(c); // (a QUIT would wait offline)
   await within(
     c.quit().catch(() => undefined),
     timeoutMs,
   );
-  if ((c.status as string) !== 'end') c.disconnect(false);
+  if ((c.status as string) !== 'end') endNow(c);
+}
+
+interface StreamInternals {
+  stream?: { destroyed?: boolean; emit(event: 'close'): boolean };
+}
+
+/**
+ * `c.disconnect()`, ending the connection for good, now, with every command still waiting on it
+ * rejected. Works around ioredis#1247 (ioredis 5 and 6): a standalone or Sentinel client
+ * disconnected while it waits to reconnect stays 'reconnecting' for good, never emits 'end',
+ * leaves its queued commands unsettled (a bounded wait on one held the process until its
+ * deadline) and arms a 2 s timer on its last socket, closed already, which keeps the process
+ * alive. Not through Sentinel: a connect() cut at once (its attempt opens no socket: it is checked
+ * on the next tick) ends it as a disconnect() of a connecting client does: 'end', queued
+ * commands rejected ("Connection is closed."). (Through Sentinel the attempt would first ask a
+ * sentinel: left stuck, its waits end at their deadlines.) The stale socket's 'close', which
+ * fired before the disconnect, is emitted to it again for the timers the disconnects armed on it
+ * (their only listeners left).
+ */
+export function endNow(c: Redis | Cluster): void {
+  const stuck = c.status === 'reconnecting' && !isCluster(c);
+  const stale = stuck ? (c as unknown as StreamInternals).stream : undefined;
+  c.disconnect(false);
+  if (!stuck || (c.status as string) !== 'reconnecting') return;
+  if (!sentinelLabel(c)) {
+    c.connect().catch(() => undefined);
+    c.disconnect(false);
+  }
+  if (stale?.destroyed) stale.emit('close');
 }
 
 interface DetectorInternals {

@@ -1,7 +1,7 @@
 // The idle wait: with nothing to lease, the worker parks, blocking on its own Redis connection
 // until an add wakes it (or hands it a job), the next delayed job is due, or the idle timeout.
 import type { Cluster, Redis } from 'ioredis';
-import { duplicate } from '../redis/connection.js';
+import { duplicate, endNow } from '../redis/connection.js';
 import { delay, within } from '../util/timeout.js';
 import { CALL_TIMEOUT_MS, type WorkerContext } from './context.js';
 import type { IdleWaitPart } from './parts.js';
@@ -168,6 +168,6 @@ export class IdleWait<T, R> implements IdleWaitPart {
 
   disconnect(): void {
     const conn = this.conn;
-    if (conn && conn.status !== 'end') conn.disconnect(false);
+    if (conn && conn.status !== 'end') endNow(conn);
   }
 }

@@ -1,7 +1,7 @@
 // The module's Redis clients: made from validated connection options, told apart when two
 // registrations of one queue are compared, and closed at shutdown.
 import { Cluster, Redis } from 'ioredis';
-import { RECONNECT_OPTIONS, SENTINEL_CLIENT_OPTIONS, within } from '../../lib/internal.js';
+import { RECONNECT_OPTIONS, SENTINEL_CLIENT_OPTIONS, endNow, within } from '../../lib/internal.js';
 import type { WorkQueueConnectionOptions } from '../interfaces/work-queue-module-options.interface.js';
 
 const QUIT_TIMEOUT_MS = 1_000;
@@ -49,7 +49,7 @@ export async function closeClient(client: Redis | Cluster): Promise<void> {
   if (client.status === 'end') return;
   if (client.status !== 'ready') {
     // Not connected (lazy, connecting, reconnecting): nothing to say goodbye to.
-    client.disconnect();
+    endNow(client);
     return;
   }
   const ended = await within(
@@ -62,7 +62,7 @@ export async function closeClient(client: Redis | Cluster): Promise<void> {
     ]),
     QUIT_TIMEOUT_MS,
   );
-  if (!ended && !isEnded(client)) client.disconnect();
+  if (!ended && !isEnded(client)) endNow(client);
 }
 
 /** Read again after an await (the compiler would keep the narrowed status). */

@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it, jest } from '@jest/globals';
 import { Module, type INestApplication, type Type } from '@nestjs/common';
 import {
@@ -17,6 +18,15 @@ import { WorkQueueQueueEvents } from '../../src/work-queue.queue-events.js';
 import { testRedisUrl, uniqueName } from '../support/keys.js';
 import { activeResources, createNestApp, Inspector, MemoryLogger } from '../support/nest-app.js';
 import { waitFor } from '../support/wait.js';
+
+/** A port nothing listens on (connections to it are refused at once). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((r) => server.close(r));
+  return port;
+}
 
 const inspector = new Inspector();
 afterAll(() => inspector.close());
@@ -171,6 +181,35 @@ describe('graceful shutdown', () => {
     expect(app.get(WorkQueueQueueEvents).openReaders).toBe(0);
     expect(app.get(WorkQueueCleaner).intervalMs).toBe(0);
     expect((await inspector.queue('work', prefix).counts()).workers).toBe(0);
+  });
+
+  it('a bootstrap failed on an unreachable Redis: app.close() ends its connections, no timer or socket left', async () => {
+    @Processor('work')
+    class P {
+      @Process()
+      handle() {}
+    }
+    await inspector.client.ping();
+    const baseline = activeResources();
+    const { app } = await createApp([P], {
+      connection: { url: `redis://127.0.0.1:${await closedPort()}` },
+      cleaner: { intervalMs: 50 },
+    });
+    await expect(app.init()).rejects.toMatchObject({ code: 'REDIS_UNAVAILABLE' });
+    const client = app.get<WorkQueue>(getQueueToken('work')).client;
+    await app.close();
+    // Disconnected while it waited to reconnect, an ioredis client stayed 'reconnecting' for
+    // good (ioredis#1247), its commands unanswered (their bounded waits held the process up to
+    // 5 s) and a 2 s timer armed on its closed socket.
+    // (A connect attempt cut by the close ends on the next turns of the event loop.)
+    const above = () =>
+      Object.entries(activeResources()).filter(([type, n]) => n > (baseline[type] ?? 0));
+    await waitFor(() => client.status === 'end' && above().length === 0, {
+      timeoutMs: 1_500,
+      what: `the client ended and resources back to ${JSON.stringify(baseline)}`,
+    }).catch(() => undefined);
+    expect(client.status).toBe('end');
+    expect(above()).toEqual([]);
   });
 
   it('warns at bootstrap when shutdown hooks look missing, not when they are enabled', async () => {
