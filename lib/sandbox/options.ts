@@ -94,8 +94,13 @@ export function sandboxOptionProblems(o: SandboxOptions, path = 'sandbox.'): str
   const start = o.startTimeoutMs;
   if (start !== undefined && !isPosInt(start))
     problems.push(`${path}startTimeoutMs must be a positive integer (ms), got ${shown(start)}`);
-  const timer = timerProblem(`${path}startTimeoutMs`, start);
-  if (timer) problems.push(timer);
+  for (const [k, v] of [
+    ['startTimeoutMs', start],
+    ['abortGraceMs', grace],
+  ] as const) {
+    const timer = timerProblem(`${path}${k}`, v);
+    if (timer) problems.push(timer);
+  }
   const argv = o.execArgv as unknown;
   if (argv !== undefined && (!Array.isArray(argv) || argv.some((a) => typeof a !== 'string')))
     problems.push(`${path}execArgv must be an array of strings, got ${shown(argv)}`);

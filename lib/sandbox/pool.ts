@@ -20,6 +20,8 @@ export class SandboxPool<T, R> {
   readonly handler: Handler<T, R>;
   private readonly settings: SandboxSettings;
   private readonly boxes = new Set<Sandbox>();
+  /** Sandboxes whose job aborted, still running it (its grace): not counted in `boxes`. */
+  private readonly leaving = new Set<Sandbox>();
   private readonly idle: Sandbox[] = [];
   private readonly waiters: Waiter[] = [];
   private closed: Promise<void> | undefined;
@@ -56,19 +58,35 @@ export class SandboxPool<T, R> {
       const error = new WorkQueueError('CLOSED', 'the worker closed its sandboxes');
       for (const w of this.waiters.splice(0)) w.reject(error);
       this.idle.length = 0;
-      await Promise.all([...this.boxes].map((b) => b.close(SANDBOX_CLOSE_MS)));
+      const all = [...this.boxes, ...this.leaving];
+      await Promise.all(all.map((b) => b.close(SANDBOX_CLOSE_MS)));
     })();
     return this.closed;
   }
 
   private async run(job: Job<T>): Promise<R> {
     const box = await this.acquire(job.signal);
+    // Its job aborted (timed out, cancelled, its lease lost), the worker gives its slot to the
+    // next job at once; the sandbox may run on for abortGraceMs. It leaves the pool's count
+    // meanwhile, so that next job gets another sandbox, not a wait that its own jobTimeoutMs
+    // counts (a job that ignored its signal timed out the next one behind it too).
+    const leave = () => this.leave(box);
+    job.signal.addEventListener('abort', leave, { once: true });
     try {
       const target = (this.settings.wrapJob?.(job as Job) ?? job) as Job;
       return (await box.run(job as Job, target)) as R;
     } finally {
+      job.signal.removeEventListener('abort', leave);
       this.release(box);
     }
+  }
+
+  /** `box`'s job aborted: it no longer counts, and a waiting job gets a new sandbox. */
+  private leave(box: Sandbox): void {
+    if (!this.boxes.delete(box)) return;
+    this.leaving.add(box);
+    if (!this.closed && this.waiters.length > 0 && this.boxes.size < this.settings.size)
+      this.spawn(false);
   }
 
   /** A free sandbox: an idle one, a new one while there are fewer than `size`, else the next free. */
@@ -101,10 +119,17 @@ export class SandboxPool<T, R> {
 
   /** A sandbox is free again (its module loaded, or its job ended). */
   private release(box: Sandbox): void {
+    // One that left (its job aborted) and ended within its grace rejoins.
+    if (this.leaving.delete(box) && box.alive) this.boxes.add(box);
     if (!box.alive || !this.boxes.has(box)) return; // it died (died() forgets it)
     if (this.closed) void box.close(SANDBOX_CLOSE_MS);
     else if (this.waiters.length > 0) this.waiters.shift()!.resolve(box);
-    else this.idle.push(box);
+    else if (this.boxes.size > this.settings.size) {
+      // One more than the pool's size (started for a job behind one that left, which then
+      // rejoined): it goes.
+      this.boxes.delete(box);
+      void box.close(SANDBOX_CLOSE_MS);
+    } else this.idle.push(box);
   }
 
   private spawn(probe: boolean): Sandbox {
@@ -140,6 +165,8 @@ export class SandboxPool<T, R> {
 
   /** A sandbox that had started ended: forget it, and start its replacement. */
   private died(box: Sandbox): void {
+    // (One that left was replaced when it left, if a job waited.)
+    if (this.leaving.delete(box)) return;
     if (!box.started || !this.boxes.delete(box)) return;
     const i = this.idle.indexOf(box);
     if (i >= 0) this.idle.splice(i, 1);

@@ -9,6 +9,9 @@ import { jobFields, jobMethods } from './job-fields.js';
 import { startProcess, startThread } from './spawn.js';
 import { fromWire, toWire } from './wire.js';
 
+/** The job methods bound to its lease: called after its run ended, they answer false. */
+const LEASE_BOUND = new Set(['progress', 'extend', 'log', 'updateData']);
+
 /** The job a sandbox runs now. */
 interface Current {
   readonly run: number;
@@ -192,13 +195,20 @@ export class Sandbox {
     const c = this.current;
     let reply: ToSandbox;
     try {
-      if (c?.run !== m.run)
-        throw new WorkQueueError('BAD_STATE', `job.${m.method}(): the job's run has ended`);
-      const fn = (c.job as unknown as Record<string, unknown>)[m.method];
-      if (typeof fn !== 'function')
-        throw new WorkQueueError('INVALID_ARGUMENT', `job.${m.method} is not a method`);
-      const value: unknown = await (fn as (...a: unknown[]) => unknown).apply(c.job, m.args);
-      reply = { t: 'reply', call: m.call, ok: true, value };
+      if (c?.run !== m.run) {
+        // As the worker's job answers once its run ended (its lease gone): false, not a
+        // rejection a fire-and-forget call would make unhandled, ending the sandbox and the
+        // next job it runs.
+        if (!LEASE_BOUND.has(m.method))
+          throw new WorkQueueError('BAD_STATE', `job.${m.method}(): the job's run has ended`);
+        reply = { t: 'reply', call: m.call, ok: true, value: false };
+      } else {
+        const fn = (c.job as unknown as Record<string, unknown>)[m.method];
+        if (typeof fn !== 'function')
+          throw new WorkQueueError('INVALID_ARGUMENT', `job.${m.method} is not a method`);
+        const value: unknown = await (fn as (...a: unknown[]) => unknown).apply(c.job, m.args);
+        reply = { t: 'reply', call: m.call, ok: true, value };
+      }
     } catch (e) {
       reply = { t: 'reply', call: m.call, ok: false, error: toThrown(e) };
     }

@@ -71,6 +71,22 @@ describe.each(MODES)('a %s sandbox', (mode: SandboxMode) => {
     expect(same(await nextSandbox(q, w), at)).toBe(true);
   }, 60_000);
 
+  it('a job behind one that ignores its abort gets another sandbox, not a wait its timeout counts', async () => {
+    // One sandbox, one slot: the cancelled job's slot is the next job's at once, while its
+    // sandbox runs on for its grace (a minute). The next job waited for it, and timed out.
+    const q = fx.queue<Data, unknown>({ maxAttempts: 1 });
+    const w = worker(q, handlerSandbox(mode, { poolSize: 1, abortGraceMs: 60_000 }), {
+      jobTimeoutMs: 8_000,
+    });
+    const dead = new Promise<unknown>((r) => w.on('dead', (_, e) => r(e)));
+    const { id } = await q.add({}, { name: 'hang' });
+    const at = await runningIn(q, id);
+    expect(await q.cancel(id)).toBe(true);
+    const next = await Promise.race([nextSandbox(q, w), dead]);
+    expect(next).toMatchObject({ pid: expect.any(Number) });
+    expect(same(next as Where, at)).toBe(false);
+  }, 60_000);
+
   it.each(['cancel', 'jobTimeoutMs'])(
     'a sandbox that ignores the abort (%s) is terminated after abortGraceMs and replaced',
     async (how) => {

@@ -49,6 +49,13 @@ describe('sandbox options', () => {
       'sandbox.execArgv must be an array of strings, got "--inspect"',
       'concurrency must be a positive integer, got 0',
     ]);
+    // Past a timer's range (Node would fire it at once: the sandbox ended 1 ms after an abort).
+    const grace = thrown(
+      () => new Worker(q, { file: fixture('handler.ts'), mode: 'thread', abortGraceMs: 2 ** 31 }),
+    );
+    expect(grace.problems).toEqual([
+      expect.stringMatching(/^sandbox\.abortGraceMs must be at most 2147483647/),
+    ]);
   });
 
   it('refuse a file that does not exist, a URL of another scheme, and a handler of neither form', () => {

@@ -3,6 +3,9 @@
  * job the handler gets (fields, progress, extend, signal), its result and errors as the worker
  * sees them, data and results crossing by structured clone, the pool's reuse of sandboxes.
  */
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { NonRetryableError, WorkQueueError } from '../../../lib/index.js';
 import type { FailOutcome } from '../../../lib/index.js';
@@ -200,6 +203,28 @@ describe.each(MODES)('a %s sandbox: outcomes', (mode) => {
     expect(echo.isBuffer).toBe(true);
     expect(Buffer.from(echo.data as Uint8Array)).toEqual(Buffer.from([0, 1, 255]));
     expect(results).toContainEqual({ tenant: 'a', at: new Date(0) });
+  });
+
+  it('job methods called after its run ended answer false, as in-process; the next job runs', async () => {
+    const q = fx.queue<unknown, unknown>();
+    const w = worker(q, handlerSandbox(mode, { poolSize: 1 }));
+    const completed: string[] = [];
+    const failed: string[] = [];
+    w.on('completed', (job) => completed.push(job.id));
+    w.on('failed', (job, e) => failed.push(`${job.id}: ${String(e)}`));
+    const marker = path.join(mkdtempSync(path.join(tmpdir(), 'late-')), 'answers');
+    const late = await q.add({ marker }, { name: 'late' });
+    // Runs in the one sandbox while the late calls are made (a rejection unhandled there ended
+    // the sandbox and failed this job).
+    const next = await q.add({ ms: 300 }, { name: 'sleep' });
+    await waitFor(() => completed.length === 2 || failed.length > 0, {
+      timeoutMs: 10_000,
+      what: 'both jobs',
+    });
+    expect(failed).toEqual([]);
+    expect(completed).toEqual([late.id, next.id]);
+    await waitFor(() => existsSync(marker), { what: 'the awaited late calls answered' });
+    expect(JSON.parse(readFileSync(marker, 'utf8'))).toEqual([false, false, false, false]);
   });
 
   it('reuses its sandboxes: 8 jobs at concurrency 4 run in the pool of 2', async () => {
