@@ -26,7 +26,8 @@ export class QueueHistory<T = unknown, R = unknown> extends QueueBase<T, R> {
   /**
    * Per-minute counts of `kind` over the last 24 hours (Redis time): completed jobs, failed
    * attempts that were retried, dead-lettered jobs. Minutes with a count only, oldest first;
-   * `sinceMs`/`untilMs` narrow the window (a minute counts when its start is in it).
+   * `sinceMs`/`untilMs` narrow the window (a minute counts when it overlaps it: it ends after
+   * `sinceMs` and starts at or before `untilMs`).
    */
   getMetrics(kind: MetricsKind, opts?: MetricsOptions): Promise<Metrics> {
     return this.history.getMetrics(kind, opts);
