@@ -73,7 +73,7 @@ export const KEY_TABLE = {
   scheduleIds: { part: 'sc:i', doc: 'schedule ids zset (all scores 0: listed by id)' },
   scheduleLatestJobs: {
     part: 'sc:r',
-    doc: 'schedules hash (schedule id -> seq of its latest fired tick, for skipIfRunning)',
+    doc: 'schedules hash (schedule id -> <seq>:<tick ms> of its latest fired tick: skipIfRunning, lastFireAt)',
   },
   // History (docs/history.md; lib/scripts/lib/history.lua, lib/scripts/lib/completed.lua).
   addedTimes: {

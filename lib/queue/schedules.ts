@@ -31,6 +31,7 @@ interface StoredRecord {
   t?: number;
   c: number;
   m: number[];
+  /** lastFireAt as an older version kept it (fired or dropped): read when no tick fired since. */
   p?: number;
   e?: number;
 }
@@ -87,7 +88,7 @@ export class Schedules<T> {
    * all the same (its version), for the WAIT to cover the writes before.
    */
   async topUp(id: string, acks?: AckCall): Promise<number> {
-    // { Redis now, id, record, '' }
+    // { Redis now, id, record, '', latest tick fired }
     const r = (await this.ctx.run('schedule_get', [id, 0, 1, 0])) as Reply;
     // (Nothing to make, gone or ended: no write, but WAIT all the same, behind a read that takes
     // it to the queue's node.)
@@ -155,19 +156,28 @@ export class Schedules<T> {
   }
 
   private async read(id: string, offset: number, limit: number): Promise<ScheduleInfo<T>[]> {
-    // { Redis now, then per schedule: id, record, payload }
+    // { Redis now, then per schedule: id, record, payload, latest tick fired ('' none) }
     const r = (await this.ctx.run('schedule_get', [id, offset, limit, 1], {
       buffers: true,
     })) as Reply;
     const now = num(r[0]);
     const out: ScheduleInfo<T>[] = [];
-    for (let i = 1; i + 2 < r.length; i += 3) {
-      out.push(this.info(str(r[i]), parseRecord(str(r[i + 1])), r[i + 2] as Raw, now));
+    for (let i = 1; i + 3 < r.length; i += 4) {
+      const fired = str(r[i + 3]);
+      const lastFireAt = fired === '' ? null : Number(fired);
+      out.push(this.info(str(r[i]), parseRecord(str(r[i + 1])), r[i + 2] as Raw, now, lastFireAt));
     }
     return out;
   }
 
-  private info(id: string, rec: StoredRecord, payload: Raw, now: number): ScheduleInfo<T> {
+  /** `lastFireAt`: the latest tick that fired (tick_fired in placement.lua), null: none yet. */
+  private info(
+    id: string,
+    rec: StoredRecord,
+    payload: Raw,
+    now: number,
+    lastFireAt: number | null,
+  ): ScheduleInfo<T> {
     const def = JSON.parse(rec.d) as StoredDef;
     const spec = (
       def.every !== undefined ? { every: def.every } : { cron: def.cron!, tz: def.tz }
@@ -193,13 +203,13 @@ export class Schedules<T> {
       spec,
       template,
       nextFireAt: null,
-      lastFireAt: rec.p ?? null,
+      // (Not the ticks of rec.m whose time came: they may not have fired, or been dropped.)
+      lastFireAt: lastFireAt ?? rec.p ?? null,
       ticks: rec.c,
       ended: rec.e === 1,
     };
     for (const t of rec.m) {
       if (t > now) info.nextFireAt = Math.min(info.nextFireAt ?? t, t);
-      else info.lastFireAt = Math.max(info.lastFireAt ?? t, t);
     }
     try {
       template.data = decode<T>(this.ctx.options, payload);

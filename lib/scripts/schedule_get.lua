@@ -1,9 +1,10 @@
 -- schedule_get: read schedules (lib/schedules): one by id, or a page of all of them by id.
---! keys: schedules schedulePayloads scheduleIds
+--! keys: schedules schedulePayloads scheduleIds scheduleLatestJobs
 --! argv: schedule_id offset limit with_payloads
 -- schedule_id: '' = a page; with_payloads: 1|0.
--- Returns: { Redis now, then per schedule: id, record JSON, payload ('' unless asked) }; a
---   schedule asked for by id that does not exist is left out.
+-- Returns: { Redis now, then per schedule: id, record JSON, payload ('' unless asked), its latest
+--   tick that fired (ms; '' none: tick_fired) }; a schedule asked for by id that does not exist
+--   is left out.
 local ids
 if ARGV[1] ~= '' then
   ids = { ARGV[1] }
@@ -18,6 +19,7 @@ for _, sid in ipairs(ids) do
     out[#out + 1] = sid
     out[#out + 1] = rec
     out[#out + 1] = ARGV[4] == '1' and (rcall('HGET', K_SCHEDULE_PAYLOADS, sid) or '') or ''
+    out[#out + 1] = string.match(rcall('HGET', K_SCHEDULE_LATEST_JOBS, sid) or '', ':(%d+)$') or ''
   end
 end
 return out

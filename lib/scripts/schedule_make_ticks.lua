@@ -7,7 +7,11 @@
 -- tick + missed-after ms; with 'once' each but the latest gets max(tick + missed-after, next
 -- tick), so after an outage only the latest overdue tick fires. A tick due already fires at
 -- once (fire_tick).
---! keys: schedules schedulePayloads schedulesDue seqCounter data dataBuckets meta callerIds delayed wake pending scheduleLatestJobs addedTimes completedJobs
+-- Logs (one entry) 'added' for every tick job made, 'delayed' for those made ahead (they log
+-- 'promoted' when they fire, or 'cancelled' when dropped: promote), and 'cancelled' for one due
+-- already that skipIfRunning drops; one due already that fires is pending at once: 'added' only,
+-- as a job added without a delay.
+--! keys: schedules schedulePayloads schedulesDue seqCounter data dataBuckets meta callerIds delayed wake pending scheduleLatestJobs addedTimes completedJobs eventLog
 --! keys: groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: schedule_id version ended due_ahead_ms missed:once|skip missed_after_ms ticks...
 -- version: of the record read; ended: 1 when the schedule ends after these ticks; due_ahead_ms:
@@ -40,6 +44,10 @@ if not skip and rec.t and ticks[1] then
   end
 end
 local added, delayed, placed = 0, {}, false
+-- For the log: the public ids (caller ids) of the jobs made, delayed and dropped, and their meta
+-- JSON, read for their group when the template has one (as add.lua).
+local made, made_raws, delayed_ids, delayed_raws, dropped, dropped_raws = {}, {}, {}, {}, {}, {}
+local grouped = false
 for i, tick in ipairs(ticks) do
   local cid = sid .. ':' .. int(tick)
   if not rcall('HGET', K_CALLER_IDS, cid) and not (skip and now > tick + late) then
@@ -57,22 +65,26 @@ for i, tick in ipairs(ticks) do
         meta.z = math.max(tick + late, ticks[i + 1])
       end
     end
+    local raw = cjson.encode(meta)
     rcall('HSET', K_CALLER_IDS, cid, seq)
     data_set({ seq, payload })
     times_set_added({ seq }, now)
-    rcall('HSET', K_META, seq, cjson.encode(meta))
+    rcall('HSET', K_META, seq, raw)
+    grouped = grouped or meta.g ~= nil
+    made[#made + 1] = cid
+    made_raws[#made] = raw
     if tick > now then
       delayed[#delayed + 1] = tick
       delayed[#delayed + 1] = seq
+      delayed_ids[#delayed_ids + 1] = cid
+      delayed_raws[#delayed_ids] = raw
       rec.m[#rec.m + 1] = tick
+    elseif fire_tick(seq, meta, now) then
+      requeue(seq, meta, false)
+      placed = true
     else
-      if fire_tick(seq, meta, now) then
-        requeue(seq, meta, false)
-        placed = true
-      end
-      if not rec.p or tick > rec.p then
-        rec.p = tick
-      end
+      dropped[#dropped + 1] = cid
+      dropped_raws[#dropped] = raw
     end
     added = added + 1
   end
@@ -85,6 +97,11 @@ end
 if placed then
   wake()
 end
+ev_gather()
+emit_jobs('added', made, grouped and made_raws)
+emit_jobs('delayed', delayed_ids, grouped and delayed_raws)
+emit_jobs('cancelled', dropped, grouped and dropped_raws)
+ev_flush()
 rec.v = version + 1
 if ended then
   rec.e = 1

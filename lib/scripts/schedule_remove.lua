@@ -1,6 +1,7 @@
 -- schedule_remove: a schedule stops: its record goes, and so do its tick jobs that have not fired
--- (still in the delayed set). Jobs of ticks that fired already run to their end.
---! keys: schedules schedulePayloads schedulesDue scheduleIds scheduleLatestJobs data dataBuckets meta callerIds delayed addedTimes
+-- (still in the delayed set), logged 'cancelled' (one entry). Jobs of ticks that fired already
+-- run to their end.
+--! keys: schedules schedulePayloads schedulesDue scheduleIds scheduleLatestJobs data dataBuckets meta callerIds delayed addedTimes eventLog
 --! argv: schedule_id
 -- Returns: 1 removed, 0 no such schedule.
 local sid = ARGV[1]

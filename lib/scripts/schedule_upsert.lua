@@ -1,8 +1,9 @@
 -- schedule_upsert: store a schedule (lib/schedules). The same definition, tick meta and payload
 -- change nothing at all (safe on every deploy). A changed one drops the tick jobs of the old
 -- definition that have not fired, restarts the count and marks the schedule due for its first
--- ticks: the caller makes them next (schedule_make_ticks), or the next clean() does.
---! keys: schedules schedulePayloads schedulesDue scheduleIds data dataBuckets meta callerIds delayed addedTimes
+-- ticks: the caller makes them next (schedule_make_ticks), or the next clean() does. The tick
+-- jobs dropped log 'cancelled' (one entry).
+--! keys: schedules schedulePayloads schedulesDue scheduleIds data dataBuckets meta callerIds delayed addedTimes eventLog
 --! argv: schedule_id definition payload tick_meta anchor
 -- definition, tick_meta: JSON; payload: the template payload; anchor: 'a<ms>' absolute ms,
 -- 'd<ms>' Redis now + ms.
@@ -15,10 +16,9 @@ end
 local now = now_ms()
 local rec = { d = def, j = tmeta, v = 1, c = 0, m = {} }
 if old then
-  -- (Dropped first: a tick whose time came and that no clean or lease promoted yet has not
-  -- fired, and goes too; the latest of those that fired is kept.)
+  -- (A tick whose time came and that no clean or lease promoted yet has not fired, and goes too.
+  -- p: lastFireAt of a record an older version wrote, kept.)
   drop_unfired(sid, old)
-  prune_due(sid, old, now)
   rec.p = old.p
   rec.v = (tonumber(old.v) or 0) + 1
 end

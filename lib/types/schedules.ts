@@ -65,7 +65,10 @@ export interface ScheduleInfo<T = unknown> {
   template: ScheduleTemplate<T>;
   /** The next tick made and not yet due (ms, Redis time), or null. */
   nextFireAt: number | null;
-  /** The latest tick that came due (ms), or null. */
+  /**
+   * The latest tick that fired (ms, its time: its job was placed to run), or null. A tick whose
+   * time came but that nothing promoted yet, or one dropped (missed, skipIfRunning), does not count.
+   */
   lastFireAt: number | null;
   /** Ticks made since the schedule was last changed (those to come included). */
   ticks: number;

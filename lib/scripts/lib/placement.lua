@@ -137,11 +137,14 @@ local function tick_unfired(meta)
   return meta.u ~= nil or meta.z ~= nil or meta.w ~= nil
 end
 
--- Schedule tick `seq` fires: it becomes its schedule's latest fired tick (meta w: one that
--- skips while an earlier tick's job exists) and its tick fields go.
+-- Schedule tick `seq` fires: K_SCHEDULE_LATEST_JOBS gets '<seq>:<tick ms>' for its schedule (the
+-- job skipIfRunning weighs the next ticks against — meta w, set when the template says so — and
+-- the tick getSchedule's lastFireAt reports: a dropped tick never gets here) and its tick fields
+-- go. Its caller id (meta i) is '<schedule>:<tick ms>'.
 local function tick_fired(seq, meta)
-  if meta.w then
-    rcall('HSET', K_SCHEDULE_LATEST_JOBS, meta.w, seq)
+  local sid, tick = string.match(meta.i or '', '^(.*):(%d+)$')
+  if sid then
+    rcall('HSET', K_SCHEDULE_LATEST_JOBS, sid, seq .. ':' .. tick)
   end
   meta.z, meta.w, meta.u = nil, nil, nil
   save_meta(seq, meta)
@@ -149,16 +152,17 @@ end
 
 -- A schedule tick comes due (lib/schedules): false when it is dropped instead, because it missed
 -- its window (meta z: drop-by time) or because the job of an earlier tick of its schedule still
--- exists (meta w: the schedule, when its template says skipIfRunning; K_SCHEDULE_LATEST_JOBS holds the job
--- of its latest tick that fired; a dead or kept completed one does not count). Else its tick
--- fields go.
+-- exists (meta w: the schedule, when its template says skipIfRunning; K_SCHEDULE_LATEST_JOBS
+-- holds '<seq>:<tick>' of its latest tick that fired — a bare seq when an older version wrote it;
+-- a dead or kept completed one does not count). Else its tick fields go. The caller logs a
+-- dropped tick's 'cancelled' (from the meta it read: this one is gone).
 local function fire_tick(seq, meta, now)
   if meta.z and now > meta.z then
     drop_delayed(seq, meta.i)
     return false
   end
   if meta.w then
-    local prev = rcall('HGET', K_SCHEDULE_LATEST_JOBS, meta.w)
+    local prev = string.match(rcall('HGET', K_SCHEDULE_LATEST_JOBS, meta.w) or '', '^%d+')
     if
       prev
       and prev ~= seq
@@ -196,16 +200,21 @@ local function promote(now, limit)
     due[i] = it[1]
   end
   local metas = hmget(K_META, due)
-  local placed_seqs, placed_metas = {}, {}
+  local placed_seqs, placed_metas, dropped_seqs, dropped_metas = {}, {}, {}, {}
   for i, seq in ipairs(due) do
     local meta = decode_meta(metas[i])
     if not tick_unfired(meta) or fire_tick(seq, meta, now) then
       requeue(seq, meta, false)
       placed_seqs[#placed_seqs + 1] = seq
       placed_metas[#placed_metas + 1] = metas[i]
+    else
+      dropped_seqs[#dropped_seqs + 1] = seq
+      dropped_metas[#dropped_metas + 1] = metas[i]
     end
   end
   rcall_each('ZREM', K_DELAYED, due)
+  -- (A dropped tick's job is gone without running: 'cancelled', as one cancel() removed.)
+  emit_jobs('cancelled', dropped_seqs, dropped_metas)
   emit_jobs('promoted', placed_seqs, placed_metas)
   if #placed_seqs > 0 then
     wake()
