@@ -49,7 +49,10 @@ export interface Meta {
 /** A flow child's parent (meta P) as queue and public id, or undefined. */
 export function parentOf(meta: Meta): ParentRef | undefined {
   if (meta.P === undefined) return undefined;
-  const [queue = '', seq = '', cid = ''] = meta.P.split('\t');
+  // The caller id is written unescaped, last: it is everything after the second tab (an id may
+  // hold tabs; a queue name and a seq never do).
+  const [queue = '', seq = '', ...rest] = meta.P.split('\t');
+  const cid = rest.join('\t');
   return queue && seq ? { queue, id: cid || seq } : undefined;
 }
 

@@ -28,6 +28,21 @@ for b = 1, tonumber(ARGV[1]) do
   end
   blocks[b] = blk
 end
+-- The metas of a block's nodes (`nodes`: their ARGV indexes), as its events list them: every
+-- node ('added'), the delayed leaves, the parents.
+local function flow_add_raws(nodes)
+  local all, delayed, parents = {}, {}, {}
+  for k, at in ipairs(nodes) do
+    local meta, delay = ARGV[at + 3], ARGV[at + 5]
+    all[k] = meta
+    if tonumber(ARGV[at + 6]) > 0 then
+      parents[#parents + 1] = meta
+    elseif delay ~= '' and tonumber(delay) > 0 then
+      delayed[#delayed + 1] = meta
+    end
+  end
+  return all, delayed, parents
+end
 local taken, live = {}, 0
 for b, blk in ipairs(blocks) do
   use_queue(blk.q)
@@ -56,9 +71,12 @@ for _, blk in ipairs(blocks) do
     rcall('ZREM', K_FLOW_RESERVED, blk.res)
     local data_args, meta_args, pending, gpend, delayed, waiting = {}, {}, {}, {}, {}, {}
     local added, delayed_ids, parents, parent_ids = {}, {}, {}, {}
+    local any_group = false
     for _, at in ipairs(blk.nodes) do
       local seq, cid, meta, delay = ARGV[at], ARGV[at + 1], ARGV[at + 3], ARGV[at + 5]
       local id = cid ~= '' and cid or seq
+      local g = meta_group(meta)
+      any_group = any_group or g ~= nil
       if cid ~= '' then
         rcall('HSET', K_CALLER_IDS, cid, seq)
       end
@@ -87,7 +105,6 @@ for _, blk in ipairs(blocks) do
         delayed[#delayed + 1] = seq
         delayed_ids[#delayed_ids + 1] = id
       else
-        local g = meta_group(meta)
         if g then
           group_pend(gpend, g, ARGV[at + 4], seq)
         else
@@ -113,9 +130,18 @@ for _, blk in ipairs(blocks) do
     if placed then
       wake()
     end
-    emit_jobs('added', added, false)
-    emit_jobs('delayed', delayed_ids, false)
-    emit_jobs('waiting-children', parent_ids, false)
+    if EV_ON and any_group then
+      -- Grouped jobs' events carry their groups (docs/groups.md): the metas, in the order of the
+      -- ids (collected only here: an ungrouped block pays nothing for them).
+      local raws, delayed_raws, parent_raws = flow_add_raws(blk.nodes)
+      emit_jobs('added', added, raws)
+      emit_jobs('delayed', delayed_ids, delayed_raws)
+      emit_jobs('waiting-children', parent_ids, parent_raws)
+    else
+      emit_jobs('added', added, false)
+      emit_jobs('delayed', delayed_ids, false)
+      emit_jobs('waiting-children', parent_ids, false)
+    end
     for _, seq in ipairs(parents) do
       flow_apply_early(seq, now)
     end

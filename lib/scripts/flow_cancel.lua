@@ -30,7 +30,7 @@ for j = 1, count do
       flow_stop_children(seq, now)
     end
     destroy(seq, meta)
-    emit('cancelled', meta.i or seq)
+    emit('cancelled', meta.i or seq, ev_group(meta))
     status = 1
   end
   out[j] = status

@@ -27,6 +27,7 @@ import { FlowRunner } from './runner.js';
 import { planFlows, type FlowPlan, type FlowQueueCheck } from './tree.js';
 import { FlowWriter } from './writer.js';
 import { str, type Reply } from '../../job/records.js';
+import { optionsObject, shown } from '../../util/checks.js';
 
 const OPTION_KEYS: ReadonlySet<string> = new Set<keyof FlowProducerOptions>([
   'prefix',
@@ -96,14 +97,15 @@ export class FlowProducer {
   ): Promise<AddedBatch> {
     const problems: string[] = [];
     if (!Array.isArray(jobs)) problems.push('jobs must be an array of nodes');
-    const cb = (opts as Partial<BatchOptions> | undefined)?.onComplete;
+    else jobs.forEach((j: unknown, i) => batchJobProblems(j, i, problems));
+    // (A mistyped key, e.g. BullMQ-style `onFailure` for the callback, would be ignored.)
+    const cb = optionsObject('opts', opts, ['onComplete'], problems).onComplete as
+      BatchOptions['onComplete'] | null | undefined;
     if (typeof cb !== 'object' || cb === null) problems.push('onComplete must be a node');
     else if ('children' in cb) problems.push('onComplete.children: a batch callback has none');
     if (problems.length > 0) throw invalid(problems, 'batch refused');
     // (`onFailure: undefined` written out is no policy given: 'ignore' too.)
-    const children = jobs.map(
-      (j) => ({ ...j, onFailure: (j as FlowNode | null)?.onFailure ?? 'ignore' }) as FlowNode,
-    );
+    const children = jobs.map((j) => ({ ...j, onFailure: j.onFailure ?? 'ignore' }) as FlowNode);
     let added: FlowJob;
     try {
       added = await this.add({ ...cb!, children } as FlowNode);
@@ -155,6 +157,21 @@ export class FlowProducer {
   }
 }
 
+/**
+ * The problems of batch job `j` (at `jobs[i]`) that planning it would miss: a non-object would
+ * be spread into a node of only `onFailure` (then refused for its missing data, as if the payload
+ * were the problem), and a batch job's children would be planned as a tree (the type has none).
+ */
+function batchJobProblems(j: unknown, i: number, problems: string[]): void {
+  if (typeof j !== 'object' || j === null || Array.isArray(j))
+    problems.push(`jobs[${i}]: must be an object { queue, data, … }, got ${shown(j)}`);
+  else if ('children' in j)
+    problems.push(
+      `jobs[${i}].children: a batch's jobs have none; for a tree of jobs add a flow with add(), ` +
+        'whose root runs once its children ended',
+    );
+}
+
 /** The added jobs of the tree rooted at node `i`. */
 function jobsOf(plan: FlowPlan, i: number): FlowJob {
   const n = plan.nodes[i]!;
@@ -181,17 +198,30 @@ function jobsOf(plan: FlowPlan, i: number): FlowJob {
 /** Problems of a whole flow (its size), not of one of its nodes. */
 const WHOLE_TREE = /^(more than \d+ nodes|payloads of \d+ bytes)/;
 
+/**
+ * Problem `p` of a batch's tree with its nodes named as the caller wrote them — at its start and
+ * where it names another node (a duplicate id, two children with one key) — but not inside its
+ * quoted strings (ids and queue names as JSON).
+ */
+function asBatch(p: string): string {
+  return p
+    .split(/("(?:[^"\\]|\\.)*")/)
+    .map((part, i) =>
+      i % 2 === 1
+        ? part
+        : part.replaceAll('children[', 'jobs[').replaceAll('the root', 'onComplete'),
+    )
+    .join('');
+}
+
 /** A refused batch's problems, named as the caller wrote them (jobs[i], onComplete). */
 function batchPaths(e: unknown): unknown {
   if (!(e instanceof WorkQueueError) || e.problems.length === 0) return e;
-  const renamed = e.problems.map((p) =>
-    p.startsWith('children[')
-      ? 'jobs' + p.slice('children'.length)
-      : p.startsWith('the root')
-        ? 'onComplete' + p.slice('the root'.length)
-        : WHOLE_TREE.test(p)
-          ? p
-          : `onComplete.${p}`,
-  );
+  const renamed = e.problems.map((p) => {
+    const q = asBatch(p);
+    return q.startsWith('jobs[') || q.startsWith('onComplete') || WHOLE_TREE.test(q)
+      ? q
+      : `onComplete.${q}`;
+  });
   return new WorkQueueError(e.code, `batch refused: ${renamed.join('; ')}`, renamed);
 }

@@ -14,6 +14,7 @@ import type { ChildFailurePolicy, FlowNode } from '../../types/index.js';
 import { delayMsProblem, hasLoneSurrogate, isPosInt, malformedProblem } from '../../util/checks.js';
 import { encode, type Raw } from '../../job/codec.js';
 import type { Meta } from '../../job/records.js';
+import { siblingKeyProblems, type Keying } from './siblings.js';
 
 /** Most nodes one add or addBulk writes (one script on one Redis). */
 export const MAX_FLOW_NODES = 10_000;
@@ -103,6 +104,7 @@ export function planFlows(
   const nodes: PlannedNode[] = [];
   const roots: number[] = [];
   const ids = new Map<string, string>();
+  const keying: Keying[] = [];
   let bytes = 0;
   // Depth-first, children in order, without recursion (any depth); `up`: the nodes on the path
   // from the root (a node met again there is a cycle), left when its exit item is popped.
@@ -186,6 +188,9 @@ export function planFlows(
       delayMs: (n.delayMs as number | undefined) ?? 0,
       seq: '',
     });
+    keying.push(
+      qProblems.length > 0 ? 'none' : n.id === undefined ? 'counter' : meta.i ? 'id' : 'none',
+    );
     if (parent < 0) roots.push(index);
     else nodes[parent]!.children.push(index);
     const list = Array.isArray(kids) ? (kids as readonly unknown[]) : [];
@@ -200,6 +205,7 @@ export function planFlows(
       });
     }
   }
+  problems.push(...siblingKeyProblems(nodes, keying));
   if (bytes > MAX_FLOW_BYTES) {
     problems.push(
       `payloads of ${bytes} bytes in all, over the most one add writes: ${MAX_FLOW_BYTES}`,

@@ -17,11 +17,11 @@ local function flow_parent_ready(pseq, now)
   local meta = decode_meta(rcall('HGET', K_META, pseq))
   if meta.W and meta.W > 0 then
     schedule({ now + meta.W, pseq })
-    emit('delayed', meta.i or pseq)
+    emit('delayed', meta.i or pseq, ev_group(meta))
   else
     requeue(pseq, meta, false)
     wake()
-    emit('promoted', meta.i or pseq)
+    emit('promoted', meta.i or pseq, ev_group(meta))
   end
 end
 

@@ -154,6 +154,29 @@ describe('a bad flow is refused, every problem listed with its path, nothing wri
     ]);
   });
 
+  it('addBatch: a job not an object, a job with children, an unknown option', async () => {
+    // (A null job was spread into { onFailure } and refused for its data: ENCODE_FAILED; a job's
+    // children and a mistyped option were taken.)
+    const flows = fx.producer();
+    const jobs = [null, { queue: 'bt', data: 1, children: [{ queue: 'bt', data: 2 }] }, 5];
+    const e = await refused(
+      flows.addBatch(
+        jobs as never,
+        {
+          onComplete: { queue: 'bd', data: 'r' },
+          onFailure: 'ignore',
+        } as never,
+      ),
+    );
+    expect(e.code).toBe('INVALID_ARGUMENT');
+    expect(e.problems).toEqual([
+      'jobs[0]: must be an object { queue, data, … }, got null',
+      "jobs[1].children: a batch's jobs have none; for a tree of jobs add a flow with add(), whose root runs once its children ended",
+      'jobs[2]: must be an object { queue, data, … }, got 5',
+      'unknown option "onFailure"; known: onComplete',
+    ]);
+  });
+
   it('getBatch of an id that is not a string: INVALID_ARGUMENT', async () => {
     const flows = fx.producer();
     for (const id of [123, null, undefined, {}]) {
