@@ -72,8 +72,9 @@ export const qualifiedName = (prefix: string, queue: string) => `${prefix}:${que
 /** The board's `toJSON()` shape for one of our jobs; fields we do not keep are left empty. */
 export function jobJson(info: JobInfo, prefix: string): QueueJobJson {
   const at = info.at;
+  // (Each once: a job dead-lettered by a thrown error has that error as its reason too.)
   const errors = [info.deadReason, info.lastError, info.decodeError].filter(
-    (e): e is string => typeof e === 'string' && e.length > 0,
+    (e, i, all): e is string => typeof e === 'string' && e.length > 0 && all.indexOf(e) === i,
   );
   return {
     id: info.id,

@@ -18,7 +18,7 @@ export const INVALID_READINESS_OPTIONS = 'invalid isHealthy() options';
 export const livenessOptionsNotObject = (got: string) =>
   `options must be an object { stalledAfterMs?, timeoutMs? }, got ${got}`;
 export const badLivenessMs = (key: string, got: string) =>
-  `${key} must be a positive integer (ms), got ${got}`;
+  `${key} must be a positive integer (ms) up to 2147483647, got ${got}`;
 export const MAIN_CONNECTION = 'the Redis connection';
 export const queuesConnection = (queues: readonly string[]) =>
   `the Redis connection of ${queues.length > 1 ? 'queues' : 'queue'} ${queues.map((q) => `"${q}"`).join(', ')}`;

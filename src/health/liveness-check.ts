@@ -4,7 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Cluster, Redis } from 'ioredis';
 import type { WorkQueue } from '../../lib/internal.js';
-import { within } from '../../lib/internal.js';
+import { MAX_TIMER_MS, within } from '../../lib/internal.js';
 import type { WorkQueueContext } from '../work-queue.context.js';
 import { show, unknownOption } from '../work-queue.messages.js';
 import {
@@ -69,7 +69,11 @@ export function livenessOptionProblems(options: unknown): string[] {
     .map((k) => unknownOption('', k));
   for (const key of known) {
     const v = o[key];
-    if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v <= 0)) {
+    // (At most a timer's range: Node fires a longer one at once, every PING then unanswered.)
+    if (
+      v !== undefined &&
+      (typeof v !== 'number' || !Number.isInteger(v) || v <= 0 || v > MAX_TIMER_MS)
+    ) {
       problems.push(badLivenessMs(key, show(v)));
     }
   }

@@ -196,14 +196,19 @@ describe('isAlive(): bad input', () => {
     };
     expect(await refused({ stalledAfterMs: 0, timeoutMs: -1, stalledAfter: 5 })).toEqual([
       'stalledAfter is not a known option',
-      'stalledAfterMs must be a positive integer (ms), got 0',
-      'timeoutMs must be a positive integer (ms), got -1',
+      'stalledAfterMs must be a positive integer (ms) up to 2147483647, got 0',
+      'timeoutMs must be a positive integer (ms) up to 2147483647, got -1',
     ]);
     expect(await refused({ stalledAfterMs: -30_000 })).toEqual([
-      'stalledAfterMs must be a positive integer (ms), got -30000',
+      'stalledAfterMs must be a positive integer (ms) up to 2147483647, got -30000',
     ]);
     expect(await refused({ stalledAfterMs: '30s' })).toEqual([
-      'stalledAfterMs must be a positive integer (ms), got "30s"',
+      'stalledAfterMs must be a positive integer (ms) up to 2147483647, got "30s"',
+    ]);
+    // Past a timer's range: Node fired it at once, every PING unanswered, the pod restarted.
+    expect(await refused({ timeoutMs: 3e9, stalledAfterMs: 2 ** 31 })).toEqual([
+      'stalledAfterMs must be a positive integer (ms) up to 2147483647, got 2147483648',
+      'timeoutMs must be a positive integer (ms) up to 2147483647, got 3000000000',
     ]);
     expect(await refused(null)).toEqual([
       'options must be an object { stalledAfterMs?, timeoutMs? }, got null',

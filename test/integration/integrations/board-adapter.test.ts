@@ -61,6 +61,8 @@ describe('WorkQueueAdapter on the board', () => {
     const one = await http.get(`/board/api/queues/${q.name}/${deadId}`).expect(200);
     expect(one.body).toMatchObject({ status: 'failed', job: { id: deadId, data: { n: 0 } } });
     expect(JSON.stringify(one.body.job)).toContain('boom');
+    // Its reason is its error: shown once, not again as the "stack trace".
+    expect(one.body.job).toMatchObject({ failedReason: 'boom', stacktrace: [] });
   });
 
   it('flows and groups: waiting-children tab, the parent of a child, the group of a job', async () => {
