@@ -77,8 +77,9 @@ export class WorkQueueCleaner implements OnApplicationBootstrap, BeforeApplicati
     this.stopped = true;
     clearInterval(this.timer);
     this.timer = undefined;
-    // (Not for a queue whose connection is down: its clean cannot end before the connection
-    // closes, and then ends at once.)
+    // (Not for a queue whose connection is down: its clean waits for Redis — until the module
+    // closes the connection, or, on a client of yours, its commandTimeoutMs — and its failure is
+    // logged.)
     const running = [...this.running].filter(([q]) => q.client.status === 'ready');
     if (running.length > 0) await within(Promise.all(running.map(([, run]) => run)), STOP_WAIT_MS);
   }

@@ -90,7 +90,8 @@ interface StreamInternals {
  * commands rejected ("Connection is closed."). (Through Sentinel the attempt would first ask a
  * sentinel: left stuck, its waits end at their deadlines.) The stale socket's 'close', which
  * fired before the disconnect, is emitted to it again for the timers the disconnects armed on it
- * (their only listeners left).
+ * (their only listeners left). For a connection thrown away after: one ended this way keeps
+ * ioredis' manuallyClosing flag (a later connect() would not reconnect after a drop).
  */
 export function endNow(c: Redis | Cluster): void {
   const stuck = c.status === 'reconnecting' && !isCluster(c);

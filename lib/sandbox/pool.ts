@@ -10,6 +10,8 @@ import type { Handler } from '../types/worker.js';
 import { resolveSandboxOptions, SANDBOX_CLOSE_MS, type SandboxSettings } from './options.js';
 import { Sandbox } from './sandbox.js';
 
+const RESOLVED = Promise.resolve();
+
 interface Waiter {
   resolve(box: Sandbox): void;
   reject(e: unknown): void;
@@ -72,6 +74,7 @@ export class SandboxPool<T, R> {
     // counts (a job that ignored its signal timed out the next one behind it too).
     const leave = () => this.leave(box);
     job.signal.addEventListener('abort', leave, { once: true });
+    if (job.signal.aborted) leave(); // (aborted before this line: the listener never fires)
     try {
       const target = (this.settings.wrapJob?.(job as Job) ?? job) as Job;
       return (await box.run(job as Job, target)) as R;
@@ -85,8 +88,12 @@ export class SandboxPool<T, R> {
   private leave(box: Sandbox): void {
     if (!this.boxes.delete(box)) return;
     this.leaving.add(box);
-    if (!this.closed && this.waiters.length > 0 && this.boxes.size < this.settings.size)
-      this.spawn(false);
+    // Looked at once the current turn's aborts are done: a worker's close() aborts its runs one
+    // by one, those waiting for a sandbox too (they leave the waiters), then closes the pool.
+    void RESOLVED.then(() => {
+      if (!this.closed && this.waiters.length > 0 && this.boxes.size < this.settings.size)
+        this.spawn(false);
+    });
   }
 
   /** A free sandbox: an idle one, a new one while there are fewer than `size`, else the next free. */
@@ -123,13 +130,13 @@ export class SandboxPool<T, R> {
     if (this.leaving.delete(box) && box.alive) this.boxes.add(box);
     if (!box.alive || !this.boxes.has(box)) return; // it died (died() forgets it)
     if (this.closed) void box.close(SANDBOX_CLOSE_MS);
-    else if (this.waiters.length > 0) this.waiters.shift()!.resolve(box);
     else if (this.boxes.size > this.settings.size) {
-      // One more than the pool's size (started for a job behind one that left, which then
-      // rejoined): it goes.
+      // One more than the pool's size (its replacement started meanwhile): it goes, waiting
+      // jobs or not (they are the replacement's).
       this.boxes.delete(box);
       void box.close(SANDBOX_CLOSE_MS);
-    } else this.idle.push(box);
+    } else if (this.waiters.length > 0) this.waiters.shift()!.resolve(box);
+    else this.idle.push(box);
   }
 
   private spawn(probe: boolean): Sandbox {

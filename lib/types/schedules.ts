@@ -66,8 +66,9 @@ export interface ScheduleInfo<T = unknown> {
   /** The next tick made and not yet due (ms, Redis time), or null. */
   nextFireAt: number | null;
   /**
-   * The latest tick that fired (ms, its time: its job was placed to run), or null. A tick whose
-   * time came but that nothing promoted yet, or one dropped (missed, skipIfRunning), does not count.
+   * The latest tick time among the ticks that fired (ms: their jobs were placed to run), or null.
+   * A tick whose time came but that nothing promoted yet, or one dropped (missed, skipIfRunning),
+   * does not count.
    */
   lastFireAt: number | null;
   /** Ticks made since the schedule was last changed (those to come included). */

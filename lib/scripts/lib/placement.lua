@@ -144,7 +144,13 @@ end
 local function tick_fired(seq, meta)
   local sid, tick = string.match(meta.i or '', '^(.*):(%d+)$')
   if sid then
-    rcall('HSET', K_SCHEDULE_LATEST_JOBS, sid, seq .. ':' .. tick)
+    -- The latest tick by its time, not by when it fired: one moved later (changeDelay) firing
+    -- after the next, or earlier ones firing after a promote() of a later one, do not take it
+    -- back. (A bare seq, written by an older version, is replaced.)
+    local prev = string.match(rcall('HGET', K_SCHEDULE_LATEST_JOBS, sid) or '', ':(%d+)$')
+    if not prev or tonumber(prev) <= tonumber(tick) then
+      rcall('HSET', K_SCHEDULE_LATEST_JOBS, sid, seq .. ':' .. tick)
+    end
   end
   meta.z, meta.w, meta.u = nil, nil, nil
   save_meta(seq, meta)

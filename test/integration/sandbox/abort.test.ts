@@ -87,6 +87,28 @@ describe.each(MODES)('a %s sandbox', (mode: SandboxMode) => {
     expect(same(next as Where, at)).toBe(false);
   }, 60_000);
 
+  it('the sandbox of an aborted job that then ends does not join its replacement: never two at once', async () => {
+    // Pool of one, slots for three: the cancelled job's sandbox runs on (it ignores its signal
+    // for 1.5 s) while its replacement serves the jobs behind it; then it must go, not serve
+    // those waiting beside the replacement (two jobs at once in a pool of one, for good).
+    const q = fx.queue<Data, unknown>();
+    const w = worker(q, handlerSandbox(mode, { poolSize: 1, abortGraceMs: 60_000 }), {
+      concurrency: 3,
+    });
+    const spans: Array<Where & { start: number; end: number }> = [];
+    w.on('completed', (job: Job<Data>, r) => job.name === 'span' && spans.push(r as never));
+    const { id } = await q.add({ ms: 1_500 }, { name: 'sleep' });
+    await waitFor(async () => (await q.getJob(id))?.state === 'leased', { what: 'running' });
+    await q.addBulk(
+      Array.from({ length: 8 }, () => ({ data: { ms: 300 }, opts: { name: 'span' } })),
+    );
+    expect(await q.cancel(id)).toBe(true);
+    await waitFor(() => spans.length === 8, { timeoutMs: 30_000, what: '8 spans' });
+    spans.sort((a, b) => a.start - b.start);
+    const overlaps = spans.filter((s, i) => i > 0 && s.start < spans[i - 1]!.end);
+    expect(overlaps).toEqual([]);
+  }, 60_000);
+
   it.each(['cancel', 'jobTimeoutMs'])(
     'a sandbox that ignores the abort (%s) is terminated after abortGraceMs and replaced',
     async (how) => {

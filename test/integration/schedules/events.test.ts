@@ -121,6 +121,20 @@ describe('schedules: the events of a tick job', () => {
     await q.removeSchedule('s');
   });
 
+  it('lastFireAt is the latest tick time fired: an earlier tick firing after a promote() does not take it back', async () => {
+    const q = fx.queue<number>();
+    await q.upsertSchedule('s', { every: 1_000 }, { data: 1 });
+    const ticks = await delayedTicks(q);
+    expect(ticks.length).toBeGreaterThan(1);
+    expect(await q.promote(`s:${ticks[1]}`)).toBe(true);
+    expect((await q.getSchedule('s'))!.lastFireAt).toBe(ticks[1]);
+    await until(q, ticks[0]! + 20, 'the first tick due');
+    const jobs = await leasedSoon(q, { count: 10 }, { what: 'the two ticks' });
+    expect(jobs.map((j) => j.id).sort()).toEqual([`s:${ticks[0]}`, `s:${ticks[1]}`].sort());
+    expect((await q.getSchedule('s'))!.lastFireAt).toBe(ticks[1]);
+    await q.removeSchedule('s');
+  });
+
   it('a changed upsert and removeSchedule: the unfired ticks are cancelled (one entry each)', async () => {
     const q = fx.queue<number>();
     await q.upsertSchedule('s', { every: 500 }, { data: 1 });
