@@ -32,14 +32,22 @@ export type WorkQueueErrorCode =
 
 export class WorkQueueError extends Error {
   override readonly name = 'WorkQueueError';
+  /**
+   * For INVALID_OPTIONS/INVALID_ARGUMENT: every problem found, one per entry (never empty: a
+   * refusal made of its message alone has that message as its one problem).
+   */
+  readonly problems: readonly string[];
   constructor(
     readonly code: WorkQueueErrorCode,
     message: string,
-    /** For INVALID_OPTIONS/INVALID_ARGUMENT: every problem found, one per entry. */
-    readonly problems: readonly string[] = [],
+    problems: readonly string[] = [],
     options?: { cause?: unknown },
   ) {
     super(message, options);
+    this.problems =
+      problems.length === 0 && (code === 'INVALID_ARGUMENT' || code === 'INVALID_OPTIONS')
+        ? [message]
+        : problems;
   }
 }
 

@@ -1,12 +1,14 @@
 -- flow_control: the queue's flow control settings (docs/flow-control.md), read by every lease
 -- path (lib/scripts/lib/flow_control.lua).
---! keys: flowControl noticeChannel
+--! keys: flowControl noticeChannel wake
 --! argv: action:pause | action:resume | action:rate max duration_ms | action:conc concurrency
 --! argv: | action:get
 -- pause  -> the pause version; publishes 'p:<version>' on the notice channel
 -- resume -> the new version (0: was not paused); publishes 'r:<version>'
 -- rate   -> 1 (max 0 removes the rate limit)
 -- conc   -> 1 (concurrency 0 removes the concurrency limit)
+-- (rate and conc wake a parked worker, as a group's own limits do: jobs the old limit held
+-- start now, not at a worker's next idle timeout.)
 -- get    -> { paused version (0 = not), rate max, rate duration ms, concurrency, no leases
 --           until ms } (0 for what is not set)
 -- Workers learn a pause within one round trip (the channel); the lease scripts enforce it.
@@ -33,6 +35,7 @@ elseif action == 'rate' then
   else
     rcall('HDEL', K_FLOW_CONTROL, 'm', 'd')
   end
+  wake()
   return 1
 elseif action == 'conc' then
   if tonumber(ARGV[2]) > 0 then
@@ -40,6 +43,7 @@ elseif action == 'conc' then
   else
     rcall('HDEL', K_FLOW_CONTROL, 'c')
   end
+  wake()
   return 1
 end
 local f = rcall('HMGET', K_FLOW_CONTROL, 'p', 'm', 'd', 'c', 'u')

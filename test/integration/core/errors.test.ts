@@ -193,6 +193,9 @@ describe('typed errors, refused before touching Redis', () => {
     }
     const all = Array(5).fill('INVALID_ARGUMENT');
     expect(codes).toEqual(Object.fromEntries(Object.keys(forged).map((k) => [k, all])));
+    // Its problems list what is wrong, as every INVALID_ARGUMENT's does (it was empty).
+    const e = (await errorOf(() => qo.release({} as Lease))) as WorkQueueError;
+    expect(e.problems).toEqual(['not a lease (use a lease returned by lease())']);
     expect(sent.count).toBe(0);
   });
 

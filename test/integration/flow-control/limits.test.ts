@@ -240,4 +240,33 @@ describe('limits in Redis', () => {
     await q.add(5); // a wake-up: the worker looks again and takes all
     await waitFor(() => at.length === 5, { what: 'all after the limit is lifted' });
   });
+
+  it.each(['rate', 'concurrency'])(
+    "lifting the %s limit starts the jobs it held at once, not at a parked worker's next look",
+    async (limit) => {
+      const q = fx.queue<number>({ leaseMs: LEASE_MS });
+      if (limit === 'rate') await q.setRateLimit({ max: 1, durationMs: 60_000 });
+      else await q.setGlobalConcurrency(1);
+      const started: number[] = [];
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      // Parked for a minute at most between looks: what wakes it is the limit's change.
+      worker(
+        q,
+        async (job) => {
+          started.push(job.data);
+          if (job.data === 1) await held;
+        },
+        { concurrency: 4, idleTimeoutMs: 60_000 },
+      );
+      await waitFor(async () => (await q.counts()).workers === 1);
+      await q.addBulk([1, 2, 3].map((data) => ({ data })));
+      await waitFor(async () => started.length === 1 && (await q.counts()).pending === 2);
+      if (limit === 'rate') await q.setRateLimit(null);
+      else await q.setGlobalConcurrency(null);
+      await waitFor(() => started.length === 3, { timeoutMs: 10_000, what: 'the held jobs' });
+      expect(started.sort()).toEqual([1, 2, 3]);
+      release();
+    },
+  );
 });
