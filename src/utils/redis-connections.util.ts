@@ -33,9 +33,40 @@ export function connect(c: WorkQueueConnectionOptions): Redis | Cluster {
 const clientIds = new WeakMap<object, number>();
 let lastClientId = 0;
 
-/** What identifies a connection when comparing two registrations of one queue. */
+/** Each secret seen, as a number: two registrations compare by it, a message shows only it. */
+const secretIds = new Map<string, number>();
+/** Options whose values are secrets: passwords, TLS keys and certificates. */
+const SECRET_KEYS = /pass|secret|token|^key$|^pfx$|^cert$|^ca$/i;
+
+function secret(v: unknown): string {
+  const text = typeof v === 'string' ? v : JSON.stringify(v);
+  let id = secretIds.get(text);
+  if (id === undefined) secretIds.set(text, (id = secretIds.size + 1));
+  return `<secret #${id}>`;
+}
+
+/** `v` with its secrets replaced (a URL's password, an option named like one). */
+function redacted(v: unknown, key = ''): unknown {
+  if (v === undefined || v === null) return v;
+  if (SECRET_KEYS.test(key)) return secret(v);
+  if (typeof v === 'string' && key === 'url') {
+    return v.replace(/^([a-z]+:\/\/[^:/@]*:)([^@]*)@/i, (_m, head: string, pw: string) =>
+      pw ? `${head}${secret(pw)}@` : `${head}@`,
+    );
+  }
+  if (Array.isArray(v)) return v.map((x) => redacted(x));
+  if (typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) {
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, redacted(x, k)]));
+  }
+  return v;
+}
+
+/**
+ * What identifies a connection when comparing two registrations of one queue, fit for an error
+ * message: a client by a number, passwords and TLS secrets by a number each.
+ */
 export function connectionSignature(c: WorkQueueConnectionOptions): unknown {
-  if (c.client === undefined) return c;
+  if (c.client === undefined) return redacted(c);
   let id = clientIds.get(c.client);
   if (id === undefined) clientIds.set(c.client, (id = ++lastClientId));
   return { client: id };

@@ -215,4 +215,39 @@ describe('module options', () => {
     ]);
     expect(err.message).toContain('queue "emails" is registered twice with different options');
   });
+
+  it('registered twice on connections with secrets: the message shows neither password nor key', async () => {
+    const secretUrl = url.replace('redis://', 'redis://app:S3cretPw@');
+    const tls = { key: '-----BEGIN PRIVATE KEY----- k', ca: 'ca-pem' };
+    const conns = [
+      { url: secretUrl },
+      { redis: { host: '127.0.0.1', password: 'S3cretPw', tls } },
+      { sentinels: [{ host: '127.0.0.1', port: 1 }], name: 'm', sentinelPassword: 'S3cretPw' },
+    ];
+    for (const connection of conns) {
+      @Module({
+        imports: [WorkQueueModule.registerQueue({ name: 'emails', connection: { ...connection } })],
+      })
+      class A {}
+      @Module({
+        imports: [
+          WorkQueueModule.registerQueue({
+            name: 'emails',
+            connection: { ...connection },
+            maxAttempts: 3,
+          }),
+        ],
+      })
+      class B {}
+      const err = await compileError([
+        WorkQueueModule.forRoot({ connection: { url }, logger: false }),
+        A,
+        B,
+      ]);
+      const shown = `${err.message} ${JSON.stringify((err as WorkQueueError).problems)}`;
+      expect(shown).toContain('registered twice with different options');
+      expect(shown).toContain('<secret #');
+      expect(shown).not.toMatch(/S3cretPw|PRIVATE KEY|ca-pem/);
+    }
+  });
 });
