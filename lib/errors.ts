@@ -174,14 +174,18 @@ export function redisError(context: string, cause: unknown): WorkQueueError {
   // without enough replicas under min-replicas-to-write, a replica, still loading, a master down,
   // busy with a script, a Cluster failing over): Redis is as good as unreachable, call again.
   const unavailable =
-    /^(WRONGPASS|NOAUTH|NOREPLICAS|READONLY|LOADING|MASTERDOWN|BUSY|TRYAGAIN|CLUSTERDOWN)\b/.test(
+    /^(WRONGPASS|NOAUTH|NOREPLICAS|READONLY|LOADING|MASTERDOWN|BUSY|TRYAGAIN|CLUSTERDOWN|OOM)\b/.test(
       msg,
     );
   const code =
     cause instanceof Error && cause.name === 'ReplyError' && !unavailable
       ? 'SCRIPT_ERROR'
       : 'REDIS_UNAVAILABLE';
-  return new WorkQueueError(code, `${context}: ${msg}`, [], { cause });
+  // (Redis names the script's line, not the command an ACL user lacks: say where they are listed.)
+  const hint = /can't run this command/.test(msg)
+    ? ' (the ACL user lacks a command of this script: docs/reliability-and-security.md#security lists what each feature needs)'
+    : '';
+  return new WorkQueueError(code, `${context}: ${msg}${hint}`, [], { cause });
 }
 
 /** The one INVALID_OPTIONS error: a title, then every problem found, one per line. */

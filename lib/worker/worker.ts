@@ -24,6 +24,7 @@ import { RunTable } from './run-table.js';
 import { Runner } from './runner.js';
 import { SandboxPool } from '../sandbox/pool.js';
 import { StartWaits, type WorkerStartWait } from './start-waits.js';
+import { untilAnswered } from './start-retry.js';
 import type { SandboxOptions } from '../types/sandbox.js';
 
 export type { Handler, WorkerEvents } from '../types/worker.js';
@@ -40,6 +41,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   readonly leaseMs: number;
   private readonly ctx: WorkerContext<T, R>;
   private started: Promise<void> | undefined;
+  /** Started at construction: its start keeps trying while Redis does not answer. */
+  private persistent = false;
   /** What an unfinished start() waits for (see `startWaits`). */
   private readonly waits = new StartWaits();
   private closed: Promise<void> | undefined;
@@ -89,6 +92,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     this.events = new EventsChannel(ctx);
     this.cleans = new CleanRounds(ctx);
     if (options.autostart ?? true) {
+      this.persistent = true;
       this.start().catch((e: unknown) => this.report(e));
     }
   }
@@ -169,21 +173,24 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     subscribed.catch(() => undefined); // a start that fails closes it
     let grace: number;
     try {
+      // An autostart keeps trying while Redis does not answer (start-retry.ts).
+      const keep = this.persistent ? ctx : undefined;
       // A sandboxed handler's module is loaded meanwhile: one that cannot run fails the start.
       await Promise.all([
-        this.waits.on('redis check', q.ready()),
+        this.waits.on(
+          'redis check',
+          untilAnswered(() => q.ready(), keep),
+        ),
         this.sandbox && this.waits.on('sandbox', this.sandbox.start()),
       ]);
       // The registration is the first bridge beat too (one round trip: heartbeat.ts).
       grace = heartbeat.registrationGraceMs;
+      const name = ctx.settings.name === undefined ? {} : { name: ctx.settings.name };
       ctx.id = await this.waits.on(
         'registration',
-        q.registerWorker(
-          {
-            concurrency: ctx.settings.concurrency,
-            ...(ctx.settings.name === undefined ? {} : { name: ctx.settings.name }),
-          },
-          grace,
+        untilAnswered(
+          () => q.registerWorker({ concurrency: ctx.settings.concurrency, ...name }, grace),
+          keep,
         ),
       );
     } catch (e) {
@@ -238,8 +245,9 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   /** Stop taking new jobs (running ones finish). */
   pause(): void {
     this.ctx.paused = true;
-    void this.ctx.runs.release();
+    // Unparked first, as in close(): a hand-off waiting goes back behind what we release (FIFO).
     this.ctx.idle.unpark();
+    void this.ctx.runs.release();
   }
 
   resume(): void {
@@ -255,24 +263,19 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   /**
    * Stop leasing, wait for running jobs up to `timeoutMs`, then release the unfinished ones to
    * the front of the queue and abort their signals; deregister and close connections.
-   * Always resolves, also when Redis is unreachable. Idempotent. A `timeoutMs` that is not a
-   * number of ms 0..2^31-1 (Infinity: a timer would fire at once) rejects INVALID_ARGUMENT
-   * and closes nothing.
+   * Always resolves, also when Redis is unreachable. Idempotent. A `timeoutMs` not of 0..2^31-1
+   * ms (Infinity: a timer would fire at once) rejects INVALID_ARGUMENT and closes nothing.
    */
   close(opts: { timeoutMs?: number } = {}): Promise<void> {
     const timeoutMs = (opts ?? {}).timeoutMs;
     const problem = closeTimeoutProblem('timeoutMs', timeoutMs);
     if (problem) return Promise.reject(invalid([problem], 'close refused'));
-    this.closed ??= this.doClose(timeoutMs ?? this.ctx.settings.closeTimeoutMs);
-    return this.closed;
-  }
-
-  private doClose(timeoutMs: number): Promise<void> {
-    return closeWorker(this.ctx, {
-      timeoutMs,
+    this.closed ??= closeWorker(this.ctx, {
+      timeoutMs: timeoutMs ?? this.ctx.settings.closeTimeoutMs,
       started: this.started,
       releaseConnections: () => this.releaseConnections(),
     });
+    return this.closed;
   }
 
   private emitSafe<K extends keyof WorkerEvents<T, R>>(
