@@ -57,6 +57,19 @@ export const COMMANDS = [
   'setrange', // job times written back per payload bucket
 ];
 
+/** What obliterate() and drain() need beyond COMMANDS (docs/reliability-and-security.md). */
+export const OBLITERATE_COMMANDS = [
+  'ltrim',
+  'spop',
+  'type',
+  'hlen',
+  'scard',
+  'zremrangebyrank',
+  'zremrangebyscore',
+  'scan',
+  'unlink',
+];
+
 /** What flows need beyond COMMANDS (docs/reliability-and-security.md, Security). */
 export const FLOW_COMMANDS = ['hgetall', 'hkeys', 'hlen', 'rename', 'zrevrangebyscore'];
 
