@@ -24,7 +24,8 @@ export async function untilAnswered<X>(
     } catch (e) {
       if (!(e instanceof WorkQueueError) || e.code !== 'REDIS_UNAVAILABLE' || keep.closing) throw e;
       keep.report(e);
-      await new Promise((r) => setTimeout(r, wait));
+      // (Unref'd: the connection keeps the process up meanwhile, and a close() is not held.)
+      await new Promise((r) => setTimeout(r, wait).unref());
       if (keep.closing) throw e;
     }
   }
