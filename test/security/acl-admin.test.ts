@@ -3,29 +3,17 @@
  * docs list for obliterate (docs/reliability-and-security.md, Security): it ran into a command
  * the list lacked (ZREMRANGEBYSCORE). A script refused a command says where the lists are.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Redis } from 'ioredis';
+import { describe, expect, it } from '@jest/globals';
 import { WorkQueue, type WorkQueueError } from '../../lib/index.js';
-import { aclRules, OBLITERATE_COMMANDS } from '../support/acl.js';
+import { aclRules, aclServer, OBLITERATE_COMMANDS } from '../support/acl.js';
 import { errorOf } from '../support/core.js';
-import { startRedis, type RedisHandle } from '../support/redis-server.js';
 
-let server: RedisHandle;
-let admin: Redis;
-beforeAll(async () => {
-  server = await startRedis();
-  admin = new Redis(server.url);
-});
-afterAll(async () => {
-  admin.disconnect();
-  await server.dispose();
-});
-
-const asUser = (username: string, password: string) =>
-  new Redis({ host: server.host, port: server.port, username, password, maxRetriesPerRequest: 2 });
+const redis = aclServer();
+const asUser = redis.asUser;
 
 describe('drain() and obliterate() as a limited ACL user', () => {
   it('work with the documented extras; a script meeting a command the user lacks points to the lists', async () => {
+    const admin = redis.admin();
     await admin.call(
       'ACL',
       'SETUSER',

@@ -3,29 +3,17 @@
  * flows (docs/reliability-and-security.md, Security): adds, children's results, cancels and
  * repair with no ACL denial.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Redis } from 'ioredis';
+import { describe, expect, it } from '@jest/globals';
 import { FlowProducer, WorkQueue, Worker } from '../../lib/index.js';
-import { aclRules, FLOW_COMMANDS } from '../support/acl.js';
-import { startRedis, type RedisHandle } from '../support/redis-server.js';
+import { aclRules, aclServer, FLOW_COMMANDS } from '../support/acl.js';
 import { waitFor } from '../support/wait.js';
 
-let server: RedisHandle;
-let admin: Redis;
-beforeAll(async () => {
-  server = await startRedis();
-  admin = new Redis(server.url);
-});
-afterAll(async () => {
-  admin.disconnect();
-  await server.dispose();
-});
-
-const asUser = (username: string, password: string) =>
-  new Redis({ host: server.host, port: server.port, username, password, maxRetriesPerRequest: 2 });
+const redis = aclServer();
+const asUser = redis.asUser;
 
 describe('flows as a user with the minimal command set and the flows extras', () => {
   it('adds, runs, reads and cancels flows with no ACL denial', async () => {
+    const admin = redis.admin();
     await admin.call(
       'ACL',
       'SETUSER',

@@ -1,6 +1,8 @@
 // The minimal ACL of the queue (docs/reliability-and-security.md, Security): its commands, and
 // the rules of a user limited to one prefix. Shared by the ACL tests.
-import type { Redis } from 'ioredis';
+import { afterAll, beforeAll } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { startRedis, type RedisHandle } from './redis-server.js';
 
 /**
  * Every command the queue, its workers (heartbeat thread included), repair, the Nest cleaner and
@@ -95,4 +97,32 @@ export async function aclRules(
     ...[...COMMANDS, ...more].map((c) => `+${c}`),
     ...(setinfo ? ['+client|setinfo'] : []),
   ];
+}
+
+/**
+ * A redis-server of the test file's own (started before its tests, gone after them): its admin
+ * connection, and clients logged in as an ACL user (few retries: a refusal fails fast).
+ */
+export function aclServer(): { admin(): Redis; asUser(username: string, password: string): Redis } {
+  let server: RedisHandle | undefined;
+  let admin: Redis | undefined;
+  beforeAll(async () => {
+    server = await startRedis();
+    admin = new Redis(server.url);
+  });
+  afterAll(async () => {
+    admin?.disconnect();
+    await server?.dispose();
+  });
+  return {
+    admin: () => admin!,
+    asUser: (username, password) =>
+      new Redis({
+        host: server!.host,
+        port: server!.port,
+        username,
+        password,
+        maxRetriesPerRequest: 2,
+      }),
+  };
 }
