@@ -5,6 +5,7 @@
  */
 import { hostname } from 'node:os';
 import { invalid, redisError, WorkQueueError } from '../errors.js';
+import { AddProblems } from '../job/add-options.js';
 import { encode } from '../job/codec.js';
 import { packLogs, type LogBatch } from '../job/logs.js';
 import { num, str, type Raw, type Reply } from '../job/records.js';
@@ -139,9 +140,18 @@ export class History<T> {
   }
 
   async updateData(id: string, data: T): Promise<boolean> {
-    const problems = this.idProblems(id);
-    if (problems.length) throw invalid(problems, `${this.ctx.name}: updateData refused`);
-    const payload = encode(this.ctx.options, data);
+    // Every problem at once: the id's and the data's (whose code wins, as for add).
+    const problems = new AddProblems();
+    for (const p of this.idProblems(id)) problems.push(p);
+    let payload: ReturnType<typeof encode> | undefined;
+    try {
+      payload = encode(this.ctx.options, data);
+    } catch (e) {
+      if (!(e instanceof WorkQueueError) || problems.list.length === 0) throw e;
+      problems.payload(`data: ${e.message}`, e.code);
+    }
+    if (problems.list.length || payload === undefined)
+      throw problems.error(`${this.ctx.name}: updateData refused`);
     // 1 updated, 0 no such job, 2 leased, 3 completed
     const r = await this.ctx.run('update_data', ['id', id, payload]);
     if (r === 2 || r === 3) throw this.badState('updateData', id, r === 2 ? 'leased' : 'completed');

@@ -133,6 +133,13 @@ describe('history arguments', () => {
   it('updateData: bad ids, data that cannot be stored (nothing sent)', async () => {
     expect((await refusal(() => q.updateData('', 1))).code).toBe('INVALID_ARGUMENT');
     expect((await refusal(() => q.updateData('a', undefined))).code).toBe('ENCODE_FAILED');
+    // Both at once, the data's code first (as for add): it said the id's only.
+    const both = await refusal(() => q.updateData('', { n: 1n }));
+    expect(both.code).toBe('ENCODE_FAILED');
+    expect(both.problems).toEqual([
+      expect.stringMatching(/^id /),
+      expect.stringMatching(/^data: .*BigInt/i),
+    ]);
     const small = new WorkQueue(offline, 'small', { logger: false, maxPayloadBytes: 10 });
     expect((await refusal(() => small.updateData('a', 'x'.repeat(20)))).code).toBe(
       'PAYLOAD_TOO_LARGE',
