@@ -231,6 +231,9 @@ local function run()
       -- Its idle wait took something and it has no room to lease: it is parked no longer (adds
       -- would hand it jobs it cannot start, past the pending ones; a lease unparks it too).
       rcall('ZREM', K_PARKED, wid)
+      -- A hand-off an add made meanwhile, thinking it parked, goes back to its pending list
+      -- unless another worker is parked to pop it.
+      unhand_if_none_parked(now)
     end
     if #mine > 0 and rcall('HEXISTS', K_FLOW_CONTROL, 'c') == 1 then
       wake()

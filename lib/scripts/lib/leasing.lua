@@ -190,6 +190,10 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref)
   local live = #seqs
   if park_ms > 0 and live < count and not drain and not solo then
     rcall('ZADD', K_PARKED, int(now + park_ms), wid)
+  elseif hand and not hand.taken then
+    -- This worker parks no more: with no other worker parked to pop it, the hand-off waits
+    -- in its pending list, not leased to nobody (docs/internals/hand-off.md).
+    unhand_if_none_parked(now)
   end
   local group_due = gl and live < count and group_next_due()
   if live == 0 then

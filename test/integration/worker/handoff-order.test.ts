@@ -3,10 +3,14 @@
  * is no longer parked (adds queue their jobs instead of handing them to a worker that cannot
  * start them — which broke FIFO, a RateLimitError's hold with prefetch 0, and left jobs "leased"
  * while another ran), and an add hands off no job past jobs of its priority already pending.
+ * A hand-off an add made while such a worker was still marked parked goes back to its pending
+ * list when the worker finds it has no room (not left "leased" to nobody).
  */
 import { afterAll, expect, it } from '@jest/globals';
-import { RateLimitError, type WorkQueue } from '../../../lib/index.js';
+import { Redis } from 'ioredis';
+import { RateLimitError, WorkQueue } from '../../../lib/index.js';
 import { QueueFixture } from '../../support/queue.js';
+import { redisProxy } from '../../support/redis-proxy.js';
 import { waitFor } from '../../support/wait.js';
 import { deferred, waitParked, workersClosedAfterEach } from '../../support/worker.js';
 
@@ -99,4 +103,73 @@ it('an add hands off no job past jobs of its priority already pending (FIFO)', a
   expect(await state(q, withId.id)).toBe('pending');
   const leased = await q.lease({ count: 10 });
   expect(leased.map((j) => j.data)).toEqual(['second', 'third', 'fourth']);
+});
+
+it('a hand-off made before the full worker unparked goes back pending, not leased to nobody', async () => {
+  // The worker's connections go through a proxy that holds its commands on demand: its
+  // adoption call (which unparks it, full) then reaches Redis after the next add.
+  let holding = false;
+  const releases: Array<() => void> = [];
+  const proxy = await redisProxy(() => {
+    const held: Buffer[] = [];
+    let flushing = false;
+    return {
+      command(chunk, c) {
+        if (!holding && !flushing) return c.toRedis(chunk);
+        held.push(chunk);
+        if (!flushing) {
+          flushing = true;
+          releases.push(() => {
+            for (const h of held.splice(0)) c.toRedis(h);
+            flushing = false;
+          });
+        }
+      },
+    };
+  });
+  const client = new Redis(proxy.url);
+  try {
+    const q = fx.queue<string>({}, client);
+    const producer = new WorkQueue<string>(fx.client(), q.name, {
+      logger: false,
+      prefix: q.options.prefix,
+    });
+    const gate = deferred<string>();
+    const started: string[] = [];
+    const w = worker(
+      q,
+      async (job) => {
+        started.push(job.data);
+        return job.data === 'a' ? gate.promise : job.data;
+      },
+      { concurrency: 1, prefetch: 0 },
+    );
+    await w.start();
+    await waitParked(fx.client(), q, w.workerId);
+    const admin = fx.client();
+    await waitFor(async () => / flags=b .* cmd=blmove /.test(String(await admin.client('LIST'))), {
+      what: "the worker's idle wait (BLMOVE) blocked",
+    });
+    holding = true;
+    await producer.add('a');
+    await waitFor(() => started.includes('a'), { what: 'a started (handed off)' });
+    // Its adoption is held: still marked parked, so b is handed off too.
+    const b = await producer.add('b');
+    expect(await state(producer, b.id)).toBe('leased');
+    holding = false;
+    for (const release of releases.splice(0)) release();
+    await waitFor(async () => (await state(producer, b.id)) === 'pending', {
+      what: 'b back in its pending list once the worker, full, unparked',
+    });
+    // No hand-off entry left in the wake list (a plain wake-up may be).
+    for (const e of await admin.lrange(q.keys.wake, 0, -1)) expect(e).not.toMatch(/^h/);
+    gate.resolve('a');
+    await waitFor(() => started.includes('b'), { what: 'b started' });
+    expect(started).toEqual(['a', 'b']);
+    await w.close();
+    await producer.close();
+  } finally {
+    await proxy.close();
+    client.disconnect();
+  }
 });

@@ -134,6 +134,20 @@ describe('hand-off to a parked worker', () => {
     expect(await admin.llen(q.keys.wake)).toBe(0);
   });
 
+  it('a lease that fills before a waiting hand-off, with no worker parked, puts it back pending', async () => {
+    const q = fx.queue<string>();
+    const admin = fx.client();
+    await fakeParked(q, '42');
+    const handed = await q.add('handed off (p5)');
+    await q.add('urgent', { priority: 0 });
+    // The worker it was meant for unparked (a call with no room) before popping it.
+    await admin.zrem(parkedKey(q), '42');
+    expect((await q.lease({ count: 1 })).map((j) => j.data)).toEqual(['urgent']);
+    expect((await q.getJob(handed.id))?.state).toBe('pending');
+    for (const e of await admin.lrange(q.keys.wake, 0, -1)) expect(e).not.toMatch(/^h/);
+    expect((await q.lease({ count: 5 })).map((j) => j.data)).toEqual(['handed off (p5)']);
+  });
+
   it('adopting checks the hand-off is still there: cancelled first, adoption fails', async () => {
     const q = fx.queue<string>();
     const blocking = fx.client();
