@@ -123,10 +123,7 @@ export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
     problems.push(
       `${p('dedupeWindowMs')} must be an integer 0..${MAX_DELAY_MS}, got ${shown(window)}`,
     );
-  if (
-    o.replicaAcks !== undefined &&
-    (typeof o.replicaAcks !== 'number' || !Number.isInteger(o.replicaAcks) || o.replicaAcks < 0)
-  ) {
+  if (o.replicaAcks !== undefined && (!Number.isSafeInteger(o.replicaAcks) || o.replicaAcks < 0)) {
     problems.push(`${p('replicaAcks')} must be an integer >= 0, got ${shown(o.replicaAcks)}`);
   }
   checkBackoff(p('backoff'), o.backoff, problems);
@@ -164,7 +161,7 @@ export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
       (o.events.maxLen !== undefined && !isPosInt(o.events.maxLen)))
   ) {
     problems.push(`${p('events')} must be false or { maxLen?: positive integer }`);
-  }
+  } else if (o.events) nestedUnknown(p('events'), o.events, ['maxLen'], problems);
   if (o.logger !== undefined && o.logger !== false) {
     if (typeof o.logger !== 'object' || o.logger === null || typeof o.logger.warn !== 'function') {
       problems.push(`${p('logger')} must be false or an object with a warn(message) method`);

@@ -5,7 +5,15 @@
 import { errorMessage, invalid, WorkQueueError, type WorkQueueErrorCode } from '../errors.js';
 import { checkBackoff, checkGroupName, type ResolvedQueueOptions } from '../options.js';
 import type { AddOptions, AddResult } from '../types/job.js';
-import { delayMsProblem, isPosInt, malformedProblem, runAtProblem, shown } from '../util/checks.js';
+import {
+  delayMsProblem,
+  hasLoneSurrogate,
+  MAX_DELAY_MS,
+  isPosInt,
+  malformedProblem,
+  runAtProblem,
+  shown,
+} from '../util/checks.js';
 import { encode, type Raw } from './codec.js';
 import type { Meta } from './records.js';
 
@@ -80,8 +88,10 @@ function checkDedupe(d: unknown, id: unknown, at: string, problems: AddProblems)
     problems.push(`${at}dedupe: unknown option ${JSON.stringify(key)}; known: ttlMs, replace`);
   }
   if (id === undefined) problems.push(`${at}dedupe needs a caller id (\`id\`)`);
-  if (!isPosInt(ttlMs)) {
-    problems.push(`${at}dedupe.ttlMs must be a positive integer (ms), got ${shown(ttlMs)}`);
+  if (!isPosInt(ttlMs) || ttlMs > MAX_DELAY_MS) {
+    problems.push(
+      `${at}dedupe.ttlMs must be an integer 1..${MAX_DELAY_MS} (ms), got ${shown(ttlMs)}`,
+    );
   }
   if (replace !== undefined && typeof replace !== 'boolean') {
     problems.push(`${at}dedupe.replace must be a boolean, got ${shown(replace)}`);
@@ -166,6 +176,9 @@ export function prepareAdd(
   }
   if (name !== undefined && (typeof name !== 'string' || name.length === 0 || name.length > 200)) {
     problems.push(`${at}name must be a string of 1-200 characters`);
+  } else if (name !== undefined) {
+    const malformed = malformedProblem(`${at}name`, name);
+    if (malformed) problems.push(malformed);
   }
   if (!Number.isInteger(priority) || priority < 0 || priority > 9) {
     problems.push(
@@ -202,7 +215,9 @@ export function prepareAdd(
   if (maxAttempts !== undefined) meta.m = maxAttempts;
   if (backoff !== undefined) meta.b = backoff;
   if (window) meta.t = 1;
-  if (traceContext && traceContext.length <= MAX_TRACE_CONTEXT) meta.c = traceContext;
+  // (A trace context that could not be stored as UTF-8 is dropped, as a too long one.)
+  if (traceContext && traceContext.length <= MAX_TRACE_CONTEXT && !hasLoneSurrogate(traceContext))
+    meta.c = traceContext;
   if (group !== undefined) meta.g = group;
   let schedule = delayMs ? `d${delayMs}` : runAtMs !== undefined ? `a${Math.floor(runAtMs)}` : '';
   if (window) schedule += window;

@@ -8,7 +8,7 @@ import { defaultCleanInterval, type ResolvedQueueOptions } from '../options.js';
 import { AddProblems, prepareAdd } from '../job/add-options.js';
 import type { Raw } from '../job/codec.js';
 import type { ScheduleSpec, ScheduleTemplate } from '../types/index.js';
-import { isPosInt, MAX_TIME_MS, shown } from '../util/checks.js';
+import { isPosInt, malformedProblem, MAX_TIME_MS, shown } from '../util/checks.js';
 
 /**
  * Ticks are made this far ahead of Redis time (at least one, at most MAX_AHEAD per call): 2 s, or
@@ -158,6 +158,9 @@ export function prepareSchedule(
   const list = problems.list;
   if (typeof id !== 'string' || id.length === 0 || id.length > 200) {
     list.push('schedule id must be a string of 1-200 characters');
+  } else {
+    const malformed = malformedProblem('schedule id', id);
+    if (malformed) list.push(malformed);
   }
   // Default: 1 s, or two default clean intervals (clean() promotes due ticks when every worker
   // is busy): a tick that is merely waiting for that is not missed.

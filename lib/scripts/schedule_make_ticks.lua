@@ -65,7 +65,7 @@ for i, tick in ipairs(ticks) do
         meta.z = math.max(tick + late, ticks[i + 1])
       end
     end
-    local raw = cjson.encode(meta)
+    local raw = encode_meta(meta)
     rcall('HSET', K_CALLER_IDS, cid, seq)
     data_set({ seq, payload })
     times_set_added({ seq }, now)

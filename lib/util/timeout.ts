@@ -10,6 +10,8 @@
  * none does), and goes once it fires with none left.
  */
 
+import { MAX_TIMER_MS } from './checks.js';
+
 /** A race waiting for its deadline: `fire` until it settles or fires. */
 interface Race {
   readonly at: number;
@@ -29,8 +31,6 @@ interface Lane {
 }
 
 const lanes = new Map<number, Lane>();
-/** Longer than setTimeout takes (it would fire at once): such a race gets its own timer. */
-const MAX_MS = 2 ** 31 - 1;
 
 function arm(lane: Lane, at: number): void {
   lane.timer = setTimeout(() => expire(lane), Math.max(0, at - performance.now()));
@@ -108,7 +108,8 @@ export function within<X, Y>(
   ms: number,
   late?: () => Y,
 ): Promise<X | Y | undefined> {
-  const wait = Math.max(0, ms);
+  // Past the longest timer (setTimeout would fire at once): the longest (~24.8 days).
+  const wait = Math.min(Math.max(0, ms), MAX_TIMER_MS);
   return new Promise<X | Y | undefined>((resolve, reject) => {
     const fire = () => {
       if (!late) resolve(undefined);
@@ -120,8 +121,8 @@ export function within<X, Y>(
         }
       }
     };
-    if (!(wait <= MAX_MS)) {
-      // (As setTimeout takes it: at once.)
+    if (!(wait <= MAX_TIMER_MS)) {
+      // NaN: at once, as setTimeout takes it.
       const t = setTimeout(fire, wait);
       p.then(
         (v) => (clearTimeout(t), resolve(v)),

@@ -2,6 +2,7 @@
 // until an add wakes it (or hands it a job), the next delayed job is due, or the idle timeout.
 import type { Cluster, Redis } from 'ioredis';
 import { duplicate, endNow } from '../redis/connection.js';
+import { MAX_TIMER_MS } from '../util/checks.js';
 import { delay, within } from '../util/timeout.js';
 import { CALL_TIMEOUT_MS, type WorkerContext } from './context.js';
 import type { IdleWaitPart } from './parts.js';
@@ -53,6 +54,8 @@ export class IdleWait<T, R> implements IdleWaitPart {
     this.sent = false;
     let timeout = ctx.settings.idleTimeoutMs;
     if (nextDue > 0) timeout = Math.max(1, Math.min(timeout, nextDue - now + 1));
+    // Its bound (below) adds a call's timeout: both within the longest timer.
+    timeout = Math.min(timeout, MAX_TIMER_MS - CALL_TIMEOUT_MS);
     // close() (or a reconcile) ends the wait at once: with Redis down, disconnecting does not
     // settle a BLMOVE that waits to be resent, and its timer would outlive the worker.
     const stopped = new Promise<false>((resolve) => {

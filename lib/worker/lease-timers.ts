@@ -1,6 +1,8 @@
 // When the lease loop looks again without being asked: after a failed call (a retry, backing off
 // 50 ms → 2 s) and when the next delayed job is due.
 
+import { MAX_TIMER_MS } from '../util/checks.js';
+
 export class LeaseTimers {
   private retryTimer: NodeJS.Timeout | undefined;
   private retryDelay = 0;
@@ -32,7 +34,8 @@ export class LeaseTimers {
 
   /** Look again in `ms` (the earliest such request wins). */
   lookAgainAt(ms: number): void {
-    const at = Date.now() + Math.max(1, ms);
+    // (A job due past the longest timer, ~24.8 days: looked at then, not at once.)
+    const at = Date.now() + Math.min(Math.max(1, ms), MAX_TIMER_MS);
     if (this.dueTimer && this.dueAt <= at) return;
     clearTimeout(this.dueTimer);
     this.dueAt = at;

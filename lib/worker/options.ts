@@ -5,7 +5,7 @@ import { defaultCleanInterval } from '../options.js';
 import type { WorkQueue } from '../queue/index.js';
 import { handlerProblems } from '../sandbox/options.js';
 import { shown, timerProblem } from '../util/checks.js';
-import { unknownOptionProblems } from '../util/unknown-options.js';
+import { nestedUnknown, unknownOptionProblems } from '../util/unknown-options.js';
 import type { Job } from '../types/job.js';
 
 /**
@@ -135,6 +135,23 @@ export function closeTimeoutProblem(name: string, v: unknown): string | undefine
   if (v === undefined) return undefined;
   if (typeof v !== 'number' || !(v >= 0)) return `${name} must be a number >= 0, got ${shown(v)}`;
   return timerProblem(name, v);
+}
+
+/** The problems of close()'s argument: `{ timeoutMs? }`, nothing else (BullMQ's `close(true)`). */
+export function closeOptionProblems(opts: unknown): string[] {
+  if (opts === undefined) return [];
+  if (typeof opts !== 'object' || opts === null || Array.isArray(opts))
+    return [
+      `close takes { timeoutMs? }, got ${shown(opts)} (BullMQ's close(true) is timeoutMs: 0)`,
+    ];
+  const problems: string[] = [];
+  nestedUnknown('close', opts, ['timeoutMs'], problems, {
+    force: "BullMQ's force is timeoutMs: 0",
+    timeout: 'timeoutMs',
+  });
+  const problem = closeTimeoutProblem('timeoutMs', (opts as { timeoutMs?: unknown }).timeoutMs);
+  if (problem) problems.push(problem);
+  return problems;
 }
 
 export function workerOptionProblems(o: WorkerOptions, path = ''): string[] {

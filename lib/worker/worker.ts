@@ -19,7 +19,7 @@ import { LeaseLoop } from './lease-loop.js';
 import type { WorkerLiveness } from './liveness.js';
 import { LeaseRenewer } from './lease-renewer.js';
 import { QueuePause } from './queue-pause.js';
-import { closeTimeoutProblem, resolveWorkerOptions, type WorkerOptions } from './options.js';
+import { closeOptionProblems, resolveWorkerOptions, type WorkerOptions } from './options.js';
 import { RunTable } from './run-table.js';
 import { Runner } from './runner.js';
 import { SandboxPool } from '../sandbox/pool.js';
@@ -267,9 +267,9 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
    * ms (Infinity: a timer would fire at once) rejects INVALID_ARGUMENT and closes nothing.
    */
   close(opts: { timeoutMs?: number } = {}): Promise<void> {
-    const timeoutMs = (opts ?? {}).timeoutMs;
-    const problem = closeTimeoutProblem('timeoutMs', timeoutMs);
-    if (problem) return Promise.reject(invalid([problem], 'close refused'));
+    const problems = closeOptionProblems(opts);
+    if (problems.length > 0) return Promise.reject(invalid(problems, 'close refused'));
+    const { timeoutMs } = opts;
     this.closed ??= closeWorker(this.ctx, {
       timeoutMs: timeoutMs ?? this.ctx.settings.closeTimeoutMs,
       started: this.started,

@@ -57,6 +57,21 @@ describe('within', () => {
     }
   });
 
+  it('a race longer than the longest timer waits that long (~24.8 days), not none', () => {
+    jest.useFakeTimers();
+    try {
+      const fired: string[] = [];
+      void within(never, 2 ** 31 + 3_000, () => fired.push('long'));
+      void within(never, Number.NaN, () => fired.push('NaN')); // as setTimeout: at once
+      jest.advanceTimersByTime(1_000);
+      expect(fired).toEqual(['NaN']);
+      jest.advanceTimersByTime(2 ** 31 - 1 - 1_000);
+      expect(fired).toEqual(['NaN', 'long']);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('holds the process open only while a race waits', () => {
     // A child that settles a race of 10 minutes, then has nothing to do: it exits (execFileSync
     // would throw on its 60 s timeout); one whose race never settles waits for it.

@@ -248,6 +248,7 @@ function checkOptions(
   if (name !== undefined) {
     if (typeof name !== 'string' || name.length === 0 || name.length > 200)
       problems.push(`${at(path, 'name')}: must be a string of 1-200 characters`);
+    else if (hasLoneSurrogate(name)) problems.push(malformedProblem(at(path, 'name'), name)!);
     else meta.n = name;
   }
   if (priority !== undefined) {

@@ -39,6 +39,12 @@ local function decode_meta(s)
     return {}
   end
   local ok, meta = pcall(cjson.decode, s)
+  if not ok and string.find(s, '\\u[dD][89a-fA-F]') then
+    -- JSON.stringify writes a lone UTF-16 surrogate as an escape (\ud800) that cjson refuses:
+    -- read those as U+FFFD rather than lose the whole meta (the add refuses such ids, names,
+    -- groups; metadata from elsewhere may still carry one).
+    ok, meta = pcall(cjson.decode, (string.gsub(s, '\\u[dD][89a-fA-F]%x%x', '\\ufffd')))
+  end
   if not ok or type(meta) ~= 'table' then
     return {}
   end
@@ -84,9 +90,22 @@ local function metas_of(seqs)
   return hmget(K_META, seqs)
 end
 
+-- Metadata as JSON. cjson writes a number with 14 significant digits: a maxAttempts past them
+-- (up to 2^53 - 1) is written whole.
+local function encode_meta(meta)
+  local m = meta.m
+  if not m or m < 1e14 then
+    return cjson.encode(meta)
+  end
+  meta.m = nil
+  local rest = cjson.encode(meta)
+  meta.m = m
+  return '{"m":' .. int(m) .. (rest == '{}' and '}' or ',' .. string.sub(rest, 2))
+end
+
 local function save_meta(seq, meta)
   if next(meta) ~= nil then
-    rcall('HSET', K_META, seq, cjson.encode(meta))
+    rcall('HSET', K_META, seq, encode_meta(meta))
   else
     rcall('HDEL', K_META, seq)
   end

@@ -13,7 +13,7 @@ import {
   type WorkQueueOptions,
 } from '../../../lib/index.js';
 import { errorOf } from '../../support/core.js';
-import { QueueFixture } from '../../support/queue.js';
+import { keysButCounters, QueueFixture } from '../../support/queue.js';
 
 const fx = new QueueFixture();
 afterAll(() => fx.cleanup());
@@ -146,6 +146,19 @@ it('ids and group names with a lone UTF-16 surrogate are refused (they would be 
   expect(await problems(() => q.getJob('a\uDC00'))).toEqual([
     'id "a\\udc00" has a lone UTF-16 surrogate: it cannot be stored as UTF-8',
   ]);
+  // Names and schedule ids too (a name is in the job's metadata, a schedule id in its ticks' ids).
+  expect(await problems(() => q.add('x', { name: 'send\uD800' }))).toEqual([
+    'name "send\\ud800" has a lone UTF-16 surrogate: it cannot be stored as UTF-8',
+  ]);
+  expect(
+    await problems(() =>
+      q.upsertSchedule('s\uDC01', { every: 1_000 }, { data: 'x', name: 'n\uD801' }),
+    ),
+  ).toEqual([
+    'schedule id "s\\udc01" has a lone UTF-16 surrogate: it cannot be stored as UTF-8',
+    'template: name "n\\ud801" has a lone UTF-16 surrogate: it cannot be stored as UTF-8',
+  ]);
+  expect(await keysButCounters(fx.client(), q)).toEqual([]);
   // A well-formed pair (an emoji) is fine.
   expect((await q.add('y', { id: 'a\uD83D\uDE00', group: 'g\uD83D\uDE00' })).added).toBe(true);
   expect((await q.getJob('a\uD83D\uDE00'))?.group).toBe('g\uD83D\uDE00');

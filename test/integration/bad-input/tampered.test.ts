@@ -125,6 +125,29 @@ describe('hand-written job data in unexpected shapes', () => {
     expect((await q.repair()).fixes).toEqual([]);
   });
 
+  it("metadata with a lone surrogate's JSON escape keeps its other fields through a retry", async () => {
+    const q = fx.queue<string>();
+    const { id } = await q.add('x', { id: 'cid-1', priority: 1, maxAttempts: 5 });
+    const meta = q.keys.key('meta');
+    const [seq] = await fx.client().hkeys(meta);
+    // As JSON.stringify writes a name with a lone surrogate (the add refuses one now).
+    const raw = JSON.stringify({ i: 'cid-1', n: 'send\uD800', p: 1, m: 5 });
+    expect(raw).toContain('\\ud800');
+    await fx.client().hset(meta, seq!, raw);
+    const [lease] = await q.lease();
+    expect(await q.fail(lease!, new Error('boom'))).toBe('retried');
+    expect(await q.getJob(id)).toMatchObject({
+      id: 'cid-1',
+      name: 'send\uFFFD',
+      priority: 1,
+      attemptsMade: 1,
+      lastError: 'boom',
+    });
+    expect(await q.promote(id)).toBe(true); // (its retry waits out the default backoff)
+    const [again] = await q.lease();
+    expect(again).toMatchObject({ id: 'cid-1', attempt: 2, maxAttempts: 5, priority: 1 });
+  });
+
   it('a key of the wrong TYPE is a clear SCRIPT_ERROR; the worker reports it, keeps running, and recovers', async () => {
     const { q, warnings } = queueWithLog();
     const c = fx.client();

@@ -149,8 +149,8 @@ describe('dedupe: bad input', () => {
     expect(err.code).toBe('INVALID_ARGUMENT');
     expect(err.problems).toEqual([
       'job 0: dedupe needs a caller id (`id`)',
-      'job 0: dedupe.ttlMs must be a positive integer (ms), got 0',
-      'job 1: dedupe.ttlMs must be a positive integer (ms), got 1.5',
+      'job 0: dedupe.ttlMs must be an integer 1..90000000000000 (ms), got 0',
+      'job 1: dedupe.ttlMs must be an integer 1..90000000000000 (ms), got 1.5',
       'job 1: dedupe.replace must be a boolean, got "yes"',
       'job 2: dedupe: unknown option "extend"; known: ttlMs, replace',
     ]);

@@ -39,6 +39,7 @@ describe('a bad flow is refused, every problem listed with its path, nothing wri
         { queue: 'ok', data: undefined },
         'not a node',
         { queue: 'ok', data: 7, children: 'nope' },
+        { queue: 'ok', data: 8, name: 'n\uDBFF' },
       ],
     } as unknown as FlowNode;
     const e = await refused(flows.add(tree));
@@ -62,6 +63,7 @@ describe('a bad flow is refused, every problem listed with its path, nothing wri
       'children[6].data: data is undefined (use null for "no data")',
       'children[7]: must be an object { queue, data, children?, … }',
       'children[8].children: must be an array of nodes',
+      'children[9].name "n\\udbff" has a lone UTF-16 surrogate: it cannot be stored as UTF-8',
     ]);
   });
 
