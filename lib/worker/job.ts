@@ -174,7 +174,9 @@ class RunJob<T, R> implements Job<T> {
 
   /** `fn` as this job's own `name` from now on (see above). */
   #own<F>(name: string, fn: F): F {
-    Object.defineProperty(this, name, { value: fn, enumerable: true });
+    // (Configurable: a Proxy over the job — the Nest layer's, telling 'progress' — may still
+    // answer another function for it.)
+    Object.defineProperty(this, name, { value: fn, enumerable: true, configurable: true });
     return fn;
   }
 

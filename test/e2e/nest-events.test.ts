@@ -53,6 +53,7 @@ describe('@OnWorkerEvent on a @Processor', () => {
     );
     expect(processor.events.filter((e) => e === `active ${bad.id}`)).toHaveLength(2);
     expect(processor.progress).toContainEqual([ok.id, 0.5]);
+    expect(processor.progress).toContainEqual([ok.id, 1]);
     // The job a handler gets when 'progress' has listeners keeps the core job's signal.
     expect(processor.signals).toEqual([true, true, true]);
     // Its 'completed' listener reads the job's data as added (decoded again after the run).

@@ -88,6 +88,7 @@ describe('sandboxed processors', () => {
           expect.arrayContaining([
             expect.stringMatching(/^active /),
             expect.stringMatching(/^progress \S+ 0.5$/),
+            expect.stringMatching(/^progress \S+ 1$/),
           ]),
         );
     } finally {

@@ -63,6 +63,7 @@ export class MailProcessor {
   async send(job: Job<MailJob>) {
     this.signals.push(job.signal instanceof AbortSignal && !job.signal.aborted);
     await job.progress(0.5);
+    await job.progress(1); // (a second call: the job's own progress is made by the first)
     // (Through the view of the job that tells 'progress': a plain JavaScript assignment.)
     if (job.data.forward) (job as { data: MailJob }).data = { to: job.data.forward };
     if (job.data.fail) throw new Error(`no mailbox ${job.data.to}`);
