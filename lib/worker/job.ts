@@ -111,6 +111,9 @@ class RunJob<T, R> implements Job<T> {
   // costs no closures) and kept as the job's own, so a handler may pass them around unbound.
   get progress(): (value: unknown) => Promise<boolean> {
     return this.#own('progress', async (value: unknown) => {
+      // A run that ended (completed, failed, lost, given back at close) holds no lease: false,
+      // without a call (after a close, its connection may be gone).
+      if (this.#run.ended) return false;
       const { handoffs, queue } = this.#ctx;
       const lease = this.#run.lease;
       return this.#lost((await handoffs.adopted(lease)) && (await queue.progress(lease, value)));
@@ -119,6 +122,7 @@ class RunJob<T, R> implements Job<T> {
 
   get extend(): (ms?: number) => Promise<boolean> {
     return this.#own('extend', async (ms: number = this.#ctx.settings.leaseMs) => {
+      if (this.#run.ended) return false; // (as progress)
       const { handoffs, queue } = this.#ctx;
       const lease = this.#run.lease;
       return this.#lost((await handoffs.adopted(lease)) && (await queue.extend(lease, ms))[0]!);
@@ -139,6 +143,7 @@ class RunJob<T, R> implements Job<T> {
 
   get updateData(): (data: T) => Promise<boolean> {
     return this.#own('updateData', async (data: T) => {
+      if (this.#run.ended) return false; // (as progress)
       const { handoffs, queue } = this.#ctx;
       const lease = this.#run.lease;
       const ok = this.#lost(

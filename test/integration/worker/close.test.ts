@@ -252,4 +252,23 @@ describe('Worker.close() with Redis gone while idle', () => {
       await redis.dispose();
     }
   });
+  it("a handler going on after close() gave its job back: its job's calls answer false", async () => {
+    const client = new Redis(fx.client().options);
+    const q = fx.queue<string>({}, client);
+    const { runs, handler } = gatedHandler<string>();
+    const w = worker(q, handler, { concurrency: 1, prefetch: 0 });
+    await q.add('a');
+    await waitFor(() => runs.length === 1, { what: 'a started' });
+    await deadline(w.close({ timeoutMs: 0 }), 5_000, 'close');
+    // As an app's shutdown does next: its connections go.
+    client.disconnect();
+    const { job } = runs[0]!;
+    const late = await Promise.allSettled([
+      job.progress(1),
+      job.extend(),
+      job.updateData('b'),
+      job.log('after'),
+    ]);
+    expect(late).toEqual(Array(4).fill({ status: 'fulfilled', value: false }));
+  });
 });
