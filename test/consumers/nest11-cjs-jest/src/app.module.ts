@@ -43,7 +43,7 @@ export class SignupController {
 
   @Post('signup')
   signUp(@Query('email') to: string) {
-    // A caller id dedupes: signing up twice queues one welcome email.
+    // A caller id dedupes: one welcome email while it waits, runs, and 60 s after (dedupeWindowMs).
     return this.emails.add({ to }, { name: 'welcome', id: `welcome:${to}` });
   }
 }
