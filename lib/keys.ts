@@ -89,9 +89,17 @@ export const KEY_TABLE = {
     part: 'lg',
     doc: "job logs lg:<seq> (a list, newest kept) and lg:<seq>:d (lines dropped), in the queue's slot",
   },
-  metrics: {
-    part: 'mt',
-    doc: 'per-minute counts mt:<kind> (completed | failed | dead): strings of 1 440 u32 pairs (minute, count)',
+  metricsCompleted: {
+    part: 'mt:completed',
+    doc: 'per-minute counts of completed jobs: a string of 1 440 u32 pairs (minute, count)',
+  },
+  metricsFailed: {
+    part: 'mt:failed',
+    doc: 'per-minute counts of failed attempts, as metricsCompleted',
+  },
+  metricsDead: {
+    part: 'mt:dead',
+    doc: 'per-minute counts of dead-lettered jobs, as metricsCompleted',
   },
   workerInfo: {
     part: 'wi',

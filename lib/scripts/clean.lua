@@ -4,7 +4,7 @@
 -- heartbeat lapsed (reclaimed one by one with reclaim_worker) and schedules due for their next
 -- ticks (made one by one with schedule_make_ticks: cron times come from the client).
 -- Cost is proportional to the work found: every step reads only due/expired entries.
---! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead workers reclaimedWorkers wake results resultExpiries progress heartbeatRecord keptCallerIds schedulesDue scheduleLatestJobs eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels flowRechecks flowReserved addedTimes jobLogs metrics completedInfo completedJobs
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead workers reclaimedWorkers wake results resultExpiries progress heartbeatRecord keptCallerIds schedulesDue scheduleLatestJobs eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels flowRechecks flowReserved addedTimes jobLogs metricsCompleted metricsFailed metricsDead completedInfo completedJobs
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: limit max_lease_expiries max_dead heartbeat_timeout_ms keep_count keep_age_ms
 -- limit: the most entries each step takes; keep_count, keep_age_ms: keepCompleted (0: none are

@@ -1,6 +1,6 @@
 -- complete_and_lease: adopt hand-offs, complete a batch of jobs, then (optionally) lease more,
 -- in one call: the Worker's round trip (lease.lua serves only the manual lease()).
---! keys: pending tokenCounter data dataBuckets meta callerIds delayed leased leaseHolders dead wake results resultExpiries progress noticeChannel parked keptCallerIds workerLeases workerHandoffs scheduleLatestJobs flowControl rateLog eventLog waitingChildren flowParent flowOutbox flowOutboxAt addedTimes jobLogs completedJobs metrics completedInfo
+--! keys: pending tokenCounter data dataBuckets meta callerIds delayed leased leaseHolders dead wake results resultExpiries progress noticeChannel parked keptCallerIds workerLeases workerHandoffs scheduleLatestJobs flowControl rateLog eventLog waitingChildren flowParent flowOutbox flowOutboxAt addedTimes jobLogs completedJobs metricsCompleted metricsFailed metricsDead completedInfo
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: worker_id result_ttl_ms dedupe_window_ms lease_count lease_ms park_ms sweep by_ref own
 --! argv: keep_count keep_age_ms max_log_lines adopt_count complete_count

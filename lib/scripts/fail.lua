@@ -1,5 +1,5 @@
 -- fail: count a failed attempt of a leased job; retry it after a delay or dead-letter it.
---! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress workerLeases eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels addedTimes jobLogs metrics
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress workerLeases eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels addedTimes jobLogs metricsCompleted metricsFailed metricsDead
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: seq token worker_id error mode:retry|dead retry_delay_ms default_max_attempts max_dead
 --! argv: reason max_log_lines logs own

@@ -5,7 +5,7 @@
 -- waits for its children (K_WAITING_CHILDREN, its key d), then applies the notices of children
 -- that ended before it was written. A block whose reservation is gone was written before (a
 -- call sent again after its reply was lost): skipped.
---! keys: per-queue pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress waitingChildren flowParent flowOutbox flowOutboxAt flowCancels flowReserved eventLog addedTimes jobLogs metrics
+--! keys: per-queue pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress waitingChildren flowParent flowOutbox flowOutboxAt flowCancels flowReserved eventLog addedTimes jobLogs metricsCompleted metricsFailed metricsDead
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: block_count blocks...
 -- blocks: per block its queue (1-based, in the order of the keys), its reservation

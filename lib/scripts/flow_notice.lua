@@ -3,7 +3,7 @@
 -- Idempotent by child: a notice its parent no longer awaits (applied before, or the parent is
 -- gone) changes nothing; one for a parent that is reserved but not written yet is kept in the
 -- parent's key e, applied when it is written (flow_add.lua).
---! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress waitingChildren flowParent flowOutbox flowOutboxAt flowCancels flowReserved eventLog addedTimes jobLogs metrics
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress waitingChildren flowParent flowOutbox flowOutboxAt flowCancels flowReserved eventLog addedTimes jobLogs metricsCompleted metricsFailed metricsDead
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: child_queue count notices(child_seq notice)*count
 -- child_queue: the queue of the children; notice: as its outbox holds it.

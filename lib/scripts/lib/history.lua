@@ -138,13 +138,23 @@ local function is_kept(seq)
   return rcall('ZSCORE', K_COMPLETED_JOBS, seq) ~= false
 end
 
--- Per-minute counts (getMetrics): K_METRICS:<kind> is a ring of METRIC_SLOTS u32 pairs (minute
+-- Per-minute counts (getMetrics): K_METRICS_<KIND> is a ring of METRIC_SLOTS u32 pairs (minute
 -- number, count), slot minute mod METRIC_SLOTS: the last day. A call adds up its counts
 -- (metric_add) and writes each kind once (metrics_flush): one BITFIELD, two in the call that
 -- starts a minute's slot.
 local METRIC_SLOTS = 1440
 
 local metric_counts = {}
+
+-- The ring of `kind` (completed | failed | dead).
+local function metric_key(kind)
+  if kind == 'completed' then
+    return K_METRICS_COMPLETED
+  elseif kind == 'failed' then
+    return K_METRICS_FAILED
+  end
+  return K_METRICS_DEAD
+end
 
 local function metric_add(kind, n)
   if n > 0 then
@@ -156,7 +166,7 @@ local function metrics_flush(now)
   local minute = math.floor(now / 60000)
   local slot = minute % METRIC_SLOTS
   for kind, n in pairs(metric_counts) do
-    local key = K_METRICS .. ':' .. kind
+    local key = metric_key(kind)
     -- (Numbers formatted with '%d': a number concatenated or passed to Redis is formatted with
     -- '%.14g' or '%.17g', ~2.5k instructions each.)
     local r = rcall('BITFIELD', key, 'SET', 'u32', string.format('#%d', 2 * slot), int(minute), 'INCRBY', 'u32', string.format('#%d', 2 * slot + 1), int(n))

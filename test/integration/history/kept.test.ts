@@ -260,7 +260,7 @@ describe('keepCompleted', () => {
     expect(bytes).toBeLessThan(400_000);
     const m = await q.getMetrics('completed');
     expect(m.total).toBe(n);
-    expect(await redis.strlen(`${q.keys.key('metrics')}:completed`)).toBe(1440 * 8);
+    expect(await redis.strlen(q.keys.key('metricsCompleted'))).toBe(1440 * 8);
     expect((await q.getJobs('completed', { limit: 1 }))[0]!.data).toBe(n - 1);
   }, 180_000);
 });
