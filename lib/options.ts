@@ -59,6 +59,9 @@ export interface ResolvedQueueOptions {
   maxLogLines: number;
 }
 
+/** The largest `maxPayloadBytes`: Redis' largest argument by default (`proto-max-bulk-len`). */
+const MAX_PAYLOAD_BYTES = 512 * 1024 * 1024;
+
 export const QUEUE_DEFAULTS = {
   prefix: 'wq',
   codec: 'json',
@@ -110,6 +113,11 @@ export function queueOptionProblems(o: WorkQueueOptions, path = ''): string[] {
     const over = isPosInt(o[k]) ? timerProblem(p(k), o[k]) : undefined;
     if (over) problems.push(over);
   }
+  // Redis takes no argument over 512 MB (proto-max-bulk-len's default): the payload is one.
+  if (isPosInt(o.maxPayloadBytes) && o.maxPayloadBytes > MAX_PAYLOAD_BYTES)
+    problems.push(
+      `${p('maxPayloadBytes')} must be at most ${MAX_PAYLOAD_BYTES} (512 MiB: Redis takes no larger argument), got ${o.maxPayloadBytes}`,
+    );
   if (o.replicaAckTimeoutMs !== undefined && !isPosInt(o.replicaAckTimeoutMs)) {
     problems.push(
       `${p('replicaAckTimeoutMs')} must be a positive integer, got ${shown(o.replicaAckTimeoutMs)}`,

@@ -71,9 +71,14 @@ it('a job due past the longest timer does not make a busy worker look again at o
   }
 });
 
-it('replicaAcks past a safe integer and unknown events options are refused', async () => {
-  const opts = { replicaAcks: 1e19, events: { maxlen: 5 } } as unknown as WorkQueueOptions;
+it("replicaAcks past a safe integer, maxPayloadBytes past Redis' largest argument and unknown events options are refused", async () => {
+  const opts = {
+    replicaAcks: 1e19,
+    events: { maxlen: 5 },
+    maxPayloadBytes: 2 ** 29 + 1,
+  } as unknown as WorkQueueOptions;
   expect(await problems(() => new WorkQueue(fx.client(), 'bounds', opts))).toEqual([
+    'maxPayloadBytes must be at most 536870912 (512 MiB: Redis takes no larger argument), got 536870913',
     'replicaAcks must be an integer >= 0, got 10000000000000000000',
     'events: unknown option "maxlen"; known: maxLen',
   ]);
