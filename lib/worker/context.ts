@@ -27,6 +27,11 @@ export type Emit<T, R> = <K extends keyof WorkerEvents<T, R>>(
 export class WorkerContext<T, R> {
   /** The worker's id in the queue's registry ('0' until registered). */
   id = '0';
+  /**
+   * Whether the lease loop may call Redis: from the end of start() (registered, its first beat
+   * landed). A resume(), or a queue resumed, before it would lease as worker '0'.
+   */
+  started = false;
   paused = false;
   closing = false;
   /** Once close() drained: when its Redis calls' budget ends (Date.now() ms). */

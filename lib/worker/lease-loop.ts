@@ -93,6 +93,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
    */
   async flush(): Promise<void> {
     const { ctx } = this;
+    if (!ctx.started) return; // (start() schedules the first flush)
     if (this.needReconcile && !ctx.closing) {
       // A reconcile that failed is tried again by the retry timer, not at once (no tight loop
       // while Redis refuses it, e.g. NOREPLICAS after a failover).

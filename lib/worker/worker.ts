@@ -197,7 +197,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       await this.releaseConnections();
       throw e;
     }
-    // From now on the thread beats (the main thread too until then, covering its start-up).
+    // The thread beats from now on (the main thread too until then, covering its start-up).
     const covered = heartbeat.begin(ctx.id, grace > 0);
     // One pair of listeners per worker on a client that many workers may share.
     q.client.setMaxListeners(q.client.getMaxListeners() + 1);
@@ -209,13 +209,11 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     ctx.renewer.start();
     this.cleans.start();
     // close() may have run meanwhile (it waits for start only so long): undo what we opened.
-    if (ctx.closing) {
-      await this.releaseConnections();
-      return;
-    }
+    if (ctx.closing) return this.releaseConnections();
+    ctx.started = true;
     ctx.loop.schedule();
-    // The thread boots (CPU-heavy: a V8 isolate) once the first lease call is on its way: in the
-    // same turn of the event loop, before any reply can start a handler.
+    // The thread boots (CPU-heavy: a V8 isolate) once the first lease call is on its way (same
+    // turn of the event loop, before any reply can start a handler).
     setImmediate(() => heartbeat.boot());
     void subscribed.then(
       () => this.events.catchUp(),

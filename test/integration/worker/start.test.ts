@@ -150,4 +150,27 @@ describe('Worker start-up', () => {
     expect((await q.counts()).pending).toBeLessThanOrEqual(1);
     await waitFor(() => heartbeatThreadStats().threads === 0, { what: 'no heartbeat thread' });
   });
+  it('pause() and resume() before start() finished: no lease call goes out before the registration', async () => {
+    const q = fx.queue<string>();
+    await q.addBulk(['a', 'b', 'c'].map((data) => ({ data })));
+    const ids: string[] = [];
+    const real = q.completeAndLease.bind(q);
+    q.completeAndLease = ((items, next, w) => {
+      if (next) ids.push(next.workerId ?? '(none)');
+      return real(items, next, w);
+    }) as typeof q.completeAndLease;
+    const errors: unknown[] = [];
+    const done: string[] = [];
+    const w = worker(q, async (job) => void done.push(job.data), { concurrency: 2 });
+    w.on('error', (e) => errors.push(e));
+    // Autostarted: its registration is on its way.
+    w.pause();
+    w.resume();
+    await w.start();
+    await waitFor(() => done.length === 3, { what: 'the three jobs' });
+    await waitFor(async () => (await q.counts()).leased === 0, { what: 'their completes' });
+    expect(ids.length).toBeGreaterThan(0);
+    expect(new Set(ids)).toEqual(new Set([w.workerId]));
+    expect(errors).toEqual([]);
+  });
 });
