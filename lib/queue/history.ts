@@ -135,8 +135,14 @@ export class History<T> {
   }
 
   /** What a worker registers (getWorkers shows it). */
-  static registration(o: { name?: string; concurrency?: number } = {}): string {
-    return JSON.stringify({ host: hostname(), pid: process.pid, ...o });
+  /** `token`: names the registration (worker_registry.lua: a re-sent one answers its id). */
+  static registration(o: { name?: string; concurrency?: number } = {}, token = ''): string {
+    return JSON.stringify({
+      host: hostname(),
+      pid: process.pid,
+      ...o,
+      ...(token ? { r: token } : {}),
+    });
   }
 
   async updateData(id: string, data: T): Promise<boolean> {

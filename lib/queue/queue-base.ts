@@ -110,10 +110,11 @@ export class QueueBase<T = unknown, R = unknown> {
    * @internal The Worker's private protocol (not in the published typings).
    */
   registerWorker(
-    info?: { name?: string; concurrency?: number },
+    info: { name?: string; concurrency?: number; token?: string } = {},
     graceMs?: number,
   ): Promise<string> {
-    return this.workers.register(History.registration(info), graceMs);
+    const { token = '', ...shown } = info;
+    return this.workers.register(History.registration(shown, token), graceMs, token);
   }
 
   /** @internal The Worker's private protocol (not in the published typings). */

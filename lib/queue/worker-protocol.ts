@@ -20,11 +20,11 @@ export class WorkerProtocol<T> {
    * `info`: JSON of what getWorkers() shows (lib/queue/history.ts). `graceMs` > 0: the
    * registration is also a bridge beat with that grace (lib/worker/heartbeat.ts).
    */
-  async register(info: string, graceMs = 0): Promise<string> {
+  /** `token`: the registration's name in `info` (its `r`), '' = none. */
+  async register(info: string, graceMs = 0, token = ''): Promise<string> {
     const hb = this.ctx.options.heartbeatTimeoutMs;
-    return str(
-      (await this.ctx.run('worker_registry', ['register', '0', hb, graceMs, info])) as Raw,
-    );
+    const args = ['register', token || '0', hb, graceMs, info] as const;
+    return str((await this.ctx.run('worker_registry', args)) as Raw);
   }
 
   async beat(workerId: string): Promise<void> {

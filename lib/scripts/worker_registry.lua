@@ -3,7 +3,9 @@
 --! keys: pending meta leased leaseHolders workers wake workerIdCounter parked heartbeatRecord workerLeases workerHandoffs workerInfo eventLog
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: action:register|beat|unpark|leave worker_id heartbeat_timeout_ms grace_ms [info]
--- worker_id: ignored by register. unpark (pause) and leave take the worker out of the parked
+-- worker_id: for register, the token its info carries ('"r":"<token>"'; '0': none): a
+-- registration re-sent after its reply was lost (by the client, or a start that retries) answers
+-- the id the first one made, rather than register a second worker that never beats. unpark (pause) and leave take the worker out of the parked
 -- set; a hand-off left in the wake list with no parked worker to pop it goes back to its
 -- pending list. info: register only, what getWorkers() shows of it (JSON: host, pid, name,
 -- concurrency), stored with the registration's time until the worker leaves or is reclaimed.
@@ -13,13 +15,26 @@
 local action, wid, hb_timeout = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local now = now_ms()
 if action == 'register' then
-  wid = int(rcall('INCR', K_WORKER_ID_COUNTER))
+  local first = nil
+  if wid ~= '0' then
+    local mark = '"r":"' .. wid .. '"'
+    local infos = rcall('HGETALL', K_WORKER_INFO)
+    for i = 2, #infos, 2 do
+      if string.find(infos[i], mark, 1, true) then
+        first = infos[i - 1]
+        break
+      end
+    end
+  end
+  wid = first or int(rcall('INCR', K_WORKER_ID_COUNTER))
   beat(wid, now, hb_timeout)
   local grace = tonumber(ARGV[4])
   if grace > 0 then
     rcall('ZADD', K_WORKERS, 'GT', now + grace, wid)
   end
-  rcall('HSET', K_WORKER_INFO, wid, now .. ':' .. (ARGV[5] or '{}'))
+  if not first then
+    rcall('HSET', K_WORKER_INFO, wid, now .. ':' .. (ARGV[5] or '{}'))
+  end
   return wid
 elseif action == 'beat' then
   beat(wid, now, hb_timeout)

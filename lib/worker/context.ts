@@ -1,5 +1,6 @@
 // What every part of a worker shares: its queue, settings, state flags, outlets (events, errors)
 // and the other parts, wired once by the Worker's constructor.
+import { randomBytes } from 'node:crypto';
 import type { RunHook } from '../types/hooks.js';
 import type { WorkQueue } from '../queue/index.js';
 import type { Handler, WorkerEvents } from '../types/worker.js';
@@ -27,6 +28,8 @@ export type Emit<T, R> = <K extends keyof WorkerEvents<T, R>>(
 export class WorkerContext<T, R> {
   /** The worker's id in the queue's registry ('0' until registered). */
   id = '0';
+  /** Names its registration: one re-sent after its reply was lost answers the same id. */
+  readonly registration = randomBytes(9).toString('base64url');
   /**
    * Whether the lease loop may call Redis: from the end of start() (registered, its first beat
    * landed). A resume(), or a queue resumed, before it would lease as worker '0'.

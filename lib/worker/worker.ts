@@ -185,13 +185,15 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       ]);
       // The registration is the first bridge beat too (one round trip: heartbeat.ts).
       grace = heartbeat.registrationGraceMs;
-      const name = ctx.settings.name === undefined ? {} : { name: ctx.settings.name };
+      const { concurrency, name } = ctx.settings;
+      const info = {
+        concurrency,
+        token: ctx.registration,
+        ...(name === undefined ? {} : { name }),
+      };
       ctx.id = await this.waits.on(
         'registration',
-        untilAnswered(
-          () => q.registerWorker({ concurrency: ctx.settings.concurrency, ...name }, grace),
-          keep,
-        ),
+        untilAnswered(() => q.registerWorker(info, grace), keep),
       );
     } catch (e) {
       await this.releaseConnections();

@@ -108,3 +108,28 @@ it('a stale complete of a job its worker leased again: that one and its re-send 
   });
   expect((await q.getMetrics('completed')).total).toBe(1);
 });
+
+it("a registration re-sent after its reply was lost answers the first one's id: one worker, none left", async () => {
+  const marker = uniqueName('reg').toLowerCase();
+  const proxy = await replyDroppingProxy(marker);
+  const client = new Redis(proxy.url); // default options: re-sends unanswered commands
+  client.on('error', () => undefined);
+  const prefix = uniqueName('t');
+  try {
+    const q = new WorkQueue(client, uniqueName(), { logger: false, prefix });
+    const check = new WorkQueue(fx.client(), q.name, { logger: false, prefix });
+    proxy.arm(); // the registration carries the worker's name
+    const w = worker(q, async () => 'ok', { name: marker });
+    w.on('error', () => undefined); // the dropped connection
+    await w.start();
+    expect(proxy.dropped).toBe(1);
+    expect((await check.getWorkers()).map((x) => x.id)).toEqual([w.workerId]);
+    expect((await check.counts()).workers).toBe(1);
+    await w.close();
+    expect(await check.getWorkers()).toEqual([]);
+  } finally {
+    client.disconnect();
+    await proxy.close();
+    await deleteKeys(fx.client(), `${prefix}:*`);
+  }
+});
