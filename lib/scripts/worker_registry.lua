@@ -17,14 +17,18 @@ local now = now_ms()
 if action == 'register' then
   local first = nil
   if wid ~= '0' then
-    local mark = '"r":"' .. wid .. '"'
-    local infos = rcall('HGETALL', K_WORKER_INFO)
-    for i = 2, #infos, 2 do
-      if string.find(infos[i], mark, 1, true) then
-        first = infos[i - 1]
-        break
+    -- (HSCAN, in the minimal ACL: docs/reliability-and-security.md; one page for a few workers.)
+    local mark, cursor = '"r":"' .. wid .. '"', '0'
+    repeat
+      local page = rcall('HSCAN', K_WORKER_INFO, cursor, 'COUNT', 1000)
+      cursor = page[1]
+      for i = 2, #page[2], 2 do
+        if string.find(page[2][i], mark, 1, true) then
+          first, cursor = page[2][i - 1], '0'
+          break
+        end
       end
-    end
+    until cursor == '0'
   end
   wid = first or int(rcall('INCR', K_WORKER_ID_COUNTER))
   beat(wid, now, hb_timeout)
