@@ -40,7 +40,8 @@ export class Admin<T, R> {
     // + 10 for a flow job
     // (A holder that missed the notice may acknowledge while we wait: cancel.lua, cx:<token>.)
     const ackTtl = Math.max(60_000, o.commandTimeoutMs);
-    const r = (await this.ctx.run('cancel', [id, ack, o.heartbeatTimeoutMs, ackTtl])) as number;
+    const args = [id, ack, o.heartbeatTimeoutMs, ackTtl] as const;
+    const r = (await this.ctx.run('cancel', args, { ackId: ack })) as number;
     if (r % 10 === 2) await this.cancelAcks.wait(ack);
     // A flow job: its parent learns, a parent's children are cancelled (docs/flows.md).
     if (r >= 10) await flushQuietly(this.flows, this.ctx, 'now');

@@ -33,6 +33,8 @@ export interface RunOptions {
   workerId?: string;
   /** The producer session whose keys the script touches (add). */
   session?: string;
+  /** The cancel call whose answer the script keeps (cancel). */
+  ackId?: string;
   /** The priorities (digits) whose pending lists the script gets (add). */
   pending?: string;
   /** Replies as Buffers when the codec is 'buffer' (scripts that return payloads). */

@@ -3,7 +3,7 @@
 -- the job; the canceller waits for that acknowledgement so that no handler starts after cancel
 -- resolved.
 --! keys: data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake progress noticeChannel heartbeatRecord eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels addedTimes jobLogs completedJobs
---! keys: cancelledLeases
+--! keys: cancelledLeases cancelCall
 --! keys: groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: id ack_id heartbeat_timeout_ms ack_ttl_ms
 -- id: the job's public id; ack_id: names the holder's acknowledgement (lib/queue/cancel-acks.ts);
@@ -11,7 +11,13 @@
 -- wait at least).
 -- Returns: 0 no such job, 1 cancelled, 2 cancelled and a live holder was told (wait for its
 --   acknowledgement); plus 10 when it was a flow job (its notice or its children's cancels
---   wait for delivery: lib/scripts/lib/flows.lua).
+--   wait for delivery: lib/scripts/lib/flows.lua). A cancel that did something keeps its answer
+--   for ack_ttl_ms (K_CANCEL_CALL, named by its ack_id): the same call re-sent after its reply
+--   was lost answers it again, not "no such job".
+local answered = rcall('GET', K_CANCEL_CALL)
+if answered then
+  return tonumber(answered)
+end
 local seq = resolve(ARGV[1])
 if not seq then
   return 0
@@ -43,7 +49,6 @@ local meta = decode_meta(rcall('HGET', K_META, seq))
 flow_job_ended(seq, meta, 'x', 'cancelled', nil)
 destroy(seq, meta)
 emit('cancelled', ARGV[1], ev_group(meta))
-if wait then
-  return 2 + flow_wrote()
-end
-return 1 + flow_wrote()
+local answer = (wait and 2 or 1) + flow_wrote()
+rcall('SET', K_CANCEL_CALL, answer, 'PX', ARGV[4])
+return answer

@@ -254,7 +254,8 @@ export class ScriptKeys {
   /** `pending`: the priorities (digits) whose lists a `pending*` script gets, in that order. */
   of(name: ScriptName, owner: KeyOwner & { pending?: string } = {}): readonly Arg[] {
     const id = `${name}\0${owner.workerId ?? ''}\0${owner.session ?? ''}\0${owner.pending ?? ''}`;
-    let k = this.memo.get(id);
+    // A call's own key (a cancel's answer): made for it, not kept.
+    let k = owner.ackId === undefined ? this.memo.get(id) : undefined;
     if (!k) {
       const s = scriptShape(name);
       // Worker '0' is "no worker": its lease set and hand-off list stay empty.
@@ -268,7 +269,7 @@ export class ScriptKeys {
       if (s.keys.includes('eventLog')) k = [...k, this.eventCap];
       // Entries are few (per worker, per session and priority mix); bound the map anyway.
       if (this.memo.size > 10_000) this.memo.clear();
-      this.memo.set(id, k);
+      if (owner.ackId === undefined) this.memo.set(id, k);
     }
     return k;
   }

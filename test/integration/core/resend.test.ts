@@ -1,7 +1,8 @@
 /**
  * Bounded waits and re-sent commands (issue 12): an operation with Redis unreachable rejects
  * with REDIS_UNAVAILABLE within `commandTimeoutMs` whatever the client's retry options; an add
- * whose reply is lost and that ioredis re-sends after reconnecting creates its jobs once; a
+ * whose reply is lost and that ioredis re-sends after reconnecting creates its jobs once (a cancel
+ * answers as its first run did); a
  * script refused with NOSCRIPT is not sent again once the client quits.
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
@@ -54,6 +55,34 @@ describe('re-sent add calls', () => {
       }
     },
   );
+});
+
+describe('a re-sent cancel', () => {
+  it.each([
+    ['a waiting job', {}],
+    ['a delayed job', { delayMs: 60_000 }],
+  ])('whose reply was lost answers true, as the first run did: %s', async (_, opts) => {
+    const marker = uniqueName('cancelled').toLowerCase();
+    const proxy = await replyDroppingProxy(marker);
+    const client = new Redis(proxy.url); // default options: re-sends unanswered commands
+    client.on('error', () => undefined);
+    try {
+      const prefix = uniqueName('t');
+      const q = new WorkQueue<string>(client, uniqueName(), { logger: false, prefix });
+      const check = new WorkQueue<string>(fx.client(), q.name, { logger: false, prefix });
+      await q.add('x', { ...opts, id: marker });
+      expect(await q.cancel('no such job')).toBe(false); // script loaded
+      proxy.arm(); // the cancel names the job's id
+      expect(await q.cancel(marker)).toBe(true);
+      expect(proxy.dropped).toBe(1);
+      expect(await check.getJob(marker)).toBeNull();
+      expect(await q.cancel(marker)).toBe(false); // another call: no such job now
+      await deleteKeys(fx.client(), `${prefix}:*`);
+    } finally {
+      client.disconnect();
+      await proxy.close();
+    }
+  });
 });
 
 describe('a re-sent add call that failed', () => {
