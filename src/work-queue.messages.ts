@@ -140,7 +140,7 @@ const SCHEDULE_KEY_HINTS: Readonly<Record<string, string>> = {
 };
 export const unknownScheduleKey = (key: string) => {
   const hint = SCHEDULE_KEY_HINTS[key];
-  return `${key} is not a known option${hint ? ` (${hint})` : ''}; known: id, every, cron, tz, startAt, endAt, limit, missed, missedAfterMs, data, name, priority, maxAttempts, backoff, skipIfRunning`;
+  return `${key} is not a known option${hint ? ` (${hint})` : ''}; known: id, every, cron, tz, startAt, endAt, limit, missed, missedAfterMs, data, name, priority, maxAttempts, backoff, skipIfRunning, group`;
 };
 export const scheduleUpserted = (queue: string, id: string, outcome: string) =>
   `queue "${queue}": schedule "${id}" ${outcome}`;

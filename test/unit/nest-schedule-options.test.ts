@@ -52,12 +52,19 @@ describe('declared schedules, checked with the module', () => {
       WorkQueueModule.registerQueue({
         name: 'reports',
         maxAttempts: 0,
-        schedules: [{ id: 'x', every: 1.5, data: null }],
+        schedules: [
+          { id: 'x', every: 1.5, data: null },
+          { id: 'y', every: 1_000, data: null, group: 'tenant-1', tenant: 1 } as never,
+        ],
       }),
     ]);
     expect(err.problems).toEqual([
       expect.stringMatching(/^maxAttempts /),
       'schedules[0] ("x"): every must be a positive integer (ms) up to 1e12, got 1.5',
+      // (group is known: a template may name one.)
+      expect.stringMatching(
+        /^schedules\[1\] \("y"\): tenant is not a known option; known: .*, skipIfRunning, group$/,
+      ),
     ]);
   });
 
