@@ -105,10 +105,11 @@ describe('bounded storage', () => {
     expect(done.sort()).toEqual(['delayed', 'expires', 'named', 'retry']);
     await q.deregisterWorker(worker);
 
-    // Counters, the heartbeat record, this producer's add record and the cancelled lease's
-    // acknowledgement id (both expire by themselves), the event log (capped: `events: { maxLen }`;
+    // Counters, the heartbeat record, this producer's add record, the cancels' answers and the
+    // cancelled lease's acknowledgement id (they expire by themselves), the event log (capped: `events: { maxLen }`;
     // none with `events: false`) and the per-minute counts (a day, bounded: docs/history.md).
     expect(await keysLeft(c, q.keys.base)).toEqual([
+      'cc:*',
       'cx:*',
       'es',
       'hb',
