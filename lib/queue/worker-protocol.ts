@@ -3,6 +3,7 @@
  * idle wait on the wake list (docs/internals/hand-off.md), and reconciling after a dropped connection.
  */
 import type { Cluster, Redis } from 'ioredis';
+import { redisError } from '../errors.js';
 import { bounded } from '../redis/bounded.js';
 import type { LeasedJob } from '../types/index.js';
 import type { QueueContext } from './context.js';
@@ -76,13 +77,12 @@ export class WorkerProtocol<T> {
   ): Promise<boolean | LeasedJob<T>> {
     const seconds = Math.max(0.01, timeoutMs / 1000);
     const k = this.ctx.keys;
-    const r = await blockingClient.blmoveBuffer(
-      k.wake,
-      k.workerHandoffs(workerId),
-      'LEFT',
-      'RIGHT',
-      Number(seconds.toFixed(3)),
-    );
+    const r = await blockingClient
+      .blmoveBuffer(k.wake, k.workerHandoffs(workerId), 'LEFT', 'RIGHT', Number(seconds.toFixed(3)))
+      .catch((e: unknown) => {
+        // (Typed as every call's: NOREPLICAS, READONLY… are REDIS_UNAVAILABLE.)
+        throw redisError(`queue ${this.ctx.name}: idle wait`, e);
+      });
     if (r === null) return false;
     return handedOffJob<T>(this.ctx, r, workerId) ?? true;
   }

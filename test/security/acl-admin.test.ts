@@ -1,12 +1,14 @@
 /**
  * drain() and obliterate() as a Redis ACL user with the minimal command set and the commands the
  * docs list for obliterate (docs/reliability-and-security.md, Security): it ran into a command
- * the list lacked (ZREMRANGEBYSCORE). A script refused a command says where the lists are.
+ * the list lacked (ZREMRANGEBYSCORE). A script refused a command says where the lists are; a
+ * worker's idle wait refused (here by the ACL; NOREPLICAS after a failover) is a typed error.
  */
 import { describe, expect, it } from '@jest/globals';
-import { WorkQueue, type WorkQueueError } from '../../lib/index.js';
+import { Worker, WorkQueue, WorkQueueError } from '../../lib/index.js';
 import { aclRules, aclServer, OBLITERATE_COMMANDS } from '../support/acl.js';
 import { errorOf } from '../support/core.js';
+import { waitFor } from '../support/wait.js';
 
 const redis = aclServer();
 const asUser = redis.asUser;
@@ -48,6 +50,29 @@ describe('drain() and obliterate() as a limited ACL user', () => {
     } finally {
       full.disconnect();
       min.disconnect();
+    }
+  });
+
+  it("a worker's idle wait refused by Redis is reported as a WorkQueueError, not a raw reply", async () => {
+    const admin = redis.admin();
+    const rules = (await aclRules(admin, 'nb', 'nb-pass')).filter((r) => r !== '+blmove');
+    await admin.call('ACL', 'SETUSER', 'wq-nb', ...rules);
+    const client = asUser('wq-nb', 'nb-pass');
+    const errors: unknown[] = [];
+    const q = new WorkQueue<number>(client, 'jobs', { prefix: 'nb', logger: false });
+    const w = new Worker(q, async () => 'ok', { idleTimeoutMs: 1_000 });
+    w.on('error', (e) => errors.push(e));
+    try {
+      await w.start();
+      await waitFor(() => errors.length > 0, { what: "the idle wait's refusal" });
+      expect(errors[0]).toBeInstanceOf(WorkQueueError);
+      expect(errors[0]).toMatchObject({
+        code: 'SCRIPT_ERROR',
+        message: expect.stringMatching(/^queue jobs: idle wait: NOPERM/),
+      });
+    } finally {
+      await w.close();
+      client.disconnect();
     }
   });
 });
