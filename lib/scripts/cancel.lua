@@ -14,7 +14,8 @@
 --   wait for delivery: lib/scripts/lib/flows.lua). A cancel that did something keeps its answer
 --   for ack_ttl_ms (K_CANCEL_CALL, named by its ack_id): the same call re-sent after its reply
 --   was lost answers it again, not "no such job".
-local answered = rcall('GET', K_CANCEL_CALL)
+local named = ARGV[2] ~= '' -- (an unnamed call keeps no answer: K_CANCEL_CALL would be shared)
+local answered = named and rcall('GET', K_CANCEL_CALL)
 if answered then
   return tonumber(answered)
 end
@@ -50,5 +51,7 @@ flow_job_ended(seq, meta, 'x', 'cancelled', nil)
 destroy(seq, meta)
 emit('cancelled', ARGV[1], ev_group(meta))
 local answer = (wait and 2 or 1) + flow_wrote()
-rcall('SET', K_CANCEL_CALL, answer, 'PX', ARGV[4])
+if named then
+  rcall('SET', K_CANCEL_CALL, answer, 'PX', ARGV[4])
+end
 return answer

@@ -91,10 +91,11 @@ local function metas_of(seqs)
 end
 
 -- Metadata as JSON. cjson writes a number with 14 significant digits: a maxAttempts past them
--- (up to 2^53 - 1) is written whole.
+-- (up to 2^53, what the API takes) is written whole (a larger one, written by hand, as cjson
+-- writes it: '%d' of 2^63 or more is not that number).
 local function encode_meta(meta)
   local m = meta.m
-  if not m or m < 1e14 then
+  if not m or m < 1e14 or m > 9007199254740992 then
     return cjson.encode(meta)
   end
   meta.m = nil

@@ -146,6 +146,15 @@ describe('hand-written job data in unexpected shapes', () => {
     expect(await q.promote(id)).toBe(true); // (its retry waits out the default backoff)
     const [again] = await q.lease();
     expect(again).toMatchObject({ id: 'cid-1', attempt: 2, maxAttempts: 5, priority: 1 });
+    // A maxAttempts past what the API takes, written by hand, stays that large through a retry.
+    const big = await q.add('y', { id: 'cid-2' });
+    const [seq2] = (await fx.client().hkeys(meta)).filter((s) => s !== seq);
+    await fx.client().hset(meta, seq2!, '{"i":"cid-2","m":1e19}');
+    const [third] = await q.lease();
+    expect(await q.fail(third!, new Error('boom'))).toBe('retried');
+    expect(await q.promote(big.id)).toBe(true);
+    const [fourth] = await q.lease();
+    expect(fourth).toMatchObject({ id: 'cid-2', attempt: 2, maxAttempts: 1e19 });
   });
 
   it('a key of the wrong TYPE is a clear SCRIPT_ERROR; the worker reports it, keeps running, and recovers', async () => {
