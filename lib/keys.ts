@@ -185,6 +185,11 @@ export const KEY_TABLE = {
     part: 'cx',
     doc: "cancelled leases cx:<token>, strings: the cancel's acknowledgement id, for the canceller's wait (a holder that learns the cancel from a renewal acknowledges it)",
   },
+  workerRegistration: {
+    part: 'wr:',
+    doc: "a worker registration's id for a while (a registration re-sent after its reply was lost answers it)",
+    per: 'registration',
+  },
   cancelCall: {
     part: 'cc:',
     doc: "a cancel call's answer for a while (a cancel re-sent after its reply was lost answers the same)",

@@ -35,6 +35,8 @@ export interface RunOptions {
   session?: string;
   /** The cancel call whose answer the script keeps (cancel). */
   ackId?: string;
+  /** The worker registration whose id the script keeps (worker_registry). */
+  registration?: string;
   /** The priorities (digits) whose pending lists the script gets (add). */
   pending?: string;
   /** Replies as Buffers when the codec is 'buffer' (scripts that return payloads). */

@@ -135,14 +135,8 @@ export class History<T> {
   }
 
   /** What a worker registers (getWorkers shows it). */
-  /** `token`: names the registration (worker_registry.lua: a re-sent one answers its id). */
-  static registration(o: { name?: string; concurrency?: number } = {}, token = ''): string {
-    return JSON.stringify({
-      host: hostname(),
-      pid: process.pid,
-      ...o,
-      ...(token ? { r: token } : {}),
-    });
+  static registration(o: { name?: string; concurrency?: number } = {}): string {
+    return JSON.stringify({ host: hostname(), pid: process.pid, ...o });
   }
 
   async updateData(id: string, data: T): Promise<boolean> {

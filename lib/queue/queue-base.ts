@@ -114,7 +114,7 @@ export class QueueBase<T = unknown, R = unknown> {
     graceMs?: number,
   ): Promise<string> {
     const { token = '', ...shown } = info;
-    return this.workers.register(History.registration(shown, token), graceMs, token);
+    return this.workers.register(History.registration(shown), graceMs, token);
   }
 
   /** @internal The Worker's private protocol (not in the published typings). */
@@ -126,8 +126,8 @@ export class QueueBase<T = unknown, R = unknown> {
    * Forget a worker that released or finished its jobs.
    * @internal The Worker's private protocol (not in the published typings).
    */
-  deregisterWorker(workerId: string): Promise<void> {
-    return this.workers.leave(workerId);
+  deregisterWorker(workerId: string, registration?: string): Promise<void> {
+    return this.workers.leave(workerId, registration);
   }
 
   /**

@@ -12,28 +12,31 @@ import { handedOffJob, str, type Raw } from '../job/records.js';
 export class WorkerProtocol<T> {
   constructor(private readonly ctx: QueueContext) {}
 
-  private worker(action: 'register' | 'beat' | 'leave' | 'unpark', workerId: string) {
+  private worker(action: 'beat' | 'leave' | 'unpark', workerId: string, token = '') {
     const hb = this.ctx.options.heartbeatTimeoutMs;
-    return this.ctx.run('worker_registry', [action, workerId, hb, 0], { workerId });
+    const own = token ? { workerId, registration: token } : { workerId };
+    return this.ctx.run('worker_registry', [action, workerId, hb, 0], own);
   }
 
   /**
    * `info`: JSON of what getWorkers() shows (lib/queue/history.ts). `graceMs` > 0: the
-   * registration is also a bridge beat with that grace (lib/worker/heartbeat.ts).
+   * registration is also a bridge beat with that grace (lib/worker/heartbeat.ts). `token`:
+   * names the registration (a re-sent one answers the same id), '' = none.
    */
-  /** `token`: the registration's name in `info` (its `r`), '' = none. */
   async register(info: string, graceMs = 0, token = ''): Promise<string> {
     const hb = this.ctx.options.heartbeatTimeoutMs;
     const args = ['register', token || '0', hb, graceMs, info] as const;
-    return str((await this.ctx.run('worker_registry', args)) as Raw);
+    const own = token ? { registration: token } : {};
+    return str((await this.ctx.run('worker_registry', args, own)) as Raw);
   }
 
   async beat(workerId: string): Promise<void> {
     await this.worker('beat', workerId);
   }
 
-  async leave(workerId: string): Promise<void> {
-    await this.worker('leave', workerId);
+  /** `token`: its registration's (its record goes too). */
+  async leave(workerId: string, token = ''): Promise<void> {
+    await this.worker('leave', workerId, token);
   }
 
   async unpark(workerId: string): Promise<void> {

@@ -4,11 +4,12 @@
  */
 import { dataBucketOf, KEY_TABLE, type KeyName } from '../keys.js';
 
-/** Whose key it is, for keys that exist once per worker, producer session or cancel. */
+/** Whose key it is, for keys that exist once per worker, producer session, cancel or registration. */
 export interface KeyOwner {
   workerId?: string;
   session?: string;
   ackId?: string;
+  registration?: string;
 }
 
 export interface QueueKeys {
@@ -64,7 +65,12 @@ const PARENT_KEY_LETTER: Record<ParentKeyKind, string> = {
   cancelled: 'x',
 };
 
-const OWNER_OF = { worker: 'workerId', session: 'session', ack: 'ackId' } as const;
+const OWNER_OF = {
+  worker: 'workerId',
+  session: 'session',
+  ack: 'ackId',
+  registration: 'registration',
+} as const;
 
 export function queueKeys(prefix: string, queue: string): QueueKeys {
   const base = `${prefix}:{${queue}}:`;

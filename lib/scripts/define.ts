@@ -254,12 +254,17 @@ export class ScriptKeys {
   /** `pending`: the priorities (digits) whose lists a `pending*` script gets, in that order. */
   of(name: ScriptName, owner: KeyOwner & { pending?: string } = {}): readonly Arg[] {
     const id = `${name}\0${owner.workerId ?? ''}\0${owner.session ?? ''}\0${owner.pending ?? ''}`;
-    // A call's own key (a cancel's answer): made for it, not kept.
-    let k = owner.ackId === undefined ? this.memo.get(id) : undefined;
+    // A call's own key (a cancel's answer, a registration's id): made for it, not kept.
+    const own = owner.ackId !== undefined || owner.registration !== undefined;
+    let k = own ? undefined : this.memo.get(id);
     if (!k) {
       const s = scriptShape(name);
       // Worker '0' is "no worker": its lease set and hand-off list stay empty.
-      const fixed = scriptKeys(s, this.keys, { ...owner, workerId: owner.workerId ?? '0' });
+      const fixed = scriptKeys(s, this.keys, {
+        ...owner,
+        workerId: owner.workerId ?? '0',
+        registration: owner.registration ?? '0',
+      });
       if (s.keys.includes('pending*')) {
         const lists = Array.from(owner.pending ?? '', (p) => this.keys.pending(Number(p)));
         k = [fixed.length + lists.length, ...fixed, ...lists];
@@ -269,7 +274,7 @@ export class ScriptKeys {
       if (s.keys.includes('eventLog')) k = [...k, this.eventCap];
       // Entries are few (per worker, per session and priority mix); bound the map anyway.
       if (this.memo.size > 10_000) this.memo.clear();
-      if (owner.ackId === undefined) this.memo.set(id, k);
+      if (!own) this.memo.set(id, k);
     }
     return k;
   }

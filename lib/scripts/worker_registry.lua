@@ -1,34 +1,27 @@
 -- worker_registry: register a worker, beat for it, unpark it or let it leave. Heartbeat times
 -- come from Redis.
 --! keys: pending meta leased leaseHolders workers wake workerIdCounter parked heartbeatRecord workerLeases workerHandoffs workerInfo eventLog
+--! keys: workerRegistration
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: action:register|beat|unpark|leave worker_id heartbeat_timeout_ms grace_ms [info]
--- worker_id: for register, the token its info carries ('"r":"<token>"'; '0': none): a
--- registration re-sent after its reply was lost (by the client, or a start that retries) answers
--- the id the first one made, rather than register a second worker that never beats. unpark (pause) and leave take the worker out of the parked
--- set; a hand-off left in the wake list with no parked worker to pop it goes back to its
--- pending list. info: register only, what getWorkers() shows of it (JSON: host, pid, name,
--- concurrency), stored with the registration's time until the worker leaves or is reclaimed.
--- grace_ms: register only (0: none), the registration is also the worker's first bridge beat
+-- worker_id: for register, its token ('0': none), which names K_WORKER_REGISTRATION (a minute,
+-- or until the worker leaves): a registration re-sent after its reply was lost (by the client,
+-- or a start that retries) answers the id the first one made, rather than register a second
+-- worker that never beats. unpark (pause) and leave take the worker out of the parked set; a
+-- hand-off left in the wake list with no parked worker to pop it goes back to its pending list.
+-- info: register only, what getWorkers() shows of it (JSON: host, pid, name, concurrency),
+-- stored with the registration's time until the worker leaves or is reclaimed. grace_ms:
+-- register only (0: none), the registration is also the worker's first bridge beat
 -- (heartbeat.lua): it counts that much into the future, covering its heartbeat thread's start.
 -- Returns: the worker id for register, 1 otherwise.
 local action, wid, hb_timeout = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local now = now_ms()
 if action == 'register' then
-  local first = nil
-  if wid ~= '0' then
-    -- (HSCAN, in the minimal ACL: docs/reliability-and-security.md; one page for a few workers.)
-    local mark, cursor = '"r":"' .. wid .. '"', '0'
-    repeat
-      local page = rcall('HSCAN', K_WORKER_INFO, cursor, 'COUNT', 1000)
-      cursor = page[1]
-      for i = 2, #page[2], 2 do
-        if string.find(page[2][i], mark, 1, true) then
-          first, cursor = page[2][i - 1], '0'
-          break
-        end
-      end
-    until cursor == '0'
+  -- Re-sent (its token, ARGV[2], names K_WORKER_REGISTRATION): the first one's id, while that
+  -- worker is registered.
+  local first = wid ~= '0' and rcall('GET', K_WORKER_REGISTRATION)
+  if first and rcall('HEXISTS', K_WORKER_INFO, first) == 0 then
+    first = nil
   end
   wid = first or int(rcall('INCR', K_WORKER_ID_COUNTER))
   beat(wid, now, hb_timeout)
@@ -38,6 +31,9 @@ if action == 'register' then
   end
   if not first then
     rcall('HSET', K_WORKER_INFO, wid, now .. ':' .. (ARGV[5] or '{}'))
+    if ARGV[2] ~= '0' then
+      rcall('SET', K_WORKER_REGISTRATION, wid, 'PX', 60000)
+    end
   end
   return wid
 elseif action == 'beat' then
@@ -57,7 +53,7 @@ for i = #taken, 1, -1 do
     unhand(taken[i], false)
   end
 end
-rcall('DEL', K_WORKER_HANDOFFS)
+rcall('DEL', K_WORKER_HANDOFFS, K_WORKER_REGISTRATION)
 rcall('ZREM', K_WORKERS, wid)
 rcall('HDEL', K_WORKER_INFO, wid)
 rcall('DEL', K_WORKER_LEASES)

@@ -82,7 +82,7 @@ export async function closeWorker<T, R>(
       budget(),
     );
     await within(
-      ctx.queue.deregisterWorker(ctx.id).catch((e: unknown) => ctx.report(e)),
+      ctx.queue.deregisterWorker(ctx.id, ctx.registration).catch((e: unknown) => ctx.report(e)),
       budget(),
     );
   }

@@ -103,9 +103,9 @@ export async function keysLeft(client: Redis, base: string): Promise<string[]> {
   const out: string[] = [];
   for (const key of await keysMatching(client, `${base}*`)) {
     const rel = key.slice(base.length);
-    // (Add-call records, cancel calls' answers and cancelled leases' acknowledgement ids: they
-    // expire by themselves.)
-    const expiring = ['ik:', 'cc:', 'cx:'].find((p) => rel.startsWith(p));
+    // (Add-call records, cancel calls' answers, registrations' ids and cancelled leases'
+    // acknowledgement ids: they expire by themselves.)
+    const expiring = ['ik:', 'cc:', 'cx:', 'wr:'].find((p) => rel.startsWith(p));
     if (expiring) {
       const ttl = await client.pttl(key);
       if (ttl <= 0 || ttl > 60_000) throw new Error(`${key} has TTL ${ttl} ms, not 1..60000`);
