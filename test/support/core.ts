@@ -1,8 +1,9 @@
 /**
  * Helpers for the core integration tests (test/integration/core/).
  */
+import { expect } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { WorkQueue } from '../../lib/index.js';
+import { WorkQueue, WorkQueueError } from '../../lib/index.js';
 import type { WorkQueueOptions } from '../../lib/index.js';
 import { commandStats } from './commandstats.js';
 import type { QueueFixture } from './queue.js';
@@ -23,6 +24,18 @@ export async function errorOf(p: Promise<unknown> | (() => unknown)): Promise<un
     return e;
   }
   throw new Error('expected a rejection, but it resolved');
+}
+
+/**
+ * The problems of the refusal of `call`: a WorkQueueError (INVALID_ARGUMENT or INVALID_OPTIONS,
+ * or, with `anyCode`, any code: a payload's ENCODE_FAILED lists the option problems too).
+ */
+export async function problemsOf(call: () => unknown, anyCode = false): Promise<readonly string[]> {
+  const e = await errorOf(async () => call());
+  expect(e).toBeInstanceOf(WorkQueueError);
+  if (!anyCode)
+    expect(['INVALID_ARGUMENT', 'INVALID_OPTIONS']).toContain((e as WorkQueueError).code);
+  return (e as WorkQueueError).problems;
 }
 
 /**

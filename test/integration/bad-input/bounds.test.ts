@@ -6,8 +6,8 @@
  * refused, every problem listed, nothing written or closed.
  */
 import { afterAll, expect, it, jest } from '@jest/globals';
-import { Worker, WorkQueue, WorkQueueError, type WorkQueueOptions } from '../../../lib/index.js';
-import { errorOf } from '../../support/core.js';
+import { Worker, WorkQueue, type WorkQueueOptions } from '../../../lib/index.js';
+import { problemsOf } from '../../support/core.js';
 import { QueueFixture } from '../../support/queue.js';
 import { waitFor } from '../../support/wait.js';
 import { deferred, waitParked, workersClosedAfterEach } from '../../support/worker.js';
@@ -17,12 +17,7 @@ const fx = new QueueFixture();
 afterAll(() => fx.cleanup());
 const worker = workersClosedAfterEach();
 
-async function problems(call: () => unknown): Promise<readonly string[]> {
-  const e = await errorOf(async () => call());
-  expect(e).toBeInstanceOf(WorkQueueError);
-  expect(['INVALID_ARGUMENT', 'INVALID_OPTIONS']).toContain((e as WorkQueueError).code);
-  return (e as WorkQueueError).problems;
-}
+const problems = problemsOf;
 
 it('a per-job maxAttempts up to 2^53 - 1 is kept exactly through a failed attempt', async () => {
   const q = fx.queue<string>();

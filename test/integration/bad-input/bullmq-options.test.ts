@@ -19,7 +19,7 @@ import {
   processorOptionProblems,
   registerQueueProblems,
 } from '../../../src/utils/validate-options.util.js';
-import { countCommands, errorOf, offlineClient } from '../../support/core.js';
+import { countCommands, errorOf, offlineClient, problemsOf } from '../../support/core.js';
 
 let offline: Redis;
 let sent: ReturnType<typeof countCommands>;
@@ -32,11 +32,7 @@ afterAll(() => {
   offline.disconnect();
 });
 
-async function problems(call: () => unknown): Promise<readonly string[]> {
-  const e = await errorOf(async () => call());
-  expect(e).toBeInstanceOf(WorkQueueError);
-  return (e as WorkQueueError).problems;
-}
+const problems = (call: () => unknown) => problemsOf(call, true);
 
 it('WorkQueue: unknown options are refused, BullMQ names with ours', async () => {
   const got = await problems(

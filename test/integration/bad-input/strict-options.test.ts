@@ -6,24 +6,14 @@
  * and nothing changes in Redis.
  */
 import { afterAll, expect, it } from '@jest/globals';
-import {
-  WorkQueue,
-  WorkQueueError,
-  type AddOptions,
-  type WorkQueueOptions,
-} from '../../../lib/index.js';
-import { errorOf } from '../../support/core.js';
+import { WorkQueue, type AddOptions, type WorkQueueOptions } from '../../../lib/index.js';
+import { errorOf, problemsOf } from '../../support/core.js';
 import { keysButCounters, QueueFixture } from '../../support/queue.js';
 
 const fx = new QueueFixture();
 afterAll(() => fx.cleanup());
 
-async function problems(call: () => unknown): Promise<readonly string[]> {
-  const e = await errorOf(async () => call());
-  expect(e).toBeInstanceOf(WorkQueueError);
-  expect(['INVALID_ARGUMENT', 'INVALID_OPTIONS']).toContain((e as WorkQueueError).code);
-  return (e as WorkQueueError).problems;
-}
+const problems = problemsOf;
 
 it('unknown keys inside nested options are refused, with hints for BullMQ names', async () => {
   const q = fx.queue<string>();
