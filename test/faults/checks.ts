@@ -69,17 +69,14 @@ const FINISHED_OK = new Set(['id', 'tok', 'wseq', 'hb', 'es']);
  * Keys a finished queue keeps for a while besides its counters: caller ids of completed jobs
  * within their dedupe window (`ix`, and `~<until>` values in `ids`), and each producer's record
  * of its add calls (`ik:<session>`, expiring within a minute), cancel acknowledgements
- * (`ca:<id>`, a minute) and the acknowledgement ids of cancelled leases (`cx:<token>`, a minute
- * or commandTimeoutMs), the per-minute counts (`mt:<kind>`, a day).
+ * (`ca:<id>`, a minute), cancel calls' answers (`cc:<id>`) and the acknowledgement ids of
+ * cancelled leases (`cx:<token>`, a minute or commandTimeoutMs), workers' registrations
+ * (`wr:<token>`, a minute or until the worker leaves: a killed one's stays), the per-minute
+ * counts (`mt:<kind>`, a day), workers reclaimed while parked (`rw`, until the last one's
+ * parked-until).
  */
 const keptForAWhile = (k: string) =>
-  k === 'ix' ||
-  k === 'ids' ||
-  k === 'rw' || // workers reclaimed while parked: expires after the last one's parked-until
-  k.startsWith('ik:') ||
-  k.startsWith('ca:') ||
-  k.startsWith('cx:') ||
-  k.startsWith('mt:');
+  k === 'ix' || k === 'ids' || k === 'rw' || /^(ik|ca|cc|cx|wr|mt):/.test(k);
 
 /**
  * Keys of the jobs a finished queue keeps (docs/history.md): the kept completed jobs (`cj`, `ci`)
