@@ -127,16 +127,34 @@ export class SandboxPool<T, R> {
   /** A sandbox is free again (its module loaded, or its job ended). */
   private release(box: Sandbox): void {
     // One that left (its job aborted) and ended within its grace rejoins.
-    if (this.leaving.delete(box) && box.alive) this.boxes.add(box);
+    if (this.leaving.delete(box) && box.alive) this.rejoin(box);
     if (!box.alive || !this.boxes.has(box)) return; // it died (died() forgets it)
     if (this.closed) void box.close(SANDBOX_CLOSE_MS);
     else if (this.boxes.size > this.settings.size) {
-      // One more than the pool's size (its replacement started meanwhile): it goes, waiting
-      // jobs or not (they are the replacement's).
+      // One more than the pool's size (its replacement runs a job): it goes, waiting jobs or
+      // not (they are the replacement's).
       this.boxes.delete(box);
       void box.close(SANDBOX_CLOSE_MS);
     } else if (this.waiters.length > 0) this.waiters.shift()!.resolve(box);
     else this.idle.push(box);
+  }
+
+  /**
+   * `box` ended its aborted job within its grace. If the pool is full without it, a replacement
+   * that runs nothing yet (still starting, or idle) goes instead: the waiting job takes the
+   * sandbox that is ready now, not one still loading its module (and no process is churned).
+   */
+  private rejoin(box: Sandbox): void {
+    if (this.boxes.size >= this.settings.size) {
+      const spare = [...this.boxes].find((b) => !b.started || this.idle.includes(b));
+      if (spare) {
+        this.boxes.delete(spare);
+        const i = this.idle.indexOf(spare);
+        if (i >= 0) this.idle.splice(i, 1);
+        void spare.close(SANDBOX_CLOSE_MS);
+      }
+    }
+    this.boxes.add(box);
   }
 
   private spawn(probe: boolean): Sandbox {
@@ -145,8 +163,8 @@ export class SandboxPool<T, R> {
     box.ready.then(
       () => this.release(box),
       (e: unknown) => {
-        this.boxes.delete(box);
-        if (!probe && !this.closed) this.startFailed(e); // closing ends starting sandboxes too
+        // (Closing ends starting sandboxes too, and a spare dropped by rejoin() is no loss.)
+        if (this.boxes.delete(box) && !probe && !this.closed) this.startFailed(e);
       },
     );
     void box.exited.then(() => this.died(box));

@@ -3,7 +3,7 @@
  * handler holds (with the worker's reason); a sandbox that ignores it is terminated after
  * `abortGraceMs` and replaced.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
@@ -69,6 +69,36 @@ describe.each(MODES)('a %s sandbox', (mode: SandboxMode) => {
     await waitFor(() => readFileSync(marker, 'utf8').length > 0, { what: 'the abort seen' });
     expect(readFileSync(marker, 'utf8')).toMatch(/timed out after 1500 ms/);
     expect(same(await nextSandbox(q, w), at)).toBe(true);
+  }, 60_000);
+
+  it('a job waiting for the replacement of an aborted job that then ends runs in that sandbox at once', async () => {
+    // The cancelled job ends within its grace while its replacement is still starting (its
+    // setup waits at a gate): the job waiting for a sandbox takes the one ready now, and the
+    // replacement goes. Before, it waited for the replacement (here: its start timeout).
+    const q = fx.queue<Data, unknown>({ maxAttempts: 1 });
+    const gate = path.join(dir, `gate-${mode}-${++markers}`);
+    const [marker, release] = [`${gate}.marker`, `${gate}.release`];
+    const setupData = { gate };
+    const w = worker(
+      q,
+      handlerSandbox(mode, { poolSize: 1, abortGraceMs: 30_000, startTimeoutMs: 5_000, setupData }),
+    );
+    const dead = new Promise<unknown>((r) => w.on('dead', (_, e) => r(e)));
+    try {
+      const { id } = await q.add({ marker, release }, { name: 'abortable' });
+      const at = await runningIn(q, id);
+      writeFileSync(gate, ''); // sandboxes starting from now on wait at the gate
+      expect(await q.cancel(id)).toBe(true);
+      await waitFor(() => existsSync(marker), { what: 'the abort seen' });
+      const next = Promise.race([nextSandbox(q, w), dead]);
+      await waitFor(() => existsSync(`${gate}.seen`), { what: 'the replacement starting' });
+      writeFileSync(release, ''); // the cancelled job ends now
+      const where = await next;
+      expect(where).toMatchObject({ pid: expect.any(Number) });
+      expect(same(where as Where, at)).toBe(true);
+    } finally {
+      writeFileSync(`${gate}.open`, '');
+    }
   }, 60_000);
 
   it('a job behind one that ignores its abort gets another sandbox, not a wait its timeout counts', async () => {
