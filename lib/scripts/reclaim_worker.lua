@@ -6,7 +6,7 @@
 -- hand-off into its hand-off list, where nobody would see it (a job handed off there waited for
 -- its lease to lapse). It is noted in K_RECLAIMED_WORKERS, and clean() calls this again with
 -- sweep = 1 until then: what its wait took goes back (hand-offs to the front), and wakes a worker.
---! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake progress parked reclaimedWorkers heartbeatRecord workerLeases workerHandoffs eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels addedTimes jobLogs metricsCompleted metricsFailed metricsDead workerInfo
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead workers wake progress parked reclaimedWorkers heartbeatRecord workerLeases workerHandoffs eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels addedTimes jobLogs metricsCompleted metricsFailed metricsDead workerInfo rateLog
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: worker_id heartbeat_timeout_ms max_lease_expiries max_dead sweep
 -- Returns: { reclaimed, dead-lettered }, or { -1 } when the worker is alive after all.

@@ -3,7 +3,7 @@
 -- that re-sent it) leaves jobs held by a worker that does not know it holds them; they would
 -- wait for their lease to lapse. Those go back at the FRONT at once, no attempt or expiry
 -- counted.
---! keys: pending meta leased leaseHolders wake workerLeases workerHandoffs eventLog
+--! keys: pending meta leased leaseHolders wake workerLeases workerHandoffs eventLog rateLog
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: worker_id known_tokens...
 -- known_tokens: the tokens of every job the worker knows it holds (running, buffered, handed

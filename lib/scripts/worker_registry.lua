@@ -1,7 +1,7 @@
 -- worker_registry: register a worker, beat for it, unpark it or let it leave. Heartbeat times
 -- come from Redis.
 --! keys: pending meta leased leaseHolders workers wake workerIdCounter parked heartbeatRecord workerLeases workerHandoffs workerInfo eventLog
---! keys: workerRegistration
+--! keys: workerRegistration rateLog
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: action:register|beat|unpark|leave worker_id heartbeat_timeout_ms grace_ms [info]
 -- worker_id: for register, its token ('0': none), which names K_WORKER_REGISTRATION (a minute,

@@ -49,7 +49,9 @@ local function hand_live(h)
 end
 
 -- Put a handed-off job back at the front of its list. `ran`: a worker took it (it may have
--- started it): like any run beside others, the job becomes a suspect.
+-- started it): like any run beside others, the job becomes a suspect. Else it never started:
+-- its start leaves the rate logs it was counted in (the queue's, its group's), or its next
+-- lease would count it twice in the window.
 local function unhand(h, ran)
   rcall('ZREM', K_LEASED, h.seq)
   rcall('HDEL', K_LEASE_HOLDERS, h.seq)
@@ -59,6 +61,11 @@ local function unhand(h, ran)
     meta.s = 1
     save_meta(h.seq, meta)
     emit('reclaimed', meta.i or h.seq, 'why', 'worker died', ev_group(meta))
+  else
+    rcall('ZREM', K_RATE_LOG, h.token)
+    if meta.g then
+      rcall('ZREM', group_rate_key(meta.g), h.token)
+    end
   end
   if meta.g then
     group_run_ended(meta.g, nil)
