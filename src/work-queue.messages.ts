@@ -16,6 +16,8 @@ export const INVALID_MODULE_OPTIONS = 'invalid WorkQueueModule options';
 export const invalidRegistration = (where: string) => `invalid options in ${where}`;
 export const registerQueueWhere = (names: readonly unknown[], via = 'registerQueue') =>
   `WorkQueueModule.${via}(${names.map((n) => JSON.stringify(n)).join(', ')})`;
+export const noCreateMethod = (cls: string) =>
+  `forRootAsync({ useClass / useExisting: ${cls} }): ${cls} has no create() method returning the module's options (@nestjs/bullmq's createSharedConfiguration() is create() here)`;
 export const factoryNotOptions = (got: string) =>
   `useFactory must return an object of queue options (or nothing), got ${got}`;
 export const registeredTwice = (name: string) =>

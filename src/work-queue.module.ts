@@ -18,6 +18,7 @@ import { WorkQueueExplorer } from './work-queue.explorer.js';
 import {
   ConfigurableWorkQueueModule,
   WORK_QUEUE_ASYNC_OPTIONS_TYPE,
+  WORK_QUEUE_MODULE_OPTIONS,
   WORK_QUEUE_OPTIONS_TYPE,
 } from './work-queue.module-definition.js';
 import { WorkQueueQueueEvents } from './work-queue.queue-events.js';
@@ -26,6 +27,7 @@ import {
   factoryNotOptions,
   INVALID_MODULE_OPTIONS,
   NO_FOR_ROOT,
+  noCreateMethod,
   show,
 } from './work-queue.messages.js';
 import { WorkQueueRegistrar } from './work-queue.registrar.js';
@@ -60,7 +62,7 @@ export class WorkQueueModule extends ConfigurableWorkQueueModule {
   }
 
   static forRootAsync(options: typeof WORK_QUEUE_ASYNC_OPTIONS_TYPE): DynamicModule {
-    return withCore(super.forRootAsync(options));
+    return withCore(checkedOptionsClass(super.forRootAsync(options), options));
   }
 
   /** Provides each queue under `getQueueToken(name)`, for `@InjectQueue(name)` and processors. */
@@ -171,6 +173,36 @@ let asyncCalls = 0;
 
 const isOptionsObject = (v: unknown): v is object =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * forRootAsync's `useClass` / `useExisting`: Nest's provider calls the instance's `create()`;
+ * one without it fails as our typed error naming the class, not as Nest's bare TypeError.
+ */
+function checkedOptionsClass(
+  definition: DynamicModule,
+  options: typeof WORK_QUEUE_ASYNC_OPTIONS_TYPE,
+): DynamicModule {
+  const cls = options.useExisting ?? options.useClass;
+  if (options.useFactory || !cls) return definition;
+  const providers = (definition.providers ?? []).map((p) =>
+    typeof p === 'object' && 'provide' in p && p.provide === WORK_QUEUE_MODULE_OPTIONS
+      ? {
+          provide: WORK_QUEUE_MODULE_OPTIONS,
+          useFactory: (factory: unknown) => {
+            const create = (factory as { create?: unknown } | null)?.create;
+            if (typeof create !== 'function')
+              throw invalidOptions(INVALID_MODULE_OPTIONS, [noCreateMethod(nameOf(cls))]);
+            return (create as () => unknown).call(factory);
+          },
+          inject: [cls],
+        }
+      : p,
+  );
+  return { ...definition, providers };
+}
+
+const nameOf = (token: unknown): string =>
+  typeof token === 'function' && token.name ? token.name : String(token);
 
 function withCore(definition: DynamicModule): DynamicModule {
   return {

@@ -135,6 +135,39 @@ describe('module options', () => {
     expect(queue.keys.base).toBe('from-config:{emails}:');
   });
 
+  it('forRootAsync: useClass / useExisting take the options from create(); a class without it is named', async () => {
+    @Injectable()
+    class Options {
+      create(): WorkQueueModuleOptions {
+        return { connection: { url }, prefix: 'from-class', logger: false };
+      }
+    }
+    const ref = await compile([
+      WorkQueueModule.forRootAsync({ useClass: Options }),
+      WorkQueueModule.registerQueue({ name: 'emails' }),
+    ]);
+    expect(ref.get<WorkQueue>(getQueueToken('emails')).keys.base).toBe('from-class:{emails}:');
+
+    @Injectable()
+    class BullConfig {
+      createSharedConfiguration() {
+        return { connection: { url } };
+      }
+    }
+    @Module({ providers: [BullConfig], exports: [BullConfig] })
+    class BullConfigModule {}
+    for (const async of [
+      { useClass: BullConfig },
+      { imports: [BullConfigModule], useExisting: BullConfig },
+    ]) {
+      const err = await compileError([WorkQueueModule.forRootAsync(async as never)]);
+      expect(err).toMatchObject({ code: 'INVALID_OPTIONS' });
+      expect(err.problems).toEqual([
+        "forRootAsync({ useClass / useExisting: BullConfig }): BullConfig has no create() method returning the module's options (@nestjs/bullmq's createSharedConfiguration() is create() here)",
+      ]);
+    }
+  });
+
   it('never closes a client it was given; closes the one it made', async () => {
     const given = new Redis(url, { lazyConnect: true });
     const ref = await Test.createTestingModule({
