@@ -25,6 +25,8 @@ const send: (m: FromSandbox) => void = parentPort
 
 let handler: Handler | undefined;
 let teardown: Hook | undefined;
+/** The module's load and setup (never rejects: init reports its problems). */
+let started: Promise<void> | undefined;
 /** Running jobs' abort controllers, by run number. */
 const runs = new Map<number, AbortController>();
 /** Calls of job methods waiting for the worker's reply, by call number. */
@@ -137,6 +139,7 @@ function run(m: Extract<ToSandbox, { t: 'run' }>): void {
 /** Close: once no job runs, the module's teardown, then the sandbox ends. */
 async function exit(): Promise<void> {
   try {
+    await started; // a sandbox closed while its setup runs: teardown after it, not beside it
     await teardown?.();
   } catch (e) {
     console.error(`sandbox teardown failed: ${errorMessage(e)}`);
@@ -147,7 +150,7 @@ async function exit(): Promise<void> {
 function onMessage(m: ToSandbox): void {
   switch (m.t) {
     case 'init':
-      void init(m.file, m.setupData);
+      started = init(m.file, m.setupData);
       break;
     case 'run':
       run(m);

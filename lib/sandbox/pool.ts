@@ -25,6 +25,8 @@ export class SandboxPool<T, R> {
   /** Sandboxes whose job aborted, still running it (its grace): not counted in `boxes`. */
   private readonly leaving = new Set<Sandbox>();
   private readonly idle: Sandbox[] = [];
+  /** Sandboxes the pool no longer needs, closing. */
+  private readonly retiring = new Set<Sandbox>();
   private readonly waiters: Waiter[] = [];
   private closed: Promise<void> | undefined;
 
@@ -60,7 +62,7 @@ export class SandboxPool<T, R> {
       const error = new WorkQueueError('CLOSED', 'the worker closed its sandboxes');
       for (const w of this.waiters.splice(0)) w.reject(error);
       this.idle.length = 0;
-      const all = [...this.boxes, ...this.leaving];
+      const all = [...this.boxes, ...this.leaving, ...this.retiring];
       await Promise.all(all.map((b) => b.close(SANDBOX_CLOSE_MS)));
     })();
     return this.closed;
@@ -127,14 +129,14 @@ export class SandboxPool<T, R> {
   /** A sandbox is free again (its module loaded, or its job ended). */
   private release(box: Sandbox): void {
     // One that left (its job aborted) and ended within its grace rejoins.
-    if (this.leaving.delete(box) && box.alive) this.rejoin(box);
-    if (!box.alive || !this.boxes.has(box)) return; // it died (died() forgets it)
+    // (Not one terminated meanwhile, its grace over: its exit is on the way.)
+    if (this.leaving.delete(box) && box.usable) this.rejoin(box);
+    if (!box.usable || !this.boxes.has(box)) return; // it died (died() forgets it)
     if (this.closed) void box.close(SANDBOX_CLOSE_MS);
     else if (this.boxes.size > this.settings.size) {
       // One more than the pool's size (its replacement runs a job): it goes, waiting jobs or
       // not (they are the replacement's).
-      this.boxes.delete(box);
-      void box.close(SANDBOX_CLOSE_MS);
+      this.retire(box);
     } else if (this.waiters.length > 0) this.waiters.shift()!.resolve(box);
     else this.idle.push(box);
   }
@@ -148,13 +150,19 @@ export class SandboxPool<T, R> {
     if (this.boxes.size >= this.settings.size) {
       const spare = [...this.boxes].find((b) => !b.started || this.idle.includes(b));
       if (spare) {
-        this.boxes.delete(spare);
         const i = this.idle.indexOf(spare);
         if (i >= 0) this.idle.splice(i, 1);
-        void spare.close(SANDBOX_CLOSE_MS);
+        this.retire(spare);
       }
     }
     this.boxes.add(box);
+  }
+
+  /** Take `box` out of the pool and close it; the pool's close() waits for it too. */
+  private retire(box: Sandbox): void {
+    this.boxes.delete(box);
+    this.retiring.add(box);
+    void box.close(SANDBOX_CLOSE_MS).then(() => this.retiring.delete(box));
   }
 
   private spawn(probe: boolean): Sandbox {

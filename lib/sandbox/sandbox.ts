@@ -156,6 +156,11 @@ export class Sandbox {
     });
   }
 
+  /** It may take a job: not ended, not being closed or terminated. */
+  get usable(): boolean {
+    return this.alive && this.killedFor === undefined && this.closing === undefined;
+  }
+
   /** Ask it to end (its running job's end, then its teardown); terminated after `ms`. */
   close(ms: number): Promise<void> {
     this.closing ??= (async () => {

@@ -74,15 +74,12 @@ describe.each(MODES)('a %s sandbox', (mode: SandboxMode) => {
   it('a job waiting for the replacement of an aborted job that then ends runs in that sandbox at once', async () => {
     // The cancelled job ends within its grace while its replacement is still starting (its
     // setup waits at a gate): the job waiting for a sandbox takes the one ready now, and the
-    // replacement goes. Before, it waited for the replacement (here: its start timeout).
+    // replacement goes. Before, it waited for the replacement (here: its 30 s start timeout).
     const q = fx.queue<Data, unknown>({ maxAttempts: 1 });
     const gate = path.join(dir, `gate-${mode}-${++markers}`);
     const [marker, release] = [`${gate}.marker`, `${gate}.release`];
     const setupData = { gate };
-    const w = worker(
-      q,
-      handlerSandbox(mode, { poolSize: 1, abortGraceMs: 30_000, startTimeoutMs: 5_000, setupData }),
-    );
+    const w = worker(q, handlerSandbox(mode, { poolSize: 1, abortGraceMs: 30_000, setupData }));
     const dead = new Promise<unknown>((r) => w.on('dead', (_, e) => r(e)));
     try {
       const { id } = await q.add({ marker, release }, { name: 'abortable' });
@@ -91,11 +88,47 @@ describe.each(MODES)('a %s sandbox', (mode: SandboxMode) => {
       expect(await q.cancel(id)).toBe(true);
       await waitFor(() => existsSync(marker), { what: 'the abort seen' });
       const next = Promise.race([nextSandbox(q, w), dead]);
-      await waitFor(() => existsSync(`${gate}.seen`), { what: 'the replacement starting' });
+      await waitFor(() => existsSync(`${gate}.seen`), {
+        timeoutMs: 20_000,
+        what: 'the replacement starting',
+      });
       writeFileSync(release, ''); // the cancelled job ends now
       const where = await next;
       expect(where).toMatchObject({ pid: expect.any(Number) });
       expect(same(where as Where, at)).toBe(true);
+    } finally {
+      writeFileSync(`${gate}.open`, '');
+    }
+  }, 60_000);
+
+  it('a sandbox terminated for its grace whose job end was on the way is not given the waiting job', async () => {
+    // Pool of one, slots for two: W waits behind the cancelled job, whose replacement waits at
+    // the gate. The cancelled job ends within its grace, but this process reads that only after
+    // its grace timer terminated the sandbox (its event loop held meanwhile): that sandbox is
+    // going, so W waits for the replacement rather than run in it and fail as SANDBOX_DIED.
+    const q = fx.queue<Data, unknown>({ maxAttempts: 1 });
+    const gate = path.join(dir, `gate-${mode}-${++markers}`);
+    const [marker, release] = [`${gate}.marker`, `${gate}.release`];
+    const graceMs = 1_000;
+    const sandbox = { poolSize: 1, abortGraceMs: graceMs, setupData: { gate } };
+    const w = worker(q, handlerSandbox(mode, sandbox), { concurrency: 2 });
+    const dead = new Promise<unknown>((r) => w.on('dead', (_, e) => r(e)));
+    try {
+      const { id } = await q.add({ marker, release }, { name: 'abortable' });
+      const at = await runningIn(q, id);
+      writeFileSync(gate, '');
+      const next = Promise.race([nextSandbox(q, w), dead]); // W: waits for the sandbox
+      await waitFor(async () => (await q.counts()).leased === 2, { what: 'W leased' });
+      const aborted = Date.now();
+      expect(await q.cancel(id)).toBe(true);
+      await waitFor(() => existsSync(marker), { what: 'the abort seen' });
+      writeFileSync(release, ''); // the job ends now, in the sandbox...
+      // ...while this event loop is held past the grace: its timer's turn comes first.
+      while (Date.now() < aborted + graceMs + 500);
+      writeFileSync(`${gate}.open`, '');
+      const where = await next;
+      expect(where).toMatchObject({ pid: expect.any(Number) });
+      expect(same(where as Where, at)).toBe(false);
     } finally {
       writeFileSync(`${gate}.open`, '');
     }

@@ -3,7 +3,7 @@
  * job the handler gets (fields, progress, extend, signal), its result and errors as the worker
  * sees them, data and results crossing by structured clone, the pool's reuse of sandboxes.
  */
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
@@ -232,10 +232,20 @@ describe.each(MODES)('a %s sandbox: outcomes', (mode) => {
     const w = worker(q, handlerSandbox(mode, { poolSize: 2 }), { concurrency: 4 });
     const where: Where[] = [];
     w.on('completed', (_, r) => where.push(r as Where));
-    // Long enough for the second sandbox to start (lazily, once a job waits for one).
-    await q.addBulk(
-      Array.from({ length: 8 }, () => ({ data: { ms: 400 }, opts: { name: 'sleep' } })),
+    // The jobs end once released: by then the second sandbox started (lazily, once a job
+    // waited for one) and runs one of them, however long its start took.
+    const release = path.join(mkdtempSync(path.join(tmpdir(), 'held-')), 'release');
+    const jobs = await q.addBulk(
+      Array.from({ length: 8 }, () => ({ data: { release }, opts: { name: 'held' } })),
     );
+    await waitFor(
+      async () => {
+        const at = await Promise.all(jobs.map(async (j) => (await q.getJob(j.id))?.progress));
+        return new Set(at.filter(Boolean).map((x) => JSON.stringify(x))).size === 2;
+      },
+      { timeoutMs: 20_000, what: 'two sandboxes running' },
+    );
+    writeFileSync(release, '');
     await waitFor(() => where.length === 8, { timeoutMs: 20_000, what: '8 jobs' });
     const sandboxes = new Set(where.map((x) => `${x.pid}/${x.threadId}`));
     expect(sandboxes.size).toBe(2);
