@@ -105,7 +105,7 @@ describe('Worker concurrency', () => {
     let maxSlowLeased = 0;
     const lazy = worker(slow, async () => {
       maxSlowLeased = Math.max(maxSlowLeased, (await slow.counts()).leased);
-      await sleep(40);
+      await sleep(200); // far longer than a round trip, even on a loaded machine
       slowDone++;
     });
     await waitFor(() => slowDone === 12, { what: '12 slow jobs', timeoutMs: 10_000 });
