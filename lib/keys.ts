@@ -54,7 +54,7 @@ export const KEY_TABLE = {
   },
   noticeChannel: {
     part: 'ev',
-    doc: 'notice channel (pause, resume, group pause, cancel and lost-lease notices to workers)',
+    doc: 'notice channel (pause, resume, group pause, cancel, lost-lease and flow-stop notices to workers)',
   },
   progressChannel: { part: 'ev:p', doc: 'progress channel ("<seq>:<value>")' },
   eventLog: { part: 'es', doc: 'event log stream (capped; lib/scripts/lib/events.lua)' },

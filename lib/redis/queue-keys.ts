@@ -18,7 +18,7 @@ export interface QueueKeys {
   /** The full name of a key of the table (per-worker keys need `owner.workerId`, …). */
   key(name: KeyName, owner?: KeyOwner): string;
   readonly wake: string;
-  /** The notice channel (pause, resume, cancel and lost-lease notices to workers). */
+  /** The notice channel (pause, resume, cancel, lost-lease and flow-stop notices to workers). */
   readonly noticeChannel: string;
   /** The payload bucket of job seq `seq` (a hash seq -> payload; lib/scripts/lib/data.lua). */
   dataBucket(seq: string | number): string;

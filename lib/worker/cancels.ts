@@ -42,8 +42,9 @@ export class Cancels<T, R> implements CancelsPart {
   }
 
   /**
-   * Messages on the queue's notice channel: `l:<seq>` completed by another lease holder, and
-   * `c:<seq>:<token>:<holder>:<ack>` cancelled (see cancel.lua). A cancelled job we hold (or that
+   * Messages on the queue's notice channel: `l:<seq>` completed by another lease holder,
+   * `f:…` a flow child's parent ended (flowStop), and `c:<seq>:<token>:<holder>:<ack>` cancelled
+   * (see cancel.lua). A cancelled job we hold (or that
    * is handed off to parked workers, holder 'h') is never started from now on: dropped from the
    * buffer, aborted if running, remembered by token in case its lease reply or hand-off is still
    * on the way. Then we acknowledge, so that the canceller's `cancel()` resolves.
@@ -55,6 +56,7 @@ export class Cancels<T, R> implements CancelsPart {
       if (run) runs.end(run, { kind: 'lost', reason: 'job completed by another lease holder' });
       return;
     }
+    if (message.startsWith('f:')) return this.flowStop(message);
     if (!message.startsWith('c:')) return;
     const [, , token = '', holder = '', ack = ''] = message.split(':');
     const mine = holder === this.ctx.id;
@@ -68,6 +70,22 @@ export class Cancels<T, R> implements CancelsPart {
     // once: from now on we never start it.
     if (mine || got) this.acknowledge(ack);
     else if (holder === 'h') this.pendingAcks.set(token, ack);
+  }
+
+  /**
+   * `f:<seq>:<token>:<holder>`: the parent of a flow child leased to us ended (flow_cancel.lua).
+   * One still waiting in our buffer never starts: we cancel it (as `cancel(id)` would, our own
+   * acknowledgement included); one that started runs to its end.
+   */
+  private flowStop(message: string): void {
+    const [, , token = '', holder = ''] = message.split(':');
+    if (holder !== this.ctx.id) return;
+    const lease = this.ctx.runs.waiting().find((l) => l.token === token);
+    if (!lease) return;
+    this.cancelled.set(token, Date.now());
+    this.ctx.runs.drop(token);
+    const ctx = this.ctx;
+    void ctx.track(ctx.queue.cancel(lease.id)).catch((e: unknown) => ctx.report(e));
   }
 
   /** Tell the canceller that a cancelled job will never start here (see lib/queue/cancel-acks.ts). */

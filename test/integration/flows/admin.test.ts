@@ -8,10 +8,36 @@ import { FlowFixture } from '../../support/flows.js';
 import { keysMatching } from '../../support/keys.js';
 import { keysButCounters } from '../../support/queue.js';
 import { waitFor } from '../../support/wait.js';
+import { deferred } from '../../support/worker.js';
 
 const fx = new FlowFixture({ maxAttempts: 1 });
 afterEach(() => fx.closeWorkers());
 afterAll(() => fx.cleanup());
+
+/**
+ * A worker of `queue` busy with a job that runs until released, prefetching what comes next
+ * (leased, not started). Its handler's runs are listed by job id.
+ */
+async function busyWorker(queue: string) {
+  const release = deferred();
+  const ran: string[] = [];
+  fx.worker(
+    queue,
+    async (job) => {
+      ran.push(job.id);
+      if (job.id === 'blocker') await release.promise;
+    },
+    { concurrency: 1, prefetch: 2 },
+  );
+  await fx.queue(queue).add(0, { id: 'blocker' });
+  await waitFor(() => ran.length === 1, { what: 'the blocker running' });
+  return { ran, release: () => release.resolve() };
+}
+
+const leased = (queue: string, id: string) =>
+  waitFor(async () => (await fx.queue(queue).getJob(id))?.state === 'leased', {
+    what: `${id} prefetched`,
+  });
 
 describe('administration', () => {
   it('cancelling a parent cancels its waiting children, at every level below', async () => {
@@ -185,5 +211,52 @@ describe('administration', () => {
     });
     expect(await flows.getBatch('b-done/nothing')).toBeNull();
     await expect(flows.getBatch('no-slash')).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+
+  it('cancelling a parent cancels a child its worker prefetched and has not started', async () => {
+    const busy = await busyWorker('pf-kids');
+    await fx.producer().add({
+      queue: 'pf-top',
+      data: 0,
+      id: 'par',
+      children: [{ queue: 'pf-kids', data: 1, id: 'kid' }],
+    });
+    await leased('pf-kids', 'kid');
+    expect(await fx.queue('pf-top').cancel('par')).toBe(true);
+    await waitFor(async () => (await fx.queue('pf-kids').getJob('kid')) === null, {
+      what: 'the prefetched child cancelled',
+    });
+    busy.release();
+    await waitFor(async () => (await fx.queue('pf-kids').counts()).leased === 0, {
+      what: 'the blocker done',
+    });
+    expect(busy.ran).toEqual(['blocker']);
+  });
+
+  it('a child that fails its parent: a sibling prefetched and not started is cancelled', async () => {
+    const busy = await busyWorker('pf-sibs');
+    await fx.producer().add({
+      queue: 'pf-parents',
+      data: 0,
+      id: 'par',
+      children: [
+        { queue: 'pf-sibs', data: 1, id: 'sib' },
+        { queue: 'pf-bad', data: 2, id: 'bad' },
+      ],
+    });
+    await leased('pf-sibs', 'sib');
+    fx.worker('pf-bad', () => Promise.reject(new Error('no')));
+    await waitFor(async () => (await fx.queue('pf-sibs').getJob('sib')) === null, {
+      what: 'the prefetched sibling cancelled',
+    });
+    expect(await fx.queue('pf-parents').getJob('par')).toMatchObject({
+      state: 'dead',
+      children: { failed: 1, cancelled: 1 },
+    });
+    busy.release();
+    await waitFor(async () => (await fx.queue('pf-sibs').counts()).leased === 0, {
+      what: 'the blocker done',
+    });
+    expect(busy.ran).toEqual(['blocker']);
   });
 });
