@@ -109,6 +109,14 @@ function run(m: Extract<ToSandbox, { t: 'run' }>): void {
     rateLimited,
   };
   for (const method of m.methods) job[method] = remote(m.run, method);
+  // As the worker's job: once updated, `job.data` is the new data.
+  const update = job.updateData as ((data: unknown) => Promise<unknown>) | undefined;
+  if (update)
+    job.updateData = async (next: unknown) => {
+      const ok = await update(next);
+      if (ok === true) (job as { data: unknown }).data = next;
+      return ok;
+    };
   let out: unknown;
   try {
     out = handler!(job);

@@ -21,7 +21,10 @@ const KEYS: Record<keyof SandboxOptions, true> = {
   wrapJob: true,
 };
 
-/** How long a closing sandbox may take (its jobs' ends, its teardown) before it is terminated. */
+/**
+ * How long a closing sandbox may take for its teardown before it is terminated (one whose job
+ * was aborted by the close gets its abortGraceMs to end it first).
+ */
 export const SANDBOX_CLOSE_MS = 5_000;
 
 /** Every option with its default applied. */

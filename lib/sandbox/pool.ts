@@ -7,6 +7,7 @@ import { errorMessage, invalidOptions, WorkQueueError } from '../errors.js';
 import type { Job } from '../types/job.js';
 import type { SandboxOptions } from '../types/sandbox.js';
 import type { Handler } from '../types/worker.js';
+import { MAX_TIMER_MS } from '../util/checks.js';
 import { resolveSandboxOptions, SANDBOX_CLOSE_MS, type SandboxSettings } from './options.js';
 import { Sandbox } from './sandbox.js';
 
@@ -62,8 +63,10 @@ export class SandboxPool<T, R> {
       const error = new WorkQueueError('CLOSED', 'the worker closed its sandboxes');
       for (const w of this.waiters.splice(0)) w.reject(error);
       this.idle.length = 0;
+      // Their jobs were aborted by the worker's close: each may take its grace to end them.
+      const ms = Math.min(this.settings.abortGraceMs + SANDBOX_CLOSE_MS, MAX_TIMER_MS);
       const all = [...this.boxes, ...this.leaving, ...this.retiring];
-      await Promise.all(all.map((b) => b.close(SANDBOX_CLOSE_MS)));
+      await Promise.all(all.map((b) => b.close(ms)));
     })();
     return this.closed;
   }

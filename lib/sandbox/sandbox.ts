@@ -11,6 +11,8 @@ import { fromWire, toWire } from './wire.js';
 
 /** The job methods bound to its lease: called after its run ended, they answer false. */
 const LEASE_BOUND = new Set(['progress', 'extend', 'log', 'updateData']);
+/** Jobs of ended runs kept to answer their late calls as the worker's job would (the newest). */
+const ENDED_KEPT = 64;
 
 /** The job a sandbox runs now. */
 interface Current {
@@ -32,6 +34,8 @@ export class Sandbox {
   /** It has not ended. */
   alive = true;
   private current: Current | undefined;
+  /** The jobs of its last ENDED_KEPT runs, by run. */
+  private readonly ended = new Map<number, Job>();
   private runs = 0;
   private killedFor: string | undefined;
   private closing: Promise<void> | undefined;
@@ -134,6 +138,8 @@ export class Sandbox {
       };
       const settle = (ok: boolean, value: unknown) => {
         clearTimeout(grace);
+        this.ended.set(run, target);
+        if (this.ended.size > ENDED_KEPT) this.ended.delete(this.ended.keys().next().value!);
         signal.removeEventListener('abort', onAbort);
         this.current = undefined;
         if (ok) resolve(value);
@@ -198,20 +204,21 @@ export class Sandbox {
   /** A job method called in the sandbox, on the worker's job; the outcome goes back. */
   private async answer(m: Extract<FromSandbox, { t: 'call' }>): Promise<void> {
     const c = this.current;
+    // A call of a run that ended goes to its job as in-process (lease-bound methods answer
+    // false there): a rejection a fire-and-forget call would make unhandled ends the sandbox
+    // and the next job it runs.
+    const job = c?.run === m.run ? c.job : this.ended.get(m.run);
     let reply: ToSandbox;
     try {
-      if (c?.run !== m.run) {
-        // As the worker's job answers once its run ended (its lease gone): false, not a
-        // rejection a fire-and-forget call would make unhandled, ending the sandbox and the
-        // next job it runs.
+      if (!job) {
         if (!LEASE_BOUND.has(m.method))
           throw new WorkQueueError('BAD_STATE', `job.${m.method}(): the job's run has ended`);
         reply = { t: 'reply', call: m.call, ok: true, value: false };
       } else {
-        const fn = (c.job as unknown as Record<string, unknown>)[m.method];
+        const fn = (job as unknown as Record<string, unknown>)[m.method];
         if (typeof fn !== 'function')
           throw new WorkQueueError('INVALID_ARGUMENT', `job.${m.method} is not a method`);
-        const value: unknown = await (fn as (...a: unknown[]) => unknown).apply(c.job, m.args);
+        const value: unknown = await (fn as (...a: unknown[]) => unknown).apply(job, m.args);
         reply = { t: 'reply', call: m.call, ok: true, value };
       }
     } catch (e) {

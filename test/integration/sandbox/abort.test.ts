@@ -134,11 +134,24 @@ describe.each(MODES)('a %s sandbox', (mode: SandboxMode) => {
     }
   }, 60_000);
 
+  it("close(): a job its close aborted may take its sandbox's abortGraceMs to end", async () => {
+    // Its handler needs 5.5 s after the abort, within the 8 s grace (and longer than the 5 s a
+    // sandbox's teardown is given): close() waits for it, rather than terminate it at 5 s.
+    const q = fx.queue<Data, unknown>();
+    const marker = path.join(dir, `close-${mode}-${++markers}`);
+    const w = worker(q, handlerSandbox(mode, { poolSize: 1, abortGraceMs: 8_000 }));
+    const { id } = await q.add({ marker, cleanupMs: 5_500 }, { name: 'abortable' });
+    await runningIn(q, id);
+    await w.close({ timeoutMs: 0 });
+    expect(readFileSync(marker, 'utf8')).toMatch(/^LEASE_LOST worker closing\ncleaned\n$/);
+  }, 60_000);
+
   it('a job behind one that ignores its abort gets another sandbox, not a wait its timeout counts', async () => {
     // One sandbox, one slot: the cancelled job's slot is the next job's at once, while its
-    // sandbox runs on for its grace (a minute). The next job waited for it, and timed out.
+    // sandbox runs on for its grace (20 s; the worker's close waits for its end). The next job
+    // waited for it, and timed out.
     const q = fx.queue<Data, unknown>({ maxAttempts: 1 });
-    const w = worker(q, handlerSandbox(mode, { poolSize: 1, abortGraceMs: 60_000 }), {
+    const w = worker(q, handlerSandbox(mode, { poolSize: 1, abortGraceMs: 20_000 }), {
       jobTimeoutMs: 8_000,
     });
     const dead = new Promise<unknown>((r) => w.on('dead', (_, e) => r(e)));
