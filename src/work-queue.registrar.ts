@@ -147,8 +147,8 @@ export class WorkQueueRegistrar
       this.hooks.get(p.queue.name)?.attach(worker);
       this.context.addWorker(worker);
     }
-    // If a worker cannot start (Redis unreachable, too old), the bootstrap fails; app.close()
-    // still closes the workers that did start.
+    // If a worker cannot start (Redis unreachable, too old, a sandbox still booting), the
+    // bootstrap fails and every worker closes.
     const starts = await Promise.allSettled(
       processors.map(async (p) => {
         const worker = this.context.getWorker(p.queue.name)!;
@@ -157,6 +157,12 @@ export class WorkQueueRegistrar
       }),
     );
     const failed = starts.flatMap((s) => (s.status === 'rejected' ? [s.reason as unknown] : []));
+    if (failed.length > 0) {
+      // A failed bootstrap runs no worker: one whose start goes on (a sandbox still booting)
+      // would take jobs in an app its caller never got to close. (app.close() waits for this.)
+      this.closing ??= this.closeWorkers();
+      this.closing.catch((e: unknown) => this.context.logger?.error(errorMessage(e)));
+    }
     if (failed.length === 0) {
       // Armed once the workers run: a second after a slow start (a sandbox booting) is not a
       // second after the bootstrap that the app enables its hooks after.
@@ -181,7 +187,7 @@ export class WorkQueueRegistrar
   /**
    * Start a worker, failing the bootstrap with a clear error when Redis does not answer within
    * `startTimeoutMs` (the client would otherwise retry for about 75 s). The start goes on in the
-   * background; `app.close()` closes the worker.
+   * background until the worker is closed (at once: see onApplicationBootstrap).
    */
   private async startWithin(worker: Worker, queue: WorkQueue): Promise<void> {
     const ms = WORK_QUEUE_MODULE_DEFAULTS.startTimeoutMs;
