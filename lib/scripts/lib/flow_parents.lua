@@ -48,6 +48,12 @@ local function flow_apply(pseq, cq, cseq, outcome, payload, now)
   local key = cq .. ':' .. cseq
   local entry = rcall('HGET', awaited, key)
   if not entry then
+    -- A parent that stopped (dead) keeps the children it still awaited in its key x, counted
+    -- as cancelled: one that ended by itself since (it was running) was not stopped and leaves
+    -- it (its result goes nowhere). One cancelled ('x') stays.
+    if outcome ~= 'x' then
+      rcall('HDEL', flow_pkey('x', pseq), key)
+    end
     return 0
   end
   rcall('HDEL', awaited, key)
