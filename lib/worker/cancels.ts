@@ -42,12 +42,12 @@ export class Cancels<T, R> implements CancelsPart {
   }
 
   /**
-   * Messages on the queue's notice channel: `l:<seq>` completed by another lease holder,
-   * `f:…` a flow child's parent ended (flowStop), and `c:<seq>:<token>:<holder>:<ack>` cancelled
-   * (see cancel.lua). A cancelled job we hold (or that
-   * is handed off to parked workers, holder 'h') is never started from now on: dropped from the
-   * buffer, aborted if running, remembered by token in case its lease reply or hand-off is still
-   * on the way. Then we acknowledge, so that the canceller's `cancel()` resolves.
+   * Messages on the queue's notice channel: `l:<seq>` completed by another lease holder, `f:…`
+   * a flow child's parent ended (flowStop), and `c:<seq>:<token>:<holder>:<ack>` cancelled (see
+   * cancel.lua). A cancelled job we hold (or that is handed off to parked workers, holder 'h')
+   * is never started from now on: dropped from the buffer, aborted if running, remembered by
+   * token in case its lease reply or hand-off is still on the way. Then we acknowledge, so that
+   * the canceller's `cancel()` resolves.
    */
   onEvent(message: string): void {
     const runs = this.ctx.runs;
