@@ -41,7 +41,7 @@ export class FlowModel {
   /** Child seq -> its parent's seq and policy. */
   readonly parentOf = new Map<string, { parent: string; policy: Policy }>();
   /** Parent seq -> children still awaited (in the order it was given them), and counts. */
-  readonly parents = new Map<string, { awaited: string[]; counts: Counts }>();
+  readonly parents = new Map<string, { awaited: string[]; stopped: string[]; counts: Counts }>();
   /** Notices not delivered yet: child seq -> outcome, written at (Redis ms). */
   readonly undelivered = new Map<string, { outcome: Outcome; at?: number }>();
   /** Notices delivered once: child seq -> their outcome, and when the second delivery is due. */
@@ -53,7 +53,11 @@ export class FlowModel {
     const c = new FlowModel();
     for (const [k, v] of this.parentOf) c.parentOf.set(k, { ...v });
     for (const [k, v] of this.parents)
-      c.parents.set(k, { awaited: [...v.awaited], counts: { ...v.counts } });
+      c.parents.set(k, {
+        awaited: [...v.awaited],
+        stopped: [...v.stopped],
+        counts: { ...v.counts },
+      });
     for (const [k, v] of this.undelivered) c.undelivered.set(k, { ...v });
     for (const [k, v] of this.rechecks) c.rechecks.set(k, { ...v });
     for (const [k, v] of this.cancels) c.cancels.set(k, { ...v });
@@ -64,6 +68,7 @@ export class FlowModel {
   added(parent: string, children: Array<{ seq: string; policy: Policy }>): void {
     this.parents.set(parent, {
       awaited: children.map((c) => c.seq),
+      stopped: [],
       counts: { pending: children.length, completed: 0, failed: 0, cancelled: 0 },
     });
     for (const c of children) this.parentOf.set(c.seq, { parent, policy: c.policy });
@@ -86,6 +91,7 @@ export class FlowModel {
   private stopChildren(seq: string): void {
     const p = this.parents.get(seq)!;
     for (const c of p.awaited) this.cancels.set(c, {});
+    p.stopped.push(...p.awaited);
     p.counts.cancelled += p.awaited.length;
     p.counts.pending = 0;
     p.awaited = [];
@@ -169,7 +175,12 @@ export class FlowModel {
     const p = this.parents.get(parent);
     const job = m.jobs.get(parent);
     if (!p || !job || job.state !== 'waiting-children' || !p.awaited.includes(seq)) {
-      FlowModel.note('flow: notice with nothing to do');
+      // A child its parent's end stopped that ended by itself (it ran on): not one it stopped.
+      if (p && outcome !== 'x' && p.stopped.includes(seq)) {
+        FlowModel.note('flow: a stopped child ended by itself');
+        p.stopped = p.stopped.filter((s) => s !== seq);
+        p.counts.cancelled--;
+      } else FlowModel.note('flow: notice with nothing to do');
       return false;
     }
     FlowModel.note(`flow: child ${outcome === 'c' ? 'completed' : `failed (${policy})`}`);
