@@ -87,3 +87,18 @@ export async function closeWorker<T, R>(
     );
   }
 }
+
+/**
+ * A start that close() stopped waiting for went on and registered: release what it opened and
+ * leave (close() left only if the registration had landed by then; leaving twice is harmless).
+ */
+export async function abandonStart<T, R>(
+  ctx: WorkerContext<T, R>,
+  releaseConnections: () => Promise<void>,
+): Promise<void> {
+  await releaseConnections();
+  await within(
+    ctx.queue.deregisterWorker(ctx.id, ctx.registration).catch((e: unknown) => ctx.report(e)),
+    CALL_TIMEOUT_MS,
+  );
+}

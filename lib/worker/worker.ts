@@ -6,7 +6,7 @@ import type { RunHook } from '../types/hooks.js';
 import type { WorkQueue } from '../queue/index.js';
 import { within } from '../util/timeout.js';
 import { CleanRounds } from './clean-rounds.js';
-import { closeWorker } from './close.js';
+import { abandonStart, closeWorker } from './close.js';
 import { Cancels } from './cancels.js';
 import { WorkerContext } from './context.js';
 import { EventsChannel } from './events-channel.js';
@@ -183,14 +183,11 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
         ),
         this.sandbox && this.waits.on('sandbox', this.sandbox.start()),
       ]);
+      if (ctx.closing) return await this.releaseConnections(); // close() gave up: not registered
       // The registration is the first bridge beat too (one round trip: heartbeat.ts).
       grace = heartbeat.registrationGraceMs;
       const { concurrency, name } = ctx.settings;
-      const info = {
-        concurrency,
-        token: ctx.registration,
-        ...(name === undefined ? {} : { name }),
-      };
+      const info = { concurrency, token: ctx.registration, ...(name ? { name } : {}) };
       ctx.id = await this.waits.on(
         'registration',
         untilAnswered(() => q.registerWorker(info, grace), keep),
@@ -211,7 +208,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     ctx.renewer.start();
     this.cleans.start();
     // close() may have run meanwhile (it waits for start only so long): undo what we opened.
-    if (ctx.closing) return this.releaseConnections();
+    if (ctx.closing) return abandonStart(ctx, () => this.releaseConnections());
     ctx.started = true;
     ctx.loop.schedule();
     // The thread boots (CPU-heavy: a V8 isolate) once the first lease call is on its way (same
