@@ -11,8 +11,11 @@ import { fromWire, toWire } from './wire.js';
 
 /** The job methods bound to its lease: called after its run ended, they answer false. */
 const LEASE_BOUND = new Set(['progress', 'extend', 'log', 'updateData']);
-/** Jobs of ended runs kept to answer their late calls as the worker's job would (the newest). */
-const ENDED_KEPT = 64;
+/**
+ * Jobs of ended runs kept to answer their late calls as the worker's job would: the newest few
+ * (each holds its payload; a call from an older run is refused with BAD_STATE).
+ */
+const ENDED_KEPT = 4;
 
 /** The job a sandbox runs now. */
 interface Current {

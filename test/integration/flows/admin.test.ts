@@ -31,8 +31,19 @@ async function busyWorker(queue: string) {
   );
   await fx.queue(queue).add(0, { id: 'blocker' });
   await waitFor(() => ran.length === 1, { what: 'the blocker running' });
-  return { ran, release: () => release.resolve() };
+  /** Release the blocker; once nothing is leased, the jobs that ran. */
+  return async (): Promise<string[]> => {
+    release.resolve();
+    await waitFor(async () => (await fx.queue(queue).counts()).leased === 0, {
+      what: 'the blocker done',
+    });
+    return ran;
+  };
 }
+
+/** Wait until job `id` of `queue` is gone (`what` it means). */
+const gone = (queue: string, id: string, what: string) =>
+  waitFor(async () => (await fx.queue(queue).getJob(id)) === null, { what });
 
 const leased = (queue: string, id: string) =>
   waitFor(async () => (await fx.queue(queue).getJob(id))?.state === 'leased', {
@@ -214,7 +225,7 @@ describe('administration', () => {
   });
 
   it('cancelling a parent cancels a child its worker prefetched and has not started', async () => {
-    const busy = await busyWorker('pf-kids');
+    const finish = await busyWorker('pf-kids');
     await fx.producer().add({
       queue: 'pf-top',
       data: 0,
@@ -223,18 +234,12 @@ describe('administration', () => {
     });
     await leased('pf-kids', 'kid');
     expect(await fx.queue('pf-top').cancel('par')).toBe(true);
-    await waitFor(async () => (await fx.queue('pf-kids').getJob('kid')) === null, {
-      what: 'the prefetched child cancelled',
-    });
-    busy.release();
-    await waitFor(async () => (await fx.queue('pf-kids').counts()).leased === 0, {
-      what: 'the blocker done',
-    });
-    expect(busy.ran).toEqual(['blocker']);
+    await gone('pf-kids', 'kid', 'the prefetched child cancelled');
+    expect(await finish()).toEqual(['blocker']);
   });
 
   it('a child that fails its parent: a sibling prefetched and not started is cancelled', async () => {
-    const busy = await busyWorker('pf-sibs');
+    const finish = await busyWorker('pf-sibs');
     await fx.producer().add({
       queue: 'pf-parents',
       data: 0,
@@ -246,17 +251,11 @@ describe('administration', () => {
     });
     await leased('pf-sibs', 'sib');
     fx.worker('pf-bad', () => Promise.reject(new Error('no')));
-    await waitFor(async () => (await fx.queue('pf-sibs').getJob('sib')) === null, {
-      what: 'the prefetched sibling cancelled',
-    });
+    await gone('pf-sibs', 'sib', 'the prefetched sibling cancelled');
     expect(await fx.queue('pf-parents').getJob('par')).toMatchObject({
       state: 'dead',
       children: { failed: 1, cancelled: 1 },
     });
-    busy.release();
-    await waitFor(async () => (await fx.queue('pf-sibs').counts()).leased === 0, {
-      what: 'the blocker done',
-    });
-    expect(busy.ran).toEqual(['blocker']);
+    expect(await finish()).toEqual(['blocker']);
   });
 });
