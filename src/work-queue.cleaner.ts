@@ -54,7 +54,9 @@ export class WorkQueueCleaner implements OnApplicationBootstrap, BeforeApplicati
   /** Set by the shutdown hook: a bootstrap after it (app.close() during app.init()) starts nothing. */
   private stopped = false;
 
-  constructor(private readonly context: WorkQueueContext) {}
+  constructor(private readonly context: WorkQueueContext) {
+    context.onBootstrapFailure(() => this.beforeApplicationShutdown());
+  }
 
   /** The interval in ms (0 while stopped or disabled). */
   get intervalMs(): number {

@@ -24,6 +24,7 @@ import {
   workerDefaultsOf,
 } from './utils/validate-options.util.js';
 import { closeClient, connect, connectionSignature } from './utils/redis-connections.util.js';
+import { stableStringify } from './utils/stable-stringify.util.js';
 import { WORK_QUEUE_LOGGER_CONTEXT, WORK_QUEUE_MODULE_DEFAULTS } from './work-queue.constants.js';
 import {
   CONNECTION_CLOSED_WHY,
@@ -71,6 +72,8 @@ export class WorkQueueContext implements OnApplicationShutdown {
   /** Connections of single queues (`registerQueue({ connection })`), by queue name. */
   private readonly own = new Map<string, { client: Redis | Cluster; owned: boolean }>();
   private closing: Promise<void> | undefined;
+  private readonly failureClosers: Array<() => Promise<unknown>> = [];
+  private failed: Promise<void> | undefined;
 
   constructor(@Inject(WORK_QUEUE_MODULE_OPTIONS) options: WorkQueueModuleOptions) {
     const problems = moduleOptionProblems(options);
@@ -238,6 +241,27 @@ export class WorkQueueContext implements OnApplicationShutdown {
     this.workerRegistry.set(worker.queue.name, worker);
   }
 
+  /** @internal How a bootstrap hook closes what it opened if the bootstrap fails. */
+  onBootstrapFailure(close: () => Promise<unknown>): void {
+    this.failureClosers.push(close);
+  }
+
+  /**
+   * @internal A hook of the module failed the bootstrap: close, in the background, what the
+   * module opened (workers, readers, timers, then its connections) as app.close() would — the
+   * caller of `NestFactory.createApplicationContext` gets no app to close, and an open
+   * connection would keep its process alive.
+   */
+  bootstrapFailed(): void {
+    this.failed ??= Promise.allSettled(this.failureClosers.map((close) => close()))
+      .then((results) => {
+        for (const r of results)
+          if (r.status === 'rejected') this.logger?.error(errorMessage(r.reason));
+        return this.onApplicationShutdown();
+      })
+      .catch((e: unknown) => this.logger?.error(errorMessage(e)));
+  }
+
   /** Closes the connection the module created (never a client given by the user). */
   onApplicationShutdown(): Promise<void> {
     this.closing ??= this.close();
@@ -270,13 +294,4 @@ export class WorkQueueContext implements OnApplicationShutdown {
       this.logger?.log(connectionRestored(label));
     });
   }
-}
-
-/** JSON with sorted keys, to compare two registrations of one queue. */
-function stableStringify(v: unknown): string {
-  return JSON.stringify(v, (_k, x: unknown) =>
-    typeof x === 'object' && x !== null && !Array.isArray(x)
-      ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : x,
-  );
 }

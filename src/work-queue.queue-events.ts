@@ -38,7 +38,9 @@ export class WorkQueueQueueEvents
   constructor(
     private readonly explorer: WorkQueueEventsExplorer,
     private readonly context: WorkQueueContext,
-  ) {}
+  ) {
+    context.onBootstrapFailure(() => this.beforeApplicationShutdown());
+  }
 
   /** @internal How many readers are open (one per queue with listeners); for tests. */
   get openReaders(): number {
@@ -52,7 +54,12 @@ export class WorkQueueQueueEvents
   async onApplicationBootstrap(): Promise<void> {
     // (app.close() during app.init() may have run the shutdown hook first: open nothing then.)
     if (this.closing) return;
-    await Promise.all(this.listeners.map((l) => this.open(l)));
+    try {
+      await Promise.all(this.listeners.map((l) => this.open(l)));
+    } catch (e) {
+      this.context.bootstrapFailed();
+      throw e;
+    }
   }
 
   beforeApplicationShutdown(): Promise<void> {

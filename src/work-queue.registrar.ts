@@ -67,11 +67,22 @@ export class WorkQueueRegistrar
     private readonly context: WorkQueueContext,
     private readonly events: WorkQueueEventsExplorer,
     private readonly discovery: DiscoveryService,
-  ) {}
+  ) {
+    context.onBootstrapFailure(() => this.stop());
+  }
 
   onModuleInit(): void {
     if (insideSandbox()) return; // a processor's sandbox (src/sandbox/host.ts) runs no workers
-    // Every problem of the set-up in one error: the module's, the processors', the event hooks'.
+    try {
+      this.check();
+    } catch (e) {
+      this.context.bootstrapFailed();
+      throw e;
+    }
+  }
+
+  /** Every problem of the set-up in one error: the module's, the processors', the event hooks'. */
+  private check(): void {
     const refused: WorkQueueError[] = [];
     const checked = <X>(f: () => X): X | undefined => {
       try {
@@ -116,6 +127,17 @@ export class WorkQueueRegistrar
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    try {
+      await this.startWorkers();
+    } catch (e) {
+      // A failed bootstrap runs no worker (one whose start goes on, a sandbox still booting,
+      // would take jobs in an app its caller never got) and leaves no connection open.
+      this.context.bootstrapFailed();
+      throw e;
+    }
+  }
+
+  private async startWorkers(): Promise<void> {
     const processors = this.processors.filter((p) => {
       const runs = this.context.runsWorker(p.queue.name);
       if (!runs) this.context.logger?.log(workerNotStarted(p.queue.name, p.classNames));
@@ -157,12 +179,6 @@ export class WorkQueueRegistrar
       }),
     );
     const failed = starts.flatMap((s) => (s.status === 'rejected' ? [s.reason as unknown] : []));
-    if (failed.length > 0) {
-      // A failed bootstrap runs no worker: one whose start goes on (a sandbox still booting)
-      // would take jobs in an app its caller never got to close. (app.close() waits for this.)
-      this.closing ??= this.closeWorkers();
-      this.closing.catch((e: unknown) => this.context.logger?.error(errorMessage(e)));
-    }
     if (failed.length === 0) {
       // Armed once the workers run: a second after a slow start (a sandbox booting) is not a
       // second after the bootstrap that the app enables its hooks after.
@@ -220,6 +236,10 @@ export class WorkQueueRegistrar
 
   beforeApplicationShutdown(): Promise<void> {
     if (this.hooksCheck) this.checkShutdownHooks();
+    return this.stop();
+  }
+
+  private stop(): Promise<void> {
     this.closing ??= this.closeWorkers();
     return this.closing;
   }

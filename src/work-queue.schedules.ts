@@ -61,7 +61,12 @@ export class WorkQueueSchedules implements OnApplicationBootstrap {
     if (withSchedules.length > 0 && this.context.cleaner === false) {
       this.context.logger?.warn(schedulesWithoutCleaner(withSchedules.map((d) => d.queue.name)));
     }
-    await Promise.all([...this.declared.values()].map((d) => this.applyWithin(d)));
+    try {
+      await Promise.all([...this.declared.values()].map((d) => this.applyWithin(d)));
+    } catch (e) {
+      this.context.bootstrapFailed();
+      throw e;
+    }
   }
 
   /** Apply one queue's declarations, failing with REDIS_UNAVAILABLE after `startTimeoutMs`. */

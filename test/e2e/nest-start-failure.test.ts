@@ -1,21 +1,25 @@
 /**
  * A bootstrap whose worker cannot start (Redis holds every command: CLIENT PAUSE) fails with the
  * typed error of the step that timed out, never with ioredis' bare "Connection is closed." of a
- * clean-up; app.close() afterwards resolves and leaves no connection nor heartbeat thread. One
- * that fails while a worker's sandbox still boots runs no worker afterwards.
+ * clean-up; app.close() afterwards resolves and leaves no connection nor heartbeat thread — nor
+ * does the failure itself, for a caller of NestFactory.createApplicationContext, who gets no app
+ * to close. One that fails while a worker's sandbox still boots runs no worker afterwards.
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { rmSync, writeFileSync } from 'node:fs';
 import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
 import { Redis } from 'ioredis';
 import { heartbeatThreadStats } from '../../lib/worker/heartbeat-testing.js';
 import {
   getQueueToken,
+  OnQueueEvent,
   Process,
   Processor,
+  QueueEventsListener,
   WorkQueueContext,
   WorkQueueModule,
-  type WorkQueue,
+  WorkQueue,
 } from '../../src/index.js';
 import { slowGate, SlowProcessor } from '../fixtures/sandbox/nest/slow.processor.js';
 import { uniqueName } from '../support/keys.js';
@@ -70,14 +74,57 @@ it('a worker start that times out: a typed error naming the step; close() leaves
   await waitFor(() => heartbeatThreadStats().threads === 0, { what: 'no heartbeat thread' });
 });
 
+it('NestFactory.createApplicationContext that fails: no connection, reader nor thread left open', async () => {
+  @Processor('work')
+  class WorkProcessor {
+    @Process()
+    handle() {
+      return 'done';
+    }
+  }
+  @QueueEventsListener('work')
+  class WorkEvents {
+    @OnQueueEvent('completed')
+    completed() {}
+  }
+  @Module({
+    imports: [
+      WorkQueueModule.forRoot({
+        connection: { url: redis.url },
+        prefix: uniqueName('sc'),
+        logger: false,
+      }),
+      WorkQueueModule.registerQueue({ name: 'work', commandTimeoutMs: 500 }),
+    ],
+    providers: [WorkProcessor, WorkEvents],
+  })
+  class AppModule {}
+  const baseline = await connectedClients(admin);
+  await admin.call('CLIENT', 'PAUSE', '2000', 'ALL');
+  const error = await NestFactory.createApplicationContext(AppModule, {
+    logger: false,
+    abortOnError: false,
+  }).then(
+    (app) => app.close().then(() => 'started'),
+    (e: unknown) => e,
+  );
+  expect(error).toMatchObject({ name: 'WorkQueueError', code: 'REDIS_UNAVAILABLE' });
+  // No app.close(): what the module opened closes by itself.
+  await waitFor(async () => (await connectedClients(admin)) === baseline, {
+    what: `connections back to ${baseline}`,
+  });
+  await waitFor(() => heartbeatThreadStats().threads === 0, { what: 'no heartbeat thread' });
+});
+
 it('a bootstrap that gives up on a sandbox still booting: its worker closes and takes no job', async () => {
   const gate = slowGate();
+  const prefix = uniqueName('sb');
   rmSync(gate, { force: true });
   @Module({
     imports: [
       WorkQueueModule.forRoot({
         connection: { url: redis.url },
-        prefix: uniqueName('sb'),
+        prefix,
         logger: false,
       }),
       WorkQueueModule.registerQueue({ name: 'slow' }),
@@ -105,8 +152,11 @@ it('a bootstrap that gives up on a sandbox still booting: its worker closes and 
     writeFileSync(gate, '');
     await waitFor(() => settled, { timeoutMs: 20_000, what: "the worker's start settled" });
     expect(worker.liveness.paused).toBe(true); // closing
-    expect(await queue.getWorkers()).toEqual([]);
-    expect((await queue.getJob(id))?.state).toBe('pending');
+    // (The failed bootstrap closed the app's connection: read on one of our own.)
+    const probe = new WorkQueue(admin, 'slow', { prefix, logger: false });
+    expect(await probe.getWorkers()).toEqual([]);
+    expect((await probe.getJob(id))?.state).toBe('pending');
+    await probe.close();
   } finally {
     await app.close();
     rmSync(gate, { force: true });
