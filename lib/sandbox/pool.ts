@@ -8,6 +8,7 @@ import type { Job } from '../types/job.js';
 import type { SandboxOptions } from '../types/sandbox.js';
 import type { Handler } from '../types/worker.js';
 import { MAX_TIMER_MS } from '../util/checks.js';
+import { within } from '../util/timeout.js';
 import { resolveSandboxOptions, SANDBOX_CLOSE_MS, type SandboxSettings } from './options.js';
 import { Sandbox } from './sandbox.js';
 
@@ -48,9 +49,12 @@ export class SandboxPool<T, R> {
    */
   async start(): Promise<void> {
     if (this.boxes.size > 0) return;
+    const box = this.spawn(true);
     try {
-      await this.spawn(true).ready;
+      await box.ready;
     } catch (e) {
+      // (Refused or killed: it is gone — its process reaped — before start() says so.)
+      await within(box.exited, SANDBOX_CLOSE_MS);
       const problems =
         e instanceof WorkQueueError && e.problems.length ? e.problems : [errorMessage(e)];
       throw invalidOptions(`sandbox ${this.settings.file} cannot run jobs`, problems);

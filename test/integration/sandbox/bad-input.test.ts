@@ -4,6 +4,7 @@
  * loading or in its setup.
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Worker, WorkQueueError } from '../../../lib/index.js';
 import type { SandboxOptions } from '../../../lib/index.js';
 import { QueueFixture } from '../../support/queue.js';
@@ -12,6 +13,14 @@ import { fixture, MODES, sandboxWorkers, TS_LOADER } from './support.js';
 const fx = new QueueFixture();
 afterAll(() => fx.cleanup());
 const worker = sandboxWorkers();
+
+/** The pids of this process' children (Linux: /proc/<pid>/task/<tid>/children). */
+function childPids(): number[] {
+  const tasks = `/proc/${process.pid}/task`;
+  return readdirSync(tasks).flatMap((t) =>
+    readFileSync(`${tasks}/${t}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
+  );
+}
 
 function thrown(f: () => unknown): WorkQueueError {
   try {
@@ -98,6 +107,7 @@ describe.each(MODES)('a %s sandbox whose module cannot run', (mode) => {
       const q = fx.queue();
       const { id } = await q.add({});
       const w = worker(q, { file: fixture(file), mode, execArgv: TS_LOADER }, { autostart: false });
+      const before = childPids();
       const e = (await w.start().then(
         () => undefined,
         (x: unknown) => x,
@@ -107,6 +117,9 @@ describe.each(MODES)('a %s sandbox whose module cannot run', (mode) => {
       expect(e.problems).toEqual([expect.stringMatching(problem)]);
       expect(await q.getJob(id)).toMatchObject({ state: 'pending' });
       expect((await q.counts()).workers).toBe(0);
+      // Its sandbox process is gone (reaped) by then: none of this process' children is new.
+      if (mode === 'process')
+        expect(childPids().filter((pid) => !before.includes(pid))).toEqual([]);
     },
   );
 });
