@@ -73,13 +73,16 @@ export interface RedisProcess {
 
 /**
  * A guard of `child`: a shell that waits on a pipe from this process and, when the pipe closes —
- * this process ended in any way, a signal or SIGKILL included, which no 'exit' hook sees — kills
- * the child (and removes `dir`, if given). It is killed when the child exits first (its pid then
- * names nothing of ours). Neither it nor the pipe keeps this process alive. Not on Windows.
+ * this process ended in any way, a signal (to it or its group) or SIGKILL included, which no
+ * 'exit' hook sees — kills the child (and removes `dir`, if given). It is killed when the child
+ * exits first (its pid then names nothing of ours). Neither it nor the pipe keeps this process
+ * alive. Not on Windows.
  */
 function guard(child: ChildProcess, ownProcessGroup: boolean, dir?: string): void {
   if (process.platform === 'win32' || child.pid === undefined) return;
-  const script = `read -r _; kill -9 "$0" 2>/dev/null${dir ? '; rm -rf "$1"' : ''}`;
+  // It ignores the signals a process group gets (a closed terminal, Ctrl-C, a CI job's end),
+  // which end this process too: it outlives it to clean up (redis-server ignores SIGHUP).
+  const script = `trap '' HUP INT TERM; read -r _; kill -9 "$0" 2>/dev/null${dir ? '; rm -rf "$1"' : ''}`;
   const g = spawn('/bin/sh', ['-c', script, String(child.pid), ...(dir ? [dir] : [])], {
     stdio: ['pipe', 'ignore', 'ignore'],
     detached: ownProcessGroup,

@@ -191,7 +191,8 @@ describe('a private redis-server never outlives the process that started it', ()
     const p = spawn(
       process.execPath,
       ['--import', './scripts/register-ts.mjs', 'test/fixtures/launcher-child.ts', mode],
-      { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
+      // (A group leader for the group-* modes: their signal reaches its group, not ours.)
+      { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], detached: mode.startsWith('group-') },
     );
     let out = '';
     p.stdout.on('data', (b: Buffer) => (out += b.toString()));
@@ -203,7 +204,7 @@ describe('a private redis-server never outlives the process that started it', ()
     return { ...started, code };
   }
 
-  it.each(['sigkill', 'sigterm', 'forget'])(
+  it.each(['sigkill', 'sigterm', 'forget', 'group-SIGHUP', 'group-SIGINT', 'group-SIGTERM'])(
     '%s: the server and its temp dir go',
     async (mode) => {
       const { port, dir, code } = await child(mode); // ('forget': it exited by itself)
