@@ -97,14 +97,18 @@ export class WorkQueueTestingModule {
       problems.push(`removeKeys must be a boolean, got ${describe(removeKeys)}`);
     }
     const d = WORK_QUEUE_TESTING_DEFAULTS;
+    // Only a missing option takes the testing default: any other value (null, a number for
+    // `defaults`) goes on to the module's checks, which refuse what forRoot() refuses.
+    const or = <V, D>(v: V | undefined, fallback: D): V | D => (v === undefined ? fallback : v);
+    const { defaults } = rest;
     const build = (connection: WorkQueueModuleOptions['connection']): WorkQueueModuleOptions => ({
       ...rest,
       connection,
-      prefix: rest.prefix ?? uniquePrefix(),
-      logger: rest.logger ?? d.logger,
-      shutdownTimeoutMs: rest.shutdownTimeoutMs ?? d.shutdownTimeoutMs,
-      cleaner: rest.cleaner ?? d.cleaner,
-      defaults: { ...d.defaults, ...rest.defaults },
+      prefix: or(rest.prefix, uniquePrefix()),
+      logger: or(rest.logger, d.logger),
+      shutdownTimeoutMs: or(rest.shutdownTimeoutMs, d.shutdownTimeoutMs),
+      cleaner: or(rest.cleaner, d.cleaner),
+      defaults: isPlainObject(defaults) ? { ...d.defaults, ...defaults } : or(defaults, d.defaults),
     });
     // Every problem at once, now — but a missing connection: REDIS_URL is read when the app is
     // compiled (a test may set it in a beforeAll, after this call).
@@ -122,6 +126,10 @@ export class WorkQueueTestingModule {
       ],
     };
   }
+}
+
+function isPlainObject(v: unknown): v is object {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function connectionFromEnv(): WorkQueueModuleOptions['connection'] {

@@ -171,6 +171,23 @@ describe('WorkQueueTestingModule', () => {
       expect.stringContaining('prefix'),
       expect.stringContaining('shutdownTimeoutMs'),
     ]);
+    // What forRoot() refuses, this refuses: null and wrong-typed values are not "missing" (they
+    // took the testing defaults; a null prefix then left its keys behind).
+    const nulls = await errorOf(() =>
+      WorkQueueTestingModule.forRoot({
+        prefix: null,
+        shutdownTimeoutMs: null,
+        cleaner: null,
+        defaults: 5,
+      } as never),
+    );
+    expect((nulls as WorkQueueError).code).toBe('INVALID_OPTIONS');
+    expect((nulls as WorkQueueError).problems).toEqual([
+      expect.stringContaining('prefix'),
+      'defaults must be an object, got 5',
+      'shutdownTimeoutMs must be an integer >= 0, got null',
+      'cleaner must be false or { intervalMs? }, got null',
+    ]);
     // Not an object at all (it was a TypeError).
     for (const options of [null, [], 'x']) {
       const notObject = await errorOf(() => WorkQueueTestingModule.forRoot(options as never));
