@@ -130,6 +130,31 @@ export function noOptions(opts: AddOptions | undefined): boolean {
   return true;
 }
 
+/** The hint for BullMQ's `add(name, data, opts)` (a third argument). */
+export const BULLMQ_ADD_ORDER =
+  "add takes (data, opts?): BullMQ's add(name, data, opts) is add(data, { name, ...opts }) here";
+
+/**
+ * Why `add(data, opts)` reads as BullMQ's two-argument `add(name, data)`, if it does: a string
+ * followed by an empty object (BullMQ's job with no data) or by one with keys that are none of
+ * our options (its data). Anything else is ours to check.
+ */
+export function bullmqAddShape(data: unknown, opts: unknown): string | undefined {
+  if (typeof data !== 'string' || typeof opts !== 'object' || opts === null) return undefined;
+  if (Array.isArray(opts)) return undefined;
+  const keys = Object.keys(opts);
+  if (keys.length > 0 && keys.every((k) => ADD_OPTION_KEYS.has(k))) return undefined;
+  const name = JSON.stringify(data.length > 40 ? `${data.slice(0, 40)}…` : data);
+  const given =
+    keys.length === 0 ? '{}' : `{ ${keys.slice(0, 3).join(', ')}${keys.length > 3 ? ', …' : ''} }`;
+  const asOurs = keys.length === 0 ? 'null' : given;
+  return (
+    `add(${name}, ${given}) reads as BullMQ's add(name, data): add takes (data, opts?) here — ` +
+    `a job named ${name} is add(${asOurs}, { name: ${name} })` +
+    (keys.length === 0 ? `; the string as data with no options is add(${name})` : '')
+  );
+}
+
 export function prepareAdd(
   o: ResolvedQueueOptions,
   data: unknown,

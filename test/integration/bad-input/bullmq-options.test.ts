@@ -167,6 +167,24 @@ it("BullMQ's add(name, data, opts) argument order is refused with a hint, nothin
   ]);
 });
 
+it("BullMQ's two-argument add(name, data) is refused with a hint, nothing sent: its data would be our options", async () => {
+  const q = new WorkQueue(offline, 'q', { logger: false });
+  const add = q.add.bind(q) as (...a: unknown[]) => Promise<unknown>;
+  // A job with no data (BullMQ's add('cleanup', {})): it stored the data "cleanup", no name.
+  expect(await problems(() => add('cleanup', {}))).toEqual([
+    `add("cleanup", {}) reads as BullMQ's add(name, data): add takes (data, opts?) here — a job named "cleanup" is add(null, { name: "cleanup" }); the string as data with no options is add("cleanup")`,
+  ]);
+  // Its data's keys are no options of ours (it said only: unknown option "reportId").
+  expect(await problems(() => add('render', { reportId: 1, page: 2 }))).toEqual([
+    `add("render", { reportId, page }) reads as BullMQ's add(name, data): add takes (data, opts?) here — a job named "render" is add({ reportId, page }, { name: "render" })`,
+  ]);
+  expect(await problems(() => add('render', { name: 'r', reportId: 1 }))).toEqual([
+    expect.stringMatching(
+      /^add\("render", \{ name, reportId \}\) reads as BullMQ's add\(name, data\)/,
+    ),
+  ]);
+});
+
 it("BullMQ's positional arguments, unknown keys of a method's options and a { connection } in place of the client are refused, never ignored", async () => {
   const q = new WorkQueue(offline, 'q', { logger: false });
   const any = q as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
