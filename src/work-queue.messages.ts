@@ -88,6 +88,8 @@ export const badLogger = (path: string) =>
   `${path} must be false or a Nest LoggerService (log, warn, error)`;
 export const optionsNotObject = (got: string) =>
   `options must be an object with at least { connection }, got ${got}`;
+export const namedForRoot = (key: string) =>
+  ` (BullMQ's forRoot(configKey, options) is forRoot({ connection, connections: { ${JSON.stringify(key)}: … } }) here, and registerQueue({ name, configKey }))`;
 export const badConnections = (got: string) =>
   `connections must be an object of named connections { [configKey]: connection }, got ${got}`;
 export const badConnectionName = (key: string) =>

@@ -79,8 +79,12 @@ export function handlerProblems(handler: unknown): string[] {
 
 export function sandboxOptionProblems(o: SandboxOptions, path = 'sandbox.'): string[] {
   const problems: string[] = [];
-  for (const k of Object.keys(o))
-    if (!KEYS[k as keyof SandboxOptions]) problems.push(`${path}${k} is not a known option`);
+  for (const k of Object.keys(o)) {
+    if (KEYS[k as keyof SandboxOptions]) continue;
+    const hint =
+      k === 'useWorkerThreads' ? ` (BullMQ's useWorkerThreads is mode: 'thread' here)` : '';
+    problems.push(`${path}${k} is not a known option${hint}`);
+  }
   const url = fileUrl(o.file);
   if (typeof url === 'string') problems.push(`${path}file ${url}`);
   else if (!isFile(url)) problems.push(`${path}file does not exist: ${fileURLToPath(url)}`);

@@ -17,6 +17,8 @@ export const BULLMQ_OPTION_HINTS: Readonly<Record<string, string>> = {
   settings: "BullMQ's settings.backoffStrategy is backoffStrategy here",
   attempts: "BullMQ's attempts is the queue option maxAttempts here (or add's, per job)",
   delay: 'a delay is per add: add(data, { delayMs })',
+  useWorkerThreads:
+    "BullMQ's useWorkerThreads is the sandbox's mode: 'thread' (or 'process'): new Worker(queue, { file, mode })",
 };
 
 /** `o`'s keys that are not options (`known`), with a hint for BullMQ's. */

@@ -77,7 +77,9 @@ function loggerProblems(l: unknown, path: string, problems: string[]): void {
 export function moduleOptionProblems(options: unknown): string[] {
   const problems: string[] = [];
   if (!isObject(options)) {
-    return [msg.optionsNotObject(msg.show(options))];
+    // BullMQ's forRoot(configKey, options): a named connection is connections: { [key] } here.
+    const named = typeof options === 'string' ? msg.namedForRoot(options) : '';
+    return [msg.optionsNotObject(msg.show(options)) + named];
   }
   unknownKeys(options, MODULE_KEYS, '', problems);
   connectionProblems(options.connection, problems);

@@ -20,6 +20,7 @@ import {
   registerQueueProblems,
 } from '../../../src/utils/validate-options.util.js';
 import { countCommands, errorOf, offlineClient, problemsOf } from '../../support/core.js';
+import { fixture } from '../sandbox/support.js';
 
 let offline: Redis;
 let sent: ReturnType<typeof countCommands>;
@@ -69,6 +70,7 @@ it('Worker: unknown options are refused, BullMQ names with ours', async () => {
         autorun: false,
         limiter: { max: 10, duration: 1_000 },
         lockDuration: 1_000,
+        useWorkerThreads: true,
         concurrency: 0,
       } as unknown as WorkerOptions),
   );
@@ -76,7 +78,22 @@ it('Worker: unknown options are refused, BullMQ names with ours', async () => {
     expect.stringMatching(/^unknown option "autorun" \(.*autostart here\); known: concurrency, /),
     expect.stringMatching(/^unknown option "limiter" \(a rate limit is the queue option limiter/),
     expect.stringMatching(/^unknown option "lockDuration" \(.*leaseMs here\)/),
+    expect.stringMatching(/^unknown option "useWorkerThreads" \(.*mode: 'thread'/),
     expect.stringMatching(/^concurrency /),
+  ]);
+  // In the sandbox options too (they had no hint).
+  const sandboxed = await problems(
+    () =>
+      new Worker(
+        q,
+        { file: fixture('handler.ts'), mode: 'thread', useWorkerThreads: true } as never,
+        {
+          autostart: false,
+        },
+      ),
+  );
+  expect(sandboxed).toEqual([
+    "sandbox.useWorkerThreads is not a known option (BullMQ's useWorkerThreads is mode: 'thread' here)",
   ]);
 });
 
@@ -133,6 +150,10 @@ it("BullMQ's attempts, a flat connection and a flow node's jobId/attempts/delay 
       "defaults.attempts is not a known option (BullMQ's attempts is the queue option maxAttempts here)",
     ]),
   );
+  // BullMQ's forRoot(configKey, options): the first argument is our options.
+  expect(moduleOptionProblems('reporting')).toEqual([
+    `options must be an object with at least { connection }, got "reporting" (BullMQ's forRoot(configKey, options) is forRoot({ connection, connections: { "reporting": … } }) here, and registerQueue({ name, configKey }))`,
+  ]);
   const flows = new FlowProducer(offline);
   expect(
     await problems(() =>
