@@ -106,7 +106,9 @@ export class LivenessCheck {
     const clients = [...this.watched.keys()];
     const sentAt = performance.now();
     const [pings, looks] = await Promise.all([
-      Promise.all(clients.map((c) => ping(c, timeoutMs))),
+      Promise.all(
+        clients.map((c) => ping(c, timeoutMs, () => this.watched.get(c)?.probed(true, sentAt))),
+      ),
       Promise.all(behind.map((w) => look(w.worker.queue, timeoutMs))),
     ]);
     const problems: string[] = [];
@@ -158,16 +160,22 @@ export class LivenessCheck {
   }
 }
 
-/** PING within the timeout; never sent to a connection that is down (it would wait to resend). */
-async function ping(client: Redis | Cluster, timeoutMs: number): Promise<boolean> {
+/**
+ * PING within the timeout; never sent to a connection that is down (it would wait to resend).
+ * A PING answered after the timeout calls `answeredLate`.
+ */
+async function ping(
+  client: Redis | Cluster,
+  timeoutMs: number,
+  answeredLate: () => void,
+): Promise<boolean> {
   if (UNREACHABLE_STATUSES.has(client.status)) return false;
-  const answered = await within(
-    client.ping().then(
-      () => true,
-      () => false,
-    ),
-    timeoutMs,
+  const reply = client.ping().then(
+    () => true,
+    () => false,
   );
+  const answered = await within(reply, timeoutMs);
+  if (answered === undefined) void reply.then((ok) => ok && answeredLate());
   return answered === true;
 }
 

@@ -28,10 +28,20 @@ export class Reachability {
     client.on('ready', this.onReady);
   }
 
-  /** A check pinged at `sentAt`: Redis answered in time, or not (then not since `sentAt`). */
+  /** When a ping was last answered (in time or late): Redis was reachable then. */
+  private answeredAt = -Infinity;
+
+  /**
+   * A check pinged at `sentAt`: Redis answered in time, or not (then not since `sentAt`, or
+   * since its last answer if that came later). Called again when a ping given up on is answered
+   * late: an outage ended then, and a later one counts from its own first failed ping, not from
+   * this one's (two short outages are not one long one).
+   */
   probed(answered: boolean, sentAt: number): void {
-    if (answered) this.failingSince = undefined;
-    else this.failingSince ??= sentAt;
+    if (answered) {
+      this.answeredAt = performance.now();
+      this.failingSince = undefined;
+    } else this.failingSince ??= Math.max(sentAt, this.answeredAt);
   }
 
   /** How long the connection has not reached Redis (0: it does). */

@@ -20,7 +20,8 @@ import {
   type Job,
   type WorkQueue,
 } from '../../src/index.js';
-import { livenessApps, STALLED_AFTER_MS } from '../support/nest-liveness.js';
+import { performance } from 'node:perf_hooks';
+import { livenessApps, passed, STALLED_AFTER_MS } from '../support/nest-liveness.js';
 import { startRedis, type RedisHandle } from '../support/redis-server.js';
 import { waitFor } from '../support/wait.js';
 
@@ -50,6 +51,29 @@ describe('isAlive(): Redis unreachable', () => {
         timeoutMs: 10_000,
         what: 'reachable after the pause',
       });
+    } finally {
+      await admin.quit();
+    }
+  });
+
+  it('two short outages with Redis answering in between are not one long one', async () => {
+    const app = await start([]);
+    expect(await alive(app)).toMatchObject({ status: 'up', unreachableMs: 0 }); // (connected)
+    const admin = new Redis(redis.url);
+    const stalledAfterMs = 2_000;
+    try {
+      const first = performance.now();
+      await admin.client('PAUSE', 1_000, 'ALL');
+      expect((await alive(app, stalledAfterMs)).unreachableMs).toBeGreaterThan(0);
+      await admin.ping(); // answered once the pause is over (the check's own PING late, before it)
+      // No check in between: only its late-answered PING says Redis came back.
+      await passed(first, stalledAfterMs + 500);
+      await admin.client('PAUSE', 1_000, 'ALL');
+      const second = await alive(app, stalledAfterMs);
+      // It counted from the first outage's failed PING: ~3 000 ms, down.
+      expect(second).toMatchObject({ status: 'up' });
+      expect(second.unreachableMs).toBeLessThan(stalledAfterMs);
+      await admin.ping();
     } finally {
       await admin.quit();
     }
