@@ -136,22 +136,19 @@ export const BULLMQ_ADD_ORDER =
 
 /**
  * Why `add(data, opts)` reads as BullMQ's two-argument `add(name, data)`, if it does: a string
- * followed by an empty object (BullMQ's job with no data) or by one with keys that are none of
- * our options (its data). Anything else is ours to check.
+ * followed by an object whose keys are none of our options (BullMQ's data). A string followed
+ * by `{}` is ours (options passed on as given): the string is the data.
  */
 export function bullmqAddShape(data: unknown, opts: unknown): string | undefined {
   if (typeof data !== 'string' || typeof opts !== 'object' || opts === null) return undefined;
   if (Array.isArray(opts)) return undefined;
   const keys = Object.keys(opts);
-  if (keys.length > 0 && keys.every((k) => ADD_OPTION_KEYS.has(k))) return undefined;
+  if (keys.length === 0 || keys.every((k) => ADD_OPTION_KEYS.has(k))) return undefined;
   const name = JSON.stringify(data.length > 40 ? `${data.slice(0, 40)}…` : data);
-  const given =
-    keys.length === 0 ? '{}' : `{ ${keys.slice(0, 3).join(', ')}${keys.length > 3 ? ', …' : ''} }`;
-  const asOurs = keys.length === 0 ? 'null' : given;
+  const given = `{ ${keys.slice(0, 3).join(', ')}${keys.length > 3 ? ', …' : ''} }`;
   return (
     `add(${name}, ${given}) reads as BullMQ's add(name, data): add takes (data, opts?) here — ` +
-    `a job named ${name} is add(${asOurs}, { name: ${name} })` +
-    (keys.length === 0 ? `; the string as data with no options is add(${name})` : '')
+    `a job named ${name} is add(${given}, { name: ${name} })`
   );
 }
 
