@@ -44,6 +44,7 @@ export interface RunTablePart<T> {
   runOfJob(seq: string): Run<T> | undefined;
   soloHeld(): boolean;
   place(jobs: LeasedJob<T>[]): void;
+  holdForLimit(group: string | undefined): () => void;
   refill(): void;
   holdRefills(): void;
   settled(run: Run<T>): void;

@@ -44,6 +44,8 @@ export class RunTable<T, R> implements RunTablePart<T> {
   private soloToken: string | undefined;
   /** Resolves `drained()` once nothing runs. */
   private onDrained: (() => void) | undefined;
+  /** RateLimitErrors being told, by the group they hold (undefined: the queue). See place(). */
+  private readonly limitHolds = new Map<string | undefined, number>();
 
   constructor(private readonly ctx: WorkerContext<T, R>) {}
 
@@ -93,14 +95,36 @@ export class RunTable<T, R> implements RunTablePart<T> {
   /** Start leased jobs while slots are free; keep the rest in the prefetch buffer. */
   place(jobs: LeasedJob<T>[]): void {
     const { cancels } = this.ctx;
+    const back: LeasedJob<T>[] = [];
     for (const lease of jobs) {
       // Cancelled while its lease reply was on the way: never started (cancel.lua).
       if (cancels.has(lease.token)) continue;
+      // A reply that comes while a RateLimitError is told was leased before Redis had the hold
+      // (one connection, answered in order): its jobs of a held group go back, unstarted.
+      if (this.limitHolds.size > 0 && this.heldByLimit(lease.group)) {
+        back.push(lease);
+        continue;
+      }
       if (lease.token.charCodeAt(0) === 115 /* 's' */) this.soloToken = lease.token;
       this.buffer.push(lease);
     }
+    this.giveBack(back);
     this.fill();
     if (this.ctx.paused) void this.release();
+  }
+
+  /** Hold `group`'s lease replies (see limitHolds) until the returned function is called. */
+  holdForLimit(group: string | undefined): () => void {
+    this.limitHolds.set(group, (this.limitHolds.get(group) ?? 0) + 1);
+    return () => {
+      const n = this.limitHolds.get(group)! - 1;
+      if (n > 0) this.limitHolds.set(group, n);
+      else this.limitHolds.delete(group);
+    };
+  }
+
+  private heldByLimit(group: string | undefined): boolean {
+    return this.limitHolds.has(undefined) || (group !== undefined && this.limitHolds.has(group));
   }
 
   /**

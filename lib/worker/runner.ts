@@ -124,12 +124,16 @@ export class Runner<T, R> implements RunnerPart<T, R> {
     if (run.ended) return;
     // A RateLimitError holds the job's group (ungrouped: the queue): its jobs prefetched here
     // must not start in the slot this run frees, and go back behind it (rateLimited).
-    const held =
-      error instanceof RateLimitError ? this.ctx.runs.takeWaiting(run.lease.group) : NO_LEASES;
+    // Lease replies that come before Redis has its hold were leased before it: theirs go back
+    // too (ahead of it: they were in Redis' reply when it was told), unstarted.
+    const limited = error instanceof RateLimitError;
+    const held = limited ? this.ctx.runs.takeWaiting(run.lease.group) : NO_LEASES;
+    const unhold = limited ? this.ctx.runs.holdForLimit(run.lease.group) : undefined;
     this.ctx.runs.end(run, outcome);
     try {
       await this.tellFailed(run, error, held);
     } finally {
+      unhold?.();
       // Told, or given up at close() with Redis out of reach: its lease lapses, and the job
       // runs again as after a worker that died (until then reconciles count it as ours).
       this.ctx.runs.settled(run);
