@@ -95,20 +95,20 @@ export class RunTable<T, R> implements RunTablePart<T> {
   /** Start leased jobs while slots are free; keep the rest in the prefetch buffer. */
   place(jobs: LeasedJob<T>[]): void {
     const { cancels } = this.ctx;
-    const back: LeasedJob<T>[] = [];
+    let back: LeasedJob<T>[] | undefined;
     for (const lease of jobs) {
       // Cancelled while its lease reply was on the way: never started (cancel.lua).
       if (cancels.has(lease.token)) continue;
       // A reply that comes while a RateLimitError is told was leased before Redis had the hold
       // (one connection, answered in order): its jobs of a held group go back, unstarted.
       if (this.limitHolds.size > 0 && this.heldByLimit(lease.group)) {
-        back.push(lease);
+        (back ??= []).push(lease);
         continue;
       }
       if (lease.token.charCodeAt(0) === 115 /* 's' */) this.soloToken = lease.token;
       this.buffer.push(lease);
     }
-    this.giveBack(back);
+    if (back) this.giveBack(back);
     this.fill();
     if (this.ctx.paused) void this.release();
   }
