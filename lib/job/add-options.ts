@@ -136,14 +136,13 @@ export const BULLMQ_ADD_ORDER =
 
 /**
  * Why `add(data, opts)` reads as BullMQ's two-argument `add(name, data)`, if it does: a string
- * followed by an object whose keys are none of our options (BullMQ's data). A string followed
- * by `{}` is ours (options passed on as given): the string is the data.
+ * followed by an object with a key that is neither one of our options nor a BullMQ option we
+ * name (that is BullMQ's data). A string followed by `{}` is ours: the string is the data.
  */
-export function bullmqAddShape(data: unknown, opts: unknown): string | undefined {
-  if (typeof data !== 'string' || typeof opts !== 'object' || opts === null) return undefined;
-  if (Array.isArray(opts)) return undefined;
+function bullmqAddShape(data: unknown, opts: object): string | undefined {
+  if (typeof data !== 'string') return undefined;
   const keys = Object.keys(opts);
-  if (keys.length === 0 || keys.every((k) => ADD_OPTION_KEYS.has(k))) return undefined;
+  if (keys.every((k) => ADD_OPTION_KEYS.has(k) || BULLMQ_HINTS[k] !== undefined)) return undefined;
   const name = JSON.stringify(data.length > 40 ? `${data.slice(0, 40)}…` : data);
   const given = `{ ${keys.slice(0, 3).join(', ')}${keys.length > 3 ? ', …' : ''} }`;
   return (
@@ -166,13 +165,18 @@ export function prepareAdd(
     problems.push(`${at}options must be an object, got ${shown(opts)}`);
     return undefined;
   }
+  let unknown = false;
   for (const key of Object.keys(opts)) {
     if (ADD_OPTION_KEYS.has(key)) continue;
+    unknown = true;
     const hint = BULLMQ_HINTS[key];
     problems.push(
       `${at}unknown option ${JSON.stringify(key)}${hint ? ` (${hint})` : ''}; known: ${[...ADD_OPTION_KEYS].join(', ')}`,
     );
   }
+  // add(data, opts) alone (not addBulk's entries, not a template): BullMQ's add(name, data)?
+  const shape = unknown && at === '' ? bullmqAddShape(data, opts) : undefined;
+  if (shape !== undefined) problems.push(shape);
   const { id, name, priority = 5, delayMs, runAt, maxAttempts, backoff, dedupe, group } = opts;
   const window = checkDedupe(dedupe, id, at, problems);
   if (group !== undefined) {

@@ -17,7 +17,7 @@ import type {
 } from '../types/index.js';
 import type { LogBatch } from '../job/logs.js';
 import { runAddHooks } from './add-hooks.js';
-import { BULLMQ_ADD_ORDER, bullmqAddShape } from '../job/add-options.js';
+import { BULLMQ_ADD_ORDER } from '../job/add-options.js';
 import { type AddHook } from '../types/hooks.js';
 import {
   type CompleteItem,
@@ -48,9 +48,6 @@ export class WorkQueue<T = unknown, R = unknown> extends QueueAdmin<T, R> {
       // eslint-disable-next-line prefer-rest-params -- a rest parameter would be public API
       if (arguments.length > 2 && arguments[2] !== undefined)
         throw invalid([BULLMQ_ADD_ORDER], `${this.name}: add refused`);
-      // (add(name, data) of BullMQ, its data taken as our options: a job of the wrong shape.)
-      const bullmq = bullmqAddShape(data, opts);
-      if (bullmq !== undefined) throw invalid([bullmq], `${this.name}: add refused`);
       const hooks = this.ctx.addHooks;
       if (hooks.length === 0) return this.producer.add(data, opts);
       return runAddHooks(hooks, this.name, 1, async (tc) => [

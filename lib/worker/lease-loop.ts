@@ -186,7 +186,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
         return true;
       }
       this.giveBackLate(); // resumed meanwhile: they go back all the same
-      runs.place(r.jobs);
+      runs.place(r.jobs, sentAt);
       // Jobs that finished at once (in this turn's microtasks) go out with the next call now,
       // before the answer to another call in flight is read: merged into one later call, the
       // two would fall back into lockstep with Redis.

@@ -43,7 +43,7 @@ export interface RunTablePart<T> {
   holds(token: string): boolean;
   runOfJob(seq: string): Run<T> | undefined;
   soloHeld(): boolean;
-  place(jobs: LeasedJob<T>[]): void;
+  place(jobs: LeasedJob<T>[], sentAt?: number): void;
   holdForLimit(group: string | undefined): () => void;
   refill(): void;
   holdRefills(): void;

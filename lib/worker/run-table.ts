@@ -17,7 +17,9 @@
 // When a slot frees while the worker reads notices from its event channel (a cancel or a
 // completion elsewhere ending a run), the buffered job starts only after every notice already
 // received was read (`holdRefills`): one of them may cancel that very job.
+import { performance } from 'node:perf_hooks';
 import { WorkQueueError } from '../errors.js';
+import { LimitHolds } from './limit-holds.js';
 import type { LeasedJob } from '../types/index.js';
 import type { WorkerContext } from './context.js';
 import { createJob } from './job.js';
@@ -44,10 +46,13 @@ export class RunTable<T, R> implements RunTablePart<T> {
   private soloToken: string | undefined;
   /** Resolves `drained()` once nothing runs. */
   private onDrained: (() => void) | undefined;
-  /** RateLimitErrors being told, by the group they hold (undefined: the queue). See place(). */
-  private readonly limitHolds = new Map<string | undefined, number>();
+  /** RateLimitErrors being told (or just told): see place(). */
+  private readonly limitHolds: LimitHolds;
 
-  constructor(private readonly ctx: WorkerContext<T, R>) {}
+  constructor(private readonly ctx: WorkerContext<T, R>) {
+    // (A lease call's second round trip, its payloads, is answered within its command timeout.)
+    this.limitHolds = new LimitHolds(2 * ctx.queue.options.commandTimeoutMs);
+  }
 
   /** Jobs whose handlers are running. */
   get active(): number {
@@ -93,16 +98,18 @@ export class RunTable<T, R> implements RunTablePart<T> {
   }
 
   /** Start leased jobs while slots are free; keep the rest in the prefetch buffer. */
-  place(jobs: LeasedJob<T>[]): void {
-    const { cancels } = this.ctx;
+  place(jobs: LeasedJob<T>[], sentAt = performance.now()): void {
+    const { cancels, handoffs } = this.ctx;
     let back: LeasedJob<T>[] | undefined;
     for (const lease of jobs) {
       // Cancelled while its lease reply was on the way: never started (cancel.lua).
       if (cancels.has(lease.token)) continue;
-      // A reply that comes while a RateLimitError is told was leased before Redis had the hold
-      // (one connection, answered in order): its jobs of a held group go back, unstarted.
-      if (this.limitHolds.size > 0 && this.heldByLimit(lease.group)) {
-        (back ??= []).push(lease);
+      // Leased before Redis had a RateLimitError's hold (a call sent before the tell's answer
+      // came: see LimitHolds): its jobs of a held group go back, unstarted.
+      if (this.limitHolds.held(lease.group, sentAt)) {
+        // (A hand-off is ours to give back only once adopted.)
+        if (handoffs.isUnadopted(lease.token)) handoffs.releaseLater(lease.token);
+        else (back ??= []).push(lease);
         continue;
       }
       if (lease.token.charCodeAt(0) === 115 /* 's' */) this.soloToken = lease.token;
@@ -113,18 +120,9 @@ export class RunTable<T, R> implements RunTablePart<T> {
     if (this.ctx.paused) void this.release();
   }
 
-  /** Hold `group`'s lease replies (see limitHolds) until the returned function is called. */
+  /** Hold `group`'s lease replies (see place()) until the returned function is called. */
   holdForLimit(group: string | undefined): () => void {
-    this.limitHolds.set(group, (this.limitHolds.get(group) ?? 0) + 1);
-    return () => {
-      const n = this.limitHolds.get(group)! - 1;
-      if (n > 0) this.limitHolds.set(group, n);
-      else this.limitHolds.delete(group);
-    };
-  }
-
-  private heldByLimit(group: string | undefined): boolean {
-    return this.limitHolds.has(undefined) || (group !== undefined && this.limitHolds.has(group));
+    return this.limitHolds.hold(group);
   }
 
   /**

@@ -190,16 +190,24 @@ it("BullMQ's add(name, data, opts) argument order is refused with a hint, nothin
 
 it("BullMQ's two-argument add(name, data) whose data has keys of no option of ours names the argument order, nothing sent", async () => {
   const q = new WorkQueue(offline, 'q', { logger: false });
-  const add = q.add.bind(q) as (...a: unknown[]) => Promise<unknown>;
+  const known = expect.stringMatching(/; known: id, name, /);
   // Its data's keys are no options of ours (it said only: unknown option "reportId").
-  expect(await problems(() => add('render', { reportId: 1, page: 2 }))).toEqual([
+  expect(await problems(() => q.add('render', { reportId: 1, page: 2 } as never))).toEqual([
+    expect.stringMatching(/^unknown option "reportId"; known: id, name, /),
+    expect.stringMatching(/^unknown option "page"; known: id, name, /),
     `add("render", { reportId, page }) reads as BullMQ's add(name, data): add takes (data, opts?) here — a job named "render" is add({ reportId, page }, { name: "render" })`,
   ]);
-  expect(await problems(() => add('render', { name: 'r', reportId: 1 }))).toEqual([
-    expect.stringMatching(
-      /^add\("render", \{ name, reportId \}\) reads as BullMQ's add\(name, data\)/,
-    ),
+  expect(await problems(() => q.add('render', { name: 'r', reportId: 1 } as never))).toEqual([
+    known,
+    expect.stringMatching(/^add\("render", \{ name, reportId \}\) reads as BullMQ's add/),
   ]);
+  // Our order with BullMQ's option names: their own hints, no word of the argument order.
+  expect(await problems(() => q.add('report', { jobId: 'j', delay: 5 } as never))).toEqual([
+    expect.stringMatching(/^unknown option "jobId" \(BullMQ's jobId is `id` here\)/),
+    expect.stringMatching(/^unknown option "delay" \(/),
+  ]);
+  // Not a string: no argument order to suspect.
+  expect(await problems(() => q.add({ a: 1 }, { reportId: 1 } as never))).toEqual([known]);
 });
 
 it("BullMQ's positional arguments, unknown keys of a method's options and a { connection } in place of the client are refused, never ignored", async () => {

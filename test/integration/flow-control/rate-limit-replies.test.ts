@@ -18,26 +18,31 @@ afterAll(() => fx.cleanup());
 const worker = workersClosedAfterEach((e) => console.error('worker error', e));
 const HOLD_MS = 600;
 
-it.each([1, 2, 3])(
-  'round %s: no job starts during the hold, those leased before it included',
-  async () => {
-    const q = fx.queue<number>();
+it.each([
+  [1, 'tiny'],
+  [2, 'tiny'],
+  [3, 'tiny'],
+])(
+  'round %s, %s payloads: no job starts during the hold, those leased before it included',
+  async (_, size) => {
+    const pad = size === 'tiny' ? '' : 'x'.repeat(20_000);
+    const q = fx.queue<{ i: number; pad: string }>();
     const runs: Array<{ data: number; at: number }> = [];
     let thrown = false;
     const w = worker(
       q,
       async (job) => {
-        if (job.data === 0 && !thrown) {
+        if (job.data.i === 0 && !thrown) {
           thrown = true;
           throw new RateLimitError(HOLD_MS); // at once: no await before it
         }
-        runs.push({ data: job.data, at: await redisNow(q.client as never) });
+        runs.push({ data: job.data.i, at: await redisNow(q.client as never) });
       },
       { concurrency: 1, prefetch: 3 },
     );
     await w.start();
     await waitParked(fx.client(), q, w.workerId); // idle: the adds hand it the first job
-    await q.addBulk(Array.from({ length: 8 }, (_, i) => ({ data: i })));
+    await q.addBulk(Array.from({ length: 8 }, (_, i) => ({ data: { i, pad } })));
     const until = await waitFor(async () => (await q.flowState()).rateLimitedUntil, {
       what: 'the hold',
     });
