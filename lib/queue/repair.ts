@@ -99,11 +99,25 @@ export async function repair(ctx: QueueContext, flows: FlowDelivery): Promise<Re
     });
   }
   const aliases: Array<[string, string]> = [];
+  const named: Array<[string, string]> = [];
   await hscanAll(k.key('callerIds'), (cid, id) => {
     // '~<until>[:<seq>]': a completed job's caller id kept for its dedupe window (clean() drops
     // it), or naming the kept completed job (trimmed with it).
-    if (!id.startsWith('~') && !withData.has(id)) aliases.push([cid, id]);
+    if (id.startsWith('~')) return;
+    (withData.has(id) ? named : aliases).push([cid, id]);
   });
+  // A job the index names whose metadata has no caller id (its metadata lost: it would run,
+  // and complete, under its number).
+  const unnamed: Array<[string, string]> = [];
+  for (let i = 0; i < named.length; i += PAGE) {
+    const page = named.slice(i, i + PAGE);
+    const metas = await bounded(raw, t, at, () =>
+      raw.hmget(k.key('meta'), ...page.map(([, id]) => id)),
+    );
+    metas.forEach((m, j) => {
+      if (metaCallerId(m) === undefined) unnamed.push(page[j]!);
+    });
+  }
   // A grouped job waits in its group, never in a pending list (its meta names its group).
   for (let i = 0; i < listed.length; i += PAGE) {
     const ids = listed.slice(i, i + PAGE);
@@ -124,6 +138,21 @@ export async function repair(ctx: QueueContext, flows: FlowDelivery): Promise<Re
     if ((await ctx.run('drop_caller_id', [cid, id])) === 1)
       fixes.push(`${cid}: caller id of a missing job`);
   }
+  for (const [cid, id] of unnamed) {
+    if ((await ctx.run('restore_caller_id', [cid, id])) === 1)
+      fixes.push(`${cid}: caller id restored to its job ${id}, whose metadata had none`);
+  }
   fixes.push(...(await repairFlows(flows, ctx.name)));
-  return { checked: suspects.size + aliases.length, fixes, tombstones };
+  return { checked: suspects.size + aliases.length + unnamed.length, fixes, tombstones };
+}
+
+/** The caller id in a job's metadata (JSON), if any. */
+function metaCallerId(m: string | null): string | undefined {
+  if (m === null) return undefined;
+  try {
+    const meta = JSON.parse(m) as { i?: unknown };
+    return typeof meta.i === 'string' ? meta.i : undefined;
+  } catch {
+    return ''; // undecodable: the lease dead-letters it; not ours to rewrite
+  }
 }

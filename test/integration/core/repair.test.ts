@@ -131,6 +131,23 @@ describe('repair fixes tampered state', () => {
     expect(await q.add('x', { id: 'ghost' })).toEqual({ id: 'ghost', added: true });
   });
 
+  it('jobs whose metadata was lost (the meta hash deleted) get their caller ids back', async () => {
+    const q = fx.queue<unknown>();
+    const c = fx.client();
+    await q.addBulk([0, 1, 2].map((i) => ({ data: i, opts: { id: `c${i}`, name: 'n' } })));
+    await q.add('plain');
+    await c.del(q.keys.key('meta'));
+    // (Found nothing: the jobs then ran, and completed, under their numbers.)
+    expect((await q.repair()).fixes).toEqual(
+      ['c0', 'c1', 'c2'].map(
+        (id, i) => `${id}: caller id restored to its job ${i + 1}, whose metadata had none`,
+      ),
+    );
+    const leased = await q.lease({ count: 10, leaseMs: 60_000 });
+    expect(leased.map((j) => j.id)).toEqual(['c0', 'c1', 'c2', '4']);
+    expect((await q.repair()).fixes).toEqual([]);
+  });
+
   it('a healthy busy queue: no fixes, no change, order kept', async () => {
     const q = fx.queue<unknown>({ maxAttempts: 1 });
     const c = fx.client();
