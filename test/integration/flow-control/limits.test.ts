@@ -2,7 +2,7 @@
  * Limits enforced in Redis across workers (issue 16): rate limit, global concurrency (also
  * after a worker is SIGKILLed), RateLimitError. Times are Redis times.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
@@ -15,7 +15,12 @@ import { readLog, startWorkerChild } from '../../support/worker-child-process.js
 import { workersClosedAfterEach } from '../../support/worker.js';
 
 const fx = new QueueFixture();
-afterAll(() => fx.cleanup());
+// Every temp file of this file's tests lives here, removed at the end.
+const tmp = mkdtempSync(path.join(tmpdir(), 'wq-limits-'));
+afterAll(() => {
+  rmSync(tmp, { recursive: true, force: true });
+  return fx.cleanup();
+});
 const worker = workersClosedAfterEach((e) => console.error('worker error', e));
 const LEASE_MS = 30_000;
 
@@ -59,7 +64,7 @@ describe('limits in Redis', () => {
   it('limiter { max: 100, durationMs: 1000 }, 4 worker processes × concurrency 20, 1 000 jobs: never over 100 leases per 1000 ms, throughput within 10 % of the limit', async () => {
     const limiter = { max: 100, durationMs: 1_000 };
     const q = fx.queue<number>({ limiter, leaseMs: LEASE_MS });
-    const execLog = path.join(mkdtempSync(path.join(tmpdir(), 'wq-limit-')), 'exec.log');
+    const execLog = path.join(mkdtempSync(path.join(tmp, 'limit-')), 'exec.log');
     const children = Array.from({ length: 4 }, () =>
       startWorkerChild({
         redisUrl: testRedisUrl(),
@@ -123,8 +128,7 @@ describe('limits in Redis', () => {
   it('a SIGKILLed worker’s slots come back when its jobs are reclaimed', async () => {
     const q = fx.queue<number>({ heartbeatTimeoutMs: 500 });
     await q.setGlobalConcurrency(2);
-    const dir = mkdtempSync(path.join(tmpdir(), 'wq-flow-'));
-    const execLog = path.join(dir, 'exec.log');
+    const execLog = path.join(mkdtempSync(path.join(tmp, 'slots-')), 'exec.log');
     const child = startWorkerChild({
       redisUrl: testRedisUrl(),
       queue: q.name,

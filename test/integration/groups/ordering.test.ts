@@ -6,7 +6,7 @@
  * group, a job's lease ('active') must be followed by its completion or reclaim before the
  * group's next lease.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
@@ -19,7 +19,12 @@ import { waitFor } from '../../support/wait.js';
 import { readLog, startWorkerChild, type WorkerChild } from '../../support/worker-child-process.js';
 
 const fx = new QueueFixture();
-afterAll(() => fx.cleanup());
+// Every temp file of this file's tests lives here, removed at the end.
+const tmp = mkdtempSync(path.join(tmpdir(), 'wq-groups-'));
+afterAll(() => {
+  rmSync(tmp, { recursive: true, force: true });
+  return fx.cleanup();
+});
 
 const GROUPS = 100;
 const PER_GROUP = 50;
@@ -38,8 +43,7 @@ describe('concurrency 1 per group: an ordering key', () => {
       for (let g = 0; g < GROUPS; g++) jobs.push({ data: { g, i }, opts: { group: `g${g}` } });
     const added = await q.addBulk(jobs);
     const order = new Map(added.map((r, k) => [r.id, jobs[k]!.data]));
-    const dir = mkdtempSync(path.join(tmpdir(), 'wq-groups-'));
-    const execLog = path.join(dir, 'exec.log');
+    const execLog = path.join(mkdtempSync(path.join(tmp, 'run-')), 'exec.log');
     const start = () =>
       startWorkerChild({
         redisUrl: testRedisUrl(),

@@ -3,7 +3,7 @@
  * job the handler gets (fields, progress, extend, signal), its result and errors as the worker
  * sees them, data and results crossing by structured clone, the pool's reuse of sandboxes.
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
@@ -15,7 +15,12 @@ import { waitFor } from '../../support/wait.js';
 import { handlerSandbox, MODES, sandboxWorkers } from './support.js';
 
 const fx = new QueueFixture();
-afterAll(() => fx.cleanup());
+// Every temp file of this file's tests lives here, removed at the end.
+const tmp = mkdtempSync(path.join(tmpdir(), 'wq-sandbox-job-api-'));
+afterAll(() => {
+  rmSync(tmp, { recursive: true, force: true });
+  return fx.cleanup();
+});
 const worker = sandboxWorkers();
 
 describe.each(MODES)('a %s sandbox', (mode) => {
@@ -212,7 +217,7 @@ describe.each(MODES)('a %s sandbox: outcomes', (mode) => {
     const failed: string[] = [];
     w.on('completed', (job) => completed.push(job.id));
     w.on('failed', (job, e) => failed.push(`${job.id}: ${String(e)}`));
-    const marker = path.join(mkdtempSync(path.join(tmpdir(), 'late-')), 'answers');
+    const marker = path.join(mkdtempSync(path.join(tmp, 'late-')), 'answers');
     const late = await q.add({ marker }, { name: 'late' });
     // Runs in the one sandbox while the late calls are made (a rejection unhandled there ended
     // the sandbox and failed this job).
@@ -244,7 +249,7 @@ describe.each(MODES)('a %s sandbox: outcomes', (mode) => {
     w.on('completed', (_, r) => where.push(r as Where));
     // The jobs end once released: by then the second sandbox started (lazily, once a job
     // waited for one) and runs one of them, however long its start took.
-    const release = path.join(mkdtempSync(path.join(tmpdir(), 'held-')), 'release');
+    const release = path.join(mkdtempSync(path.join(tmp, 'held-')), 'release');
     const jobs = await q.addBulk(
       Array.from({ length: 8 }, () => ({ data: { release }, opts: { name: 'held' } })),
     );
