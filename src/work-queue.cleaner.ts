@@ -80,8 +80,8 @@ export class WorkQueueCleaner implements OnApplicationBootstrap, BeforeApplicati
     clearInterval(this.timer);
     this.timer = undefined;
     // (Not for a queue whose connection is down: its clean waits for Redis — until the module
-    // closes the connection, or, on a client of yours, its commandTimeoutMs — and its failure is
-    // logged.)
+    // closes the connection, or, on a client of yours, its commandTimeoutMs — and its failure,
+    // after the shutdown began, is not logged.)
     const running = [...this.running].filter(([q]) => q.client.status === 'ready');
     if (running.length > 0) await within(Promise.all(running.map(([, run]) => run)), STOP_WAIT_MS);
   }
@@ -123,7 +123,8 @@ export class WorkQueueCleaner implements OnApplicationBootstrap, BeforeApplicati
       return { queue: queue.name, ran: true, report };
     } catch (e) {
       const error = errorMessage(e);
-      log?.warn(cleanerQueueFailed(queue.name, error));
+      // (Once stopped, a round cut short by the shutdown — its connection closed — is no news.)
+      if (!this.stopped) log?.warn(cleanerQueueFailed(queue.name, error));
       return { queue: queue.name, ran: false, error };
     }
   }

@@ -77,6 +77,8 @@ export async function closeSubscriber(c: Redis | Cluster, timeoutMs = 1_000): Pr
 
 interface StreamInternals {
   stream?: { destroyed?: boolean; emit(event: 'close'): boolean };
+  /** ioredis' own "reject every queued command" (ioredis 5 and 6). */
+  flushQueue?(error: Error): void;
 }
 
 /**
@@ -88,7 +90,8 @@ interface StreamInternals {
  * alive. Not through Sentinel: a connect() cut at once (its attempt opens no socket: it is checked
  * on the next tick) ends it as a disconnect() of a connecting client does: 'end', queued
  * commands rejected ("Connection is closed."). (Through Sentinel the attempt would first ask a
- * sentinel: left stuck, its waits end at their deadlines.) The stale socket's 'close', which
+ * sentinel: it stays stuck, its queued commands rejected as ioredis rejects them on 'end' — they
+ * held the process and their callers until their deadlines.) The stale socket's 'close', which
  * fired before the disconnect, is emitted to it again for the timers the disconnects armed on it
  * (their only listeners left). For a connection thrown away after: one ended this way keeps
  * ioredis' manuallyClosing flag (a later connect() would not reconnect after a drop).
@@ -101,6 +104,8 @@ export function endNow(c: Redis | Cluster): void {
   if (!sentinelLabel(c)) {
     c.connect().catch(() => undefined);
     c.disconnect(false);
+  } else {
+    (c as unknown as StreamInternals).flushQueue?.(new Error('Connection is closed.'));
   }
   if (stale?.destroyed) stale.emit('close');
 }

@@ -64,28 +64,50 @@ export async function closeWorker<T, R>(
         ),
       );
   }
-  await within(loop.flush(), budget());
-  await within(Promise.allSettled([...ctx.inflight]), budget());
+  const flushed = await within(
+    loop.flush().then(() => true),
+    budget(),
+  );
+  const told = await within(Promise.allSettled([...ctx.inflight]), budget());
   // Fails and steps still being told (Redis was out of reach): within the budget.
-  await within(runs.settledAll(), budget());
+  const settled = await within(
+    runs.settledAll().then(() => true),
+    budget(),
+  );
   // Hand-offs the closing flush could not adopt are not ours: their lease lapses.
   handoffs.abandon();
   // The heartbeat has stopped before the worker leaves, so no late beat registers it again.
   await connectionsReleased;
+  let answeredAll = flushed === true && told !== undefined && settled !== undefined;
   if (ctx.id !== '0') {
     // Leases Redis still gives us that we do not know of are none we will finish: a lease call
     // whose reply was lost, or came after its timeout (Redis paused), left them. Back to the
     // front before we leave (on the same connection: after that call, if Redis runs it late),
     // not when they lapse. (Known: a run whose outcome is still on its way keeps its lease.)
-    await within(
-      ctx.queue.reconcile(ctx.id, runs.tokens()).catch((e: unknown) => ctx.report(e)),
+    const answered = (e?: unknown) => {
+      if (e !== undefined) ctx.report(e);
+      return true;
+    };
+    const reconciled = await within(
+      ctx.queue.reconcile(ctx.id, runs.tokens()).then(() => answered(), answered),
       budget(),
     );
-    await within(
-      ctx.queue.deregisterWorker(ctx.id, ctx.registration).catch((e: unknown) => ctx.report(e)),
+    const deregistered = await within(
+      ctx.queue.deregisterWorker(ctx.id, ctx.registration).then(() => answered(), answered),
       budget(),
     );
+    answeredAll &&= reconciled === true && deregistered === true;
   }
+  // What Redis has not answered by now is told once here; its late failures (the connection
+  // closed after us) are not: a closed worker reports nothing more (WorkerContext.closed).
+  if (!answeredAll)
+    ctx.report(
+      new WorkQueueError(
+        'REDIS_UNAVAILABLE',
+        `close: Redis did not answer within ${CALL_TIMEOUT_MS} ms: a job whose outcome was not told runs again once its lease lapses; the worker's registration lapses with its heartbeat`,
+      ),
+    );
+  ctx.closed = true;
 }
 
 /**

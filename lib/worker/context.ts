@@ -37,6 +37,8 @@ export class WorkerContext<T, R> {
   started = false;
   paused = false;
   closing = false;
+  /** close() has resolved: nothing more is reported (calls it gave up on may fail later). */
+  closed = false;
   /** Once close() drained: when its Redis calls' budget ends (Date.now() ms). */
   closeBy: number | undefined = undefined;
   /** Hooks around each handler call (`useRunHook`: tracing, metrics), outermost last. */

@@ -288,6 +288,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
 
   /** Errors go to 'error' listeners, or to the queue's logger (its warn without error); never thrown. */
   private report(e: unknown): void {
+    if (this.ctx.closed) return;
     if (this.listenerCount('error') > 0) return void this.emitSafe('error', e);
     const logger = this.queue.options.logger;
     const message = `worker ${this.queue.name}#${this.ctx.id}: ${errorMessage(e)}`;

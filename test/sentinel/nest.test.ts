@@ -123,4 +123,40 @@ describe('WorkQueueModule over Redis Sentinel', () => {
       following.disconnect();
     }
   });
+
+  // (Last: it kills every data node of this file's set-up.)
+  it('every data node down: app.close() settles what waited on the connections and logs nothing after it', async () => {
+    const name = uniqueName('down');
+    const logger = new MemoryLogger();
+    const { app: nest, seen } = await app(
+      { sentinels: setup.sentinels, name: setup.name },
+      name,
+      logger,
+    );
+    await nest.init();
+    const queue = nest.get<WorkQueue>(getQueueToken(name));
+    await queue.add({ hello: 'sentinel' });
+    await waitFor(() => seen.length === 1, { what: 'the job processed' });
+    for (const port of setup.servers) await setup.kill(port);
+    // A call that waits for Redis (commandTimeoutMs 5 000) when the app closes.
+    const waiting = queue.counts().then(
+      () => 'answered',
+      (e: unknown) => String(e),
+    );
+    await nest.close();
+    const logged = logger.entries.length;
+    // The module's connections closed: what waited on them failed then (a Sentinel client
+    // stuck reconnecting had kept its commands, and the process, until their deadlines).
+    const outcome = await Promise.race([
+      waiting,
+      new Promise((r) => setTimeout(() => r('still waiting 1 s after app.close()'), 1_000)),
+    ]);
+    expect(outcome).toMatch(/Connection is closed/);
+    expect(logger.entries.slice(logged)).toEqual([]);
+    // The workers said once, in close(), what Redis did not answer.
+    expect(logger.messages('error')).toEqual(
+      expect.arrayContaining([expect.stringMatching(/worker error: close: Redis did not answer/)]),
+    );
+    expect(logger.messages().filter((m) => /Connection is closed/.test(m))).toEqual([]);
+  });
 });

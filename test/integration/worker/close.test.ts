@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { Worker, WorkQueue } from '../../../lib/index.js';
+import { endNow } from '../../../lib/redis/connection.js';
 import { uniqueName } from '../../support/keys.js';
 import { QueueFixture } from '../../support/queue.js';
 import { connectedClients, startRedis, type RedisHandle } from '../../support/redis-server.js';
@@ -213,6 +214,31 @@ describe('Worker.close() on a private Redis', () => {
       timeoutMs: 4_000,
       intervalMs: 100,
     });
+  });
+  it('reports what Redis did not answer once, in close(); nothing after it resolved', async () => {
+    const client = new Redis(redis.url);
+    client.on('error', () => undefined);
+    const q = new WorkQueue<string>(client, uniqueName(), { logger: false });
+    const { runs, handler } = gatedHandler<string>();
+    const w = new Worker(q, handler, { concurrency: 2 });
+    const errors: string[] = [];
+    w.on('error', (e) => errors.push(String(e)));
+    await q.add('running');
+    await waitFor(() => runs.length === 1, { what: 'job started' });
+
+    await redis.kill();
+    await deadline(w.close({ timeoutMs: 200 }), 5_000, 'close with Redis gone');
+    expect(errors).toEqual([
+      expect.stringMatching(/could not release 1 job/),
+      expect.stringMatching(
+        /close: Redis did not answer within 3000 ms: a job whose outcome was not told runs again once its lease lapses/,
+      ),
+    ]);
+    // Its calls queued on the connection fail when it closes next (as in an app's shutdown): unreported.
+    endNow(client);
+    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+    expect(errors).toHaveLength(2);
+    await redis.restart();
   });
 });
 
