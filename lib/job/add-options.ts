@@ -255,16 +255,17 @@ export function prepareAdd(
  * The error of an addBulk whose scripts did not all run: the first failed script's error (its
  * code), saying which jobs each script wrote — to retry those of the failed ones (with caller
  * ids, a retry of all of them is safe). A script that failed midway (not one refused at its start,
- * as for memory) may have written some of its jobs: repair() puts them in place.
+ * as for memory) may have written some of its jobs: repair() puts them in place. `starts`: the
+ * first job of each script.
  */
 export function partlyWritten(
   cause: unknown,
   settled: ReadonlyArray<PromiseSettledResult<AddResult[]>>,
   total: number,
-  chunk: number,
+  starts: readonly number[],
 ): WorkQueueError {
   const parts = settled.map((s, k) => {
-    const jobs = `jobs ${k * chunk}-${Math.min(total, (k + 1) * chunk) - 1}`;
+    const jobs = `jobs ${starts[k]!}-${(starts[k + 1] ?? total) - 1}`;
     if (s.status === 'rejected') return `${jobs}: failed: ${errorMessage(s.reason)}`;
     return `${jobs}: written (ids ${s.value[0]!.id} … ${s.value[s.value.length - 1]!.id})`;
   });

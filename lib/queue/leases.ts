@@ -3,6 +3,7 @@
  * release, extend and report progress. Each is one script; replies are decoded here, next to
  * their calls.
  */
+import { CALL_UNITS } from '../util/call-share.js';
 import { errorMessage, invalid, MAX_ERROR_CHARS } from '../errors.js';
 import type { FailOptions, FailOutcome, Lease, LeasedJob, LeaseOptions } from '../types/index.js';
 import { encodeProgress, encodeResult } from '../job/codec.js';
@@ -101,6 +102,12 @@ export class Leases<T, R> {
         results.push(r);
       } else results.push('');
     }
+    let units = 0;
+    for (const r of results) units += r.length;
+    if (units > CALL_UNITS && items.length > 1)
+      throw invalid([
+        `completeAndLease: results of ${units} UTF-16 units in all, past ${CALL_UNITS} a call (CALL_UNITS): complete them in several calls (a Worker does)`,
+      ]);
     const logs = logged ? packLogs(items.map((it) => ({ seq: it.lease.seq, logs: it.logs }))) : '';
     if (ttl > 0 || withResult) args.push(done.join(' '), logs, ...results);
     else args.push(done.join(' '), logs);

@@ -1,6 +1,6 @@
 /**
  * Adding jobs: checked and encoded first (one bad job refuses the batch, nothing written), then
- * one add script per 2,000 jobs. Every add call is idempotent (see add.lua): this producer's
+ * one add script per 2,000 jobs (fewer when their payloads pass CALL_UNITS). Every add call is idempotent (see add.lua): this producer's
  * session and the call's number name it, so a call re-sent after a lost reply adds nothing twice.
  * Single adds group-commit: those of one tick go together, in up to two scripts in flight; adds
  * made while both are out wait and go together in the next (each caller gets its own result; a
@@ -23,8 +23,10 @@ import type { AddValues } from '../job/add-options.js';
 import type { QueueContext, RunOptions, ScriptArgs } from './context.js';
 import { str, num, type Reply } from '../job/records.js';
 import { ReplicaAcks } from './replica-acks.js';
+import { callShare } from '../util/call-share.js';
 
 const ADD_CHUNK = 2000;
+const addUnits = (v: AddValues): number => v[1].length + v[2].length; // (payload, meta: callShare)
 /** Add calls whose records one add call deletes at most (the rest go with the next). */
 const MAX_ACKS_PER_ADD = 1000;
 /**
@@ -119,7 +121,7 @@ export class Producer {
     this.flushing = false;
     while (this.waiting.length > 0 && this.inFlight < GROUPS_IN_FLIGHT) {
       const share = Math.ceil(this.waiting.length / (GROUPS_IN_FLIGHT - this.inFlight));
-      this.group(Math.min(share, ADD_CHUNK));
+      this.group(callShare(this.waiting, 0, Math.min(share, ADD_CHUNK), addUnits));
     }
   };
 
@@ -190,16 +192,20 @@ export class Producer {
     });
     if (problems.list.length > 0) throw problems.error(title);
     const calls: Promise<AddResult[]>[] = [];
-    for (let i = 0; i < encoded.length; i += ADD_CHUNK) {
-      const chunk = encoded.length <= ADD_CHUNK ? encoded : encoded.slice(i, i + ADD_CHUNK);
+    const starts: number[] = [];
+    for (let i = 0; i < encoded.length;) {
+      const n = callShare(encoded, i, ADD_CHUNK, addUnits);
+      const chunk = n === encoded.length ? encoded : encoded.slice(i, i + n);
       const call = ++this.lastCall;
       const sent = this.send(chunk, call);
       calls.push(sent.then((reply) => (this.acked.push(call), this.results(reply, chunk.length))));
+      starts.push(i);
+      i += n;
     }
     if (calls.length === 1) return calls[0]!;
     const settled = await Promise.allSettled(calls);
     const failed = settled.find((s) => s.status === 'rejected');
-    if (failed) throw partlyWritten(failed.reason, settled, encoded.length, ADD_CHUNK);
+    if (failed) throw partlyWritten(failed.reason, settled, encoded.length, starts);
     const out: AddResult[] = [];
     for (const s of settled)
       for (const r of (s as PromiseFulfilledResult<AddResult[]>).value) out.push(r);

@@ -1,8 +1,8 @@
-// The lease loop: one call to Redis sends finished jobs' completes, adopts hand-offs and leases
-// into free slots (several calls may be in flight); then it decides when to look again.
+// The lease loop: one call sends completes, adopts hand-offs, leases; then it decides what next.
 import { WorkQueueError } from '../errors.js';
 import type { CompleteItem } from '../queue/index.js';
 import type { LeasedJob } from '../types/index.js';
+import { firstShare, resultUnits } from '../util/call-share.js';
 import { within } from '../util/timeout.js';
 import type { WorkerContext } from './context.js';
 import type { LeaseLoopPart, Run } from './parts.js';
@@ -126,9 +126,10 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   private async call(want: number): Promise<boolean> {
     const { ctx } = this;
     const { runs, handoffs, settings } = ctx;
-    const items = this.completes;
-    if (items.length === 0 && want === 0 && !handoffs.pending) return true;
-    this.completes = [];
+    if (this.completes.length === 0 && want === 0 && !handoffs.pending) return true;
+    // At most CALL_UNITS of results in a call: the rest go with the next, at once.
+    const [items, rest] = firstShare(this.completes, resultUnits);
+    if ((this.completes = rest).length > 0) this.schedule();
     const { adopt, sweep } = handoffs.take();
     this.requested += want;
     if (want > 0) this.leasing++;

@@ -2,10 +2,12 @@
  * Every operation at the largest size its API accepts (issue: Lua's unpack() and redis.call()
  * take at most ~8,000 values; a script that failed after moving jobs lost them).
  */
-import { afterAll, describe, expect, it } from '@jest/globals';
-import { Worker } from '../../../lib/index.js';
+import { afterAll, describe, expect, it, jest } from '@jest/globals';
+import { Worker, WorkQueueError } from '../../../lib/index.js';
+import { CALL_UNITS } from '../../../lib/util/call-share.js';
 import { QueueFixture } from '../../support/queue.js';
 import { waitFor } from '../../support/wait.js';
+import { gatedHandler } from '../../support/worker.js';
 
 const fx = new QueueFixture();
 afterAll(() => fx.cleanup());
@@ -79,4 +81,56 @@ describe('sizes at the maxima', () => {
     expect(ran).toBeGreaterThanOrEqual(25_000);
     expect(errors).toEqual([]);
   }, 120_000);
+
+  // ioredis writes a script call as one string, and V8's longest is ~512 Mi UTF-16 units: an
+  // addBulk or a Worker's completes past it failed ("Invalid string length"; a Worker retried
+  // the same call for good). Their calls now carry at most CALL_UNITS of payloads or results.
+  const big = (n: number) => String(n).repeat(12 * 1024 * 1024); // 12 Mi units each
+  const bigOptions = { ...patient, maxPayloadBytes: 16 * 1024 * 1024 };
+  const unitsOf = (values: readonly unknown[]) =>
+    values.reduce<number>((n, v) => n + JSON.stringify(v).length, 0);
+
+  it('addBulk splits its scripts by payload size too: 3 jobs of 12 Mi units go in 2 scripts, in order', async () => {
+    const q = fx.queue<string>(bigOptions);
+    await q.ready();
+    const sends = jest.spyOn(q.client, 'sendCommand');
+    const added = await q.addBulk([1, 2, 3].map((n) => ({ data: big(n) })));
+    expect(added.map((a) => a.id)).toEqual(['1', '2', '3']);
+    // (Each sent by its sha first; an EVAL follows one the script cache did not have.)
+    expect(sends.mock.calls.filter(([c]) => c.name === 'evalsha')).toHaveLength(2);
+    sends.mockRestore();
+    for (const n of [1, 2, 3]) expect((await q.getJob(String(n)))?.data).toBe(big(n));
+  });
+
+  it(`a Worker's completes carry at most CALL_UNITS (${CALL_UNITS}) of results a call; all complete`, async () => {
+    const q = fx.queue<number, string>(bigOptions);
+    const calls = jest.spyOn(q, 'completeAndLease');
+    const { runs, handler } = gatedHandler<number>();
+    const w = new Worker(q, handler, { concurrency: 3 });
+    try {
+      await q.addBulk([1, 2, 3].map((n) => ({ data: n })));
+      await waitFor(() => runs.length === 3, { what: '3 jobs running' });
+      for (const r of runs) r.gate.resolve(big(r.job.data));
+      await waitFor(async () => (await q.counts()).completed === 3, { what: '3 completed' });
+    } finally {
+      await w.close();
+    }
+    const sent = calls.mock.calls.map(([items]) => unitsOf(items.map((it) => it.result)));
+    expect(Math.max(...sent)).toBeLessThanOrEqual(CALL_UNITS);
+    expect(sent.filter((u) => u > 0).length).toBeGreaterThanOrEqual(2);
+    for (const n of [1, 2, 3]) expect((await q.getJob(String(n)))?.result).toBe(big(n));
+  }, 60_000);
+
+  it('completeAndLease called with results past CALL_UNITS in all: refused, nothing completed', async () => {
+    const q = fx.queue<number, string>({ ...bigOptions, leaseMs: 60_000 });
+    await q.addBulk([1, 2, 3].map((n) => ({ data: n })));
+    const leased = await q.lease({ count: 3 });
+    const e = await q
+      .completeAndLease(leased.map((lease) => ({ lease, result: big(1) })))
+      .catch((x: unknown) => x as WorkQueueError);
+    expect(e).toBeInstanceOf(WorkQueueError);
+    expect((e as WorkQueueError).code).toBe('INVALID_ARGUMENT');
+    expect(String(e)).toMatch(/complete them in several calls/);
+    expect(await q.counts()).toMatchObject({ leased: 3, completed: 0 });
+  });
 });

@@ -1,0 +1,37 @@
+/**
+ * How much one script call may carry in strings — payloads, metas, results — counted in UTF-16
+ * units of a string (bytes of a Buffer): ioredis writes a call's arguments as one string, whose
+ * longest in V8 is ~512 Mi units; a call past it failed ("Invalid string length") and, from a
+ * Worker, failed again on every retry. Under this bound one call also keeps Redis busy for at
+ * most about a second (≤ 96 MiB of UTF-8).
+ */
+export const CALL_UNITS = 32 * 1024 * 1024;
+
+/**
+ * How many of `items`, from `from`, go in one call: at most `maxCount`, and no more than
+ * CALL_UNITS of `units(item)` in all — but at least one (one item is bounded by its own limit,
+ * `maxPayloadBytes`).
+ */
+export function callShare<X>(
+  items: readonly X[],
+  from: number,
+  maxCount: number,
+  units: (item: X) => number,
+): number {
+  const end = Math.min(items.length, from + maxCount);
+  let sum = 0;
+  for (let i = from; i < end; i++) {
+    sum += units(items[i]!);
+    if (sum > CALL_UNITS && i > from) return i - from;
+  }
+  return end - from;
+}
+
+/** What a complete carries of its job: its result, when it is sent (see callShare). */
+export const resultUnits = (item: { encoded?: string }): number => item.encoded?.length ?? 0;
+
+/** `items` split in the share of one call (callShare from 0, any number) and the rest. */
+export function firstShare<X>(items: X[], units: (item: X) => number): [X[], X[]] {
+  const n = callShare(items, 0, items.length, units);
+  return n === items.length ? [items, []] : [items.slice(0, n), items.slice(n)];
+}
