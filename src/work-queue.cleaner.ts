@@ -1,5 +1,6 @@
 // The scheduled cleaner: runs queue.clean() for every registered queue on an interval, at
 // most about once per interval across all instances of the application.
+import { insideSandbox } from './sandbox/sandbox-options.js';
 import { randomUUID } from 'node:crypto';
 import {
   Injectable,
@@ -66,8 +67,9 @@ export class WorkQueueCleaner implements OnApplicationBootstrap, BeforeApplicati
   onApplicationBootstrap(): void {
     const options = this.context.cleaner;
     const queues = this.context.queues;
-    // (app.close() during app.init() may have run the shutdown hook first: start nothing then.)
-    if (options === false || queues.length === 0 || this.stopped) return;
+    // (app.close() during app.init() may have run the shutdown hook first: start nothing then.
+    // A processor's sandbox cleans nothing: the app does.)
+    if (options === false || queues.length === 0 || this.stopped || insideSandbox()) return;
     // Often enough that a dead worker's jobs, or an expired lease, wait at most about a quarter
     // of a heartbeat timeout (or lease) more than necessary: recovery in seconds on defaults.
     this.interval = options.intervalMs ?? defaultCleanInterval(queues);

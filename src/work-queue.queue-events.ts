@@ -1,6 +1,7 @@
 // Runs the @QueueEventsListener() classes: one QueueEvents reader per queue for the whole app,
 // opened at bootstrap, closed at shutdown; each event goes to the @OnQueueEvent() methods of
 // its kind. Internal.
+import { insideSandbox } from './sandbox/sandbox-options.js';
 import {
   Injectable,
   type BeforeApplicationShutdown,
@@ -52,8 +53,9 @@ export class WorkQueueQueueEvents
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    // (app.close() during app.init() may have run the shutdown hook first: open nothing then.)
-    if (this.closing) return;
+    // (app.close() during app.init() may have run the shutdown hook first: open nothing then.
+    // A processor's sandbox hears nothing: the app's readers do, once.)
+    if (this.closing || insideSandbox()) return;
     try {
       await Promise.all(this.listeners.map((l) => this.open(l)));
     } catch (e) {

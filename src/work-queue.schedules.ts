@@ -1,5 +1,6 @@
 // Applies the schedules declared with registerQueue({ schedules, pruneSchedules }): upserted at
 // application bootstrap by every instance (idempotent), undeclared ones removed only on request.
+import { insideSandbox } from './sandbox/sandbox-options.js';
 import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { errorMessage, WorkQueueError, type WorkQueue } from '../lib/internal.js';
 import { within } from '../lib/internal.js';
@@ -57,6 +58,7 @@ export class WorkQueueSchedules implements OnApplicationBootstrap {
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    if (insideSandbox()) return; // (a processor's sandbox: the app applies them)
     const withSchedules = [...this.declared.values()].filter((d) => d.schedules.length > 0);
     if (withSchedules.length > 0 && this.context.cleaner === false) {
       this.context.logger?.warn(schedulesWithoutCleaner(withSchedules.map((d) => d.queue.name)));
