@@ -10,6 +10,7 @@ import { WORK_QUEUE_MODULE_DEFAULTS } from './work-queue.constants.js';
 import { WorkQueueContext } from './work-queue.context.js';
 import {
   pruneFailed,
+  registeredAfterBootstrap,
   scheduleFailed,
   schedulePruned,
   schedulesFailed,
@@ -38,6 +39,8 @@ const LIST_PAGE = 100;
 @Injectable()
 export class WorkQueueSchedules implements OnApplicationBootstrap {
   private readonly declared = new Map<string, Declared>();
+  /** Past the bootstrap: a queue registered now (a lazily loaded module) is warned about. */
+  private bootstrapped = false;
 
   constructor(private readonly context: WorkQueueContext) {}
 
@@ -47,6 +50,7 @@ export class WorkQueueSchedules implements OnApplicationBootstrap {
    */
   declare(queue: WorkQueue, registration: RegisterQueueOptions): WorkQueue {
     const { schedules = [], pruneSchedules = false } = registration;
+    if (this.bootstrapped) this.context.logger?.warn(registeredAfterBootstrap(queue.name));
     if (schedules.length > 0 || pruneSchedules) {
       this.declared.set(queue.name, {
         queue,
@@ -58,6 +62,7 @@ export class WorkQueueSchedules implements OnApplicationBootstrap {
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    this.bootstrapped = true;
     if (insideSandbox()) return; // (a processor's sandbox: the app applies them)
     const withSchedules = [...this.declared.values()].filter((d) => d.schedules.length > 0);
     if (withSchedules.length > 0 && this.context.cleaner === false) {
