@@ -77,7 +77,7 @@ export class Leases<T, R> {
     const oneWorker = () => invalid(['completeAndLease takes leases of one worker at a time']);
     for (const lease of adopt) {
       if (lease.workerId !== workerId) throw oneWorker();
-      args.push(lease.token);
+      args.push(`${lease.token}:${lease.seq}`);
     }
     // The completed jobs as one argument 'seq token seq token ...' (`completions`), their log
     // lines, then their results when results are stored, or some job is a flow child, or kept

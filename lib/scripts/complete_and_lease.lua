@@ -11,7 +11,7 @@
 -- them itself, see lease_reply); own: 1 from a Worker (a complete of a kept job it completed
 -- itself answers '1': the re-send of a call whose reply was lost); keep_count, keep_age_ms: keepCompleted (0 = completed jobs are not kept;
 -- lib/scripts/lib/completed.lua); max_log_lines: the cap of a job's log; adopt_tokens: the
--- tokens of the hand-offs it takes over; completions: the completed jobs in ONE argument, 'seq
+-- hand-offs it takes over, each '<token>:<seq>' (a bare token: its re-send is not recognised); completions: the completed jobs in ONE argument, 'seq
 -- token seq token ...' (far cheaper for the client to send than two arguments per job); logs:
 -- their log lines (logs_apply, lib/scripts/lib/history.lua), '' = none; results: per completed
 -- job its result ('' = none), sent when results are stored, or kept and any job has one, or
@@ -45,10 +45,12 @@ local function run()
   ev_gather() -- this call's events: one entry, written before it returns
   local adopted = {}
   local adopted_seqs, adopted_added = {}, {} -- for the event log
-  local named = {}
+  local named, adopt_seqs = {}, {}
   for j = 1, adopt_count do
     adopted[j] = '0' -- (flags are strings: table.concat formats a number with printf)
-    named[ARGV[14 + j]] = j
+    local token, seq = string.match(ARGV[14 + j], '^(%d+):(.+)$')
+    named[token or ARGV[14 + j]] = j
+    adopt_seqs[j] = seq
   end
   if sweep or adopt_count > 0 then
     local keep = {}
@@ -70,6 +72,20 @@ local function run()
       end
     end
     keep_handoffs(keep)
+    -- From a Worker, a hand-off not found whose lease already reads <token>:<this worker> was
+    -- adopted by this very call's first run (its reply was lost, ioredis sent it again): '1',
+    -- and nothing again (its run, which may have ended, is not thrown away).
+    if own and wid ~= '0' then
+      for j = 1, adopt_count do
+        local seq = adopt_seqs[j]
+        if adopted[j] == '0' and seq then
+          local token = string.match(ARGV[14 + j], '^(%d+):')
+          if rcall('HGET', K_LEASE_HOLDERS, seq) == token .. ':' .. wid then
+            adopted[j] = '1'
+          end
+        end
+      end
+    end
     emit_jobs('active', adopted_seqs, nil, { 'w', wid, 'T', int(now) }, time_deltas(now, adopted_added))
   end
   local o = 14 + adopt_count

@@ -9,14 +9,14 @@
 -- Returns: { 1 retried | 2 dead-lettered, Redis now }, or E_LEASE_LOST when the caller does not
 --   hold the lease (nothing changed). From a Worker, a re-send of a fail that ran (its reply
 --   was lost: ioredis sends it again after a reconnect) answers what it did and does nothing
---   again: the job's meta keeps the token of its last lease that ended this way and the answer
---   (f).
+--   again: the job's meta keeps the tokens of its last leases that ended this way and their
+--   answers (f, lib/scripts/lib/meta.lua).
 local seq, token, wid, err, mode = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local delay, max_default, max_dead = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 if rcall('HGET', K_LEASE_HOLDERS, seq) ~= token .. ':' .. wid then
-  local f = ARGV[12] == '1' and decode_meta(rcall('HGET', K_META, seq)).f
-  if f and (f == token .. ':1' or f == token .. ':2') then
-    return { f == token .. ':1' and 1 or 2, now_ms() }
+  local ended = ARGV[12] == '1' and ended_run(decode_meta(rcall('HGET', K_META, seq)), token)
+  if ended then
+    return { ended == '1' and 1 or 2, now_ms() }
   end
   return E_LEASE_LOST
 end
@@ -40,7 +40,7 @@ if meta.g then
   group_run_ended(meta.g, now)
 end
 local retried = not (mode == 'dead' or meta.a >= (meta.m or max_default))
-meta.f = token .. (retried and ':1' or ':2')
+end_run(meta, token, retried and '1' or '2')
 emit('failed', meta.i or seq, 'a', meta.a, 'r', retried and '1' or '0', 'err', ev_text(err), attempt_fields(seq, wid, meta))
 if not retried then
   local reason = ARGV[9]

@@ -13,7 +13,7 @@
 --   promoted) and does nothing again, as fail.lua does (meta f).
 local seq, token, wid, sched = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 if rcall('HGET', K_LEASE_HOLDERS, seq) ~= token .. ':' .. wid then
-  if decode_meta(rcall('HGET', K_META, seq)).f == token .. ':1' then
+  if ended_run(decode_meta(rcall('HGET', K_META, seq)), token) == '1' then
     return { 1, tonumber(rcall('ZSCORE', K_DELAYED, seq)) or now_ms() }
   end
   return E_LEASE_LOST
@@ -28,7 +28,7 @@ local meta = decode_meta(rcall('HGET', K_META, seq))
 -- It ran to its end without killing its worker: no longer a suspect.
 meta.s = nil
 meta.k = wid -- processedBy
-meta.f = token .. ':1'
+end_run(meta, token, '1')
 logs_apply(ARGV[6], tonumber(ARGV[5]), function()
   return meta
 end)

@@ -15,7 +15,7 @@ local seq, token, wid, hold_ms = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 release_leases(wid, tonumber(ARGV[5]), 6)
 if rcall('HGET', K_LEASE_HOLDERS, seq) ~= token .. ':' .. wid then
   local meta = decode_meta(rcall('HGET', K_META, seq))
-  if meta.f == token .. ':1' then
+  if ended_run(meta, token) == '1' then
     return meta.g and now_ms() or tonumber(rcall('HGET', K_FLOW_CONTROL, 'u')) or now_ms()
   end
   return E_LEASE_LOST
@@ -25,7 +25,7 @@ rcall('HDEL', K_LEASE_HOLDERS, seq)
 lease_unpad()
 rcall('SREM', K_WORKER_LEASES, seq)
 local meta = decode_meta(rcall('HGET', K_META, seq))
-meta.f = token .. ':1'
+end_run(meta, token, '1')
 save_meta(seq, meta)
 if meta.g then
   return group_rate_limited(seq, meta, hold_ms)

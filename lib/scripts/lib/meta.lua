@@ -12,10 +12,11 @@
 -- see flows.lua), W on a flow parent its delay once its children ended (ms; present for its
 -- whole life), k the worker of its last attempt that did not complete (processedBy, history.lua),
 -- l 1 when it has a log (history.lua), u 1 on a schedule tick's job until its tick fires (made
--- by schedule_make_ticks; cleared with z and w when it fires, see fire_tick), f '<token>:<1|2>',
--- the lease token of its last run that failed, was delayed or rate-limited and what came of it
--- (1 back in line or delayed, 2 dead-lettered: fail.lua, move_to_delayed.lua, rate_limited.lua
--- answer a re-send of that call from it).
+-- by schedule_make_ticks; cleared with z and w when it fires, see fire_tick), f its last
+-- F_KEEP runs that failed, were delayed or rate-limited, oldest first, space-separated, each
+-- '<token>:<1|2>': its lease token and what came of it (1 back in line or delayed, 2
+-- dead-lettered: fail.lua, move_to_delayed.lua, rate_limited.lua answer a re-send of that call
+-- from it — also once the job ran and failed again meanwhile, ahead of the re-send).
 --
 -- Lease tokens: '<n>' (a value of the token counter) for a regular lease, 's<n>' for a solo run
 -- of a suspect job (its death counts). The lease hash (K_LEASE_HOLDERS) holds '<token>:<holder>':
@@ -66,6 +67,25 @@ local function decode_meta(s)
     meta.g = nil
   end
   return meta
+end
+
+-- How many runs meta f remembers: a re-send comes after a reconnect, a few runs at most later.
+local F_KEEP = 4
+
+-- What the run of lease `token` that ended by a fail, a delay or a rate limit came to ('1' or
+-- '2', see meta f), or nil when none of the last F_KEEP did.
+local function ended_run(meta, token)
+  return meta.f and string.match(' ' .. meta.f, ' ' .. token .. ':([12])')
+end
+
+-- Remember that the run of lease `token` ended so (meta f, the newest F_KEEP).
+local function end_run(meta, token, answer)
+  local f = meta.f and (meta.f .. ' ' .. token .. ':' .. answer) or (token .. ':' .. answer)
+  local _, spaces = string.gsub(f, ' ', '')
+  if spaces >= F_KEEP then
+    f = string.sub(f, string.find(f, ' ', 1, true) + 1)
+  end
+  meta.f = f
 end
 
 -- The group (meta g) in stored meta JSON `raw`, or nil; read without decoding when it is written

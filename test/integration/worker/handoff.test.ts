@@ -162,6 +162,25 @@ describe('hand-off to a parked worker', () => {
     expect(await q.counts()).toMatchObject({ pending: 0, leased: 0 });
   });
 
+  it("a re-sent adoption (its reply lost) answers what the first did: adopted, once ('active' once)", async () => {
+    const q = fx.queue<string>();
+    const blocking = fx.client();
+    const wid = await q.registerWorker();
+    await fakeParked(q, wid);
+    const { id } = await q.add('handed');
+    const got = (await q.waitForWork(blocking, 1_000, wid)) as LeasedJob<string>;
+    const own = { adopt: [got], ownResends: true };
+    expect((await q.completeAndLease([], undefined, own)).adopted).toEqual([true]);
+    // The same call again (ioredis re-sends it after a reconnect): the run is not thrown away.
+    expect((await q.completeAndLease([], undefined, own)).adopted).toEqual([true]);
+    const events = await fx.client().xrange(q.keys.eventLog, '-', '+');
+    expect(events.filter(([, f]) => f.includes('active'))).toHaveLength(1);
+    expect((await q.completeAndLease([{ lease: got }], undefined, own)).completed).toEqual([true]);
+    expect(await q.getJob(id)).toMatchObject({ state: 'completed', attemptsMade: 1 });
+    // Not from a Worker (ownResends off), or after the lease went elsewhere: not adopted.
+    expect((await q.completeAndLease([], undefined, { adopt: [got] })).adopted).toEqual([false]);
+  });
+
   it('cancelled between hand-off and adoption: the worker aborts the run, nothing completes', async () => {
     const q = fx.queue<string>();
     let signal: AbortSignal | undefined;

@@ -106,3 +106,25 @@ it('a RateLimitError: the re-sent call answers as the first did, no leaseLost, n
   expect(runs).toBe(1);
   expect(job).toMatchObject({ state: 'pending', attemptsMade: 0 });
 });
+
+it('a re-send that comes after the next attempt failed too (no backoff): it still answers retried', async () => {
+  // Under dropped connections the job was retried, leased by another worker and failed there
+  // before this fail's re-send came: the job's meta kept only the later lease (leaseLost then).
+  const q = fx.queue<string>({ maxAttempts: 6, backoff: { type: 'fixed', delayMs: 0 } });
+  const a = await q.registerWorker();
+  const b = await q.registerWorker();
+  const { id } = await q.add('x');
+  const [first] = await q.lease({ count: 1, workerId: a });
+  expect((await q.failAttempt(first!, new Error('e1'), { delayMs: 0 })).outcome).toBe('retried');
+  for (let i = 0; i < 3; i++) {
+    const [next] = await q.lease({ count: 1, workerId: b });
+    expect((await q.failAttempt(next!, new Error('e2'), { delayMs: 0 })).outcome).toBe('retried');
+  }
+  expect((await q.failAttempt(first!, new Error('e1'), { delayMs: 0 })).outcome).toBe('retried');
+  expect(await q.getJob(id)).toMatchObject({ state: 'pending', attemptsMade: 4 });
+  // One run past what meta f remembers (4): a stale call again, 'lost'.
+  const [fifth] = await q.lease({ count: 1, workerId: b });
+  await q.failAttempt(fifth!, new Error('e3'), { delayMs: 0 });
+  expect((await q.failAttempt(first!, new Error('e1'), { delayMs: 0 })).outcome).toBe('lost');
+  expect(await q.getJob(id)).toMatchObject({ attemptsMade: 5 });
+});
