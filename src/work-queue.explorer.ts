@@ -1,5 +1,6 @@
 // Finds the @Processor() classes and their @Process() methods at bootstrap, and groups them
 // by queue for the registrar. Internal: not exported from the package.
+import { getQueueToken } from './utils/get-queue-token.util.js';
 import { Injectable } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { Job, WorkQueue } from '../lib/internal.js';
@@ -19,6 +20,7 @@ import {
   processorAt,
   processorFoundTwice,
   queueNotRegistered,
+  queueOverridden,
   twoCatchAlls,
   twoNamedHandlers,
 } from './work-queue.messages.js';
@@ -42,6 +44,8 @@ export interface QueueProcessor {
   readonly named: ReadonlyMap<string, ProcessHandler>;
   /** The `@Process()` method: unnamed jobs and names without a method of their own. */
   readonly catchAll: ProcessHandler | undefined;
+  /** The instances of those classes (their worker drains when Nest destroys the first). */
+  readonly instances: readonly object[];
 }
 
 type Wrapper = ReturnType<DiscoveryService['getProviders']>[number];
@@ -50,6 +54,7 @@ interface Draft {
   queueName: string;
   queue: WorkQueue | undefined;
   classNames: string[];
+  instances: object[];
   options: Record<string, unknown>;
   optionOwner: Record<string, string>;
   named: Map<string, ProcessHandler>;
@@ -114,6 +119,7 @@ export class WorkQueueExplorer {
       options: d.options as ProcessorOptions,
       named: d.named,
       catchAll: d.catchAll,
+      instances: d.instances,
     }));
   }
 
@@ -141,12 +147,17 @@ export class WorkQueueExplorer {
     if (!draft) {
       const queue = this.context.getQueue(queueName);
       if (!queue) {
-        problems.push(queueNotRegistered(at, queueName));
+        // (Its token provided by something else: a test's overrideProvider(getQueueToken(…)).)
+        const overridden = this.discovery
+          .getProviders()
+          .some((w) => w.token === getQueueToken(queueName));
+        problems.push((overridden ? queueOverridden : queueNotRegistered)(at, queueName));
       }
       draft = {
         queueName,
         queue,
         classNames: [],
+        instances: [],
         options: {},
         optionOwner: {},
         named: new Map(),
@@ -160,6 +171,7 @@ export class WorkQueueExplorer {
       return;
     }
     draft.classNames.push(className);
+    draft.instances.push(instance);
 
     const optionProblems = processorOptionProblems(options, at);
     problems.push(...optionProblems);

@@ -185,6 +185,8 @@ export const badProcessorQueue = (at: string, queueName: unknown) =>
   }`;
 export const queueNotRegistered = (at: string, queueName: string) =>
   `${at}queue ${JSON.stringify(queueName)} is not registered; add WorkQueueModule.registerQueue({ name: ${quote(queueName)} }) to the imports of a module`;
+export const queueOverridden = (at: string, queueName: string) =>
+  `${at}queue ${JSON.stringify(queueName)} is not the module's own: its provider (getQueueToken(${quote(queueName)})) was overridden, so its processor has no queue to run on; override the processor too (overrideProvider), or test with a real queue (WorkQueueTestingModule, docs/testing.md)`;
 export const processorFoundTwice = (at: string, className: string) =>
   `${at}found twice (is ${className} provided in more than one module? Provide it once)`;
 export const conflictingOption = (

@@ -1,5 +1,6 @@
 // Runs the @Processor() classes: one Worker per queue, started at bootstrap, drained at
 // shutdown. Internal: applications get a worker with WorkQueueContext.getWorker().
+import { closeOnDestroy } from './utils/close-on-destroy.util.js';
 import {
   Injectable,
   type BeforeApplicationShutdown,
@@ -168,6 +169,9 @@ export class WorkQueueRegistrar
       this.listen(worker, p);
       this.hooks.get(p.queue.name)?.attach(worker);
       this.context.addWorker(worker);
+      const timeoutMs = this.context.shutdownTimeoutMs;
+      for (const instance of p.instances)
+        closeOnDestroy(instance, () => worker.close({ timeoutMs }));
     }
     // If a worker cannot start (Redis unreachable, too old, a sandbox still booting), the
     // bootstrap fails and every worker closes.

@@ -2,6 +2,7 @@
 // prefix per app, quick timeouts, the keys removed on close — with whenIdle.
 import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import { Injectable, type DynamicModule, type INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import {
   getQueueToken,
@@ -196,5 +197,26 @@ describe('WorkQueueTestingModule', () => {
         expect.stringMatching(/^options must be an object, got /),
       ]);
     }
+  });
+
+  it('a queue overridden (overrideProvider) while its processor stays: the error says it was overridden, not that it is not registered', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        WorkQueueTestingModule.forRoot({ connection: connection() }),
+        WorkQueueModule.registerQueue({ name: 'work' }),
+      ],
+      providers: [WorkProcessor],
+    })
+      .overrideProvider(getQueueToken('work'))
+      .useValue({ add: () => Promise.resolve({ id: 'x', added: true }) })
+      .compile();
+    const e = await errorOf(moduleRef.init());
+    await moduleRef.close();
+    expect((e as WorkQueueError).code).toBe('INVALID_OPTIONS');
+    expect((e as WorkQueueError).problems).toEqual([
+      expect.stringMatching(
+        /^@Processor\('work'\) on WorkProcessor: queue "work" is not the module's own: its provider \(getQueueToken\('work'\)\) was overridden, so its processor has no queue to run on; override the processor too/,
+      ),
+    ]);
   });
 });
