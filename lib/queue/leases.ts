@@ -234,6 +234,9 @@ export class Leases<T, R> {
 
   async progress(lease: Lease, value: unknown): Promise<boolean> {
     this.ctx.checkLease(lease);
+    // (NaN and ±Infinity are refused: JSON would store them as null.)
+    if (typeof value === 'number' && !Number.isFinite(value))
+      throw invalid([`progress must be a finite number (e.g. 0…1) or a JSON value, got ${value}`]);
     const encoded = encodeProgress(value);
     if (encoded === undefined) throw invalid(['progress must be a JSON value of at most 64 KiB']);
     const { seq, token, workerId } = lease;

@@ -50,7 +50,8 @@ export class QueueHistory<T = unknown, R = unknown> extends QueueBase<T, R> {
 
   /**
    * Give a waiting job a new due time: `delay` ms from now, or a Date (Redis time). A time not in
-   * the future runs it now (a delayed job is promoted; a pending one stays in line). False when
+   * the future makes it due now (a delayed job stays 'delayed', due, until the next lease or
+   * clean() promotes it; a pending one stays in line). False when
    * no such job; BAD_STATE when it is leased, completed or dead-lettered.
    */
   changeDelay(id: string, delay: number | Date): Promise<boolean> {

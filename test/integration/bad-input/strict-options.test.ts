@@ -174,4 +174,10 @@ it('lease options, listDead offsets and progress sizes are checked as documented
     expect.stringMatching(/64 KiB/),
   ]);
   expect(await q.progress(lease!, '€'.repeat(21_000))).toBe(true);
+  // Not a finite number: refused (JSON stored it as null), the last progress kept.
+  for (const bad of [NaN, Infinity, -Infinity])
+    expect(await problems(() => q.progress(lease!, bad))).toEqual([
+      `progress must be a finite number (e.g. 0…1) or a JSON value, got ${bad}`,
+    ]);
+  expect((await q.getJob(lease!.id))?.progress).toBe('€'.repeat(21_000));
 });
