@@ -3,7 +3,7 @@
 import { getQueueToken } from './utils/get-queue-token.util.js';
 import { Injectable } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import type { Job, WorkQueue } from '../lib/internal.js';
+import { WorkQueue, type Job } from '../lib/internal.js';
 import type { ProcessorOptions } from './interfaces/processor-options.interface.js';
 import { invalidOptions } from '../lib/internal.js';
 import { processorOptionProblems } from './utils/validate-options.util.js';
@@ -147,10 +147,10 @@ export class WorkQueueExplorer {
     if (!draft) {
       const queue = this.context.getQueue(queueName);
       if (!queue) {
-        // (Its token provided by something else: a test's overrideProvider(getQueueToken(…)).)
+        // (Its token provided by something not a queue: a test's overrideProvider(getQueueToken(…)).)
         const overridden = this.discovery
           .getProviders()
-          .some((w) => w.token === getQueueToken(queueName));
+          .some((w) => w.token === getQueueToken(queueName) && !(w.instance instanceof WorkQueue));
         problems.push((overridden ? queueOverridden : queueNotRegistered)(at, queueName));
       }
       draft = {

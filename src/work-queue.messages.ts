@@ -268,8 +268,8 @@ export const connectionRestored = (label: string) => `${label} restored`;
 
 export const cleanerCleaned = (queue: string, done: readonly (readonly [string, number])[]) =>
   `cleaner: queue "${queue}": ${done.map(([k, n]) => `${k} ${n}`).join(', ')}`;
-export const registeredAfterBootstrap = (queue: string) =>
-  `queue "${queue}" registered after the application's bootstrap (a module loaded by LazyModuleLoader?): its @Processor() classes, @QueueEventsListener() classes and declared schedules are found at bootstrap only — none runs for it; import the module that registers them when the application starts`;
+export const registeredAfterBootstrap = (queues: readonly string[], missed: readonly string[]) =>
+  `${queues.map((q) => JSON.stringify(q)).join(', ')} registered after the application's bootstrap (a module loaded by LazyModuleLoader?): ${missed.join(', ')} will not run — processors, @QueueEventsListener() classes and declared schedules are found at bootstrap only; import the module that registers them when the application starts`;
 export const cleanerQueueFailed = (queue: string, error: string) =>
   `cleaner: queue "${queue}": ${error} (will retry next round)`;
 

@@ -76,7 +76,12 @@ export class WorkQueueModule extends ConfigurableWorkQueueModule {
       },
       inject: CORE_DEPENDENCIES,
     }));
-    return { module: WorkQueueModule, providers, exports: providers };
+    const names = queues.map((q) => q.name);
+    return {
+      module: WorkQueueModule,
+      providers: [...providers, lateCheck(names)],
+      exports: providers,
+    };
   }
 
   /**
@@ -147,7 +152,7 @@ export class WorkQueueModule extends ConfigurableWorkQueueModule {
     return {
       module: WorkQueueModule,
       imports,
-      providers: [...factories, checked, ...providers],
+      providers: [...factories, checked, ...providers, lateCheck(names)],
       exports: providers,
     };
   }
@@ -167,6 +172,13 @@ function rooted(context: WorkQueueContext | undefined, ...more: unknown[]): Work
   if (context && more.every((m) => m !== undefined)) return context;
   throw invalidOptions(INVALID_MODULE_OPTIONS, [NO_FOR_ROOT]);
 }
+
+/** Built with a registration's module: one built after the bootstrap says what will not run. */
+const lateCheck = (names: readonly string[]): Provider => ({
+  provide: Symbol(`registerQueue:${names.join(',')}:late`),
+  useFactory: (schedules?: WorkQueueSchedules) => schedules?.registeredLate(names) ?? true,
+  inject: [{ token: WorkQueueSchedules, optional: true }],
+});
 
 /** registerQueueAsync() calls so far: each call's private provider tokens are its own. */
 let asyncCalls = 0;

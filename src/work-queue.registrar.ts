@@ -1,6 +1,5 @@
-// Runs the @Processor() classes: one Worker per queue, started at bootstrap, drained at
-// shutdown. Internal: applications get a worker with WorkQueueContext.getWorker().
-import { closeOnDestroy } from './utils/close-on-destroy.util.js';
+// Runs the @Processor() classes: one Worker per queue. Internal (see WorkQueueRegistrar).
+import { closeOnDestroy, forgetCloser } from './utils/close-on-destroy.util.js';
 import {
   Injectable,
   type BeforeApplicationShutdown,
@@ -46,8 +45,9 @@ import {
  * Runs the processors the explorer found: one worker per queue. Collects in `onModuleInit`
  * (bad processors fail the bootstrap, also those whose worker this instance does not run),
  * starts in `onApplicationBootstrap` the workers the `workers` options allow (the bootstrap
- * waits until each is registered and leasing), drains in `beforeApplicationShutdown`: running
- * jobs get `shutdownTimeoutMs` to finish, then are released to the front of their queue.
+ * waits until each is registered and leasing), drains them all when Nest destroys the first
+ * processor (closeOnDestroy), at the latest in `beforeApplicationShutdown`: running jobs get
+ * `shutdownTimeoutMs` to finish, then are released to the front of their queue.
  */
 /** How long after bootstrap shutdown hooks may still be enabled before the module warns. */
 const SHUTDOWN_HOOKS_GRACE_MS = 1_000;
@@ -60,6 +60,8 @@ export class WorkQueueRegistrar
   /** The `@OnWorkerEvent()` methods of each queue's processors. */
   private readonly hooks = new Map<string, WorkerEventHooks>();
   private closing: Promise<void> | undefined;
+  /** Processor instances given our onModuleDestroy (closeOnDestroy), with their closers. */
+  private readonly closers: Array<[object, () => Promise<unknown>]> = [];
   /** The shutdown-hooks check, when none were found at bootstrap (see warnIfNoShutdownHooks). */
   private hooksCheck: NodeJS.Timeout | undefined;
 
@@ -169,9 +171,10 @@ export class WorkQueueRegistrar
       this.listen(worker, p);
       this.hooks.get(p.queue.name)?.attach(worker);
       this.context.addWorker(worker);
-      const timeoutMs = this.context.shutdownTimeoutMs;
+      // The first processor destroyed stops all workers at once; each waits for its own.
+      const close = () => (void this.stop(), worker.close());
       for (const instance of p.instances)
-        closeOnDestroy(instance, () => worker.close({ timeoutMs }));
+        if (closeOnDestroy(instance, close)) this.closers.push([instance, close]);
     }
     // If a worker cannot start (Redis unreachable, too old, a sandbox still booting), the
     // bootstrap fails and every worker closes.
@@ -206,8 +209,7 @@ export class WorkQueueRegistrar
 
   /**
    * Start a worker, failing the bootstrap with a clear error when Redis does not answer within
-   * `startTimeoutMs` (the client would otherwise retry for about 75 s). The start goes on in the
-   * background until the worker is closed (at once: see onApplicationBootstrap).
+   * `startTimeoutMs` (its start goes on until the worker is closed: see onApplicationBootstrap).
    */
   private async startWithin(worker: Worker, queue: WorkQueue): Promise<void> {
     const ms = WORK_QUEUE_MODULE_DEFAULTS.startTimeoutMs;
@@ -244,6 +246,7 @@ export class WorkQueueRegistrar
   }
 
   private stop(): Promise<void> {
+    for (const [instance, close] of this.closers.splice(0)) forgetCloser(instance, close);
     this.closing ??= this.closeWorkers();
     return this.closing;
   }

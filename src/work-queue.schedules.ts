@@ -2,6 +2,8 @@
 // application bootstrap by every instance (idempotent), undeclared ones removed only on request.
 import { insideSandbox } from './sandbox/sandbox-options.js';
 import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import { WorkQueueMetadataAccessor } from './work-queue-metadata.accessor.js';
 import { errorMessage, WorkQueueError, type WorkQueue } from '../lib/internal.js';
 import { within } from '../lib/internal.js';
 import type { RegisterQueueOptions } from './interfaces/register-queue-options.interface.js';
@@ -39,10 +41,41 @@ const LIST_PAGE = 100;
 @Injectable()
 export class WorkQueueSchedules implements OnApplicationBootstrap {
   private readonly declared = new Map<string, Declared>();
-  /** Past the bootstrap: a queue registered now (a lazily loaded module) is warned about. */
-  private bootstrapped = false;
+  /** The providers at bootstrap: one of a module loaded later with a processor is warned about. */
+  private atBootstrap: WeakSet<object> | undefined;
 
-  constructor(private readonly context: WorkQueueContext) {}
+  constructor(
+    private readonly context: WorkQueueContext,
+    private readonly discovery: DiscoveryService,
+    private readonly accessor: WorkQueueMetadataAccessor,
+  ) {}
+
+  /**
+   * @internal Called as a registerQueue() module is built: once past the bootstrap (a module
+   * loaded by LazyModuleLoader, whose hooks Nest does not call), its processors, listeners and
+   * schedules will not run — said once its providers are built (a turn later).
+   */
+  registeredLate(names: readonly string[]): void {
+    const before = this.atBootstrap;
+    if (!before || insideSandbox()) return;
+    setTimeout(() => this.sayMissed(before, names), 0).unref();
+  }
+
+  private sayMissed(before: WeakSet<object>, names: readonly string[]): void {
+    const missed: string[] = [];
+    for (const { instance } of this.discovery.getProviders()) {
+      if (typeof instance !== 'object' || instance === null || before.has(instance)) continue;
+      const cls = (instance as object).constructor;
+      const meta =
+        this.accessor.getProcessorMetadata(cls) ??
+        this.accessor.getQueueEventsListenerMetadata(cls);
+      if (meta && names.includes(meta.queueName)) missed.push(cls.name);
+    }
+    for (const name of names)
+      if ((this.declared.get(name)?.schedules.length ?? 0) > 0)
+        missed.push(`the schedules of "${name}"`);
+    if (missed.length > 0) this.context.logger?.warn(registeredAfterBootstrap(names, missed));
+  }
 
   /**
    * @internal Called by the queue providers with each validated registration; a queue
@@ -50,7 +83,6 @@ export class WorkQueueSchedules implements OnApplicationBootstrap {
    */
   declare(queue: WorkQueue, registration: RegisterQueueOptions): WorkQueue {
     const { schedules = [], pruneSchedules = false } = registration;
-    if (this.bootstrapped) this.context.logger?.warn(registeredAfterBootstrap(queue.name));
     if (schedules.length > 0 || pruneSchedules) {
       this.declared.set(queue.name, {
         queue,
@@ -62,7 +94,13 @@ export class WorkQueueSchedules implements OnApplicationBootstrap {
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    this.bootstrapped = true;
+    this.atBootstrap = new WeakSet(
+      this.discovery
+        .getProviders()
+        .flatMap(({ instance }) =>
+          typeof instance === 'object' && instance !== null ? [instance as object] : [],
+        ),
+    );
     if (insideSandbox()) return; // (a processor's sandbox: the app applies them)
     const withSchedules = [...this.declared.values()].filter((d) => d.schedules.length > 0);
     if (withSchedules.length > 0 && this.context.cleaner === false) {

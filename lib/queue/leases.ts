@@ -102,13 +102,13 @@ export class Leases<T, R> {
         results.push(r);
       } else results.push('');
     }
-    let units = 0;
+    const logs = logged ? packLogs(items.map((it) => ({ seq: it.lease.seq, logs: it.logs }))) : '';
+    let units = logs.length;
     for (const r of results) units += r.length;
     if (units > CALL_UNITS && items.length > 1)
       throw invalid([
-        `completeAndLease: results of ${units} UTF-16 units in all, past ${CALL_UNITS} a call (CALL_UNITS): complete them in several calls (a Worker does)`,
+        `completeAndLease: results and log lines of ${units} UTF-16 units in all, past ${CALL_UNITS} a call (CALL_UNITS): complete them in several calls (a Worker does)`,
       ]);
-    const logs = logged ? packLogs(items.map((it) => ({ seq: it.lease.seq, logs: it.logs }))) : '';
     if (ttl > 0 || withResult) args.push(done.join(' '), logs, ...results);
     else args.push(done.join(' '), logs);
     const reply = (await this.ctx.run('complete_and_lease', args, {

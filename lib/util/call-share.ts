@@ -27,8 +27,17 @@ export function callShare<X>(
   return end - from;
 }
 
-/** What a complete carries of its job: its result, when it is sent (see callShare). */
-export const resultUnits = (item: { encoded?: string }): number => item.encoded?.length ?? 0;
+/** What a complete carries of its job: its result, when it is sent, and its log lines. */
+export function resultUnits(item: {
+  encoded?: string;
+  logs?: { lines: readonly string[] } | undefined;
+}): number {
+  let n = item.encoded?.length ?? 0;
+  const lines = item.logs?.lines;
+  // (A line goes as '<seq>:<bytes>:<line>'.)
+  if (lines) for (const line of lines) n += line.length + 24;
+  return n;
+}
 
 /** `items` split in the share of one call (callShare from 0, any number) and the rest. */
 export function firstShare<X>(items: X[], units: (item: X) => number): [X[], X[]] {

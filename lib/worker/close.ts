@@ -9,8 +9,13 @@ export interface CloseParts {
   timeoutMs: number;
   /** The worker's start, if it began (close waits for it only so long). */
   started: Promise<void> | undefined;
-  /** Stop timers, the heartbeat, the worker's own connections and sandboxes. */
+  /** Stop timers, the heartbeat, the worker's own connections, and start closing sandboxes. */
   releaseConnections(): Promise<void>;
+  /**
+   * The sandboxes closed (a job that ignores its abort may take its abortGraceMs): waited for
+   * last, not out of the Redis calls' budget.
+   */
+  sandboxesClosed(): Promise<void> | undefined;
 }
 
 /**
@@ -20,7 +25,7 @@ export interface CloseParts {
  */
 export async function closeWorker<T, R>(
   ctx: WorkerContext<T, R>,
-  { timeoutMs, started, releaseConnections }: CloseParts,
+  { timeoutMs, started, releaseConnections, sandboxesClosed }: CloseParts,
 ): Promise<void> {
   const { runs, loop, idle, handoffs } = ctx;
   ctx.closing = true;
@@ -107,6 +112,7 @@ export async function closeWorker<T, R>(
         `close: Redis did not answer within ${CALL_TIMEOUT_MS} ms: a job whose outcome was not told runs again once its lease lapses; the worker's registration lapses with its heartbeat`,
       ),
     );
+  await sandboxesClosed();
   ctx.closed = true;
 }
 

@@ -220,8 +220,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     );
   }
 
-  /** Stop timers, the heartbeat, our own connections and sandboxes. Idempotent. */
-  private async releaseConnections(): Promise<void> {
+  /** Stop timers, the heartbeat, our own connections and sandboxes (waited for unless told not). */
+  private async releaseConnections(waitSandboxes = true): Promise<void> {
     const sandboxes = this.sandbox?.close();
     this.ctx.renewer.stop();
     this.ctx.queuePause.stop();
@@ -236,7 +236,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     await this.heartbeat?.stop();
     this.ctx.idle.disconnect();
     await this.events.close();
-    await sandboxes;
+    if (waitSandboxes) await sandboxes;
   }
 
   /** Stop taking new jobs (running ones finish). */
@@ -270,7 +270,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     this.closed ??= closeWorker(this.ctx, {
       timeoutMs: timeoutMs ?? this.ctx.settings.closeTimeoutMs,
       started: this.started,
-      releaseConnections: () => this.releaseConnections(),
+      releaseConnections: () => this.releaseConnections(false),
+      sandboxesClosed: () => this.sandbox?.close(),
     });
     return this.closed;
   }

@@ -91,3 +91,59 @@ describe('app.close() with a job running: the worker drains before the database 
     expect(await q.getJob(id)).toMatchObject({ state: 'completed', result: 'saved' });
   });
 });
+
+describe('app.close() with processors in two modules', () => {
+  it('every worker stops leasing at once (not one module after the other), each drains its running job', async () => {
+    const prefix = inspector.track(uniqueName('t'));
+    const started: Record<string, number> = { a: 0, b: 0 };
+    const gates: Array<() => void> = [];
+    const held = (queue: string) => async (): Promise<string> => {
+      started[queue]!++;
+      await new Promise<void>((r) => gates.push(r));
+      return 'done';
+    };
+    @Processor('a')
+    class AProcessor {
+      @Process()
+      run(): Promise<string> {
+        return held('a')();
+      }
+    }
+    @Processor('b')
+    class BProcessor {
+      @Process()
+      run(): Promise<string> {
+        return held('b')();
+      }
+    }
+    @Module({ providers: [AProcessor] })
+    class AModule {}
+    @Module({ providers: [BProcessor] })
+    class BModule {}
+    @Module({
+      imports: [
+        WorkQueueModule.forRoot({ connection: { url: testRedisUrl() }, prefix, logger: false }),
+        WorkQueueModule.registerQueue({ name: 'a' }, { name: 'b' }),
+        AModule,
+        BModule,
+      ],
+    })
+    class AppModule {}
+    const app = await createNestApp({ imports: [AppModule] });
+    await app.init();
+    const context = app.get(WorkQueueContext);
+    for (const name of ['a', 'b']) {
+      const q = inspector.queue(name, prefix);
+      for (let i = 0; i < 5; i++) await q.add({ i });
+    }
+    await waitFor(() => started.a === 1 && started.b === 1, { what: 'a job running in each' });
+    const closed = app.close();
+    // (One module after the other, the second worker went on leasing while the first drained.)
+    await waitFor(() => ['a', 'b'].every((n) => context.getWorker(n)!.liveness.paused), {
+      what: 'both workers closing',
+    });
+    for (const release of gates.splice(0)) release();
+    await closed;
+    expect(started).toEqual({ a: 1, b: 1 });
+  });
+});

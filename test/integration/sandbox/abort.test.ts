@@ -140,10 +140,16 @@ describe.each(MODES)('a %s sandbox', (mode: SandboxMode) => {
     const q = fx.queue<Data, unknown>();
     const marker = path.join(dir, `close-${mode}-${++markers}`);
     const w = worker(q, handlerSandbox(mode, { poolSize: 1, abortGraceMs: 8_000 }));
+    const errors: string[] = [];
+    w.on('error', (e) => errors.push(String(e)));
     const { id } = await q.add({ marker, cleanupMs: 5_500 }, { name: 'abortable' });
     await runningIn(q, id);
     await w.close({ timeoutMs: 0 });
     expect(readFileSync(marker, 'utf8')).toMatch(/^LEASE_LOST worker closing\ncleaned\n$/);
+    // Redis answered: the wait for the sandbox is not out of its calls' budget (it said "Redis
+    // did not answer").
+    expect(errors).toEqual([]);
+    expect((await q.counts()).workers).toBe(0);
   }, 60_000);
 
   it('a job behind one that ignores its abort gets another sandbox, not a wait its timeout counts', async () => {
