@@ -13,6 +13,15 @@ import { resolveSandboxOptions, SANDBOX_CLOSE_MS, type SandboxSettings } from '.
 import { Sandbox } from './sandbox.js';
 
 const RESOLVED = Promise.resolve();
+/** Sandboxes start() tries when each is killed from outside as it loads. */
+const START_ATTEMPTS = 3;
+
+/** Resolves once `signal` aborts (never when it does not). */
+const aborted = (signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
 
 interface Waiter {
   resolve(box: Sandbox): void;
@@ -31,12 +40,19 @@ export class SandboxPool<T, R> {
   private readonly retiring = new Set<Sandbox>();
   private readonly waiters: Waiter[] = [];
   private closed: Promise<void> | undefined;
+  /** Sandboxes of start() killed from outside as they loaded (see start). */
+  private startsKilled = 0;
 
   constructor(
     options: SandboxOptions,
     concurrency: number,
     /** Errors no job is there to fail with (a replacement that could not start). */
     private readonly report: (e: unknown) => void,
+    /**
+     * For a job that got its sandbox after waiting: undefined when it may start now, else when
+     * it may (the worker's process was away meanwhile: lib/worker/lease-renewer.ts startable).
+     */
+    private readonly startable: () => Promise<void> | undefined = () => undefined,
   ) {
     this.settings = resolveSandboxOptions(options, concurrency);
     this.handler = (job) => this.run(job);
@@ -57,6 +73,12 @@ export class SandboxPool<T, R> {
       await within(box.exited, SANDBOX_CLOSE_MS);
       const problems =
         e instanceof WorkQueueError && e.problems.length ? e.problems : [errorMessage(e)];
+      // Killed from outside as it loaded: a crash, not a module that cannot run — again, up to
+      // START_ATTEMPTS sandboxes in all (its worker would otherwise never start).
+      if (box.killedFromOutside && ++this.startsKilled < START_ATTEMPTS && !this.closed) {
+        this.report(new WorkQueueError('SANDBOX_DIED', `${problems.join('; ')}: starting another`));
+        return this.start();
+      }
       throw invalidOptions(`sandbox ${this.settings.file} cannot run jobs`, problems);
     }
   }
@@ -77,6 +99,16 @@ export class SandboxPool<T, R> {
 
   private async run(job: Job<T>): Promise<R> {
     const box = await this.acquire(job.signal);
+    // Got after a gap of the process (frozen, blocked): not before a renewal says its lease is
+    // still ours — another worker may have run and completed it meanwhile (as a prefetched job).
+    const wait = this.startable();
+    if (wait) {
+      await Promise.race([wait, aborted(job.signal)]);
+      if (job.signal.aborted) {
+        this.release(box);
+        throw job.signal.reason as Error;
+      }
+    }
     // Its job aborted (timed out, cancelled, its lease lost), the worker gives its slot to the
     // next job at once; the sandbox may run on for abortGraceMs. It leaves the pool's count
     // meanwhile, so that next job gets another sandbox, not a wait that its own jobTimeoutMs

@@ -41,6 +41,8 @@ export class Sandbox {
   private readonly ended = new Map<number, Job>();
   private runs = 0;
   private killedFor: string | undefined;
+  /** Its process was killed by a signal not ours (an OOM killer, an operator): a crash. */
+  killedFromOutside = false;
   private closing: Promise<void> | undefined;
   private readonly post: (m: ToSandbox) => void;
   private readonly stop: () => void;
@@ -93,9 +95,10 @@ export class Sandbox {
       child.on('error', (e) => {
         if (child.pid === undefined) ended(`could not be started (${errorMessage(e)})`);
       });
-      child.once('exit', (code, signal) =>
-        ended(signal ? `killed by ${signal}` : `exited with code ${code}`),
-      );
+      child.once('exit', (code, signal) => {
+        if (signal && this.killedFor === undefined) this.killedFromOutside = true;
+        ended(signal ? `killed by ${signal}` : `exited with code ${code}`);
+      });
       this.label = `process ${child.pid ?? '(not started)'}`;
       this.post = (m) => {
         if (!child.connected) throw new WorkQueueError('SANDBOX_DIED', `${this.label} has exited`);

@@ -45,6 +45,8 @@ export class LeaseRenewer<T, R> implements RenewerPart {
    * it is back (heard).
    */
   private outlasted = false;
+  /** Jobs that wait to start until a gap is covered (startable). */
+  private readonly startWaiters: Array<() => void> = [];
 
   constructor(private readonly ctx: WorkerContext<T, R>) {}
 
@@ -89,6 +91,16 @@ export class LeaseRenewer<T, R> implements RenewerPart {
     if (!away) return true;
     this.verify();
     return false;
+  }
+
+  /**
+   * As mayStart, for a job that was started and waited (for a sandbox: lib/sandbox/pool.ts)
+   * through such a gap: undefined when it may start now, else the moment a renewal sent after
+   * the gap answered (that renewal ends a run whose lease was lost: its signal aborts).
+   */
+  startable(): Promise<void> | undefined {
+    if (this.mayStart()) return undefined;
+    return new Promise((resolve) => this.startWaiters.push(resolve));
   }
 
   /**
@@ -158,6 +170,7 @@ export class LeaseRenewer<T, R> implements RenewerPart {
         return;
       }
       this.awayAt = undefined;
+      for (const go of this.startWaiters.splice(0)) go();
       this.ctx.runs.refill();
     });
   }

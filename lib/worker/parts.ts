@@ -124,6 +124,8 @@ export interface RenewerPart {
    * the notice channel is down).
    */
   mayStart(): boolean;
+  /** As mayStart for a started job that waited: undefined, or when it may start. */
+  startable(): Promise<void> | undefined;
   /**
    * A lease call sent at `sentAt` answered with leases: sent before the process was away, they
    * start only once a renewal sent after their answer says they are still ours.

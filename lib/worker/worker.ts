@@ -69,9 +69,13 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     const settings = resolveWorkerOptions(queue, options, handler);
     this.concurrency = settings.concurrency;
     this.leaseMs = settings.leaseMs;
-    if (typeof handler !== 'function') {
-      this.sandbox = new SandboxPool(handler, settings.concurrency, (e) => this.report(e));
-    }
+    if (typeof handler !== 'function')
+      this.sandbox = new SandboxPool(
+        handler,
+        settings.concurrency,
+        (e) => this.report(e),
+        () => this.ctx.renewer.startable(),
+      );
     const ctx = new WorkerContext<T, R>(
       queue,
       this.sandbox?.handler ?? (handler as Handler<T, R>),
@@ -102,10 +106,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     return this.ctx.id;
   }
 
-  /**
-   * Install a hook around every later handler call (tracing, metrics: see nestjs-work-queue/otel
-   * and /metrics). Returns its removal.
-   */
+  /** A hook around every later handler call (tracing, metrics: /otel, /metrics); its removal. */
   useRunHook(hook: RunHook): () => void {
     const hooks = this.ctx.runHooks;
     hooks.push(hook);

@@ -3,7 +3,9 @@
  * was running (SANDBOX_DIED: an attempt; dead-lettered when it does so every time), the jobs in
  * the other sandboxes complete on their first attempt, and the pool starts a replacement.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { WorkQueueError } from '../../../lib/index.js';
 import type { Job, SandboxMode, SandboxOptions, Worker, WorkQueue } from '../../../lib/index.js';
@@ -162,4 +164,42 @@ describe('the worker process of a process sandbox SIGKILLed while its job spins'
       if (at && running(at.pid)) process.kill(at.pid, 'SIGKILL');
     }
   }, 30_000);
+});
+
+describe('a sandbox killed from outside while it loads (process mode)', () => {
+  it("is a crash, not a module that cannot run: the worker's start tries another and starts", async () => {
+    // (Its start failed INVALID_OPTIONS, and an autostarted worker never started.)
+    const dir = mkdtempSync(path.join(tmpdir(), 'wq-sandbox-killed-'));
+    try {
+      const gate = path.join(dir, 'gate');
+      writeFileSync(gate, '');
+      const q = fx.queue<Data, unknown>();
+      const w = worker(q, handlerSandbox('process', { poolSize: 1, setupData: { gate } }), {
+        autostart: false,
+      });
+      const errors: string[] = [];
+      w.on('error', (e) => errors.push(String(e)));
+      const started = w.start();
+      // The first sandbox waits in its setup: killed there, from outside.
+      const pid = await waitFor(
+        () => (existsSync(`${gate}.seen`) ? Number(readFileSync(`${gate}.seen`, 'utf8')) : 0),
+        { what: 'the first sandbox loading', timeoutMs: 20_000 },
+      );
+      process.kill(pid, 'SIGKILL');
+      // The next one loads (the gate opens), and the worker runs jobs.
+      await waitFor(() => errors.length > 0, { what: 'the kill reported', timeoutMs: 20_000 });
+      writeFileSync(`${gate}.open`, '');
+      await started;
+      expect(errors).toEqual([
+        expect.stringMatching(/ended before it was ready: killed by SIGKILL: starting another$/),
+      ]);
+      const { id } = await q.add({}, { name: 'where' });
+      await waitFor(async () => (await q.getJob(id))?.state === 'completed', {
+        what: 'a job run',
+        timeoutMs: 20_000,
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -5,9 +5,11 @@
  * completed already): after such a gap a prefetched job starts only once a renewal said its
  * lease is still ours. (Parked, a hand-off taken back: freeze.test.ts.)
  */
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import type { WorkQueueOptions } from '../../../lib/index.js';
+import type { WorkQueue, WorkQueueOptions } from '../../../lib/index.js';
+import { handlerSandbox } from '../sandbox/support.js';
 import { waitFor } from '../../support/wait.js';
 import { readLog } from '../../support/worker-child-process.js';
 import { frozenWorkers } from './freeze-support.js';
@@ -115,4 +117,51 @@ describe('a frozen worker', () => {
     },
     40_000,
   );
+
+  it('resumed with a started job waiting for its sandbox, taken back and completed elsewhere: it never runs there', async () => {
+    // (The sandbox pool gave the freed sandbox straight to the waiting job: its handler ran for a
+    // job completed seconds before, its lease lost only learned once it ran.)
+    const queueOptions: WorkQueueOptions = { heartbeatTimeoutMs: 1_000 };
+    const q = fx.queue<string>(queueOptions);
+    const release = path.join(dir, 'sandbox-release');
+    const marker = path.join(dir, 'sandbox-waiting-started');
+    const child = startChild(q, queueOptions, {
+      workerOptions: { concurrency: 2, prefetch: 0, cleanIntervalMs: 0 },
+      mode: 'work',
+      sandbox: handlerSandbox('process', { poolSize: 1 }),
+    });
+    await child.ready;
+    await beatingWorker(q);
+    // A holds the one sandbox until `release` exists; B waits for it (started: its slot taken).
+    const ended = path.join(dir, 'sandbox-a-ended');
+    const a = await (q as WorkQueue<unknown>).add({ release, ended }, { name: 'held', id: 's-a' });
+    const b = await (q as WorkQueue<unknown>).add({ marker }, { name: 'mark', id: 's-b' });
+    await waitFor(
+      async () =>
+        (await q.getJob(a.id))?.progress !== undefined &&
+        (await q.getJob(b.id))?.state === 'leased',
+      { what: 'A running in the sandbox, B leased and waiting for it', timeoutMs: 20_000 },
+    );
+    child.process.kill('SIGSTOP');
+    await waitFor(async () => (await q.clean()).reclaimedFromWorkers > 0, {
+      what: 'the frozen worker taken for dead, its jobs taken back',
+      timeoutMs: 10_000,
+      intervalMs: 100,
+    });
+    await completeHere(q, [a.id, b.id]);
+    // A's handler ends (its sandbox is a process of its own, not frozen): the sandbox is free
+    // when the worker resumes, before its renewal can say B's lease is lost.
+    writeFileSync(release, '');
+    await waitFor(() => existsSync(ended), { what: "A's handler ended", timeoutMs: 10_000 });
+    child.process.kill('SIGCONT');
+    const c = await (q as WorkQueue<unknown>).add({ release }, { name: 'held', id: 's-c' });
+    await waitFor(async () => (await q.getJob(c.id))?.state === 'completed', {
+      what: 'the resumed worker runs a job in its sandbox',
+      timeoutMs: 20_000,
+    });
+    // B ('mark' appends its id to `marker` as it starts) never started there.
+    expect(existsSync(marker)).toBe(false);
+    for (const id of [a.id, b.id])
+      expect(await q.getJob(id)).toMatchObject({ state: 'completed', attemptsMade: 1 });
+  }, 60_000);
 });
