@@ -3,6 +3,7 @@
  * completed jobs (purge, rerun), and step jobs (a job's data updated, a job put back to sleep).
  * Each change is one script; the reads are scripts or a pipeline of reads of one slot.
  */
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { invalid, redisError, WorkQueueError } from '../errors.js';
 import { AddProblems } from '../job/add-options.js';
@@ -179,7 +180,8 @@ export class History<T> {
     // the new job's public id, 0 not kept, -1 dead, or E_BAD_STATE (caught: a live job has the id)
     let r: unknown;
     try {
-      r = await this.ctx.run('completed_jobs', ['rerun', id]);
+      // (Its token: a re-send of this call, its reply lost, answers the job it made.)
+      r = await this.ctx.run('completed_jobs', ['rerun', id, randomBytes(9).toString('base64url')]);
     } catch (e) {
       if (e instanceof WorkQueueError && e.code === 'BAD_STATE')
         throw new WorkQueueError(

@@ -11,7 +11,7 @@ export const SCRIPT_SHAS: Readonly<Record<keyof typeof SCRIPT_SOURCES, string>> 
   "change_priority": 'ea91e9034469a3940c4e5ab069944b0cd2cab169',
   "clean": '684c1ef04cf37ad665032cf294e94cc2d1e1cbaf',
   "complete_and_lease": '5e0f034f6925672816c5f4cb5792a3bb62ab8378',
-  "completed_jobs": '2e5a15d3ac0e74d77cc7d12f723322fee8df93be',
+  "completed_jobs": 'a46c8ec1dcd97ea6d7cf27bc5845fc789b3f067b',
   "counts": '809dc613de7ba59aba21bee1b3284b1b09eba6b2',
   "dead_letters": 'ab7d453fef9c470958e902d9d671ba9c0c0c0948',
   "drain": '24c6561286bc2c6830e865f5236d52acc1a21d31',
