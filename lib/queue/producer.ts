@@ -1,7 +1,7 @@
 /**
  * Adding jobs: checked and encoded first (one bad job refuses the batch, nothing written), then
- * one add script per 2,000 jobs (fewer when their payloads pass CALL_UNITS). Every add call is idempotent (see add.lua): this producer's
- * session and the call's number name it, so a call re-sent after a lost reply adds nothing twice.
+ * one add script per 2,000 jobs or CALL_UNITS. Every add call is idempotent (see add.lua): its
+ * producer's session and number name it, so a call re-sent after a lost reply adds nothing twice.
  * Single adds group-commit: those of one tick go together, in up to two scripts in flight; adds
  * made while both are out wait and go together in the next (each caller gets its own result; a
  * script's error is all of theirs).

@@ -11,9 +11,9 @@
 -- them itself, see lease_reply); own: 1 from a Worker (a complete of a kept job it completed
 -- itself answers '1': the re-send of a call whose reply was lost); keep_count, keep_age_ms: keepCompleted (0 = completed jobs are not kept;
 -- lib/scripts/lib/completed.lua); max_log_lines: the cap of a job's log; adopt_tokens: the
--- hand-offs it takes over, each '<token>:<seq>' (a bare token: its re-send is not recognised); completions: the completed jobs in ONE argument, 'seq
--- token seq token ...' (far cheaper for the client to send than two arguments per job); logs:
--- their log lines (logs_apply, lib/scripts/lib/history.lua), '' = none; results: per completed
+-- hand-offs it takes over, each '<token>:<seq>' (a bare token: its re-send is not recognised);
+-- completions: the completed jobs in ONE argument, 'seq token seq token ...' (far cheaper for
+-- the client to send than two arguments per job); logs: their log lines (logs_apply, lib/scripts/lib/history.lua), '' = none; results: per completed
 -- job its result ('' = none), sent when results are stored, or kept and any job has one, or
 -- some job of the batch is a flow child (its result goes to its parent: lib/scripts/lib/flows.lua).
 -- Adopting comes first (docs/internals/hand-off.md, step 4): the worker takes over the jobs
