@@ -134,12 +134,16 @@ describe('a frozen worker', () => {
     await beatingWorker(q);
     // A holds the one sandbox until `release` exists; B waits for it (started: its slot taken).
     const ended = path.join(dir, 'sandbox-a-ended');
-    const a = await (q as WorkQueue<unknown>).add({ release, ended }, { name: 'held', id: 's-a' });
+    const started = path.join(dir, 'sandbox-a-started');
+    const a = await (q as WorkQueue<unknown>).add(
+      { release, started, ended },
+      { name: 'held', id: 's-a' },
+    );
     const b = await (q as WorkQueue<unknown>).add({ marker }, { name: 'mark', id: 's-b' });
     await waitFor(
       async () =>
-        (await q.getJob(a.id))?.progress !== undefined &&
-        (await q.getJob(b.id))?.state === 'leased',
+        // (Its progress answered: frozen before the answer came, A's handler would wait for it.)
+        existsSync(started) && (await q.getJob(b.id))?.state === 'leased',
       { what: 'A running in the sandbox, B leased and waiting for it', timeoutMs: 20_000 },
     );
     child.process.kill('SIGSTOP');
