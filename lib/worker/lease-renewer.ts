@@ -186,9 +186,14 @@ export class LeaseRenewer<T, R> implements RenewerPart {
     const waiting = runs.waiting().filter((l) => !handoffs.isUnadopted(l.token));
     if (running.length + waiting.length === 0) return true;
     const logs = new Map<Lease, LogBatch>();
+    let settle: (() => void) | undefined;
+    let out: Promise<void> | undefined;
     for (const r of running) {
       const l = takeLogs(r);
-      if (l) logs.set(r.lease, l);
+      if (!l) continue;
+      logs.set(r.lease, l);
+      out ??= new Promise<void>((resolve) => (settle = resolve));
+      r.linesOut = out;
     }
     try {
       const ok = await this.ctx.queue.renew(
@@ -227,6 +232,11 @@ export class LeaseRenewer<T, R> implements RenewerPart {
       }
       this.ctx.report(e);
       return false;
+    } finally {
+      if (out !== undefined) {
+        for (const r of running) if (r.linesOut === out) r.linesOut = undefined;
+        settle!();
+      }
     }
   }
 }

@@ -19,6 +19,12 @@ export interface Run<T> {
   timer?: NodeJS.Timeout;
   /** `job.log` lines not sent yet (they go with its next renewal or its outcome). */
   logs?: LogBatch;
+  /**
+   * A renewal carrying some of its lines is on its way: its outcome (with the rest) waits for it,
+   * or could reach Redis first and end the lease those lines need (a renewal sent again with its
+   * script's text after NOSCRIPT; one that failed gives its lines back).
+   */
+  linesOut?: Promise<void>;
   /** When its outcome was recorded (Redis ms): `job.finishedAt`. */
   finishedAt?: number;
 }

@@ -277,6 +277,7 @@ export class RunTable<T, R> implements RunTablePart<T> {
       ended: false,
       timer: undefined,
       logs: undefined,
+      linesOut: undefined,
       finishedAt: undefined,
     };
     run.job = createJob(this.ctx, run);

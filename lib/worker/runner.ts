@@ -117,6 +117,11 @@ export class Runner<T, R> implements RunnerPart<T, R> {
     this.ctx.runs.end(run, { kind: 'completed' });
     // (Its data is decoded again if read: the 'completed' listeners' job, the handler's later.)
     releaseData(run);
+    if (run.linesOut === undefined) this.complete(run, result, encoded);
+    else void run.linesOut.then(() => this.complete(run, result, encoded));
+  }
+
+  private complete(run: Run<T>, result: R, encoded: string | undefined): void {
     this.ctx.loop.complete({ lease: run.lease, result, encoded, run, logs: takeLogs(run) });
   }
 
@@ -189,6 +194,7 @@ export class Runner<T, R> implements RunnerPart<T, R> {
     let outcome: FailOutcome = 'lost';
     if (owned) {
       const opts: FailOptions = { delayMs: backoffDelayFor(ctx, run, error) };
+      await run.linesOut; // (see Run.linesOut)
       const logs = takeLogs(run);
       const r = await this.told(() => ctx.queue.failAttempt(run.lease, error, opts, logs));
       if (!r) return;
@@ -227,6 +233,7 @@ export class Runner<T, R> implements RunnerPart<T, R> {
    */
   private async delayed(run: Run<T>, when: number | Date): Promise<void> {
     const ctx = this.ctx;
+    await run.linesOut; // (see Run.linesOut)
     const logs = takeLogs(run);
     const r = await this.told(() => ctx.queue.moveToDelayed(run.lease, when, logs));
     if (r && r.answer === undefined)
