@@ -148,7 +148,7 @@ export class History<T> {
     try {
       payload = encode(this.ctx.options, data);
     } catch (e) {
-      if (!(e instanceof WorkQueueError) || problems.list.length === 0) throw e;
+      if (!(e instanceof WorkQueueError)) throw e;
       problems.payload(`data: ${e.message}`, e.code);
     }
     if (problems.list.length || payload === undefined)

@@ -132,7 +132,11 @@ describe('history arguments', () => {
 
   it('updateData: bad ids, data that cannot be stored (nothing sent)', async () => {
     expect((await refusal(() => q.updateData('', 1))).code).toBe('INVALID_ARGUMENT');
-    expect((await refusal(() => q.updateData('a', undefined))).code).toBe('ENCODE_FAILED');
+    // The data's problem listed alone too (it listed none).
+    expect(await refusal(() => q.updateData('a', undefined))).toEqual({
+      code: 'ENCODE_FAILED',
+      problems: [expect.stringMatching(/^data: data is undefined/)],
+    });
     // Both at once, the data's code first (as for add): it said the id's only.
     const both = await refusal(() => q.updateData('', { n: 1n }));
     expect(both.code).toBe('ENCODE_FAILED');
