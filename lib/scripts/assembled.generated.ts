@@ -39,7 +39,7 @@ export const SCRIPT_SHAS: Readonly<Record<keyof typeof SCRIPT_SOURCES, string>> 
   "obliterate": 'c8809af6a79fb6fc7e7b89d2aa62dda3de0d206e',
   "progress": '1316a4881c22724c70c293f0826cc22b015c83e3',
   "promote": '8fe87e95ebee547c6f9dc28cd3c14f35487463d5',
-  "rate_limited": 'e403226427d53bd2a7f633d1d5588771b382f45a',
+  "rate_limited": '43152dcea34f286db578256293fb236fa4e0609b',
   "reclaim_worker": '05f8b7af201f706c8923fcdd31c1901522677f4d',
   "reconcile_worker": '93237f08f77bbed3217834e894a5062f8ecb16f9',
   "release": 'c8d513cd5017e93b666334b99c31553b8b0180e2',

@@ -1,6 +1,6 @@
 -- rate_limited: a handler said the remote side wants us to wait (RateLimitError): give its job
--- back to the FRONT without counting an attempt, and let the queue lease nothing for hold_ms (a
--- grouped job: its group only, see group_rate_limited).
+-- back to the FRONT without counting an attempt (logged 'released', as release.lua), and let the
+-- queue lease nothing for hold_ms (a grouped job: its group only, see group_rate_limited).
 --! keys: pending meta leased leaseHolders workerLeases flowControl eventLog
 --! keys: seqCounter wake groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: seq token worker_id hold_ms held_count held(seq token)*held_count
@@ -27,6 +27,7 @@ rcall('SREM', K_WORKER_LEASES, seq)
 local meta = decode_meta(rcall('HGET', K_META, seq))
 end_run(meta, token, '1')
 save_meta(seq, meta)
+emit_jobs('released', { seq })
 if meta.g then
   return group_rate_limited(seq, meta, hold_ms)
 end
