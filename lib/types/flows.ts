@@ -76,7 +76,10 @@ export interface AddedBatch {
   jobs: Array<{ queue: string; id: string }>;
 }
 
-/** `FlowProducer.getBatch`: a batch's children and its callback job's state. */
+/**
+ * `FlowProducer.getBatch`: a batch's children and its callback job's state. Once the callback
+ * completed (state 'completed', while its caller id is kept) the counts are no longer kept: 0.
+ */
 export interface BatchInfo extends ChildCounts {
   id: string;
   /** The callback job's state ('waiting-children' until every job ended). */
