@@ -156,27 +156,35 @@ export class Schedules<T> {
   }
 
   private async read(id: string, offset: number, limit: number): Promise<ScheduleInfo<T>[]> {
-    // { Redis now, then per schedule: id, record, payload, latest tick fired ('' none) }
+    // { Redis now, then per schedule: id, record, payload, latest tick fired ('' none), ticks
+    // made whose jobs wait }
     const r = (await this.ctx.run('schedule_get', [id, offset, limit, 1], {
       buffers: true,
     })) as Reply;
     const now = num(r[0]);
     const out: ScheduleInfo<T>[] = [];
-    for (let i = 1; i + 3 < r.length; i += 4) {
+    for (let i = 1; i + 4 < r.length; i += 5) {
       const fired = str(r[i + 3]);
       const lastFireAt = fired === '' ? null : Number(fired);
-      out.push(this.info(str(r[i]), parseRecord(str(r[i + 1])), r[i + 2] as Raw, now, lastFireAt));
+      const waiting = str(r[i + 4]);
+      const ticks = waiting === '' ? [] : waiting.split(',').map(Number);
+      const rec = parseRecord(str(r[i + 1]));
+      out.push(this.info(str(r[i]), rec, r[i + 2] as Raw, now, lastFireAt, ticks));
     }
     return out;
   }
 
-  /** `lastFireAt`: the latest tick that fired (tick_fired in placement.lua), null: none yet. */
+  /**
+   * `lastFireAt`: the latest tick that fired (tick_fired in placement.lua), null: none yet;
+   * `waiting`: the ticks made whose jobs wait to fire.
+   */
   private info(
     id: string,
     rec: StoredRecord,
     payload: Raw,
     now: number,
     lastFireAt: number | null,
+    waiting: readonly number[],
   ): ScheduleInfo<T> {
     const def = JSON.parse(rec.d) as StoredDef;
     const spec = (
@@ -208,8 +216,13 @@ export class Schedules<T> {
       ticks: rec.c,
       ended: rec.e === 1,
     };
-    for (const t of rec.m) {
+    for (const t of waiting) {
       if (t > now) info.nextFireAt = Math.min(info.nextFireAt ?? t, t);
+    }
+    // None waits (a drain or cancel removed them): the first tick the schedule makes next.
+    if (info.nextFireAt === null && !info.ended) {
+      const [next] = nextTicks(def, { ...rec, t: Math.max(rec.t ?? now, now) }, now, 0).ticks;
+      info.nextFireAt = next ?? null;
     }
     try {
       template.data = decode<T>(this.ctx.options, payload);

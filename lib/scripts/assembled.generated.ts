@@ -45,7 +45,7 @@ export const SCRIPT_SHAS: Readonly<Record<keyof typeof SCRIPT_SOURCES, string>> 
   "release": 'c8d513cd5017e93b666334b99c31553b8b0180e2',
   "repair_job": '8ea34681681460090cb80c00f108a78114fa7b13',
   "restore_caller_id": '645e5d22d65a8701842fc205e2f28aa8142b6a5c',
-  "schedule_get": 'daeea36bf47476d48f04682de08d65850a9c9285',
+  "schedule_get": '12ff3f1c469e3b5db823510508126fc6c4880e45',
   "schedule_make_ticks": '387b1ef7325af5e56d92595ccbc8d43cbd174aaf',
   "schedule_remove": '576e6166029cd48661789993e003bb145620a951',
   "schedule_upsert": '4992ca75264c270faead0d6a3363c4e2a30d63c4',

@@ -63,7 +63,10 @@ export interface ScheduleInfo<T = unknown> {
   /** The spec as stored (times as ms). */
   spec: ScheduleSpec;
   template: ScheduleTemplate<T>;
-  /** The next tick made and not yet due (ms, Redis time), or null. */
+  /**
+   * The next tick to fire (ms, Redis time): the earliest tick made whose job still waits, else
+   * (a drain or cancel removed them) the first tick the schedule makes next; null once ended.
+   */
   nextFireAt: number | null;
   /**
    * The latest tick time among the ticks that fired (ms: their jobs were placed to run), or null.

@@ -56,6 +56,31 @@ describe('schedules: tick jobs', () => {
     expect((await q.repair()).fixes).toEqual([]);
   });
 
+  it('tick jobs drained never fire; nextFireAt is then the tick the schedule makes next, which fires', async () => {
+    const c = fx.client();
+    const q = fx.queue<number>({}, c);
+    await q.upsertSchedule('s', { every: 400 }, { data: 1 });
+    const before = (await q.getSchedule('s'))!.nextFireAt!;
+    const made = await q.getJobs('delayed', { limit: 100 });
+    expect(made.length).toBeGreaterThan(0);
+    const lastMade = Math.max(...made.map((j) => tickOf(j.id)));
+    expect(await q.drain({ delayed: true })).toBeGreaterThanOrEqual(made.length);
+    // Its next tick's job is gone: not reported as the next to fire (it said `before`).
+    const next = (await q.getSchedule('s'))!.nextFireAt!;
+    expect(before).toBeLessThanOrEqual(lastMade);
+    expect(next).toBe(lastMade + 400);
+    // clean() makes it when due (the queue has no cleaner here): it is the first to fire.
+    const [job] = await waitFor(
+      async () => {
+        await q.clean();
+        const got = await q.lease({ count: 10 });
+        return got.length > 0 ? got : null;
+      },
+      { what: 'the next tick', timeoutMs: 5_000 },
+    );
+    expect(tickOf(job!.id)).toBe(next);
+  });
+
   it("codec 'buffer': the payload is stored and given as bytes", async () => {
     const c = fx.client();
     const q = fx.queue<Buffer>({ codec: 'buffer' }, c);
