@@ -79,11 +79,13 @@ describe('job logs and the order of calls', () => {
         // Redis loses its scripts; the outcome's is back (sent often, it is loaded again first),
         // the renewal's is not.
         await admin.script('FLUSH');
-        const outcome = {
-          completes: 'complete_and_lease',
-          fails: 'fail',
-          'is delayed': 'move_to_delayed',
-        }[how];
+        const outcome = (
+          {
+            completes: 'complete_and_lease',
+            fails: 'fail',
+            'is delayed': 'move_to_delayed',
+          } as const
+        )[how];
         await admin.script('LOAD', loadedScript(outcome).lua);
         const sent = scriptsSent(client);
         const renewals = () => sent.filter((n) => n === 'extend_leases').length;
