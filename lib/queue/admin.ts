@@ -83,10 +83,12 @@ export class Admin<T, R> {
     return info;
   }
 
-  async counts(): Promise<QueueCounts> {
+  /** `liveUpTo`: see counts.lua (whenIdle's read; 0 for counts()). */
+  async counts(liveUpTo = 0): Promise<QueueCounts> {
     // { p0..p9 lengths, delayed, leased, dead, live workers, Redis time, kept completed,
     //   waiting for children }
-    const r = (await this.ctx.run('counts', [this.ctx.options.heartbeatTimeoutMs])) as number[];
+    const args = [this.ctx.options.heartbeatTimeoutMs, liveUpTo] as const;
+    const r = (await this.ctx.run('counts', args)) as number[];
     const pendingByPriority = r.slice(0, 10);
     return {
       pendingByPriority,

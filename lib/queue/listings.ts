@@ -131,7 +131,7 @@ export class Listings<T, R> {
   async obliterate(force: boolean): Promise<void> {
     const o = this.ctx.options;
     // Flow jobs end first, as if cancelled (docs/flows.md): only once obliterate may go on.
-    const live = ((await this.ctx.run('counts', [o.heartbeatTimeoutMs])) as number[])[13]!;
+    const live = ((await this.ctx.run('counts', [o.heartbeatTimeoutMs, 0])) as number[])[13]!;
     if (!force && live > 0) throw this.refused(live);
     // Once flow jobs were detached (their children in other queues cancelled), obliterate goes on
     // even if a worker registered since the check above: a refusal now would leave this queue's

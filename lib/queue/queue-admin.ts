@@ -68,6 +68,15 @@ export class QueueAdmin<T = unknown, R = unknown> extends QueueHistory<T, R> {
   }
 
   /**
+   * counts(), the pending entries of cancelled or replaced jobs left out when nothing else is
+   * counted and at most `upTo` entries are pending: whenIdle's read (nestjs-work-queue/testing).
+   * @internal
+   */
+  countsForIdle(upTo: number): Promise<QueueCounts> {
+    return this.admin.counts(upTo);
+  }
+
+  /**
    * Reclaim expired leases (to the front, counting a lease expiry), reclaim the leases of
    * workers whose heartbeat lapsed, promote due delayed jobs, drop expired results.
    * Cost is proportional to the work found.

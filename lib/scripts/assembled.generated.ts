@@ -12,7 +12,7 @@ export const SCRIPT_SHAS: Readonly<Record<keyof typeof SCRIPT_SOURCES, string>> 
   "clean": '684c1ef04cf37ad665032cf294e94cc2d1e1cbaf',
   "complete_and_lease": '928a50d6bd54aa7d9104b7a82e6e2ea42f0ee3dc',
   "completed_jobs": 'a46c8ec1dcd97ea6d7cf27bc5845fc789b3f067b',
-  "counts": '809dc613de7ba59aba21bee1b3284b1b09eba6b2',
+  "counts": 'c419c49f63238a9f4eabe475a69fc0a0739200cd',
   "dead_letters": 'ab7d453fef9c470958e902d9d671ba9c0c0c0948',
   "drain": '24c6561286bc2c6830e865f5236d52acc1a21d31',
   "drop_caller_id": 'd281d5807578346d606a1b9f94f81ec70071872f',

@@ -15,6 +15,18 @@ export interface IdleQueue {
   counts(): Promise<QueueCounts>;
 }
 
+/**
+ * Most pending entries whenIdle looks through (in one script, with the rest of the counts) to tell
+ * those of cancelled or replaced jobs, which `counts().pending` counts until a lease skips them.
+ */
+const LOOK_MAX = 1000;
+
+/** A WorkQueue's counts for whenIdle (countsForIdle), or the queue's counts(). */
+function read(queue: IdleQueue): Promise<QueueCounts> {
+  const q = queue as IdleQueue & { countsForIdle?: (upTo: number) => Promise<QueueCounts> };
+  return typeof q.countsForIdle === 'function' ? q.countsForIdle(LOOK_MAX) : queue.counts();
+}
+
 const DEFAULT_INTERVAL_MS = 20;
 
 /**
@@ -43,7 +55,7 @@ export async function whenIdle(queue: IdleQueue, options: WhenIdleOptions): Prom
   const deadline = Date.now() + timeoutMs;
   let last: QueueCounts | undefined;
   for (;;) {
-    const counts = await within(queue.counts(), deadline - Date.now());
+    const counts = await within(read(queue), deadline - Date.now());
     if (counts === undefined) break; // the read itself outlived the deadline
     last = counts;
     // (A flow parent waiting for its children is work left too.)

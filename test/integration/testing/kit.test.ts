@@ -85,6 +85,28 @@ describe('whenIdle', () => {
     });
   });
 
+  it('cancelled and replaced jobs are done: idle while nothing leases their entries away', async () => {
+    // (Their pending-list entries count in counts().pending until a lease skips them: it timed
+    // out with "1 pending" when no worker ran.)
+    const q = queue();
+    const a = await q.add({ n: 1 });
+    await q.add({ n: 2 }, { priority: 0 });
+    await q.add({ n: 3 }, { id: 'debounced', dedupe: { ttlMs: 60_000, replace: true } });
+    await q.add({ n: 4 }, { id: 'debounced', dedupe: { ttlMs: 60_000, replace: true } });
+    expect(await q.cancel(a.id)).toBe(true);
+    const e = await errorOf(whenIdle(q, { timeoutMs: 100 }));
+    expect((e as WorkQueueError).code).toBe('TIMEOUT');
+    expect((e as Error).message).toContain('2 pending');
+    const [second, fourth] = await q.getJobs('pending', { limit: 10 });
+    expect(await q.cancel(second!.id)).toBe(true);
+    expect(await q.cancel(fourth!.id)).toBe(true);
+    expect((await q.counts()).pending).toBeGreaterThan(0);
+    expect(await whenIdle(q, { timeoutMs: 5_000 })).toMatchObject({
+      pending: 0,
+      pendingByPriority: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+    });
+  });
+
   it('rejects with TIMEOUT, naming what it saw, while a job is delayed', async () => {
     const q = queue();
     await q.add({}, { delayMs: 60_000 });
