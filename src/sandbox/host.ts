@@ -3,7 +3,12 @@
 // again here), boots `NestFactory.createApplicationContext(sandbox.module)` once, resolves the
 // processor class from it, and maps job names to its @Process() methods as the main
 // application's explorer does; each job then goes to its method. Teardown closes the context.
-import type { DynamicModule, INestApplicationContext, Type } from '@nestjs/common';
+import {
+  Logger,
+  type DynamicModule,
+  type INestApplicationContext,
+  type Type,
+} from '@nestjs/common';
 import { MetadataScanner, NestFactory, Reflector } from '@nestjs/core';
 import { errorMessage, invalidOptions, NonRetryableError, type Job } from '../../lib/internal.js';
 import type { SandboxModule } from '../interfaces/processor-options.interface.js';
@@ -82,6 +87,8 @@ export async function setup(data: HostData): Promise<void> {
       `${at}its sandbox module failed to boot: ${errorMessage(e)}`,
     ]);
   }
+  // The jobs' logs as the main application's (Nest's own bootstrap lines left out above).
+  Logger.overrideLogger(data.logLevels);
   let instance: object;
   try {
     instance = app.get(target);

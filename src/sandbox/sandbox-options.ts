@@ -1,6 +1,7 @@
 // A sandboxed @Processor() (`sandbox: { module, mode }`): its options' checks, and the core
 // sandbox its worker runs — host.ts, given the processor's file, class and queue.
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Logger, type LogLevel } from '@nestjs/common';
 import { sandboxOptionProblems, type Job, type SandboxOptions } from '../../lib/internal.js';
 import type { ProcessorSandboxOptions } from '../interfaces/processor-options.interface.js';
 import * as msg from '../work-queue.messages.js';
@@ -12,7 +13,14 @@ export interface HostData {
   readonly file: string;
   readonly className: string;
   readonly queueName: string;
+  /**
+   * The Nest log levels enabled in the main application: the sandbox's `Logger` logs at them once
+   * its module booted (its bootstrap logs errors and warnings only).
+   */
+  readonly logLevels: LogLevel[];
 }
+
+const LOG_LEVELS: readonly LogLevel[] = ['verbose', 'debug', 'log', 'warn', 'error', 'fatal'];
 
 const KEYS: Record<keyof ProcessorSandboxOptions, true> = {
   module: true,
@@ -83,7 +91,12 @@ export function processorSandbox(
   wrapJob: ((job: Job) => Job) | undefined,
 ): SandboxOptions {
   const { mode, poolSize, memoryLimitMb, execArgv, abortGraceMs } = sandbox;
-  const setupData: HostData = { file: asUrl(sandbox.file!), className, queueName };
+  const setupData: HostData = {
+    file: asUrl(sandbox.file!),
+    className,
+    queueName,
+    logLevels: LOG_LEVELS.filter((l) => Logger.isLevelEnabled(l)),
+  };
   return {
     file: fileURLToPath(hostFile()),
     mode,

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { threadId } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Module, type INestApplication, type Type } from '@nestjs/common';
+import { Logger, Module, type INestApplication, type LogLevel, type Type } from '@nestjs/common';
 import { Process, Processor, WorkQueueError, WorkQueueModule } from '../../src/index.js';
 import {
   ImagesModule,
@@ -32,7 +32,10 @@ const inspector = new Inspector();
 afterAll(() => inspector.close());
 
 /** An app with the queues and `imports`/`providers`; its prefix. */
-async function createApp(queues: string[], more: { imports?: Type[]; providers?: Type[] }) {
+async function createApp(
+  queues: string[],
+  more: { imports?: Type[]; providers?: Type[]; logger?: LogLevel[] },
+) {
   const prefix = inspector.track(uniqueName('t'));
   @Module({
     imports: [
@@ -45,7 +48,11 @@ async function createApp(queues: string[], more: { imports?: Type[]; providers?:
     providers: more.providers ?? [],
   })
   class AppModule {}
-  return { app: await createNestApp({ imports: [AppModule] }), prefix };
+  const app = await createNestApp({
+    imports: [AppModule],
+    ...(more.logger ? { app: { logger: more.logger } } : {}),
+  });
+  return { app, prefix };
 }
 
 /** The bootstrap's error. */
@@ -110,6 +117,36 @@ describe('sandboxed processors', () => {
     }
     expect(() => process.kill(inProcess.pid, 0)).toThrow(/ESRCH/);
   }, 60_000);
+
+  it("a sandboxed processor's Nest Logger logs at the main application's levels", async () => {
+    // (Its context booted with errors and warnings only, and its handlers' Logger.log/debug
+    // lines were dropped.)
+    const { app, prefix } = await createApp([THREAD_QUEUE, PROCESS_QUEUE], {
+      imports: [ImagesModule],
+      logger: ['debug', 'warn', 'error'],
+    });
+    try {
+      await app.init();
+      const all = ['verbose', 'debug', 'log', 'warn', 'error', 'fatal'] as const;
+      const mainLevels = all.filter((l) => Logger.isLevelEnabled(l));
+      for (const name of [THREAD_QUEUE, PROCESS_QUEUE]) {
+        const q = inspector.queue(name, prefix);
+        const { id } = await q.add(null, { name: 'log-levels' });
+        const done = await waitFor(
+          async () => {
+            const job = await q.getJob(id);
+            return job?.state === 'completed' ? job : undefined;
+          },
+          { timeoutMs: 20_000, what: `${name}: the job` },
+        );
+        expect(done.result).toEqual(expect.arrayContaining(['debug', 'warn', 'error']));
+        expect(done.result).not.toContain('log');
+        expect(done.result).toEqual(mainLevels);
+      }
+    } finally {
+      await app.close();
+    }
+  });
 
   it('fail the bootstrap when the sandbox module does not provide the processor', async () => {
     const { app } = await createApp(['orphans'], { providers: [OrphanProcessor] });
