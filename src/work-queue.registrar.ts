@@ -11,14 +11,14 @@ import {
   errorMessage,
   invalidOptions,
   NonRetryableError,
+  within,
   Worker,
   WorkQueueError,
   type Handler,
   type WorkQueue,
 } from '../lib/internal.js';
-import { within } from '../lib/internal.js';
 import { workerQueueProblems } from './utils/validate-options.util.js';
-import { insideSandbox, processorSandbox } from './sandbox/sandbox-options.js';
+import { byProcessor, insideSandbox, processorSandbox } from './sandbox/sandbox-options.js';
 import { WORK_QUEUE_MODULE_DEFAULTS } from './work-queue.constants.js';
 import { WorkQueueContext } from './work-queue.context.js';
 import { WorkQueueEventsExplorer } from './work-queue-events.explorer.js';
@@ -176,12 +176,13 @@ export class WorkQueueRegistrar
       for (const instance of p.instances)
         if (closeOnDestroy(instance, close)) this.closers.push([instance, close]);
     }
-    // If a worker cannot start (Redis unreachable, too old, a sandbox still booting), the
-    // bootstrap fails and every worker closes.
+    // A worker that cannot start (Redis unreachable, too old, a sandbox booting) fails the bootstrap.
     const starts = await Promise.allSettled(
       processors.map(async (p) => {
         const worker = this.context.getWorker(p.queue.name)!;
-        await this.startWithin(worker, p.queue);
+        await this.startWithin(worker, p.queue).catch((e: unknown) => {
+          throw byProcessor(e, p.queue.name, p.classNames);
+        });
         this.context.logger?.log(workerStarted(p.queue.name, worker.concurrency, p.classNames));
       }),
     );
@@ -192,9 +193,8 @@ export class WorkQueueRegistrar
       if (!this.closing) this.warnIfNoShutdownHooks();
       return;
     }
-    // Workers refused for their options (a sandbox's module that cannot boot): every problem of
-    // every one, in one error (what to fix, before a Redis failure of another worker); else the
-    // first failure (Redis).
+    // Workers refused for their options (a sandbox that cannot boot): every problem of every one
+    // in one error (what to fix, before another's Redis failure); else the first failure.
     const refused = failed.filter(
       (e): e is WorkQueueError => e instanceof WorkQueueError && e.code === 'INVALID_OPTIONS',
     );

@@ -2,10 +2,21 @@
 // sandbox its worker runs — host.ts, given the processor's file, class and queue.
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Logger, type LogLevel } from '@nestjs/common';
-import { sandboxOptionProblems, type Job, type SandboxOptions } from '../../lib/internal.js';
+import {
+  invalidOptions,
+  sandboxOptionProblems,
+  WorkQueueError,
+  type Job,
+  type SandboxOptions,
+} from '../../lib/internal.js';
 import type { ProcessorSandboxOptions } from '../interfaces/processor-options.interface.js';
 import * as msg from '../work-queue.messages.js';
-import { sandboxBadModule, sandboxFileUnknown, sandboxNotObject } from './sandbox.messages.js';
+import {
+  CANNOT_START_SANDBOX,
+  sandboxBadModule,
+  sandboxFileUnknown,
+  sandboxNotObject,
+} from './sandbox.messages.js';
 
 /** What host.ts receives (its `setup`) in each sandbox. */
 export interface HostData {
@@ -107,4 +118,16 @@ export function processorSandbox(
     setupData,
     ...(wrapJob ? { wrapJob } : {}),
   };
+}
+
+/**
+ * A processor's worker refused to start for its sandbox: each problem named by the processor (a
+ * sandbox that ended, or was killed, as it booted says only which thread or process it was).
+ */
+export function byProcessor(e: unknown, queueName: string, classNames: readonly string[]): unknown {
+  if (!(e instanceof WorkQueueError) || e.code !== 'INVALID_OPTIONS') return e;
+  if (!e.message.startsWith('sandbox ')) return e;
+  const at = msg.processorAt(queueName, classNames.join(', '));
+  const named = e.problems.map((x) => (x.startsWith('@Processor(') ? x : at + x));
+  return invalidOptions(CANNOT_START_SANDBOX, named);
 }

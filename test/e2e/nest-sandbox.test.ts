@@ -22,7 +22,11 @@ import {
   type Resized,
 } from '../fixtures/sandbox/nest/images.processor.js';
 import { closedMarker } from '../fixtures/sandbox/nest/images.service.js';
-import { BrokenAProcessor, BrokenBProcessor } from '../fixtures/sandbox/nest/broken.processor.js';
+import {
+  BrokenAProcessor,
+  BrokenBProcessor,
+  BrokenCProcessor,
+} from '../fixtures/sandbox/nest/broken.processor.js';
 import { OrphanProcessor } from '../fixtures/sandbox/nest/orphan.processor.js';
 import { testRedisUrl, uniqueName } from '../support/keys.js';
 import { createNestApp, Inspector } from '../support/nest-app.js';
@@ -173,6 +177,20 @@ describe('sandboxed processors', () => {
           `@Processor('broken-${'ab'[i]}') on ${name}: its sandbox module failed to boot: cannot reach the image service`,
       ),
     );
+  }, 30_000);
+
+  it('fail the bootstrap when a sandbox ends as its module boots: named by its processor', async () => {
+    // (It said only "the sandbox (thread 2) ended before it was ready", under the heading
+    // "sandbox …/host.ts cannot run jobs".)
+    const { app } = await createApp(['broken-c'], { providers: [BrokenCProcessor] });
+    const e = await bootstrapError(app);
+    expect(e.code).toBe('INVALID_OPTIONS');
+    expect(e.message).toMatch(/^a sandboxed processor cannot start:/);
+    expect(e.problems).toEqual([
+      expect.stringMatching(
+        /^@Processor\('broken-c'\) on BrokenCProcessor: the sandbox \(thread \d+\) ended before it was ready: exited with code 4$/,
+      ),
+    ]);
   }, 30_000);
 
   it('fail the bootstrap on bad sandbox options, every problem listed', async () => {
