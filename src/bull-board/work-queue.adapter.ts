@@ -18,7 +18,7 @@ import type {
 } from '@bull-board/api/dist/types.js';
 import type { JobInfo, ListState, WorkQueue } from '../../lib/internal.js';
 import { boardLogs, boardMetrics, boardWorker } from './history.js';
-import { boardAddOptions, qualifiedName } from './work-queue.job.js';
+import { boardAddOptions, obliterateForBoard, qualifiedName } from './work-queue.job.js';
 import { UnsupportedBoardActionError, WorkQueueBoardJob } from './work-queue.job.js';
 
 /** Options of `WorkQueueAdapter`: bull-board's own adapter options. */
@@ -198,9 +198,9 @@ export class WorkQueueAdapter<T = unknown, R = unknown> extends BaseAdapter {
     await this.queue.drain({ delayed: true });
   }
 
-  /** `obliterate`: refused (BAD_STATE) while workers live, unless forced. */
-  async obliterate(opts: { force?: boolean } = {}): Promise<void> {
-    await this.queue.obliterate({ force: opts.force === true });
+  /** `obliterate`: refused while workers live, unless forced (see obliterateForBoard). */
+  obliterate(opts: { force?: boolean } = {}): Promise<void> {
+    return obliterateForBoard(this.queue, opts.force === true);
   }
 
   async promoteAll(): Promise<void> {

@@ -7,7 +7,13 @@ import type {
   QueueJobJson,
   QueueJobOptions,
 } from '@bull-board/api/dist/types.js';
-import type { AddOptions, JobInfo, JobState, WorkQueue } from '../../lib/internal.js';
+import {
+  WorkQueueError,
+  type AddOptions,
+  type JobInfo,
+  type JobState,
+  type WorkQueue,
+} from '../../lib/internal.js';
 
 /** Our job states under the board's names (pending → waiting, leased → active, dead → failed). */
 export const BOARD_STATE: Readonly<Record<JobState, BoardJobState>> = {
@@ -194,5 +200,19 @@ export class WorkQueueBoardJob implements QueueJob {
   async updateData(data: unknown): Promise<void> {
     if (!(await this.queue.updateData(this.info.id, data)))
       throw new Error(`update data refused: job ${this.info.id} no longer exists`);
+  }
+}
+
+/**
+ * The board's Obliterate: refused (BAD_STATE) while workers of the queue live, unless forced (the
+ * dialog's "force" box). The refusal is told in BullMQ's words, which the board shows as a queue
+ * with active jobs and the force that gets past them (a 409, not a bare server error).
+ */
+export async function obliterateForBoard(queue: WorkQueue, force: boolean): Promise<void> {
+  try {
+    await queue.obliterate({ force });
+  } catch (e) {
+    if (!(e instanceof WorkQueueError) || e.code !== 'BAD_STATE') throw e;
+    throw new Error('Cannot obliterate queue with active jobs', { cause: e });
   }
 }

@@ -212,6 +212,22 @@ describe('WorkQueueAdapter on the board', () => {
     expect((await a.counts()).pending).toBe(1);
   });
 
+  it("Obliterate while a worker lives: the board's 409 (active jobs, force gets past); forced: gone", async () => {
+    // (The refusal was a bare 500.)
+    const o = fx.queue();
+    const h = board(o);
+    const base = `/board/api/queues/${o.name}`;
+    const w = worker(o, () => undefined);
+    await w.start();
+    await o.add('x', { delayMs: 60_000 });
+    await h.put(`${base}/pause`).expect(200);
+    const refused = await h.put(`${base}/obliterate`).expect(409);
+    expect(JSON.stringify(refused.body)).toContain('QUEUE_HAS_ACTIVE_JOBS');
+    expect((await o.counts()).delayed).toBe(1);
+    await h.put(`${base}/obliterate`).send({ force: true }).expect(200);
+    expect((await o.counts()).delayed).toBe(0);
+  });
+
   it('refuses what the queue cannot do, with an error the board shows', async () => {
     const u = fx.queue();
     const h = board(u);
