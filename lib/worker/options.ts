@@ -106,20 +106,32 @@ export function resolveWorkerOptions<T, R>(
       ...unknownOptionProblems(options, WORKER_OPTION_KEYS),
       ...workerOptionProblems(options),
     );
+  const { heartbeatTimeoutMs } = queue.options;
+  const interval = (options as WorkerOptions | null)?.heartbeatIntervalMs;
+  if (typeof interval === 'number' && interval >= heartbeatTimeoutMs)
+    problems.push(
+      `heartbeatIntervalMs must be less than the queue's heartbeatTimeoutMs (${heartbeatTimeoutMs}: a worker is dead once it passed without a beat; default a quarter of it), got ${interval}`,
+    );
   if (problems.length) {
     throw invalidOptions('invalid worker options', problems);
   }
   const leaseMs = options.leaseMs ?? queue.options.leaseMs;
-  const { heartbeatTimeoutMs } = queue.options;
   return {
     concurrency: options.concurrency ?? 1,
     prefetch: options.prefetch ?? 'auto',
     leaseMs,
     idleTimeoutMs: options.idleTimeoutMs ?? 5_000,
     jobTimeoutMs: options.jobTimeoutMs,
+    // (A quarter of the timeout, at least 100 ms but under half of it: for a timeout < 200 ms.)
     heartbeatIntervalMs:
       options.heartbeatIntervalMs ??
-      Math.max(100, Math.floor(queue.options.heartbeatTimeoutMs / 4)),
+      Math.max(
+        1,
+        Math.min(
+          Math.floor(heartbeatTimeoutMs / 2),
+          Math.max(100, Math.floor(heartbeatTimeoutMs / 4)),
+        ),
+      ),
     closeTimeoutMs: options.closeTimeoutMs ?? 10_000,
     // (This worker's own leaseMs: its leases lapse as fast as that.)
     cleanIntervalMs:

@@ -26,3 +26,37 @@ it.each([
     expect(s.cleanIntervalMs).toBe(interval);
   },
 );
+
+it("refuses a heartbeatIntervalMs not under the queue's heartbeatTimeoutMs (the worker would be taken for dead between beats), listed with the rest", () => {
+  const q = new WorkQueue(offline, 'q', { heartbeatTimeoutMs: 2_000, logger: false });
+  expect(resolveWorkerOptions(q, { heartbeatIntervalMs: 1_999 }, () => undefined)).toMatchObject({
+    heartbeatIntervalMs: 1_999,
+  });
+  // The default: a quarter, at least 100 ms, under half the timeout (a 150 ms timeout: 75).
+  for (const [timeout, beat] of [
+    [2_000, 500],
+    [300, 100],
+    [150, 75],
+    [1, 1],
+  ]) {
+    const short = new WorkQueue(offline, 'q', { heartbeatTimeoutMs: timeout, logger: false });
+    expect(resolveWorkerOptions(short, {}, () => undefined).heartbeatIntervalMs).toBe(beat);
+  }
+  for (const ms of [2_000, 5_000]) {
+    expect(() =>
+      resolveWorkerOptions(q, { heartbeatIntervalMs: ms, concurrency: 0 }, () => undefined),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'INVALID_OPTIONS',
+        problems: [
+          'concurrency must be a positive integer, got 0',
+          expect.stringMatching(
+            new RegExp(
+              `^heartbeatIntervalMs must be less than the queue's heartbeatTimeoutMs \\(2000.*got ${ms}$`,
+            ),
+          ),
+        ],
+      }) as unknown as Error,
+    );
+  }
+});
