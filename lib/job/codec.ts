@@ -59,11 +59,23 @@ function withinLimit<V extends Raw>(what: string, out: V, max: number): V {
 export function decode<T>(o: ResolvedQueueOptions, raw: Raw): T {
   switch (o.codec) {
     case 'json':
-      return JSON.parse(raw.toString()) as T;
+      return parseJson<T>(raw.toString(), 'payload');
     case 'string':
       return raw.toString() as T;
     case 'buffer':
       return (Buffer.isBuffer(raw) ? raw : Buffer.from(raw)) as T;
+  }
+}
+
+/**
+ * `text` parsed as JSON. Its error says what was not valid JSON and its size, never quoting it
+ * (JSON.parse's message quotes its first bytes: a payload or a result may hold secrets).
+ */
+export function parseJson<T>(text: string, what: 'payload' | 'result'): T {
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new Error(`${what} is not valid JSON (${Buffer.byteLength(text)} bytes)`);
   }
 }
 

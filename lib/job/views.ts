@@ -4,7 +4,7 @@
  */
 import { errorMessage } from '../errors.js';
 import type { DeadJob, JobInfo } from '../types/job.js';
-import { decode } from './codec.js';
+import { decode, parseJson } from './codec.js';
 import { num, parentOf, parseMeta, str, type Raw, type RecordContext } from './records.js';
 
 /** One job of a script's reply, as get_job.lua and list_jobs.lua return it. */
@@ -74,9 +74,9 @@ export function jobView<T, R>(ctx: RecordContext, j: StoredJob): JobInfo<T, R> {
     info.attemptsMade = Number(attempts) || (meta.a ?? 0) + 1;
     if (rest.length > 0) {
       try {
-        info.result = JSON.parse(rest.join(':')) as R;
+        info.result = parseJson<R>(rest.join(':'), 'result');
       } catch (e) {
-        info.decodeError = `result: ${errorMessage(e)}`;
+        info.decodeError = errorMessage(e);
       }
     }
   }

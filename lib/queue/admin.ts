@@ -16,6 +16,7 @@ import { flushQuietly } from './flows/delivery.js';
 import { readChildCounts } from './flows/children.js';
 import { num, str, type Raw, type Reply } from '../job/records.js';
 import { jobView } from '../job/views.js';
+import { parseJson } from '../job/codec.js';
 
 const CLEAN_LIMIT = 1000;
 
@@ -59,7 +60,7 @@ export class Admin<T, R> {
       const info: JobInfo<T, R> = { id, state };
       if (num(r[4]) !== 1) return info; // a caller id within its dedupe window, no result kept
       try {
-        info.result = JSON.parse(str(r[2])) as R;
+        info.result = parseJson<R>(str(r[2]), 'result');
       } catch (e) {
         info.decodeError = errorMessage(e);
       }

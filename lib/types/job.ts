@@ -161,7 +161,10 @@ export interface JobInfo<T = unknown, R = unknown> {
    * '0' for a lease taken without a worker (`lease()`).
    */
   processedBy?: string;
-  /** When the stored payload cannot be decoded. */
+  /**
+   * When the stored payload (or a kept result) cannot be decoded: what and its size, never its
+   * bytes ('payload is not valid JSON (12 bytes)').
+   */
   decodeError?: string;
   /** A flow child: its parent. */
   parent?: ParentRef;

@@ -114,16 +114,19 @@ describe('payloads', () => {
     const q = fx.queue<{ ok: boolean }>();
     const c = fx.client();
     await q.addBulk([{ data: { ok: true } }, { data: { ok: true } }, { data: { ok: true } }]);
-    await putPayload(c, q.keys, '2', '{not json');
+    // (Not JSON, and JSON.parse's message would quote its first bytes.)
+    await putPayload(c, q.keys, '2', 'SECRET-TOKEN');
     const jobs = await q.lease({ count: 10, leaseMs: 10_000 });
     expect(jobs.map((j) => j.id)).toEqual(['1', '3']);
     const dead = await q.listDead();
     expect(dead).toHaveLength(1);
     expect(dead[0]!.id).toBe('2');
     expect(dead[0]!.reason).toMatch(/^undecodable/);
-    expect(dead[0]!.decodeError).toBeDefined();
+    // Its size, never its bytes (listings and dashboards show it).
+    expect(dead[0]!.decodeError).toBe('payload is not valid JSON (12 bytes)');
     const info = await q.getJob('2');
     expect(info!.state).toBe('dead');
+    expect(info!.decodeError).toBe('payload is not valid JSON (12 bytes)');
     expect(info!.deadReason).toMatch(/^undecodable/);
     expect(await q.counts()).toMatchObject({ pending: 0, leased: 2, dead: 1 });
     expect(await q.lease({ count: 10, leaseMs: 10_000 })).toEqual([]);
