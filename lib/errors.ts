@@ -202,7 +202,7 @@ export function invalid(problems: string[], what = 'invalid argument'): WorkQueu
 /** Longest error message kept (stored with a failed job, logged, shown in health details). */
 export const MAX_ERROR_CHARS = 2000;
 
-/** A short, printable message for anything thrown (capped at MAX_ERROR_CHARS). */
+/** A short, printable message for anything thrown (at most MAX_ERROR_CHARS, its end cut to `…`). */
 export function errorMessage(e: unknown): string {
   let m: string;
   const like = e as { message?: unknown; name?: unknown } | null;
@@ -218,7 +218,7 @@ export function errorMessage(e: unknown): string {
       m = String(e);
     }
   }
-  return m.length > MAX_ERROR_CHARS ? m.slice(0, MAX_ERROR_CHARS) + '…' : m;
+  return m.length > MAX_ERROR_CHARS ? m.slice(0, MAX_ERROR_CHARS - 1) + '…' : m;
 }
 
 /**

@@ -76,6 +76,12 @@ it('drain and obliterate take booleans; fail and deadLetter check their argument
   // A reason is kept as long as a failed attempt's error.
   expect(await q.deadLetter(lease!, 'r'.repeat(100_000))).toBe('dead');
   expect((await q.getJob(lease!.id))!.deadReason).toHaveLength(2000);
+  // A failed attempt's error: 2 000 characters, the last one '…' (it kept 2 001).
+  const { id } = await q.add('b');
+  const [b] = await q.lease();
+  expect(await q.fail(b!, new Error('e'.repeat(100_000)))).toBe('retried');
+  const lastError = (await q.getJob(id))!.lastError!;
+  expect([lastError.length, lastError.at(-1)]).toEqual([2000, '…']);
 });
 
 it('lease and extend lengths are bounded by the time bound (9e13 ms)', async () => {
