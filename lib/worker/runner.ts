@@ -110,7 +110,7 @@ export class Runner<T, R> implements RunnerPart<T, R> {
             `job ${run.job.id}, completed without its result: ${errorMessage(e)}`,
           ),
         );
-        result = undefined as R;
+        result = null as R; // (as stored: read back as null)
         encoded = 'null';
       }
     }

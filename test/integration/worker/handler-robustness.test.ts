@@ -93,6 +93,9 @@ describe('Worker robustness', () => {
     expect(errors).toEqual([expect.objectContaining({ code: 'PAYLOAD_TOO_LARGE' })]);
     expect((errors[0] as Error).message).toMatch(/result is 5002 bytes, over maxPayloadBytes 1000/);
     expect(await q.getJob(a.id)).toMatchObject({ state: 'completed', result: null });
+    // The worker's 'completed' event says the same (it said undefined).
+    const told = events.find(([e, job]) => e === 'completed' && (job as Job).id === a.id);
+    expect(told![2]).toBeNull();
     expect(await q.getResult(b.id)).toBe('small');
     // By hand: refused before anything is sent, the job still leased.
     const c = await q.add(3);
