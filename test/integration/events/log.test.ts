@@ -1,7 +1,7 @@
 // The event log: each kind is logged by the script that makes its change, exactly then (not when
 // a script refuses), with the caller id; `events: false` writes nothing; the cap holds.
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { RateLimitError, Worker, type QueueEvent, type WorkQueue } from '../../../lib/index.js';
+import { Worker, type QueueEvent, type WorkQueue } from '../../../lib/index.js';
 import { parseEntry } from '../../../lib/events/parse.js';
 import { QueueFixture } from '../../support/queue.js';
 import { waitFor } from '../../support/wait.js';
@@ -188,32 +188,6 @@ describe('event log', () => {
       `reclaimed ${id}`,
     ]);
     expect(events[4]).toMatchObject({ reason: 'lease expired' });
-  });
-
-  it('a RateLimitError gives the job back: released (grouped or not), then active again', async () => {
-    const q = fx.queue<string>();
-    const plain = await q.add('plain');
-    const grouped = await q.add('grouped', { group: 'g' });
-    const limited = new Set<string>();
-    const w = new Worker(q, (job) => {
-      if (limited.has(job.id)) return;
-      limited.add(job.id);
-      throw new RateLimitError(1);
-    });
-    try {
-      await waitFor(async () => (await q.counts()).pending + (await q.counts()).leased === 0, {
-        what: 'both jobs done',
-      });
-    } finally {
-      await w.close();
-    }
-    const all = await lines(q);
-    for (const { id } of [plain, grouped]) {
-      // (A lease answered while the worker still held the limit gives its job back unstarted
-      // too: one more active/released pair.)
-      const kinds = all.filter((l) => l.endsWith(` ${id}`)).map((l) => l.split(' ')[0]);
-      expect(kinds.join(' ')).toMatch(/^added (active released )+active completed$/);
-    }
   });
 
   it("a dead worker's jobs: reclaimed, reason 'worker died'", async () => {
