@@ -1,7 +1,7 @@
 // A sandboxed @Processor() (`sandbox: { module, mode }`): its options' checks, and the core
 // sandbox its worker runs — host.ts, given the processor's file, class and queue.
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Logger, type LogLevel } from '@nestjs/common';
+import { ConsoleLogger, Logger, type LogLevel } from '@nestjs/common';
 import {
   invalidOptions,
   sandboxOptionProblems,
@@ -32,6 +32,20 @@ export interface HostData {
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['verbose', 'debug', 'log', 'warn', 'error', 'fatal'];
+
+/**
+ * The main application's Nest log levels, for its sandboxes: its `logger` option's; without one,
+ * its ConsoleLogger's (every level by default); errors and warnings when logging is off or another
+ * logger is used (its levels are not known here). (Not `Logger.isLevelEnabled`: Nest 11's says
+ * no to every level when no levels were set.)
+ */
+function mainLogLevels(): LogLevel[] {
+  const nest = Logger as unknown as { logLevels?: LogLevel[]; staticInstanceRef?: unknown };
+  if (Array.isArray(nest.logLevels)) return [...nest.logLevels];
+  const main = nest.staticInstanceRef;
+  if (main instanceof ConsoleLogger) return LOG_LEVELS.filter((l) => main.isLevelEnabled(l));
+  return ['error', 'warn'];
+}
 
 const KEYS: Record<keyof ProcessorSandboxOptions, true> = {
   module: true,
@@ -106,7 +120,7 @@ export function processorSandbox(
     file: asUrl(sandbox.file!),
     className,
     queueName,
-    logLevels: LOG_LEVELS.filter((l) => Logger.isLevelEnabled(l)),
+    logLevels: mainLogLevels(),
   };
   return {
     file: fileURLToPath(hostFile()),

@@ -1,5 +1,5 @@
 // whenIdle(): wait, bounded, until a queue has nothing left to do.
-import { within, WorkQueueError, type QueueCounts } from '../../lib/internal.js';
+import { within, WorkQueue, WorkQueueError, type QueueCounts } from '../../lib/internal.js';
 import { checkPositiveMs, describe, invalidArgument, optionsProblems } from './checks.js';
 
 export interface WhenIdleOptions {
@@ -21,10 +21,13 @@ export interface IdleQueue {
  */
 const LOOK_MAX = 1000;
 
-/** A WorkQueue's counts for whenIdle (countsForIdle), or the queue's counts(). */
+/**
+ * A WorkQueue's counts for whenIdle (countsForIdle); the queue's own counts() for anything else:
+ * a mock, a spied or overridden counts(), a WorkQueue of another copy of the package.
+ */
 function read(queue: IdleQueue): Promise<QueueCounts> {
-  const q = queue as IdleQueue & { countsForIdle?: (upTo: number) => Promise<QueueCounts> };
-  return typeof q.countsForIdle === 'function' ? q.countsForIdle(LOOK_MAX) : queue.counts();
+  const plain = queue instanceof WorkQueue && queue.counts === WorkQueue.prototype.counts;
+  return plain ? queue.countsForIdle(LOOK_MAX) : queue.counts();
 }
 
 const DEFAULT_INTERVAL_MS = 20;
@@ -32,9 +35,10 @@ const DEFAULT_INTERVAL_MS = 20;
 /**
  * Resolves, with the counts it read, once the queue has no job pending, delayed, leased
  * (running, or fetched by a worker) or waiting for its children (a flow parent): every job added
- * so far has completed, been dead-lettered or cancelled. Reads `queue.counts()` (one Lua script:
- * a consistent snapshot) every `intervalMs`. Rejects with `TIMEOUT` (the last counts in the message) when the queue is still
- * busy after `timeoutMs`, and with the queue's own error (e.g. `REDIS_UNAVAILABLE`) when the
+ * so far has completed, been dead-lettered or cancelled. Reads its counts (one Lua script: a
+ * consistent snapshot; a WorkQueue's tell the pending entries of cancelled jobs from jobs, see
+ * `read`) every `intervalMs`. Rejects with `TIMEOUT` (the last counts in the message) when the
+ * queue is still busy after `timeoutMs`, and with the queue's own error (e.g. `REDIS_UNAVAILABLE`) when the
  * counts cannot be read. A job that retries is delayed between attempts, so it is waited for;
  * a schedule keeps adding jobs, so a queue with one is never idle for long.
  */

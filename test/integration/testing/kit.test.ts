@@ -107,6 +107,14 @@ describe('whenIdle', () => {
     });
   });
 
+  it("reads a queue's own counts() when a test replaced it (a spy, a subclass)", async () => {
+    const q = queue();
+    await q.add({});
+    const idle = { ...(await q.counts()), pending: 0, pendingByPriority: Array(10).fill(0) };
+    q.counts = () => Promise.resolve(idle);
+    expect(await whenIdle(q, { timeoutMs: 1_000 })).toBe(idle);
+  });
+
   it('rejects with TIMEOUT, naming what it saw, while a job is delayed', async () => {
     const q = queue();
     await q.add({}, { delayMs: 60_000 });
