@@ -108,9 +108,9 @@ export function resolveWorkerOptions<T, R>(
     );
   const { heartbeatTimeoutMs } = queue.options;
   const interval = (options as WorkerOptions | null)?.heartbeatIntervalMs;
-  if (typeof interval === 'number' && interval >= heartbeatTimeoutMs)
+  if (typeof interval === 'number' && interval > heartbeatTimeoutMs / 2)
     problems.push(
-      `heartbeatIntervalMs must be less than the queue's heartbeatTimeoutMs (${heartbeatTimeoutMs}: a worker is dead once it passed without a beat; default a quarter of it), got ${interval}`,
+      `heartbeatIntervalMs must be at most half the queue's heartbeatTimeoutMs (${heartbeatTimeoutMs}: a worker is dead once it passed without a beat, so one late beat must not be enough; default a quarter of it), got ${interval}`,
     );
   if (problems.length) {
     throw invalidOptions('invalid worker options', problems);
@@ -122,7 +122,7 @@ export function resolveWorkerOptions<T, R>(
     leaseMs,
     idleTimeoutMs: options.idleTimeoutMs ?? 5_000,
     jobTimeoutMs: options.jobTimeoutMs,
-    // (A quarter of the timeout, at least 100 ms but under half of it: for a timeout < 200 ms.)
+    // (A quarter of the timeout, at least 100 ms but at most half of it: for a timeout < 200 ms.)
     heartbeatIntervalMs:
       options.heartbeatIntervalMs ??
       Math.max(

@@ -27,12 +27,12 @@ it.each([
   },
 );
 
-it("refuses a heartbeatIntervalMs not under the queue's heartbeatTimeoutMs (the worker would be taken for dead between beats), listed with the rest", () => {
+it("refuses a heartbeatIntervalMs over half the queue's heartbeatTimeoutMs (the worker would be taken for dead after one late beat, or between beats), listed with the rest", () => {
   const q = new WorkQueue(offline, 'q', { heartbeatTimeoutMs: 2_000, logger: false });
-  expect(resolveWorkerOptions(q, { heartbeatIntervalMs: 1_999 }, () => undefined)).toMatchObject({
-    heartbeatIntervalMs: 1_999,
+  expect(resolveWorkerOptions(q, { heartbeatIntervalMs: 1_000 }, () => undefined)).toMatchObject({
+    heartbeatIntervalMs: 1_000,
   });
-  // The default: a quarter, at least 100 ms, under half the timeout (a 150 ms timeout: 75).
+  // The default: a quarter, at least 100 ms, at most half the timeout (a 150 ms timeout: 75).
   for (const [timeout, beat] of [
     [2_000, 500],
     [300, 100],
@@ -42,7 +42,7 @@ it("refuses a heartbeatIntervalMs not under the queue's heartbeatTimeoutMs (the 
     const short = new WorkQueue(offline, 'q', { heartbeatTimeoutMs: timeout, logger: false });
     expect(resolveWorkerOptions(short, {}, () => undefined).heartbeatIntervalMs).toBe(beat);
   }
-  for (const ms of [2_000, 5_000]) {
+  for (const ms of [1_001, 2_000, 5_000]) {
     expect(() =>
       resolveWorkerOptions(q, { heartbeatIntervalMs: ms, concurrency: 0 }, () => undefined),
     ).toThrow(
@@ -52,7 +52,7 @@ it("refuses a heartbeatIntervalMs not under the queue's heartbeatTimeoutMs (the 
           'concurrency must be a positive integer, got 0',
           expect.stringMatching(
             new RegExp(
-              `^heartbeatIntervalMs must be less than the queue's heartbeatTimeoutMs \\(2000.*got ${ms}$`,
+              `^heartbeatIntervalMs must be at most half the queue's heartbeatTimeoutMs \\(2000.*got ${ms}$`,
             ),
           ),
         ],
