@@ -57,6 +57,8 @@ export async function closeWorker<T, R>(
   if (left.length > 0) {
     const owned = await within(Promise.all(left.map((r) => handoffs.adopted(r.lease))), budget());
     const leases = left.filter((_, i) => owned?.[i] === true).map((r) => r.lease);
+    // (Lines a renewal on its way carries keep the lease until it answered: Run.linesOut.)
+    await within(Promise.all(left.map((r) => r.linesOut)), budget());
     const released = await within(
       ctx.queue.release(leases).catch((e: unknown) => ctx.report(e)),
       budget(),

@@ -118,7 +118,7 @@ export class Runner<T, R> implements RunnerPart<T, R> {
     // (Its data is decoded again if read: the 'completed' listeners' job, the handler's later.)
     releaseData(run);
     if (run.linesOut === undefined) this.complete(run, result, encoded);
-    else void run.linesOut.then(() => this.complete(run, result, encoded));
+    else void this.ctx.track(run.linesOut.then(() => this.complete(run, result, encoded)));
   }
 
   private complete(run: Run<T>, result: R, encoded: string | undefined): void {
@@ -180,6 +180,7 @@ export class Runner<T, R> implements RunnerPart<T, R> {
     // A handed-off job's lease is ours only once adopted (the next flush, already scheduled).
     const owned = await ctx.handoffs.adopted(run.lease);
     if (owned && error instanceof RateLimitError) {
+      await run.linesOut; // (see Run.linesOut: the lines a renewal carries stay)
       await this.rateLimited(run, error.delayMs, held);
       return;
     }

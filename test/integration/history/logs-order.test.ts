@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { DelayedError, Worker, WorkQueue, type Job } from '../../../lib/index.js';
+import { DelayedError, RateLimitError, Worker, WorkQueue, type Job } from '../../../lib/index.js';
 import { loadedScript } from '../../../lib/scripts/define.js';
 import { uniqueName } from '../../support/keys.js';
 import { startRedis } from '../../support/redis-server.js';
@@ -15,7 +15,13 @@ import { deferred } from '../../support/worker.js';
 
 /** Which of these scripts `client` sends (by SHA or with their text), in order. */
 function scriptsSent(client: Redis): string[] {
-  const names = ['extend_leases', 'complete_and_lease', 'fail', 'move_to_delayed'] as const;
+  const names = [
+    'extend_leases',
+    'complete_and_lease',
+    'fail',
+    'move_to_delayed',
+    'rate_limited',
+  ] as const;
   const byFirstArg = new Map<string, string>();
   for (const n of names) {
     byFirstArg.set(loadedScript(n).sha, n);
@@ -39,6 +45,7 @@ describe('job logs and the order of calls', () => {
     ['completes', 'completed'],
     ['fails', 'dead'],
     ['is delayed', 'delayed'],
+    ['is rate limited', 'completed'],
   ] as const)(
     'a job that %s while a renewal carrying its lines waits for NOSCRIPT keeps every line',
     async (how, state) => {
@@ -56,7 +63,10 @@ describe('job logs and the order of calls', () => {
       const logged = deferred();
       const go = deferred();
       const returned = deferred();
+      let runs = 0;
       const w = new Worker(q, async (job: Job<number>) => {
+        // (Rate limited: its second run logs 'again' and completes.)
+        if (++runs === 2) return void (await job.log('again'));
         await job.log('a');
         first.resolve();
         await more.promise;
@@ -67,6 +77,7 @@ describe('job logs and the order of calls', () => {
         returned.resolve();
         if (how === 'fails') throw new Error('no');
         if (how === 'is delayed') throw new DelayedError(60_000);
+        if (how === 'is rate limited') throw new RateLimitError(1);
       });
       try {
         const { id } = await q.add(1);
@@ -84,6 +95,7 @@ describe('job logs and the order of calls', () => {
             completes: 'complete_and_lease',
             fails: 'fail',
             'is delayed': 'move_to_delayed',
+            'is rate limited': 'rate_limited',
           } as const
         )[how];
         await admin.script('LOAD', loadedScript(outcome).lua);
@@ -103,7 +115,9 @@ describe('job logs and the order of calls', () => {
           await admin.call('CLIENT', 'UNPAUSE');
         }
         await waitFor(async () => (await q.getJob(id))?.state === state, { what: state });
-        expect(await q.getJobLogs(id)).toEqual({ lines: ['a', 'b', 'c'], count: 3, dropped: 0 });
+        // (A rate-limited run's lines not sent yet are dropped: 'c'.)
+        const lines = how === 'is rate limited' ? ['a', 'b', 'again'] : ['a', 'b', 'c'];
+        expect(await q.getJobLogs(id)).toEqual({ lines, count: lines.length, dropped: 0 });
       } finally {
         go.resolve();
         await w.close();
