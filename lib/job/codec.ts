@@ -55,7 +55,7 @@ function withinLimit<V extends Raw>(what: string, out: V, max: number): V {
   return out;
 }
 
-/** Decode a stored payload; throws what JSON.parse throws for bad JSON. */
+/** Decode a stored payload; bad JSON throws parseJson's error (its size, never its bytes). */
 export function decode<T>(o: ResolvedQueueOptions, raw: Raw): T {
   switch (o.codec) {
     case 'json':

@@ -64,8 +64,9 @@ export interface ScheduleInfo<T = unknown> {
   spec: ScheduleSpec;
   template: ScheduleTemplate<T>;
   /**
-   * The next tick to fire (ms, Redis time): the earliest tick made whose job still waits, else
-   * (a drain or cancel removed them) the first tick the schedule makes next; null once ended.
+   * The next tick to fire (ms, Redis time): the earliest tick made, not yet due, whose job still
+   * waits, else (a drain or cancel removed them) the first tick the schedule makes next; null once
+   * ended.
    */
   nextFireAt: number | null;
   /**

@@ -193,7 +193,9 @@ export class LeaseRenewer<T, R> implements RenewerPart {
       if (!l) continue;
       logs.set(r.lease, l);
       out ??= new Promise<void>((resolve) => (settle = resolve));
-      r.linesOut = out;
+      // (After an earlier renewal still out with lines of the run too, if any.)
+      const earlier = r.linesOut;
+      r.linesOut = earlier === undefined ? out : Promise.all([earlier, out]).then(() => undefined);
     }
     try {
       const ok = await this.ctx.queue.renew(
@@ -235,6 +237,7 @@ export class LeaseRenewer<T, R> implements RenewerPart {
     } finally {
       if (out !== undefined) {
         for (const r of running) if (r.linesOut === out) r.linesOut = undefined;
+        // (A chained one stays: resolved once both are, it only delays its outcome a turn.)
         settle!();
       }
     }
