@@ -11,5 +11,6 @@ export { prepareSchedule } from './schedules/spec.js';
 export { sandboxOptionProblems } from './sandbox/options.js';
 export { MAX_TIMER_MS, shown, timerProblem } from './util/checks.js';
 export { within } from './util/timeout.js';
+export { heartbeatIntervalProblem } from './worker/options.js';
 export type { WorkerLiveness } from './worker/liveness.js';
 export type { WorkerStartWait } from './worker/start-waits.js';

@@ -5,7 +5,7 @@ import { Injectable } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { WorkQueue, type Job } from '../lib/internal.js';
 import type { ProcessorOptions } from './interfaces/processor-options.interface.js';
-import { invalidOptions } from '../lib/internal.js';
+import { heartbeatIntervalProblem, invalidOptions } from '../lib/internal.js';
 import { processorOptionProblems } from './utils/validate-options.util.js';
 import { WorkQueueMetadataAccessor } from './work-queue-metadata.accessor.js';
 import { WorkQueueContext } from './work-queue.context.js';
@@ -174,6 +174,12 @@ export class WorkQueueExplorer {
     draft.instances.push(instance);
 
     const optionProblems = processorOptionProblems(options, at);
+    const beats =
+      (options as ProcessorOptions | null)?.heartbeatIntervalMs ??
+      this.context.workerDefaults.heartbeatIntervalMs;
+    const timeout = draft.queue?.options.heartbeatTimeoutMs;
+    const beat = timeout && heartbeatIntervalProblem(beats, timeout, at);
+    if (beat) optionProblems.push(beat);
     problems.push(...optionProblems);
     if (optionProblems.length === 0) {
       for (const [key, value] of Object.entries(options)) {

@@ -107,11 +107,11 @@ export function resolveWorkerOptions<T, R>(
       ...workerOptionProblems(options),
     );
   const { heartbeatTimeoutMs } = queue.options;
-  const interval = (options as WorkerOptions | null)?.heartbeatIntervalMs;
-  if (typeof interval === 'number' && interval > heartbeatTimeoutMs / 2)
-    problems.push(
-      `heartbeatIntervalMs must be at most half the queue's heartbeatTimeoutMs (${heartbeatTimeoutMs}: a worker is dead once it passed without a beat, so one late beat must not be enough; default a quarter of it), got ${interval}`,
-    );
+  const beat = heartbeatIntervalProblem(
+    (options as WorkerOptions | null)?.heartbeatIntervalMs,
+    heartbeatTimeoutMs,
+  );
+  if (beat) problems.push(beat);
   if (problems.length) {
     throw invalidOptions('invalid worker options', problems);
   }
@@ -140,6 +140,19 @@ export function resolveWorkerOptions<T, R>(
     backoffStrategy: options.backoffStrategy,
     name: options.name,
   };
+}
+
+/**
+ * A heartbeatIntervalMs over half the queue's heartbeatTimeoutMs: the worker would be taken for
+ * dead after one late beat (or between beats). `at` names where it was given.
+ */
+export function heartbeatIntervalProblem(
+  interval: unknown,
+  heartbeatTimeoutMs: number,
+  at = '',
+): string | undefined {
+  if (typeof interval !== 'number' || interval <= heartbeatTimeoutMs / 2) return undefined;
+  return `${at}heartbeatIntervalMs must be at most half the queue's heartbeatTimeoutMs (${heartbeatTimeoutMs}: a worker is dead once it passed without a beat, so one late beat must not be enough; default a quarter of it), got ${interval}`;
 }
 
 /** A close's `timeoutMs` (the option closeTimeoutMs, or close()'s): a number of ms 0..2^31-1. */

@@ -68,6 +68,7 @@ describe('Lua scripts', () => {
       'groupedPending',
       'waitingChildren',
       'completedJobs',
+      'data',
     ]);
     expect(script('add').keys.at(-1)).toBe('pending*');
     const lease = script('lease');

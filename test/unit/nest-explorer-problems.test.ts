@@ -163,6 +163,20 @@ describe('explorer', () => {
     ]);
   });
 
+  it("a heartbeatIntervalMs over half its queue's heartbeatTimeoutMs is named by its processor", async () => {
+    // (Refused only by the Worker's constructor, in a message that named neither.)
+    @Processor('emails', { heartbeatIntervalMs: 1_500 })
+    class SlowBeats {
+      @Process() handle() {}
+    }
+    const err = await bootstrapError(await compile([SlowBeats]));
+    expect(err.problems).toEqual([
+      expect.stringMatching(
+        /^@Processor\('emails'\) on SlowBeats: heartbeatIntervalMs must be at most half the queue's heartbeatTimeoutMs \(2000.*got 1500$/,
+      ),
+    ]);
+  });
+
   it('fails the bootstrap when an unregistered queue is injected, with a readable token', async () => {
     @Injectable()
     class Sender {
