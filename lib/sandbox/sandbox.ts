@@ -3,7 +3,8 @@
 // its death (exit, crash, out of memory, kill -9) into the failure of the job it was running.
 import { errorMessage, invalidOptions, WorkQueueError } from '../errors.js';
 import type { Job } from '../types/job.js';
-import { sandboxEntry, type SandboxSettings } from './options.js';
+import { SANDBOX_CLOSE_MS, sandboxEntry, type SandboxSettings } from './options.js';
+import { within } from '../util/timeout.js';
 import { fromThrown, toThrown, type FromSandbox, type ToSandbox } from './protocol.js';
 import { jobFields, jobMethods } from './job-fields.js';
 import { startProcess, startThread } from './spawn.js';
@@ -66,12 +67,14 @@ export class Sandbox {
     let onExit!: (how: string) => void;
     this.exited = new Promise((resolve) => (onExit = resolve));
     const onMessage = (m: FromSandbox) => this.receive(m, onReady);
-    const ended = (how: string) => {
+    // `reaped`: what else goes with it (a process sandbox's guard), before `exited` says gone.
+    const ended = (how: string, reaped?: Promise<void>) => {
       const why = this.killedFor !== undefined ? `terminated (${this.killedFor})` : how;
       this.alive = false;
       if (!this.started) onReady([`the sandbox (${this.label}) ended before it was ready: ${why}`]);
       this.died(why);
-      onExit(why);
+      if (reaped) void within(reaped, SANDBOX_CLOSE_MS).then(() => onExit(why));
+      else onExit(why);
     };
     const entry = sandboxEntry();
     const { execArgv, memoryLimitMb } = settings;
@@ -88,7 +91,7 @@ export class Sandbox {
       this.post = (m) => thread.postMessage(m);
       this.stop = () => void thread.terminate();
     } else {
-      const child = startProcess(entry, execArgv, memoryLimitMb);
+      const { child, guardGone } = startProcess(entry, execArgv, memoryLimitMb);
       child.unref();
       child.channel?.unref();
       child.on('message', (m) => onMessage(fromWire<FromSandbox>(m)));
@@ -97,7 +100,7 @@ export class Sandbox {
       });
       child.once('exit', (code, signal) => {
         if (signal && this.killedFor === undefined) this.killedFromOutside = true;
-        ended(signal ? `killed by ${signal}` : `exited with code ${code}`);
+        ended(signal ? `killed by ${signal}` : `exited with code ${code}`, guardGone);
       });
       this.label = `process ${child.pid ?? '(not started)'}`;
       this.post = (m) => {

@@ -57,19 +57,21 @@ export function startThread(
   }
 }
 
-/** A process running `entry`, its messages JSON (lib/sandbox/wire.ts: structured clones, as a thread's). */
+/**
+ * A process running `entry`, its messages JSON (lib/sandbox/wire.ts: structured clones, as a
+ * thread's); `guardGone`: its guard (below) has exited and been reaped (at once without one).
+ */
 export function startProcess(
   entry: URL,
   execArgv: string[] | undefined,
   memoryLimitMb: number | undefined,
-): ChildProcess {
+): { child: ChildProcess; guardGone: Promise<void> } {
   const heap = memoryLimitMb ? [`--max-old-space-size=${memoryLimitMb}`] : [];
   const child = fork(fileURLToPath(entry), [], {
     execArgv: [...(execArgv ?? inheritedExecArgv() ?? process.execArgv), ...heap],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  guardOrphan(child);
-  return child;
+  return { child, guardGone: guardOrphan(child) };
 }
 
 /**
@@ -80,18 +82,19 @@ export function startProcess(
  * SIGKILLs the sandbox. It ends with the sandbox; none on Windows (no `sh`), nor when `sh`
  * cannot start (the sandbox then exits on disconnect alone, as before).
  */
-function guardOrphan(child: ChildProcess): void {
-  if (process.platform === 'win32' || child.pid === undefined) return;
+function guardOrphan(child: ChildProcess): Promise<void> {
+  if (process.platform === 'win32' || child.pid === undefined) return Promise.resolve();
   let guard: ChildProcess;
   try {
     guard = spawn('sh', ['-c', 'read _; kill -9 "$0" 2>/dev/null', String(child.pid)], {
       stdio: ['pipe', 'ignore', 'ignore'],
     });
   } catch {
-    return;
+    return Promise.resolve();
   }
-  guard.on('error', () => {
-    /* no sh: no guard */
+  const gone = new Promise<void>((resolve) => {
+    guard.once('exit', () => resolve());
+    guard.once('error', () => resolve()); // no sh: no guard
   });
   guard.stdin?.on('error', () => {
     /* the guard gone first */
@@ -100,4 +103,5 @@ function guardOrphan(child: ChildProcess): void {
   guard.unref();
   (guard.stdin as { unref?: () => void } | null)?.unref?.();
   child.once('exit', () => guard.kill());
+  return gone;
 }
