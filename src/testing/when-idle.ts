@@ -38,9 +38,10 @@ const DEFAULT_INTERVAL_MS = 20;
  * so far has completed, been dead-lettered or cancelled. Reads its counts (one Lua script: a
  * consistent snapshot; a WorkQueue's tell the pending entries of cancelled jobs from jobs, see
  * `read`) every `intervalMs`. Rejects with `TIMEOUT` (the last counts in the message) when the
- * queue is still busy after `timeoutMs`, and with the queue's own error (e.g. `REDIS_UNAVAILABLE`) when the
- * counts cannot be read. A job that retries is delayed between attempts, so it is waited for;
- * a schedule keeps adding jobs, so a queue with one is never idle for long.
+ * queue is still busy after `timeoutMs`, and with the queue's own error (e.g.
+ * `REDIS_UNAVAILABLE`) when the counts cannot be read. A job that retries is delayed between
+ * attempts, so it is waited for; a schedule keeps adding jobs, so a queue with one is never idle
+ * for long.
  */
 export async function whenIdle(queue: IdleQueue, options: WhenIdleOptions): Promise<QueueCounts> {
   const problems: string[] = [];
