@@ -1,4 +1,4 @@
-import { delayMsProblem, runAtProblem } from './util/checks.js';
+import { delayMsProblem, printable, runAtProblem } from './util/checks.js';
 
 /** Every error this package throws on purpose carries one of these codes. */
 export type WorkQueueErrorCode =
@@ -202,23 +202,39 @@ export function invalid(problems: string[], what = 'invalid argument'): WorkQueu
 /** Longest error message kept (stored with a failed job, logged, shown in health details). */
 export const MAX_ERROR_CHARS = 2000;
 
-/** A short, printable message for anything thrown (at most MAX_ERROR_CHARS, its end cut to `…`). */
+/**
+ * A short, printable message for anything thrown (at most MAX_ERROR_CHARS, its end cut to `…`).
+ * Never throws: a value without a string form (a cycle in an object without a prototype, a
+ * `toString`, `message` getter or proxy trap that throws) is shown by its tag.
+ */
 export function errorMessage(e: unknown): string {
   let m: string;
-  const like = e as { message?: unknown; name?: unknown } | null;
-  if (e instanceof Error) m = e.message || e.name;
-  else if (typeof e === 'string') m = e;
-  // An error from another realm (vm context, worker, test runner) is not `instanceof Error`.
-  else if (typeof like === 'object' && like !== null && typeof like.message === 'string')
-    m = like.message || String(like.name ?? 'Error');
-  else {
-    try {
-      m = JSON.stringify(e) ?? String(e);
-    } catch {
-      m = String(e);
-    }
+  try {
+    m = messageOf(e);
+  } catch {
+    m = printable(e);
   }
   return m.length > MAX_ERROR_CHARS ? m.slice(0, MAX_ERROR_CHARS - 1) + '…' : m;
+}
+
+function messageOf(e: unknown): string {
+  const like = e as { message?: unknown; name?: unknown } | null;
+  if (e instanceof Error) {
+    const m: unknown = e.message || e.name;
+    return typeof m === 'string' ? m : printable(m);
+  }
+  if (typeof e === 'string') return e;
+  // An error from another realm (vm context, worker, test runner) is not `instanceof Error`.
+  if (typeof like === 'object' && like !== null && typeof like.message === 'string')
+    return (
+      like.message ||
+      (typeof like.name === 'string'
+        ? like.name
+        : like.name == null
+          ? 'Error'
+          : printable(like.name))
+    );
+  return printable(e);
 }
 
 /**

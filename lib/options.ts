@@ -217,7 +217,7 @@ export function resolveQueueOptions(
     maxDead: o.maxDead ?? QUEUE_DEFAULTS.maxDead,
     resultTtlMs: o.storeResults ? o.storeResults.ttlMs : 0,
     heartbeatTimeoutMs: o.heartbeatTimeoutMs ?? QUEUE_DEFAULTS.heartbeatTimeoutMs,
-    logger: o.logger === false ? undefined : (o.logger ?? console),
+    logger: o.logger === false ? undefined : caught(o.logger ?? console),
     replicaAcks: o.replicaAcks ?? QUEUE_DEFAULTS.replicaAcks,
     replicaAckTimeoutMs: o.replicaAckTimeoutMs ?? QUEUE_DEFAULTS.replicaAckTimeoutMs,
     commandTimeoutMs: o.commandTimeoutMs ?? QUEUE_DEFAULTS.commandTimeoutMs,
@@ -267,4 +267,21 @@ export function defaultCleanInterval(
     ...queues.map((q) => Math.min(q.options.heartbeatTimeoutMs, q.options.leaseMs)),
   );
   return Math.max(100, Math.min(5_000, Math.floor(shortest / 4)));
+}
+
+/**
+ * The queue's logger, each call caught: a logger that throws is not thrown into the queue's
+ * work (its errors are reported, never thrown: docs/core-api.md). `error` falls back to `warn`
+ * for a logger without one. Its methods are looked up at each call (a spy set later is seen).
+ */
+function caught(logger: QueueLogger): QueueLogger {
+  const call = (message: string, error: boolean): void => {
+    try {
+      if (error && typeof logger.error === 'function') logger.error(message);
+      else logger.warn(message);
+    } catch {
+      // nothing more to tell
+    }
+  };
+  return { warn: (m) => call(m, false), error: (m) => call(m, true) };
 }

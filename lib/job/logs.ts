@@ -4,6 +4,7 @@
  * n lines dropped before sending; read by logs_apply in lib/scripts/lib/history.lua).
  */
 import { errorMessage } from '../errors.js';
+import { printable } from '../util/checks.js';
 
 /** Longest line kept, in UTF-8 bytes (a longer one is cut there and ends with '…'). */
 export const MAX_LOG_LINE = 2048;
@@ -19,13 +20,7 @@ export function logLine(message: unknown): string {
   let line: string;
   if (typeof message === 'string') line = message;
   else if (message instanceof Error) line = errorMessage(message);
-  else {
-    try {
-      line = JSON.stringify(message) ?? String(message);
-    } catch {
-      line = String(message);
-    }
-  }
+  else line = printable(message);
   if (line.length * 3 <= MAX_LOG_LINE || Buffer.byteLength(line) <= MAX_LOG_LINE) return line;
   // '…' is 3 bytes; a character cut in two is dropped (no replacement character).
   const cut = Buffer.from(line)

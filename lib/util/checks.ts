@@ -7,10 +7,29 @@
 export function shown(v: unknown): string {
   if (typeof v === 'number') return String(v);
   if (typeof v === 'function') return 'a function';
+  return printable(v);
+}
+
+/**
+ * `v` as text for a message: its JSON, else `String(v)`, else its tag (`[object Object]`: a
+ * cycle in an object without a prototype, a `toString` or `toJSON` that throws). Never throws.
+ */
+export function printable(v: unknown): string {
   try {
-    return JSON.stringify(v) ?? String(v);
+    const json = JSON.stringify(v);
+    if (json !== undefined) return json;
   } catch {
+    // not JSON: a cycle, a BigInt, a toJSON that throws
+  }
+  try {
     return String(v);
+  } catch {
+    // no string form either
+  }
+  try {
+    return Object.prototype.toString.call(v);
+  } catch {
+    return '(a value that cannot be shown)';
   }
 }
 

@@ -224,7 +224,8 @@ export function workerOptionProblems(o: WorkerOptions, path = ''): string[] {
       `${path}prefetch must be 'auto' or an integer 0..10000, got ${shown(o.prefetch)}`,
     );
   }
-  if (o.concurrency !== undefined && o.concurrency > 10_000)
+  // (Only a number that passed the check above: a string or a Symbol is one problem, listed there.)
+  if (typeof o.concurrency === 'number' && o.concurrency > 10_000)
     problems.push(`${path}concurrency must be at most 10000`);
   if (o.backoffStrategy !== undefined && typeof o.backoffStrategy !== 'function')
     problems.push(

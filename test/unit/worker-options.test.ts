@@ -60,3 +60,30 @@ it("refuses a heartbeatIntervalMs over half the queue's heartbeatTimeoutMs (the 
     );
   }
 });
+
+it('a value without a string form, or of the wrong type, is one problem each, listed: never a TypeError', () => {
+  const q = new WorkQueue(offline, 'q', { logger: false });
+  // A cycle in an object without a prototype: neither JSON nor String() can show it.
+  const cyclic = Object.create(null) as Record<string, unknown>;
+  cyclic.self = cyclic;
+  const opts = { concurrency: Symbol('c'), leaseMs: cyclic, jobTimeoutMs: '20000' };
+  expect(() => resolveWorkerOptions(q, opts as never, () => undefined)).toThrow(
+    expect.objectContaining({
+      code: 'INVALID_OPTIONS',
+      problems: [
+        'concurrency must be a positive integer, got Symbol(c)',
+        'leaseMs must be a positive integer, got [object Object]',
+        'jobTimeoutMs must be a positive integer, got "20000"',
+      ],
+    }) as unknown as Error,
+  );
+  // A numeric string over the bound: one problem (its type), not a second for the bound.
+  expect(() => resolveWorkerOptions(q, { concurrency: '20000' } as never, () => undefined)).toThrow(
+    expect.objectContaining({
+      problems: ['concurrency must be a positive integer, got "20000"'],
+    }) as unknown as Error,
+  );
+  expect(() => new WorkQueue(offline, 'q', { leaseMs: cyclic } as never)).toThrow(
+    expect.objectContaining({ code: 'INVALID_OPTIONS' }) as unknown as Error,
+  );
+});

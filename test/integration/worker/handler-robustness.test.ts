@@ -24,14 +24,26 @@ describe('Worker robustness', () => {
       nul: null,
       num: 404,
       empty: new Error(''),
+      // Neither JSON nor String() can show these (String() threw: the job stayed leased, ran
+      // again as after a crash and was dead-lettered for lease expiries).
+      cyclic: Object.assign(Object.create(null) as Record<string, unknown>, { self: null }),
+      badString: {
+        toString() {
+          throw new Error('no string form');
+        },
+        toJSON() {
+          throw new Error('no JSON form');
+        },
+      },
     };
+    (thrown.cyclic as Record<string, unknown>).self = thrown.cyclic;
     const w = worker(q, (job) => {
       throw thrown[job.data];
     });
     const events = recordEvents(w);
     for (const k of Object.keys(thrown)) await q.add(k, { id: `t-${k}` });
-    await waitFor(() => events.filter(([e]) => e === 'dead').length === 6, {
-      what: '6 dead events',
+    await waitFor(() => events.filter(([e]) => e === 'dead').length === 8, {
+      what: '8 dead events',
     });
     const reasons = Object.fromEntries(
       (await q.listDead()).map((d) => [d.id, [d.lastError, d.reason]]),
@@ -43,7 +55,11 @@ describe('Worker robustness', () => {
       't-nul': ['null', 'null'],
       't-num': ['404', '404'],
       't-empty': ['Error', 'Error'],
+      't-cyclic': ['[object Object]', '[object Object]'],
+      't-badString': ['[object Object]', '[object Object]'],
     });
+    // Each failed once, on its first run (no lease expiry).
+    expect((await q.getJob('t-cyclic'))!).toMatchObject({ attemptsMade: 1, leaseExpiries: 0 });
     // The failed event carries exactly what was thrown.
     const failed = events.filter(([e]) => e === 'failed');
     expect(failed.map(([, job, err]) => [(job as Job<string>).data, err])).toEqual(
@@ -180,6 +196,36 @@ describe('Worker robustness', () => {
     await waitFor(() => done.length === 3, { what: '3 completions' });
     expect(w.activeCount).toBe(0);
     expect(await q.counts()).toMatchObject({ pending: 0, leased: 0, dead: 0 });
+  });
+
+  it('a logger that throws, and listeners that throw values without a string form: nothing escapes, each job completes once', async () => {
+    // (A `completed` listener's throw reported with String() threw again: the worker sent the
+    // complete again and emitted 'completed' without end; a throwing logger crashed the process.)
+    const cyclic = Object.create(null) as Record<string, unknown>;
+    cyclic.self = cyclic;
+    let logged = 0;
+    const q = fx.queue<number>({
+      logger: {
+        warn: () => {
+          logged++;
+          throw new Error('logger down');
+        },
+      },
+    });
+    const w = worker(q, () => undefined);
+    const completed: number[] = [];
+    w.on('completed', (job) => {
+      completed.push(job.data);
+      throw cyclic;
+    });
+    await q.addBulk([1, 2, 3].map((data) => ({ data })));
+    await waitFor(() => completed.length >= 3 && logged >= 3, { what: '3 completions logged' });
+    const { id } = await q.add(4);
+    await waitFor(() => completed.includes(4), { what: 'a later job' });
+    expect((await q.getJob(id))!.state).toBe('completed');
+    await w.close();
+    expect(completed.sort()).toEqual([1, 2, 3, 4]);
+    expect(await q.counts()).toMatchObject({ pending: 0, leased: 0 });
   });
 
   it.each(['error', 'warn'] as const)(
