@@ -13,7 +13,7 @@ export const SCRIPT_SHAS: Readonly<Record<keyof typeof SCRIPT_SOURCES, string>> 
   "complete_and_lease": '928a50d6bd54aa7d9104b7a82e6e2ea42f0ee3dc',
   "completed_jobs": 'a46c8ec1dcd97ea6d7cf27bc5845fc789b3f067b',
   "counts": 'c419c49f63238a9f4eabe475a69fc0a0739200cd',
-  "dead_letters": 'ab7d453fef9c470958e902d9d671ba9c0c0c0948',
+  "dead_letters": 'f80c06e067874e5e1a3a07ad64f4a4b3026436b2',
   "drain": '24c6561286bc2c6830e865f5236d52acc1a21d31',
   "drop_caller_id": 'd281d5807578346d606a1b9f94f81ec70071872f',
   "extend_leases": '2eaea5db11c783008c9c61ca638efb1f4efe9b22',

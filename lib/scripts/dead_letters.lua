@@ -1,10 +1,11 @@
 -- dead_letters: the dead-letter set. List a page, requeue one, or purge one / a batch.
---! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress waitingChildren flowParent addedTimes jobLogs completedJobs
+--! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress waitingChildren flowParent addedTimes jobLogs completedJobs eventLog
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: action:list offset limit | action:retry id | action:purge id
 --! argv: | action:purgeall limit | action:retryall limit
 -- list     -> flat: seq, payload, meta, died ms, added ms, started ms (0: not known), oldest first
 -- retry    -> 1 requeued (attempts and expiries reset, to the back), 0 not dead (id: public id)
+--             (a requeued job logs 'promoted': it waits again, as a delayed job that came due)
 -- purge    -> 1 purged, 0 not dead
 -- purgeall -> number purged (call until 0)
 -- retryall -> number requeued, oldest first (call until fewer than limit)
@@ -46,6 +47,7 @@ elseif action == 'retryall' then
     rcall_each('ZREM', K_DEAD, seqs)
     wake()
   end
+  emit_jobs('promoted', seqs, metas)
   return #seqs
 end
 local seq = resolve(ARGV[2])
@@ -62,4 +64,5 @@ meta.a, meta.x, meta.r, meta.e = nil, nil, nil, nil
 save_meta(seq, meta)
 requeue(seq, meta, false)
 wake()
+emit_jobs('promoted', { seq })
 return 1
