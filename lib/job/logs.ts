@@ -19,14 +19,22 @@ export interface LogBatch {
 export function logLine(message: unknown): string {
   let line: string;
   if (typeof message === 'string') line = message;
-  else if (message instanceof Error) line = errorMessage(message);
-  else line = printable(message);
+  else line = isError(message) ? errorMessage(message) : printable(message);
   if (line.length * 3 <= MAX_LOG_LINE || Buffer.byteLength(line) <= MAX_LOG_LINE) return line;
   // '…' is 3 bytes; a character cut in two is dropped (no replacement character).
   const cut = Buffer.from(line)
     .subarray(0, MAX_LOG_LINE - 3)
     .toString();
   return cut.replace(/\uFFFD$/, '') + '…';
+}
+
+/** Whether `v` is an Error (false for a proxy whose prototype trap throws). */
+function isError(v: unknown): boolean {
+  try {
+    return v instanceof Error;
+  } catch {
+    return false;
+  }
 }
 
 /** Add `line` to `batch`, keeping at most `max` lines (the newest). */

@@ -5,6 +5,7 @@
 import { NonRetryableError, RateLimitError, WorkQueueError } from '../errors.js';
 import type { WorkQueueErrorCode } from '../errors.js';
 import type { Job } from '../types/job.js';
+import { printable } from '../util/checks.js';
 
 /** A job's fields as a sandbox receives them (its methods are named in the run message). */
 export interface JobFields {
@@ -70,10 +71,19 @@ function cloneable(v: unknown): boolean {
   }
 }
 
+/** An error's stack (V8 makes it on first read from its message: a message without a string form throws). */
+function stackOf(err: Error): string | undefined {
+  try {
+    return typeof err.stack === 'string' ? err.stack : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A thrown value in a form that crosses: an error's fields that do not clone are left out. */
 export function toThrown(e: unknown, depth = 0): Thrown {
   if (!(e instanceof Error) && !(typeof e === 'object' && e !== null && 'message' in e)) {
-    return { value: cloneable(e) ? e : String(e) };
+    return { value: cloneable(e) ? e : printable(e) };
   }
   const err = e as Error & Record<string, unknown>;
   const fields: Record<string, unknown> = {};
@@ -82,8 +92,8 @@ export function toThrown(e: unknown, depth = 0): Thrown {
   }
   const shape: ErrorShape = {
     name: typeof err.name === 'string' ? err.name : 'Error',
-    message: typeof err.message === 'string' ? err.message : String(err.message),
-    stack: typeof err.stack === 'string' ? err.stack : undefined,
+    message: typeof err.message === 'string' ? err.message : printable(err.message),
+    stack: stackOf(err),
     fields,
     ...(err.cause !== undefined && depth < 3 ? { cause: toThrown(err.cause, depth + 1) } : {}),
     // (An AggregateError's `errors`, not enumerable: the errors it gathers.)
