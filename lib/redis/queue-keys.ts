@@ -45,6 +45,8 @@ export interface QueueKeys {
   cancelAck(ackId: string): string;
   /** Channel on which workers announce cancel acknowledgements. */
   readonly cancelAckChannel: string;
+  /** A cancelled lease's record: the cancel's acknowledgement id, by lease token (cancel.lua). */
+  cancelledLease(token: string): string;
   /** The event log (a stream; lib/events/ reads it). */
   readonly eventLog: string;
   /** Guard of the periodic clean: whoever sets it cleans this round (see `cleanIfDue`). */
@@ -102,6 +104,7 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
     addCallRecords: (session) => key('addCallRecords', { session }),
     cancelAck: (ackId) => key('cancelAck', { ackId }),
     cancelAckChannel: key('cancelAckChannel'),
+    cancelledLease: (token) => `${key('cancelledLeases')}:${token}`,
     cleanGuard: key('cleanGuard'),
     eventLog: key('eventLog'),
     parentKey: (kind, seq) => `${key('flowParent')}${PARENT_KEY_LETTER[kind]}:${seq}`,

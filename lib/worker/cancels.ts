@@ -88,6 +88,25 @@ export class Cancels<T, R> implements CancelsPart {
     void ctx.track(ctx.queue.cancel(lease.id)).catch((e: unknown) => ctx.report(e));
   }
 
+  /**
+   * A run's outcome was refused, its job gone (its run ended: it starts no more here). When a
+   * cancel took it and we did not hear the notice (sent before our channel listened — a worker
+   * that just started — or while it was down), no renewal names the lease any more: the record
+   * cancel.lua left for it (cx:<token>) is acknowledged now, or cancel() would wait out
+   * commandTimeoutMs. (A cancel we heard was acknowledged then: nothing read.)
+   */
+  endedLost(token: string): void {
+    if (this.cancelled.has(token)) return;
+    const ctx = this.ctx;
+    const q = ctx.queue;
+    void ctx
+      .track(q.client.get(q.keys.cancelledLease(token)))
+      .then((ack) => {
+        if (ack) this.acknowledge(ack);
+      })
+      .catch((e: unknown) => ctx.report(e));
+  }
+
   /** Tell the canceller that a cancelled job will never start here (see lib/queue/cancel-acks.ts). */
   acknowledge(ack: string): void {
     if (!ack) return;

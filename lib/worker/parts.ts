@@ -119,6 +119,8 @@ export interface CancelsPart {
   onEvent(message: string): void;
   /** Tell the canceller waiting on `ack` that its job never starts here (any more). */
   acknowledge(ack: string): void;
+  /** A run's outcome was refused (its job gone): acknowledge a cancel of it we did not hear. */
+  endedLost(token: string): void;
 }
 
 /** Renewal of running leases (lease-renewer.ts). */

@@ -85,8 +85,10 @@ export class Runner<T, R> implements RunnerPart<T, R> {
     if (ok) {
       run.finishedAt = at;
       this.ctx.emit('completed', run.job, result);
-    } else
+    } else {
+      this.ctx.cancels.endedLost(run.lease.token);
       this.ctx.emit('leaseLost', run.job, 'completed or cancelled elsewhere before this complete');
+    }
   }
 
   private succeeded(run: Run<T>, result: R): void {
@@ -205,7 +207,10 @@ export class Runner<T, R> implements RunnerPart<T, R> {
     ctx.emit('failed', run.job, error, outcome);
     if (outcome === 'retried') ctx.emit('retried', run.job, error);
     else if (outcome === 'dead') ctx.emit('dead', run.job, error);
-    else ctx.emit('leaseLost', run.job, 'lease lost before fail');
+    else {
+      ctx.cancels.endedLost(run.lease.token);
+      ctx.emit('leaseLost', run.job, 'lease lost before fail');
+    }
     ctx.loop.schedule();
   }
 
@@ -224,7 +229,10 @@ export class Runner<T, R> implements RunnerPart<T, R> {
       // The held jobs are in no buffer (nothing renews them): the next round's reconcile gives
       // back what this worker holds and does not know, rather than letting their leases lapse.
       if (held.length > 0) ctx.loop.needReconcile = true;
-    } else if (r.answer < 0) ctx.emit('leaseLost', run.job, 'lease lost before rate limit');
+    } else if (r.answer < 0) {
+      ctx.cancels.endedLost(run.lease.token);
+      ctx.emit('leaseLost', run.job, 'lease lost before rate limit');
+    }
     ctx.loop.schedule();
   }
 
@@ -237,8 +245,10 @@ export class Runner<T, R> implements RunnerPart<T, R> {
     await run.linesOut; // (see Run.linesOut)
     const logs = takeLogs(run);
     const r = await this.told(() => ctx.queue.moveToDelayed(run.lease, when, logs));
-    if (r && r.answer === undefined)
+    if (r && r.answer === undefined) {
+      ctx.cancels.endedLost(run.lease.token);
       ctx.emit('leaseLost', run.job, 'lease lost before DelayedError');
+    }
     ctx.loop.schedule();
   }
 
