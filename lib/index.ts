@@ -19,7 +19,17 @@ export {
   queueOptionProblems,
   type ResolvedQueueOptions,
 } from './options.js';
-export { queueKeys, type QueueKeys } from './redis/queue-keys.js';
+export {
+  queueKeys,
+  type KeyOwner,
+  type ParentKeyKind,
+  type QueueKeys,
+} from './redis/queue-keys.js';
+// (Types public signatures name: redisInfo(), completeAndLease(), CompleteItem, QueueKeys.)
+export type { KeyName } from './keys.js';
+export type { RedisInfo } from './redis/info.js';
+export type { CompleteReply } from './queue/lease-types.js';
+export type { LogBatch } from './job/logs.js';
 export { RECONNECT_OPTIONS, SENTINEL_CLIENT_OPTIONS } from './redis/connection.js';
 export { FlowProducer } from './queue/flows/producer.js';
 export type * from './types/index.js';
@@ -37,6 +47,7 @@ export type { AddHook, RunHook } from './types/hooks.js';
 export { QueueEvents } from './events/queue-events.js';
 export type { WaitForResultOptions } from './queue/results.js';
 export type {
+  EventBase,
   EventTimes,
   QueueEvent,
   QueueEventKind,

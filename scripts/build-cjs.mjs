@@ -67,7 +67,12 @@ for (const tree of trees) {
       await writeFile(target, toCjsSpecifiers(await readFile(file, 'utf8')));
       dts++;
     } else if (file.endsWith('.js')) {
-      const source = replaceImportMeta(toCjsSpecifiers(await readFile(file, 'utf8')), file);
+      // (Without tsc's map comment: the ESM build's maps, which embed their sources, do not
+      // describe this output.)
+      const source = replaceImportMeta(toCjsSpecifiers(await readFile(file, 'utf8')), file).replace(
+        /\n\/\/# sourceMappingURL=\S+\s*$/,
+        '\n',
+      );
       const { code } = await transform(source, {
         filename: rel,
         swcrc: false,

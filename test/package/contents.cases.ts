@@ -1,7 +1,7 @@
 // Cases of package.test.ts (run there, against its one packed project): what the package ships,
 // and what its entries and typings leave out.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { expect, it } from '@jest/globals';
 import { node, pkg, project, run } from './packed-project.js';
 
@@ -46,6 +46,28 @@ export function shippedFiles(): void {
     expect(files.filter((f) => /\/(test|sample)\/|\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual(
       [],
     );
+    // The license package.json names; source maps that lead somewhere: a map comment names a
+    // shipped map, which embeds its sources (none is shipped). (The CJS build had comments
+    // naming maps that do not exist, the ESM maps sources that are not shipped.)
+    expect(files).toContain('./LICENSE');
+    // The README's links to the docs work from the package too.
+    expect(files).toEqual(
+      expect.arrayContaining(['./README.md', './docs/README.md', './docs/core-api.md']),
+    );
+    expect(readFileSync(join(dir, 'LICENSE'), 'utf8')).toMatch(/^MIT License/);
+    const broken = files
+      .filter((f) => /\.c?js$/.test(f))
+      .filter((f) => {
+        const url = /\/\/# sourceMappingURL=(\S+)\s*$/.exec(
+          readFileSync(join(dir, f), 'utf8'),
+        )?.[1];
+        if (url === undefined) return false;
+        const map = join(dir, dirname(f), url);
+        if (!existsSync(map)) return true;
+        const parsed = JSON.parse(readFileSync(map, 'utf8')) as { sourcesContent?: unknown[] };
+        return !parsed.sourcesContent?.every((c) => typeof c === 'string');
+      });
+    expect(broken).toEqual([]);
   });
 }
 
