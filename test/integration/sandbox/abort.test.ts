@@ -154,11 +154,11 @@ describe.each(MODES)('a %s sandbox', (mode: SandboxMode) => {
 
   it('a job behind one that ignores its abort gets another sandbox, not a wait its timeout counts', async () => {
     // One sandbox, one slot: the cancelled job's slot is the next job's at once, while its
-    // sandbox runs on for its grace (20 s; the worker's close waits for its end). The next job
-    // waited for it, and timed out.
+    // sandbox runs on for its grace (8 s, twice the next job's timeout; the worker's close waits
+    // for its end). The next job waited for it, and timed out.
     const q = fx.queue<Data, unknown>({ maxAttempts: 1 });
-    const w = worker(q, handlerSandbox(mode, { poolSize: 1, abortGraceMs: 20_000 }), {
-      jobTimeoutMs: 8_000,
+    const w = worker(q, handlerSandbox(mode, { poolSize: 1, abortGraceMs: 8_000 }), {
+      jobTimeoutMs: 4_000,
     });
     const dead = new Promise<unknown>((r) => w.on('dead', (_, e) => r(e)));
     const { id } = await q.add({}, { name: 'hang' });
