@@ -8,6 +8,7 @@
 import { expect, it } from '@jest/globals';
 import { DelayedError, Worker, WorkQueue } from '../../../lib/index.js';
 import { uniqueName } from '../../support/keys.js';
+import { deafen } from '../../support/deafen.js';
 import { privateRedis } from '../../support/private-redis.js';
 import { waitFor } from '../../support/wait.js';
 import { deferred } from '../../support/worker.js';
@@ -39,17 +40,10 @@ it.each(['completes', 'fails', 'is delayed'] as const)(
     worker.on('leaseLost', (_job, why) => lost.push(why));
     try {
       await worker.start();
-      const subscribers = async () =>
-        Number(((await redis.admin.pubsub('NUMSUB', q.keys.noticeChannel)) as [string, number])[1]);
-      await waitFor(async () => (await subscribers()) === 1, { what: 'the worker subscribed' });
       const { id } = await q.add('x');
       await started.promise;
       // Deaf: its notice connection dropped (back in a minute).
-      const list = String(await redis.admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub'));
-      const ids = [...list.matchAll(/\bid=(\d+)/g)].map((m) => m[1]!);
-      expect(ids).toHaveLength(1);
-      await redis.admin.call('CLIENT', 'KILL', 'ID', ids[0]!);
-      await waitFor(async () => (await subscribers()) === 0, { what: 'the worker deaf' });
+      await deafen(redis, q.keys.noticeChannel);
 
       // The canceller would wait two minutes for an acknowledgement.
       const canceller = new WorkQueue<string>(client(50), name, {
