@@ -1,4 +1,4 @@
-import { delayMsProblem, printable, runAtProblem } from './util/checks.js';
+import { delayMsProblem, printable, runAtProblem, tagOf } from './util/checks.js';
 
 /** Every error this package throws on purpose carries one of these codes. */
 export type WorkQueueErrorCode =
@@ -205,14 +205,15 @@ export const MAX_ERROR_CHARS = 2000;
 /**
  * A short, printable message for anything thrown (at most MAX_ERROR_CHARS, its end cut to `…`).
  * Never throws: a value without a string form (a cycle in an object without a prototype, a
- * `toString`, `message` getter or proxy trap that throws) is shown by its tag.
+ * `toString` that throws) is shown by its tag, as is one that cannot be read (a `message` getter
+ * or a proxy trap that throws: `[object Error]`).
  */
 export function errorMessage(e: unknown): string {
   let m: string;
   try {
     m = messageOf(e);
   } catch {
-    m = printable(e);
+    m = tagOf(e);
   }
   return m.length > MAX_ERROR_CHARS ? m.slice(0, MAX_ERROR_CHARS - 1) + '…' : m;
 }

@@ -272,16 +272,23 @@ export function defaultCleanInterval(
 /**
  * The queue's logger, each call caught: a logger that throws is not thrown into the queue's
  * work (its errors are reported, never thrown: docs/core-api.md). `error` falls back to `warn`
- * for a logger without one. Its methods are looked up at each call (a spy set later is seen).
+ * for a logger without one; `log` and `debug` go to its own, if any. Its methods are looked up
+ * at each call (a spy set later is seen).
  */
 function caught(logger: QueueLogger): QueueLogger {
-  const call = (message: string, error: boolean): void => {
+  const call = (message: string, level: 'warn' | 'error' | 'log' | 'debug'): void => {
     try {
-      if (error && typeof logger.error === 'function') logger.error(message);
-      else logger.warn(message);
+      if (level === 'warn') logger.warn(message);
+      else if (typeof logger[level] === 'function') logger[level](message);
+      else if (level === 'error') logger.warn(message);
     } catch {
       // nothing more to tell
     }
   };
-  return { warn: (m) => call(m, false), error: (m) => call(m, true) };
+  return {
+    warn: (m) => call(m, 'warn'),
+    error: (m) => call(m, 'error'),
+    log: (m) => call(m, 'log'),
+    debug: (m) => call(m, 'debug'),
+  };
 }

@@ -80,8 +80,20 @@ function stackOf(err: Error): string | undefined {
   }
 }
 
-/** A thrown value in a form that crosses: an error's fields that do not clone are left out. */
+/**
+ * A thrown value in a form that crosses: an error's fields that do not clone are left out. Never
+ * throws: a value it cannot read (a proxy whose traps throw, a getter that throws) crosses as
+ * its text (printable).
+ */
 export function toThrown(e: unknown, depth = 0): Thrown {
+  try {
+    return thrownOf(e, depth);
+  } catch {
+    return { value: printable(e) };
+  }
+}
+
+function thrownOf(e: unknown, depth: number): Thrown {
   if (!(e instanceof Error) && !(typeof e === 'object' && e !== null && 'message' in e)) {
     return { value: cloneable(e) ? e : printable(e) };
   }

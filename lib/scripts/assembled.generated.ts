@@ -6,7 +6,7 @@ import type { SCRIPT_SOURCES } from './sources.generated.js';
 export const SCRIPT_SHAS: Readonly<Record<keyof typeof SCRIPT_SOURCES, string>> = {
   "add": 'c2941a2fac56a23f5081b49abf401b2f094bf471',
   "add_plain": 'ad39982c27bb88fe02dc68fc6a13d62ca4d84cf1',
-  "cancel": 'ee526988f3c2275aacdcd6b581c0fa55a076cdb0',
+  "cancel": '4064db7567fa12bb8cdb56c66bb5e6e0bbd53e26',
   "change_delay": 'f78a7b46c7b3933dbdab496aa05e4934bc1dc938',
   "change_priority": 'ea91e9034469a3940c4e5ab069944b0cd2cab169',
   "clean": '684c1ef04cf37ad665032cf294e94cc2d1e1cbaf',

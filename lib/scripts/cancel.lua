@@ -38,11 +38,13 @@ if lease then
   elseif holder ~= '0' then
     local now = now_ms()
     wait = not lapsed(rcall('ZSCORE', K_WORKERS, holder), now, tonumber(ARGV[3]))
-    -- A holder whose notice channel is down learns the cancel at its next renewal: the renewal
-    -- answers this acknowledgement id (extend_leases.lua), and the holder acknowledges then.
-    if wait and token and ARGV[2] ~= '' then
-      rcall('SET', K_CANCELLED_LEASES .. ':' .. token, ARGV[2], 'PX', ARGV[4])
-    end
+  end
+  -- A holder whose notice channel is down learns the cancel at its next renewal: the renewal
+  -- answers this acknowledgement id (extend_leases.lua), and the holder acknowledges then; or,
+  -- its run ended meanwhile, when its outcome is refused (lib/worker/cancels.ts endedLost). A
+  -- worker that popped the hand-off and started it before adopting it does the same.
+  if wait and token and ARGV[2] ~= '' then
+    rcall('SET', K_CANCELLED_LEASES .. ':' .. token, ARGV[2], 'PX', ARGV[4])
   end
   rcall('PUBLISH', K_NOTICE_CHANNEL, 'c:' .. seq .. ':' .. (token or '') .. ':' .. (holder or '') .. ':' .. ARGV[2])
 end

@@ -26,6 +26,11 @@ export function printable(v: unknown): string {
   } catch {
     // no string form either
   }
+  return tagOf(v);
+}
+
+/** `v`'s tag (`[object Error]`), for a value none of whose fields can be read. Never throws. */
+export function tagOf(v: unknown): string {
   try {
     return Object.prototype.toString.call(v);
   } catch {

@@ -48,6 +48,16 @@ it("an Error whose message is not a string, and a sandbox's thrown value without
   (odd as unknown as { message: unknown }).message = cyclic;
   expect(errorMessage(odd)).toBe('[object Object]');
   expect(toThrown(noStringForm)).toEqual({ value: '[object Object]' });
+  // (instanceof Error asks the proxy's prototype trap: a sandbox died of it.)
+  expect(toThrown(hostileProxy)).toEqual({ value: '(a value that cannot be shown)' });
+  const badGetter = new Error('x');
+  Object.defineProperty(badGetter, 'message', {
+    get() {
+      throw new Error('getter');
+    },
+  });
+  expect(errorMessage(badGetter)).toBe('[object Error]');
+  expect(toThrown(badGetter)).toEqual({ value: '{}' });
   expect(toThrown(odd)).toMatchObject({
     error: expect.objectContaining({ message: '[object Object]' }),
   });
