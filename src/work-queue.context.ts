@@ -41,6 +41,7 @@ import {
   unknownConfigKey,
 } from './work-queue.messages.js';
 import { WORK_QUEUE_MODULE_OPTIONS } from './work-queue.module-definition.js';
+import { caughtLogger } from './utils/caught-logger.util.js';
 
 /**
  * The module's state for one application: validated options, the Redis connection, and the
@@ -82,7 +83,7 @@ export class WorkQueueContext implements OnApplicationShutdown {
     this.logger =
       options.logger === false
         ? undefined
-        : (options.logger ?? new Logger(WORK_QUEUE_LOGGER_CONTEXT));
+        : caughtLogger(options.logger ?? new Logger(WORK_QUEUE_LOGGER_CONTEXT));
     this.shutdownTimeoutMs =
       options.shutdownTimeoutMs ?? WORK_QUEUE_MODULE_DEFAULTS.shutdownTimeoutMs;
     this.cleaner = options.cleaner ?? {};

@@ -74,7 +74,7 @@ describe('@OnWorkerEvent on a @Processor', () => {
     expect(processor.completedData.get(id)).toEqual({ to: 'b' });
   });
 
-  it('logs a listener that throws or rejects; jobs still complete', async () => {
+  it('logs a listener that throws or rejects (to a logger that throws too); jobs still complete', async () => {
     @Processor('mail')
     class Fragile {
       completedHeard = 0;
@@ -93,7 +93,13 @@ describe('@OnWorkerEvent on a @Processor', () => {
       }
     }
     const prefix = inspector.track(uniqueName('t'));
-    const logger = new MemoryLogger();
+    // Its error() records, then throws: nothing escapes (it was an unhandled rejection).
+    const logger = new (class extends MemoryLogger {
+      override error(message: unknown): void {
+        super.error(message);
+        throw new Error('logger down');
+      }
+    })();
     const app = await startApp({ imports: [appModule(prefix, [Fragile], logger)] });
     const queue = inspector.queue('mail', prefix);
     await queue.addBulk([{ data: 1 }, { data: 2 }]);
