@@ -34,7 +34,7 @@ export const KEY_TABLE = {
   workerIdCounter: { part: 'wseq', doc: 'worker id counter (the last worker id given)' },
   heartbeatRecord: {
     part: 'hb',
-    doc: 'heartbeat record hash (b: last beat of any worker, s: beats judged since, q: first look at a silence)',
+    doc: 'heartbeat record hash (b: last beat of any worker, s: beats judged since, q: first look at a silence, l: workers that left lately, whose late beats are refused)',
   },
   parked: { part: 'pk', doc: 'parked workers zset (worker id -> parked until ms)' },
   reclaimedWorkers: {

@@ -7,10 +7,13 @@
 --! keys: leaseHolders workers heartbeatRecord workerLeases
 --! argv: worker_id heartbeat_timeout_ms [grace_ms]
 -- grace_ms: a bridge beat's start-up grace (see below).
--- Returns: 1.
+-- Returns: 1; 0 for a worker that left (a beat sent before its leave that landed after it: it
+-- writes nothing of the worker).
 local wid = ARGV[1]
 local now = now_ms()
-beat(wid, now, tonumber(ARGV[2]))
+if not beat(wid, now, tonumber(ARGV[2])) then
+  return 0
+end
 -- A bridge beat (from the main thread, before the heartbeat thread's first) counts `grace` ms
 -- into the future, never lowering a score: the thread's start-up is covered even if the main
 -- thread blocks right after it. The thread's own beats (no grace) bring the score back to now.

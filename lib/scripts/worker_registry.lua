@@ -55,6 +55,7 @@ for i = #taken, 1, -1 do
 end
 rcall('DEL', K_WORKER_HANDOFFS, K_WORKER_REGISTRATION)
 rcall('ZREM', K_WORKERS, wid)
+note_left(wid, now)
 rcall('HDEL', K_WORKER_INFO, wid)
 rcall('DEL', K_WORKER_LEASES)
 return 1

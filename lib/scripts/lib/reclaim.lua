@@ -38,13 +38,41 @@ end
 -- A heartbeat of worker `wid`. Beats also tell whether Redis itself was out of reach (down,
 -- restarting, paused): when no worker's beat landed for `hb_timeout`, the beats missed
 -- meanwhile prove nothing, so heartbeats are judged again only from now on (K_HEARTBEAT_RECORD 's').
+-- A beat of a worker that left (K_HEARTBEAT_RECORD 'l', see note_left) does not bring it back:
+-- sent before its leave, it can land after it (held in a stalled Redis, or in a reconnecting
+-- client, past close()'s bound on its heartbeat's stop). Returns false for such a beat.
 local function beat(wid, now, hb_timeout)
-  rcall('ZADD', K_WORKERS, now, wid)
-  local last = tonumber(rcall('HGET', K_HEARTBEAT_RECORD, 'b'))
+  local rec = rcall('HMGET', K_HEARTBEAT_RECORD, 'b', 'l')
   rcall('HSET', K_HEARTBEAT_RECORD, 'b', now)
+  local last = tonumber(rec[1])
   if last and now - last > hb_timeout then
     rcall('HSET', K_HEARTBEAT_RECORD, 's', now)
   end
+  if rec[2] and string.find(rec[2], ',' .. wid .. ':', 1, true) then
+    return false
+  end
+  rcall('ZADD', K_WORKERS, now, wid)
+  return true
+end
+
+-- How long, and how many, workers that left are remembered (see beat).
+local LEFT_MS = 600000
+local LEFT_MAX = 1000
+
+-- Note worker `wid` as left at `now` in K_HEARTBEAT_RECORD 'l' (",<id>:<left ms>" each, oldest
+-- first), dropping those older than LEFT_MS and the oldest past LEFT_MAX.
+local function note_left(wid, now)
+  local kept, n = {}, 0
+  local cut = now - LEFT_MS
+  local was = rcall('HGET', K_HEARTBEAT_RECORD, 'l') or ''
+  for id, at in string.gmatch(was, ',([^,:]+):(%d+)') do
+    if id ~= wid and tonumber(at) >= cut then
+      n = n + 1
+      kept[n] = ',' .. id .. ':' .. at
+    end
+  end
+  local from = math.max(1, n - LEFT_MAX + 2)
+  rcall('HSET', K_HEARTBEAT_RECORD, 'l', table.concat(kept, '', from, n) .. ',' .. wid .. ':' .. int(now))
 end
 
 -- Whether a worker last seen at `beat_ms` (nil: never; clean asks whether any may be dead)
