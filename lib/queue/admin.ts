@@ -19,6 +19,8 @@ import { jobView } from '../job/views.js';
 import { parseJson } from '../job/codec.js';
 
 const CLEAN_LIMIT = 1000;
+/** The most due schedules, and dead workers, one clean call reports (made one by one here). */
+const CLEAN_BATCH = 100;
 
 /** What clean() calls for schedules due for their next ticks (lib/schedules). */
 export interface ScheduleHook {
@@ -117,6 +119,11 @@ export class Admin<T, R> {
     };
     let flowWork = false;
     const hb = o.heartbeatTimeoutMs;
+    // Schedules and dead workers seen by this clean: a full batch calls again while it brought
+    // new ones (any number of schedules due at once get their ticks in one clean), and one whose
+    // top-up failed (logged) is not tried again until the next clean.
+    const seen = new Set<string>();
+    const unseen = (ids: string[]) => ids.filter((id) => !seen.has(id) && seen.add(id));
     for (;;) {
       // { promoted, reclaimed, dead-lettered, results dropped, caller ids freed, flow work left,
       //   Redis now, kept completed jobs trimmed, s, s schedules due, dead worker ids… }
@@ -127,6 +134,7 @@ export class Admin<T, R> {
         hb,
         o.keepCompleted.count,
         o.keepCompleted.ageMs,
+        CLEAN_BATCH,
       ])) as Reply;
       const [promoted = 0, reclaimed = 0, dead = 0, expired = 0, freed = 0] = r
         .slice(0, 5)
@@ -140,7 +148,7 @@ export class Admin<T, R> {
       report.completedTrimmed += trimmed;
       if (num(r[5]) === 1) flowWork = true;
       const s = num(r[8]);
-      const due = r.slice(9, 9 + s).map(str);
+      const due = unseen(r.slice(9, 9 + s).map((x) => `s${str(x)}`)).map((x) => x.slice(1));
       if (due.length > 0 && this.schedules) {
         const made = await this.schedules.topUpDue(due);
         if (made > 0) report.ticksMade = (report.ticksMade ?? 0) + made;
@@ -153,7 +161,8 @@ export class Admin<T, R> {
           [workerId, hb, o.maxLeaseExpiries, o.maxDead, sweep],
           { workerId },
         )) as number[];
-      for (const workerId of r.slice(10 + s, 10 + s + d).map(str)) {
+      const silent = unseen(r.slice(10 + s, 10 + s + d).map((x) => `w${str(x)}`));
+      for (const workerId of silent.map((x) => x.slice(1))) {
         const x = await reclaim(workerId, 0);
         if (x[0] === -1) continue;
         report.deadWorkers += 1;
@@ -165,7 +174,10 @@ export class Admin<T, R> {
         const x = await reclaim(workerId, 1);
         if (x[0]! > 0) report.reclaimedFromWorkers += x[0]!;
       }
-      if (Math.max(promoted, reclaimed + dead, expired, freed, trimmed) < CLEAN_LIMIT) break;
+      const more =
+        (s === CLEAN_BATCH && due.length > 0) || (d === CLEAN_BATCH && silent.length > 0);
+      if (!more && Math.max(promoted, reclaimed + dead, expired, freed, trimmed) < CLEAN_LIMIT)
+        break;
     }
     // Flow work that crashes left over (docs/internals/flows.md).
     if (!flowWork) return report;

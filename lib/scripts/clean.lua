@@ -6,9 +6,10 @@
 -- Cost is proportional to the work found: every step reads only due/expired entries.
 --! keys: pending data dataBuckets meta callerIds delayed leased leaseHolders dead workers reclaimedWorkers wake results resultExpiries progress heartbeatRecord keptCallerIds schedulesDue scheduleLatestJobs eventLog waitingChildren flowParent flowOutbox flowOutboxAt flowCancels flowRechecks flowReserved addedTimes jobLogs metricsCompleted metricsFailed metricsDead completedInfo completedJobs
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
---! argv: limit max_lease_expiries max_dead heartbeat_timeout_ms keep_count keep_age_ms
+--! argv: limit max_lease_expiries max_dead heartbeat_timeout_ms keep_count keep_age_ms batch
 -- limit: the most entries each step takes; keep_count, keep_age_ms: keepCompleted (0: none are
--- kept, every kept job goes).
+-- kept, every kept job goes); batch: the most due schedules, and the most dead workers, reported
+-- (the client makes and reclaims them one by one, and calls again while a batch was full).
 -- Returns: { promoted, reclaimed, dead-lettered, results dropped, caller ids freed, 1 when flow
 --   work is left (flow_due.lua then takes it), Redis now, kept completed jobs trimmed, count s of
 --   schedules due, s schedule ids, count d of dead workers, d dead worker ids, then the ids
@@ -69,7 +70,8 @@ end
 rcall_each('ZREM', K_KEPT_CALLER_IDS, freed)
 local trimmed = trim_completed(now, tonumber(ARGV[5]), tonumber(ARGV[6]), limit)
 metrics_flush(now)
-local due = rcall('ZRANGEBYSCORE', K_SCHEDULES_DUE, '-inf', now, 'LIMIT', 0, 100)
+local batch = ARGV[7]
+local due = rcall('ZRANGEBYSCORE', K_SCHEDULES_DUE, '-inf', now, 'LIMIT', 0, batch)
 local out = { promoted, reclaimed, dead, #old, freed_ids, flow_work_left(), now, trimmed, #due }
 for _, sid in ipairs(due) do
   out[#out + 1] = sid
@@ -77,7 +79,7 @@ end
 -- (With no worker, nobody to judge: lapsed() would note a silence in a queue that never had one.)
 local silent = {}
 if rcall('EXISTS', K_WORKERS) == 1 and lapsed(nil, now, hb_timeout) then
-  silent = rcall('ZRANGEBYSCORE', K_WORKERS, '-inf', '(' .. (now - hb_timeout), 'LIMIT', 0, 100)
+  silent = rcall('ZRANGEBYSCORE', K_WORKERS, '-inf', '(' .. (now - hb_timeout), 'LIMIT', 0, batch)
 end
 out[#out + 1] = #silent
 for _, w in ipairs(silent) do

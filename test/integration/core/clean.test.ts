@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import type { CleanReport } from '../../../lib/index.js';
+import { redisNow } from '../../support/core.js';
 import { QueueFixture } from '../../support/queue.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -141,6 +142,24 @@ describe('clean: dead workers', () => {
       expect(await q.extend(kept, 1_000)).toEqual([true, true]);
       // A further clean finds nothing more.
       expect(await q.clean()).toEqual(NOTHING);
+    } finally {
+      clearInterval(beats);
+    }
+  });
+  it('one clean reclaims every dead worker, however many (not 100 a clean)', async () => {
+    const c = fx.client();
+    const q = fx.queue<string>({ heartbeatTimeoutMs: 1_000 }, c);
+    const dead = await Promise.all(Array.from({ length: 150 }, () => q.registerWorker()));
+    const live = await q.registerWorker();
+    const beats = setInterval(() => void q.heartbeat(live), 50);
+    try {
+      // Every one of them silent for the timeout (by Redis' clock), then one clean.
+      const scores = await Promise.all(dead.map((id) => c.zscore(q.keys.key('workers'), id)));
+      const last = Math.max(...scores.map(Number));
+      await waitFor(async () => (await redisNow(c)) > last + 1_000, { what: 'all of them lapsed' });
+      const report = await q.clean();
+      expect(report.deadWorkers).toBe(dead.length);
+      expect((await q.getWorkers()).map((w) => w.id)).toEqual([live]);
     } finally {
       clearInterval(beats);
     }

@@ -14,6 +14,22 @@ const fx = new QueueFixture();
 afterAll(() => fx.cleanup());
 
 describe('schedules: tick jobs', () => {
+  it('one clean() tops up every due schedule, however many (not 100 a clean)', async () => {
+    const c = fx.client();
+    const q = fx.queue<number>({}, c);
+    const n = 350;
+    await Promise.all(
+      Array.from({ length: n }, (_, i) => q.upsertSchedule(`s${i}`, { every: 1_000 }, { data: i })),
+    );
+    const due = async () => c.zcount(q.keys.key('schedulesDue'), '-inf', await redisNow(c));
+    await waitFor(async () => (await due()) === n, {
+      what: 'every schedule due for its next ticks',
+    });
+    const report = await q.clean();
+    expect(report.ticksMade).toBeGreaterThanOrEqual(n);
+    expect(await due()).toBe(0);
+  });
+
   it('a failed tick job retried after its backoff is not dropped as missed', async () => {
     const q = fx.queue<string>();
     const backoff = { type: 'fixed' as const, delayMs: 300 };
