@@ -17,7 +17,7 @@ local function group_runs_ended(gs, now)
     n[g] = n[g] + 1
   end
   local running = hmget(K_GROUP_RUNNING, names)
-  local set, idle = {}, {}
+  local set, idle, now_idle = {}, {}, {}
   for i, g in ipairs(names) do
     local left = count_of(running[i]) - n[g]
     if left > 0 then
@@ -25,6 +25,7 @@ local function group_runs_ended(gs, now)
       set[#set + 1] = count_str(left)
     else
       idle[#idle + 1] = g
+      now_idle[g] = true
     end
   end
   rcall_each('HSET', K_GROUP_RUNNING, set)
@@ -40,6 +41,11 @@ local function group_runs_ended(gs, now)
         else
           group_tidy(g)
         end
+      elseif now_idle[g] then
+        -- Still in the ready set, as a lease round leaves the groups it served (their next
+        -- job's look is the next round's): with nothing pending any more, it is forgotten now,
+        -- not at the next lease call (getGroups lists it until then).
+        group_tidy(g)
       end
     end
   end

@@ -197,6 +197,22 @@ describe('per-group limits', () => {
     expect((await q.getGroups()).find((g) => g.group === 'T')).toMatchObject({ limited: true });
   });
 
+  it('a group whose last job ends is listed no more at once, whatever ended it', async () => {
+    // (A lease round leaves the groups it served in the ready set: one whose last job it took
+    // stayed listed, pending 0 and running 0, until the next lease call on the queue.)
+    const q = fx.queue<Data>();
+    await q.add({ i: 0 }, { group: 'C' });
+    await q.add({ i: 0 }, { group: 'F', maxAttempts: 1 });
+    await q.add({ i: 0 }, { group: 'X' });
+    const jobs = await q.lease({ count: 3, leaseMs: 60_000 });
+    expect(jobs.map((j) => j.group)).toEqual(['C', 'F', 'X']);
+    expect(await q.complete(jobs[0]!)).toBe(true);
+    expect(await q.fail(jobs[1]!, new Error('no'))).toBe('dead');
+    expect(await q.cancel(jobs[2]!.id)).toBe(true);
+    expect(await q.getGroups()).toEqual([]);
+    expect((await q.repair()).fixes).toEqual([]);
+  });
+
   it('drainGroup of a group with nothing pending, or exactly a page of jobs, answers a count', async () => {
     // (Its script asked HMGET with no field for an empty page: SCRIPT_ERROR, after a full page
     // of 1 000 had been removed.)
