@@ -54,6 +54,8 @@ interface Draft {
   queueName: string;
   queue: WorkQueue | undefined;
   classNames: string[];
+  /** The classes found (two classes may share a name: one found twice is refused). */
+  classes: unknown[];
   instances: object[];
   options: Record<string, unknown>;
   optionOwner: Record<string, string>;
@@ -157,6 +159,7 @@ export class WorkQueueExplorer {
         queueName,
         queue,
         classNames: [],
+        classes: [],
         instances: [],
         options: {},
         optionOwner: {},
@@ -166,10 +169,12 @@ export class WorkQueueExplorer {
       };
       drafts.set(queueName, draft);
     }
-    if (draft.classNames.includes(className)) {
+    const cls: unknown = instance.constructor;
+    if (draft.classes.includes(cls)) {
       problems.push(processorFoundTwice(at, className));
       return;
     }
+    draft.classes.push(cls);
     draft.classNames.push(className);
     draft.instances.push(instance);
 

@@ -121,6 +121,44 @@ describe('explorer', () => {
     expect(p!.catchAll?.invoke(job())).toBe('rest');
   });
 
+  it('two classes of one name share a queue; one class provided in two modules is found twice', async () => {
+    // (Two feature modules may each have a class named Handler: told apart by identity.)
+    const handler = (jobName: string) => {
+      @Processor('emails')
+      class Handler {
+        @Process(jobName)
+        handle() {
+          return jobName;
+        }
+      }
+      return Handler;
+    };
+    const ref = await compile([handler('a'), handler('b')]);
+    const [p, ...others] = ref.get(WorkQueueExplorer).explore();
+    expect(others).toHaveLength(0);
+    expect(p!.classNames).toEqual(['Handler', 'Handler']);
+    expect(p!.named.get('a')?.invoke(job('a'))).toBe('a');
+    expect(p!.named.get('b')?.invoke(job('b'))).toBe('b');
+
+    const Twice = handler('c');
+    @Module({ providers: [Twice] })
+    class One {}
+    @Module({ providers: [Twice] })
+    class Two {}
+    const twice = await Test.createTestingModule({
+      imports: [
+        WorkQueueModule.forRoot({ connection, logger: false, cleaner: false }),
+        WorkQueueModule.registerQueue({ name: 'emails' }),
+        One,
+        Two,
+      ],
+    }).compile();
+    open.push(twice);
+    expect((await bootstrapError(twice)).problems).toEqual([
+      `@Processor('emails') on Handler: found twice (is Handler provided in more than one module? Provide it once)`,
+    ]);
+  });
+
   it('a @Processor class with worker-event listeners only joins its queue; alone, it processes nothing and fails', async () => {
     @Processor('emails')
     class Handles {
