@@ -114,6 +114,9 @@ export function moduleOptionProblems(options: unknown): string[] {
   const t = options.shutdownTimeoutMs;
   if (t !== undefined && (typeof t !== 'number' || !Number.isInteger(t) || t < 0)) {
     problems.push(msg.badShutdownTimeout(msg.show(t)));
+  } else {
+    const over = timerProblem('shutdownTimeoutMs', t);
+    if (over) problems.push(over);
   }
   const c = options.cleaner;
   if (c !== undefined && c !== false) {

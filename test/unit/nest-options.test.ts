@@ -65,10 +65,15 @@ describe('module options', () => {
     expect(err.problems).toEqual(everyProblem);
   });
 
-  it('a cleaner interval longer than a Node timer waits is refused', () => {
+  it('a cleaner interval or shutdown timeout longer than a Node timer waits is refused', () => {
     expect(
-      moduleOptionProblems({ connection: { url: 'redis://x' }, cleaner: { intervalMs: 2 ** 31 } }),
+      moduleOptionProblems({
+        connection: { url: 'redis://x' },
+        cleaner: { intervalMs: 2 ** 31 },
+        shutdownTimeoutMs: 3e9,
+      }),
     ).toEqual([
+      'shutdownTimeoutMs must be at most 2147483647 (ms: the longest a timer waits), got 3000000000',
       'cleaner.intervalMs must be at most 2147483647 (ms: the longest a timer waits), got 2147483648',
     ]);
   });
