@@ -18,6 +18,12 @@ export const registerQueueWhere = (names: readonly unknown[], via = 'registerQue
   `WorkQueueModule.${via}(${names.map((n) => JSON.stringify(n)).join(', ')})`;
 export const noCreateMethod = (cls: string) =>
   `forRootAsync({ useClass / useExisting: ${cls} }): ${cls} has no create() method returning the module's options (@nestjs/bullmq's createSharedConfiguration() is create() here)`;
+export const noAsyncOptions = (got: string) =>
+  `forRootAsync needs { useFactory } (a function, with inject), { useClass } or { useExisting }, got ${got}`;
+export const factoryNotFunction = (got: string) =>
+  `useFactory must be a function returning the queue's options, got ${got}`;
+export const injectNotArray = (got: string) =>
+  `inject must be an array of the tokens useFactory takes, got ${got}`;
 export const factoryNotOptions = (got: string) =>
   `useFactory must return an object of queue options (or nothing), got ${got}`;
 export const registeredTwice = (name: string) =>

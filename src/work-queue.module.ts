@@ -24,9 +24,13 @@ import {
 import { WorkQueueQueueEvents } from './work-queue.queue-events.js';
 import { invalidOptions } from '../lib/internal.js';
 import {
+  factoryNotFunction,
   factoryNotOptions,
+  injectNotArray,
+  registrationNotObject,
   INVALID_MODULE_OPTIONS,
   NO_FOR_ROOT,
+  noAsyncOptions,
   noCreateMethod,
   show,
 } from './work-queue.messages.js';
@@ -62,13 +66,14 @@ export class WorkQueueModule extends ConfigurableWorkQueueModule {
   }
 
   static forRootAsync(options: typeof WORK_QUEUE_ASYNC_OPTIONS_TYPE): DynamicModule {
-    return withCore(checkedOptionsClass(super.forRootAsync(options), options));
+    const given = isOptionsObject(options) ? options : {};
+    return withCore(checkedOptionsClass(super.forRootAsync(given), given, options));
   }
 
   /** Provides each queue under `getQueueToken(name)`, for `@InjectQueue(name)` and processors. */
   static registerQueue(...queues: RegisterQueueOptions[]): DynamicModule {
     const providers: Provider[] = queues.map((registration) => ({
-      provide: getQueueToken(registration.name),
+      provide: getQueueToken(registrationName(registration)),
       useFactory: (context?: WorkQueueContext, schedules?: WorkQueueSchedules) => {
         // Every registration of this call first: the problems of each invalid one at once.
         rooted(context, schedules).checkRegistrations(queues);
@@ -76,7 +81,7 @@ export class WorkQueueModule extends ConfigurableWorkQueueModule {
       },
       inject: CORE_DEPENDENCIES,
     }));
-    const names = queues.map((q) => q.name);
+    const names = queues.map(registrationName);
     return {
       module: WorkQueueModule,
       providers: [...providers, lateCheck(names)],
@@ -104,24 +109,42 @@ export class WorkQueueModule extends ConfigurableWorkQueueModule {
    */
   static registerQueueAsync(...queues: RegisterQueueAsyncOptions[]): DynamicModule {
     const call = ++asyncCalls;
-    const names = queues.map((q) => q.name);
-    const factoryTokens = queues.map((q, i) => Symbol(`registerQueueAsync#${call}.${i}:${q.name}`));
+    const names = queues.map(registrationName);
+    const factoryTokens = names.map((name, i) => Symbol(`registerQueueAsync#${call}.${i}:${name}`));
     const checkedToken = Symbol(`registerQueueAsync#${call}:checked`);
-    const factories: Provider[] = queues.map(({ inject = [], useFactory }, i) => ({
+    // (A registration of the wrong shape is said at bootstrap with the others' problems.)
+    const shaped = queues.map((q): Partial<RegisterQueueAsyncOptions> =>
+      isOptionsObject(q) ? q : {},
+    );
+    const factories: Provider[] = shaped.map(({ inject, useFactory }, i) => ({
       provide: factoryTokens[i]!,
-      useFactory: (...args: unknown[]) => (useFactory as (...a: unknown[]) => unknown)(...args),
-      inject,
+      useFactory: (...args: unknown[]) =>
+        typeof useFactory === 'function'
+          ? (useFactory as (...a: unknown[]) => unknown)(...args)
+          : NO_FACTORY,
+      inject: Array.isArray(inject) ? inject : [],
     }));
+    const shapeProblems = queues.map((q, i) =>
+      !isOptionsObject(q)
+        ? [registrationNotObject(show(q))]
+        : typeof shaped[i]!.useFactory !== 'function'
+          ? [factoryNotFunction(show(shaped[i]!.useFactory))]
+          : shaped[i]!.inject !== undefined && !Array.isArray(shaped[i]!.inject)
+            ? [injectNotArray(show(shaped[i]!.inject))]
+            : [],
+    );
     const checked: Provider = {
       provide: checkedToken,
       useFactory: (context: WorkQueueContext | undefined, ...results: unknown[]) => {
         // Without forRoot() the queue providers say so (and none is built when a test overrides
         // them all): nothing to check here then.
         if (!context) return undefined;
-        const found = results.map((overrides) =>
-          overrides === undefined || isOptionsObject(overrides)
-            ? []
-            : [factoryNotOptions(show(overrides))],
+        const found = results.map((overrides, i) =>
+          shapeProblems[i]!.length > 0
+            ? shapeProblems[i]!
+            : overrides === undefined || isOptionsObject(overrides)
+              ? []
+              : [factoryNotOptions(show(overrides))],
         );
         const registrations = results.map((overrides, i): RegisterQueueOptions => ({
           ...(isOptionsObject(overrides) ? overrides : {}),
@@ -132,7 +155,7 @@ export class WorkQueueModule extends ConfigurableWorkQueueModule {
       },
       inject: [CORE_DEPENDENCIES[0]!, ...factoryTokens],
     };
-    const providers: Provider[] = queues.map(({ name }, i) => ({
+    const providers: Provider[] = names.map((name, i) => ({
       provide: getQueueToken(name),
       useFactory: (
         context: WorkQueueContext | undefined,
@@ -148,7 +171,7 @@ export class WorkQueueModule extends ConfigurableWorkQueueModule {
       },
       inject: [...CORE_DEPENDENCIES, checkedToken],
     }));
-    const imports = queues.flatMap((q) => q.imports ?? []);
+    const imports = shaped.flatMap((q) => (Array.isArray(q.imports) ? q.imports : []));
     return {
       module: WorkQueueModule,
       imports,
@@ -186,28 +209,48 @@ let asyncCalls = 0;
 const isOptionsObject = (v: unknown): v is object =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** A registration's name as its token says it (a registration of the wrong shape: its check says so). */
+const registrationName = (r: unknown): string => {
+  const name: unknown = isOptionsObject(r) ? (r as { name?: unknown }).name : r;
+  return typeof name === 'string' ? name : typeof name === 'symbol' ? '' : String(name);
+};
+
+/** What a registerQueueAsync factory provider gives when `useFactory` is no function. */
+const NO_FACTORY = Symbol('no useFactory');
+
 /**
  * forRootAsync's `useClass` / `useExisting`: Nest's provider calls the instance's `create()`;
- * one without it fails as our typed error naming the class, not as Nest's bare TypeError.
+ * one without it fails as our typed error naming the class, not as Nest's bare TypeError. Options
+ * with none of `useFactory`, `useClass`, `useExisting` (or no object: `raw`) fail the bootstrap
+ * as our typed error too, not as Nest's unknown dependency.
  */
 function checkedOptionsClass(
   definition: DynamicModule,
   options: typeof WORK_QUEUE_ASYNC_OPTIONS_TYPE,
+  raw: unknown,
 ): DynamicModule {
   const cls = options.useExisting ?? options.useClass;
-  if (options.useFactory || !cls) return definition;
+  if (typeof options.useFactory === 'function') return definition;
+  const replaced: Provider = cls
+    ? {
+        provide: WORK_QUEUE_MODULE_OPTIONS,
+        useFactory: (factory: unknown) => {
+          const create = (factory as { create?: unknown } | null)?.create;
+          if (typeof create !== 'function')
+            throw invalidOptions(INVALID_MODULE_OPTIONS, [noCreateMethod(nameOf(cls))]);
+          return (create as () => unknown).call(factory);
+        },
+        inject: [cls],
+      }
+    : {
+        provide: WORK_QUEUE_MODULE_OPTIONS,
+        useFactory: () => {
+          throw invalidOptions(INVALID_MODULE_OPTIONS, [noAsyncOptions(show(raw))]);
+        },
+      };
   const providers = (definition.providers ?? []).map((p) =>
     typeof p === 'object' && 'provide' in p && p.provide === WORK_QUEUE_MODULE_OPTIONS
-      ? {
-          provide: WORK_QUEUE_MODULE_OPTIONS,
-          useFactory: (factory: unknown) => {
-            const create = (factory as { create?: unknown } | null)?.create;
-            if (typeof create !== 'function')
-              throw invalidOptions(INVALID_MODULE_OPTIONS, [noCreateMethod(nameOf(cls))]);
-            return (create as () => unknown).call(factory);
-          },
-          inject: [cls],
-        }
+      ? replaced
       : p,
   );
   return { ...definition, providers };

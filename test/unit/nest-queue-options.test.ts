@@ -163,6 +163,39 @@ describe('module options', () => {
     expect(ref.get<WorkQueue>(getQueueToken('y')).name).toBe('y');
   });
 
+  it('registrations of the wrong shape (null, no useFactory, a bad inject) fail the bootstrap with the others, typed', async () => {
+    // (They threw a bare TypeError at the call, reading .name of null, or at the bootstrap,
+    // calling a useFactory that is no function, before the other registrations were checked.)
+    const err = await compileError([
+      WorkQueueModule.forRoot({ connection: { url }, logger: false }),
+      WorkQueueModule.registerQueueAsync(
+        null as never,
+        { name: 'a', useFactory: 5 as never },
+        { name: 'b', useFactory: () => ({ maxAttempts: -1 }) },
+        { name: 'c', useFactory: () => ({}), inject: 'x' as never },
+      ),
+    ]);
+    expect(err.problems).toEqual([
+      '"null": a queue registration must be an object { name, ...options }, got null',
+      `"a": useFactory must be a function returning the queue's options, got 5`,
+      '"b": maxAttempts must be a positive integer, got -1',
+      '"c": inject must be an array of the tokens useFactory takes, got "x"',
+    ]);
+    const sync = await compileError([
+      WorkQueueModule.forRoot({ connection: { url }, logger: false }),
+      WorkQueueModule.registerQueue(null as never, { name: 'ok' }),
+    ]);
+    expect(sync.problems).toEqual([
+      'a queue registration must be an object { name, ...options }, got null',
+    ]);
+    for (const options of [{}, null, { useFactory: 'x' }]) {
+      const root = await compileError([WorkQueueModule.forRootAsync(options as never)]);
+      expect(root.problems).toEqual([
+        `forRootAsync needs { useFactory } (a function, with inject), { useClass } or { useExisting }, got ${JSON.stringify(options)}`,
+      ]);
+    }
+  });
+
   it('registerQueue, registerQueueAsync or registerFlowProducer without forRoot(): our error says to import it', async () => {
     for (const registration of [
       WorkQueueModule.registerQueue({ name: 'a' }),
