@@ -167,7 +167,7 @@ export function prepareSchedule(
   const lateMs = Math.max(1000, 2 * defaultCleanInterval([{ options: o }]));
   const def: StoredDef = { missed: 'once', missedAfterMs: lateMs };
   let anchor = 'd0';
-  if (typeof spec !== 'object' || spec === null) {
+  if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) {
     list.push('spec must be an object { every } or { cron, tz? }');
   } else {
     for (const k of Object.keys(spec)) {

@@ -83,6 +83,11 @@ describe('schedules: storing', () => {
       'cron "* * * *" has 4 fields; give 5 (minute first) or 6 (second first)',
       'template: unknown key "id"',
     ]);
+    // An array is no spec (not read as a spec whose `every` is Array.prototype.every).
+    const array = (await q
+      .upsertSchedule('s', [] as never, { data: 'x' })
+      .catch((e: unknown) => e)) as WorkQueueError;
+    expect(array.problems).toEqual(['spec must be an object { every } or { cron, tz? }']);
     // A template without data: said once (not also as an undefined payload).
     const noData = (await q
       .upsertSchedule('s', { every: 1_000 }, {} as never)
