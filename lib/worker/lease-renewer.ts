@@ -62,7 +62,8 @@ export class LeaseRenewer<T, R> implements RenewerPart {
   }
 
   start(): void {
-    const every = Math.max(50, Math.floor(this.ctx.settings.leaseMs / 3));
+    // (Every third of the lease, however short: a floor above it let leases lapse between renewals.)
+    const every = Math.max(1, Math.floor(this.ctx.settings.leaseMs / 3));
     this.timer = setInterval(() => void this.renew(), every);
     this.timer.unref();
     this.seen = performance.now();
