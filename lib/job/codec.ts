@@ -84,6 +84,10 @@ export function parseJson<T>(text: string, what: 'payload' | 'result'): T {
  * queue's maxPayloadBytes: what is kept stays bounded); throws ENCODE_FAILED or PAYLOAD_TOO_LARGE.
  */
 export function encodeResult(result: unknown, maxBytes: number): string {
+  // (JSON.stringify answers undefined for these: not stored as null, as if the handler had
+  // returned nothing; a sandbox's structured clone refuses them too.)
+  if (typeof result === 'function' || typeof result === 'symbol')
+    throw encodeFailed(`result cannot be encoded as JSON: it is a ${typeof result}`);
   let out: string;
   try {
     out = JSON.stringify(result ?? null) ?? 'null';

@@ -71,23 +71,27 @@ describe('Worker robustness', () => {
     );
   });
 
-  it('a result that cannot be stored (BigInt): job completed, error reported, worker goes on', async () => {
+  it('a result that cannot be stored (BigInt, a function, a symbol): job completed, error reported, worker goes on', async () => {
+    // (A function or a symbol was stored as null, as if the handler had returned nothing, with
+    // no error: JSON.stringify answers undefined for them.)
     const q = fx.queue<number, unknown>({ storeResults: { ttlMs: 60_000 } });
-    const w = worker(q, (job) => (job.data === 1 ? { big: 10n } : { n: job.data }));
+    const bad = [{ big: 10n }, () => 1, Symbol('s')];
+    const w = worker(q, (job) => (job.data < bad.length ? bad[job.data] : { n: job.data }));
     const events = recordEvents(w);
-    const a = await q.add(1);
-    await waitFor(() => events.some(([e]) => e === 'completed'), { what: 'first completion' });
-    const b = await q.add(2);
-    await waitFor(() => events.filter(([e]) => e === 'completed').length === 2, {
-      what: 'second completion',
-    });
-    const errors = events.filter(([e]) => e === 'error').map(([, e]) => e);
-    expect(errors).toHaveLength(1);
-    expect(errors[0]).toBeInstanceOf(WorkQueueError);
-    expect(errors[0]).toMatchObject({ code: 'ENCODE_FAILED' });
-    expect((errors[0] as Error).message).toContain(`job ${a.id}`);
-    expect(await q.getJob(a.id)).toMatchObject({ state: 'completed', result: null });
-    expect(await q.getResult(b.id)).toEqual({ n: 2 });
+    const added: string[] = [];
+    for (const data of [0, 1, 2, 3]) {
+      added.push((await q.add(data)).id);
+      await waitFor(() => events.filter(([e]) => e === 'completed').length === added.length, {
+        what: `completion of ${data}`,
+      });
+    }
+    const errors = events.filter(([e]) => e === 'error').map(([, e]) => e as WorkQueueError);
+    expect(errors.map((e) => e.code)).toEqual(['ENCODE_FAILED', 'ENCODE_FAILED', 'ENCODE_FAILED']);
+    errors.forEach((e, k) => expect(e.message).toContain(`job ${added[k]}`));
+    for (const id of added.slice(0, 3)) {
+      expect(await q.getJob(id)).toMatchObject({ state: 'completed', result: null });
+    }
+    expect(await q.getResult(added[3]!)).toEqual({ n: 3 });
     expect(events.some(([e]) => e === 'failed')).toBe(false);
   });
 
