@@ -5,6 +5,7 @@
 export * from './index.js';
 export { invalidOptions, redisError, stepOf } from './errors.js';
 export { checkName, QUEUE_OPTION_KEYS, resolveQueueOptions } from './options.js';
+export { bounded } from './redis/bounded.js';
 export { endNow } from './redis/connection.js';
 export { infos, summarize } from './redis/info.js';
 export { prepareSchedule } from './schedules/spec.js';

@@ -16,6 +16,7 @@ import type {
   QueueWorker,
   Status,
 } from '@bull-board/api/dist/types.js';
+import { bounded, redisError } from '../../lib/internal.js';
 import type { JobInfo, ListState, WorkQueue } from '../../lib/internal.js';
 import { boardLogs, boardMetrics, boardWorker } from './history.js';
 import { boardAddOptions, obliterateForBoard, qualifiedName } from './work-queue.job.js';
@@ -41,6 +42,8 @@ const LISTED: ReadonlyArray<readonly [JobStatus, ListState]> = [
 const OUR_STATE = new Map<string, ListState>(LISTED);
 /** Largest page the core lists at once. */
 const PAGE = 1000;
+/** The name bull-board gives a job added or duplicated without one (BullMQ's default). */
+const BULLMQ_DEFAULT_NAME = '__default__';
 
 /** A `WorkQueue` on bull-board: `createBullBoard({ queues: [new WorkQueueAdapter(queue)] })`. */
 export class WorkQueueAdapter<T = unknown, R = unknown> extends BaseAdapter {
@@ -144,14 +147,22 @@ export class WorkQueueAdapter<T = unknown, R = unknown> extends BaseAdapter {
     return (await this.queue.getWorkers()).map((w) => boardWorker(w, now));
   }
 
+  /** Redis' INFO for the board's stats, bounded as every call is (`commandTimeoutMs`). */
   async getRedisInfo(): Promise<string | null> {
-    return this.queue.client.info();
+    const { client, name, options } = this.queue;
+    const context = `queue ${name}: redis info`;
+    try {
+      return await bounded(client, options.commandTimeoutMs, context, () => client.info());
+    } catch (e) {
+      throw redisError(context, e);
+    }
   }
 
   /** Adds a job (the board's "Add job" and "Duplicate"): see `boardAddOptions`. */
   async addJob(name: string, data: unknown, options: QueueJobOptions = {}): Promise<QueueJob> {
     const { id } = await this.q.add(data, {
-      ...(name ? { name } : {}),
+      // (The board's form names a job without a name BullMQ's way: '__default__'.)
+      ...(name && name !== BULLMQ_DEFAULT_NAME ? { name } : {}),
       ...boardAddOptions(options),
     });
     const info = await this.q.getJob(id);

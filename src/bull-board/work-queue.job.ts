@@ -58,10 +58,14 @@ export function boardAddOptions(options: QueueJobOptions): AddOptions {
   };
   const other = Object.keys(rest).filter((k) => !SHOWN_ONLY.has(k));
   if (other.length > 0) throw new UnsupportedBoardActionError(`add with ${other.join(', ')}`);
+  // (0 and none mean the defaults, as the board's form sends them; anything else the add checks,
+  // every problem listed: INVALID_ARGUMENT.)
   const groupName = typeof group === 'object' && group !== null ? group.id : group;
   return {
-    ...(delay && delay > 0 ? { delayMs: delay } : {}),
-    ...(attempts && attempts > 0 ? { maxAttempts: attempts } : {}),
+    ...(delay !== undefined && delay !== null && delay !== 0 ? { delayMs: delay } : {}),
+    ...(attempts !== undefined && attempts !== null && attempts !== 0
+      ? { maxAttempts: attempts }
+      : {}),
     ...(priority !== undefined ? { priority } : {}),
     ...(jobId !== undefined && jobId !== '' ? { id: jobId } : {}),
     ...(groupName !== undefined ? { group: groupName } : {}),
@@ -86,10 +90,11 @@ export function jobJson(info: JobInfo, prefix: string): QueueJobJson {
     id: info.id,
     name: info.name ?? '',
     data: info.data,
-    // The board draws numbers as a percentage; ours are 0…1.
+    // The board draws numbers as a percentage: a number up to 1 is a fraction (job.progress(0.5),
+    // as our docs write it), a larger one a percentage already (BullMQ's updateProgress(50)).
     progress:
       typeof info.progress === 'number'
-        ? Math.round(info.progress * 100)
+        ? Math.round(info.progress <= 1 ? info.progress * 100 : info.progress)
         : ((info.progress as QueueJobJson['progress'] | undefined) ?? 0),
     attemptsMade: info.attemptsMade ?? 0,
     // Redis times (docs/history.md): added, the current or last attempt's start, the end.

@@ -5,7 +5,9 @@ import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import type { WorkerContext } from '../../lib/worker/context.js';
 import { LeaseRenewer } from '../../lib/worker/lease-renewer.js';
 
-afterEach(() => jest.restoreAllMocks());
+afterEach(() => {
+  jest.restoreAllMocks();
+});
 
 /** The renewal period of a renewer for leases of `leaseMs` (its first interval timer's). */
 function renewalEvery(leaseMs: number): number {

@@ -2,7 +2,9 @@
  * The bull-board adapter (issue 18) through the board's real HTTP API (@bull-board/express, with
  * response validation on): counts, paged listings, the job view, and every action against Redis.
  */
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
 import { FlowProducer, type WorkQueue } from '../../../lib/index.js';
 import { WorkQueueAdapter } from '../../../src/bull-board/index.js';
 import { board, listed } from '../../support/board.js';
@@ -226,6 +228,49 @@ describe('WorkQueueAdapter on the board', () => {
     expect((await o.counts()).delayed).toBe(1);
     await h.put(`${base}/obliterate`).send({ force: true }).expect(200);
     expect((await o.counts()).delayed).toBe(0);
+  });
+
+  it("Add job: every bad option refused at once; the form's __default__ is no name; progress; stats bounded", async () => {
+    const u = fx.queue();
+    const h = board(u);
+    const base = `/board/api/queues/${u.name}`;
+    // (A negative delay and attempts were dropped, the job added with the defaults.)
+    const bad = await h
+      .post(`${base}/add`)
+      .send({ name: 'c', data: 1, options: { priority: 12, delay: -5, attempts: -1 } });
+    expect(bad.status).toBe(500);
+    for (const option of ['priority', 'delayMs', 'maxAttempts'])
+      expect(JSON.stringify(bad.body)).toContain(option);
+    expect((await u.counts()).pending).toBe(0);
+    await h.post(`${base}/add`).send({ name: '__default__', data: 2, options: {} }).expect(200);
+    const [job] = await u.getJobs('pending');
+    expect(job).toMatchObject({ data: 2 });
+    expect(job!.name).toBeUndefined();
+    // Progress: a fraction as our docs write it, a percentage as BullMQ's (job.progress(50)).
+    const [lease] = await u.lease();
+    const adapter = new WorkQueueAdapter(u);
+    for (const [value, shown] of [
+      [0.5, 50],
+      [50, 50],
+    ] as const) {
+      await u.progress(lease!, value);
+      expect((await adapter.getJob(lease!.id))!.toJSON().progress).toBe(shown);
+    }
+    // The Redis stats of a Redis that does not answer: REDIS_UNAVAILABLE within commandTimeoutMs.
+    const silent = net.createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as net.AddressInfo).port;
+    const mute = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: null });
+    mute.on('error', () => undefined);
+    try {
+      const q = fx.queue({ commandTimeoutMs: 300 }, mute);
+      await expect(new WorkQueueAdapter(q).getRedisInfo()).rejects.toMatchObject({
+        code: 'REDIS_UNAVAILABLE',
+      });
+    } finally {
+      mute.disconnect();
+      silent.close();
+    }
   });
 
   it('refuses what the queue cannot do, with an error the board shows', async () => {
