@@ -19,7 +19,7 @@ import type {
 import { bounded, redisError } from '../../lib/internal.js';
 import type { JobInfo, ListState, WorkQueue } from '../../lib/internal.js';
 import { boardLogs, boardMetrics, boardWorker } from './history.js';
-import { boardAddOptions, obliterateForBoard, qualifiedName } from './work-queue.job.js';
+import { boardAddOptions, boardName, obliterateForBoard, qualifiedName } from './work-queue.job.js';
 import { UnsupportedBoardActionError, WorkQueueBoardJob } from './work-queue.job.js';
 
 /** Options of `WorkQueueAdapter`: bull-board's own adapter options. */
@@ -42,8 +42,6 @@ const LISTED: ReadonlyArray<readonly [JobStatus, ListState]> = [
 const OUR_STATE = new Map<string, ListState>(LISTED);
 /** Largest page the core lists at once. */
 const PAGE = 1000;
-/** The name bull-board gives a job added or duplicated without one (BullMQ's default). */
-const BULLMQ_DEFAULT_NAME = '__default__';
 
 /** A `WorkQueue` on bull-board: `createBullBoard({ queues: [new WorkQueueAdapter(queue)] })`. */
 export class WorkQueueAdapter<T = unknown, R = unknown> extends BaseAdapter {
@@ -161,8 +159,7 @@ export class WorkQueueAdapter<T = unknown, R = unknown> extends BaseAdapter {
   /** Adds a job (the board's "Add job" and "Duplicate"): see `boardAddOptions`. */
   async addJob(name: string, data: unknown, options: QueueJobOptions = {}): Promise<QueueJob> {
     const { id } = await this.q.add(data, {
-      // (The board's form names a job without a name BullMQ's way: '__default__'.)
-      ...(name && name !== BULLMQ_DEFAULT_NAME ? { name } : {}),
+      ...boardName(name),
       ...boardAddOptions(options),
     });
     const info = await this.q.getJob(id);

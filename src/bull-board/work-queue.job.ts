@@ -72,6 +72,11 @@ export function boardAddOptions(options: QueueJobOptions): AddOptions {
   };
 }
 
+/** The name of a job the board adds: none for BullMQ's default name, which its form sends. */
+export function boardName(name: string): { name?: string } {
+  return name && name !== '__default__' ? { name } : {};
+}
+
 function refused(what: string, id: string, state: string): Error {
   return new Error(`${what} refused: job ${id} is ${state}`);
 }
