@@ -1,6 +1,7 @@
 // Prometheus metrics of queues and workers (nestjs-work-queue/metrics, peer prom-client): gauges
 // read from counts() at scrape time, counters and a duration histogram fed by worker events.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { checkMetricsOptions } from './metrics-options.js';
 import {
   stepOf,
   type Job,
@@ -75,8 +76,11 @@ interface Snapshot {
   paused?: boolean;
 }
 
-const listOf = <X>(s: Source<X> | undefined): readonly X[] =>
-  s === undefined ? [] : typeof s === 'function' ? s() : s;
+/** A list option's items now (a function giving no array: none). */
+const listOf = <X>(s: Source<X> | undefined): readonly X[] => {
+  const list: unknown = typeof s === 'function' ? s() : s;
+  return Array.isArray(list) ? (list as X[]) : [];
+};
 
 /**
  * Register the metrics of `queues` and `workers` in `registry`:
@@ -100,6 +104,7 @@ export function registerQueueMetrics(
   registry: Registry,
   options: QueueMetricsOptions = {},
 ): QueueMetrics {
+  checkMetricsOptions(options, 'core');
   const p = options.prefix ?? 'work_queue_';
   const registers = [registry];
   let pending: Promise<Snapshot[]> | undefined;

@@ -11,6 +11,8 @@ import {
 } from '@nestjs/common';
 import { Registry } from 'prom-client';
 import { WorkQueueContext } from '../work-queue.context.js';
+import { invalidOptions } from '../../lib/internal.js';
+import { checkMetricsOptions } from './metrics-options.js';
 import { registerQueueMetrics, type QueueMetrics } from './queue-metrics.js';
 
 export interface WorkQueueMetricsModuleOptions {
@@ -45,6 +47,8 @@ export const WORK_QUEUE_METRICS_OPTIONS = Symbol('WORK_QUEUE_METRICS_OPTIONS');
 export class WorkQueueMetrics implements OnApplicationBootstrap, OnApplicationShutdown {
   readonly registry: Registry;
   private readonly handle: QueueMetrics;
+  private readonly names: readonly string[] | undefined;
+  private readonly context: WorkQueueContext;
 
   constructor(
     context: WorkQueueContext,
@@ -52,6 +56,9 @@ export class WorkQueueMetrics implements OnApplicationBootstrap, OnApplicationSh
     @Inject(WORK_QUEUE_METRICS_OPTIONS)
     options: WorkQueueMetricsModuleOptions | undefined,
   ) {
+    checkMetricsOptions(options, 'module');
+    this.names = options?.queues;
+    this.context = context;
     const {
       registry = new Registry(),
       prefix,
@@ -77,8 +84,18 @@ export class WorkQueueMetrics implements OnApplicationBootstrap, OnApplicationSh
     });
   }
 
-  /** Picks up the processors' workers (also done at each scrape). */
+  /** Picks up the processors' workers (also done at each scrape); a queue named but not registered fails the bootstrap. */
   onApplicationBootstrap(): void {
+    const registered = this.context.queues.map((q) => q.name);
+    const missing = (this.names ?? []).filter((n) => !registered.includes(n));
+    if (missing.length > 0)
+      throw invalidOptions(
+        'invalid WorkQueueMetricsModule options',
+        missing.map(
+          (n) =>
+            `queues: queue ${JSON.stringify(n)} is not registered (registered: ${registered.map((r) => JSON.stringify(r)).join(', ') || 'none'})`,
+        ),
+      );
     this.handle.refresh();
   }
 
