@@ -4,7 +4,7 @@ import { EventEmitter } from 'node:events';
 import type { Cluster, Redis } from 'ioredis';
 import { invalid } from '../errors.js';
 import { queueKeys } from '../redis/queue-keys.js';
-import { checkName, QUEUE_DEFAULTS } from '../options.js';
+import { checkName, clientProblems, QUEUE_DEFAULTS } from '../options.js';
 import { duplicate, endNow } from '../redis/connection.js';
 import { delay, within } from '../util/timeout.js';
 import { parseEntry } from './parse.js';
@@ -33,7 +33,7 @@ export class QueueEvents extends EventEmitter<QueueEventsEvents> {
 
   constructor(redis: Redis | Cluster, queue: string, options: QueueEventsOptions = {}) {
     super();
-    const problems: string[] = [];
+    const problems: string[] = clientProblems(redis);
     checkName('queue name', queue, problems);
     const known = ['prefix', 'from', 'blockMs', 'commandTimeoutMs'];
     const o: QueueEventsOptions = optionsObject('options', options, known, problems);

@@ -158,6 +158,7 @@ export function prepareAdd(
   at: string,
   problems: AddProblems,
   traceContext?: string,
+  alone = at === '',
 ): AddValues | undefined {
   const before = problems.list.length;
   const opts = given ?? {};
@@ -175,7 +176,7 @@ export function prepareAdd(
     );
   }
   // add(data, opts) alone (not addBulk's entries, not a template): BullMQ's add(name, data)?
-  const shape = unknown && at === '' ? bullmqAddShape(data, opts) : undefined;
+  const shape = unknown && alone ? bullmqAddShape(data, opts) : undefined;
   if (shape !== undefined) problems.push(shape);
   const { id, name, priority = 5, delayMs, runAt, maxAttempts, backoff, dedupe, group } = opts;
   const window = checkDedupe(dedupe, id, at, problems);

@@ -11,15 +11,8 @@
 import { randomBytes } from 'node:crypto';
 import { invalid } from '../errors.js';
 import type { AddOptions, AddResult } from '../types/index.js';
-import {
-  AddProblems,
-  isPlain,
-  noOptions,
-  partlyWritten,
-  plainValues,
-  prepareAdd,
-} from '../job/add-options.js';
-import type { AddValues } from '../job/add-options.js';
+import { AddProblems, isPlain, noOptions, partlyWritten, plainValues } from '../job/add-options.js';
+import { prepareAdd, type AddValues } from '../job/add-options.js';
 import type { QueueContext, RunOptions, ScriptArgs } from './context.js';
 import { str, num, type Reply } from '../job/records.js';
 import { ReplicaAcks } from './replica-acks.js';
@@ -169,15 +162,16 @@ export class Producer {
     if (!Array.isArray(jobs)) throw invalid(['addBulk takes an array of { data, opts? }'], title);
     const problems = new AddProblems();
     const encoded: AddValues[] = [];
-    jobs.forEach((j: unknown, i) => {
+    for (let i = 0, j: unknown; i < jobs.length; i++) {
+      j = jobs[i];
       const at = jobs.length > 1 ? `job ${i}: ` : '';
       if (typeof j !== 'object' || j === null) {
         problems.push(`${at}must be an object { data, opts? }`);
-        return;
+        continue;
       }
       const job = j as { data: unknown; opts?: AddOptions };
-      // An entry is { data, opts? }: anything else is refused, never ignored (BullMQ's
-      // { name, data, opts } lost its name).
+      // An entry is { data, opts? }, nothing else (BullMQ's { name, data, opts } lost its name);
+      // a hole of a sparse array is one too (forEach skipped them).
       for (const key in job) {
         if (key !== 'data' && key !== 'opts')
           problems.push(
@@ -187,9 +181,9 @@ export class Producer {
       const o = this.ctx.options;
       const values =
         (traceContext === undefined && noOptions(job.opts) && plainValues(o, job.data)) ||
-        prepareAdd(o, job.data, job.opts, at, problems, traceContext);
+        prepareAdd(o, job.data, job.opts, at, problems, traceContext, false);
       if (values) encoded.push(values);
-    });
+    }
     if (problems.list.length > 0) throw problems.error(title);
     const calls: Promise<AddResult[]>[] = [];
     const starts: number[] = [];

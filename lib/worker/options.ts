@@ -89,6 +89,17 @@ const WORKER_OPTION_KEYS: Record<keyof WorkerOptions, true> = {
   name: true,
 };
 
+/** Why `queue` is no WorkQueue (BullMQ's `new Worker(name, processor, { connection })`, …). */
+function queueProblems(queue: unknown): string[] {
+  const q = queue as { options?: { heartbeatTimeoutMs?: unknown }; keys?: unknown } | null;
+  if (typeof q?.options?.heartbeatTimeoutMs === 'number' && typeof q.keys === 'object') return [];
+  const bullmq =
+    typeof queue === 'string'
+      ? `: BullMQ's new Worker(name, processor, { connection }) is new Worker(new WorkQueue(new Redis(connection), name), handler) here`
+      : '';
+  return [`queue must be a WorkQueue, got ${shown(queue)}${bullmq}`];
+}
+
 /**
  * Validate `options` and the handler (a function, or sandbox options: lib/sandbox/options.ts);
  * throws INVALID_OPTIONS with every problem. Fills in the defaults.
@@ -98,7 +109,7 @@ export function resolveWorkerOptions<T, R>(
   options: WorkerOptions,
   handler: unknown,
 ): WorkerSettings {
-  const problems = [...handlerProblems(handler)];
+  const problems = [...queueProblems(queue), ...handlerProblems(handler)];
   if (typeof options !== 'object' || options === null)
     problems.push(`options must be an object, got ${shown(options)}`);
   else
@@ -106,15 +117,18 @@ export function resolveWorkerOptions<T, R>(
       ...unknownOptionProblems(options, WORKER_OPTION_KEYS),
       ...workerOptionProblems(options),
     );
-  const { heartbeatTimeoutMs } = queue.options;
-  const beat = heartbeatIntervalProblem(
-    (options as WorkerOptions | null)?.heartbeatIntervalMs,
-    heartbeatTimeoutMs,
-  );
+  // (Against the queue's heartbeat timeout: when there is a queue.)
+  const beat =
+    problems.length === 0 &&
+    heartbeatIntervalProblem(
+      (options as WorkerOptions | null)?.heartbeatIntervalMs,
+      queue.options.heartbeatTimeoutMs,
+    );
   if (beat) problems.push(beat);
   if (problems.length) {
     throw invalidOptions('invalid worker options', problems);
   }
+  const { heartbeatTimeoutMs } = queue.options;
   const leaseMs = options.leaseMs ?? queue.options.leaseMs;
   return {
     concurrency: options.concurrency ?? 1,

@@ -206,8 +206,10 @@ it("BullMQ's two-argument add(name, data) whose data has keys of no option of ou
     expect.stringMatching(/^unknown option "jobId" \(BullMQ's jobId is `id` here\)/),
     expect.stringMatching(/^unknown option "delay" \(/),
   ]);
-  // Not a string: no argument order to suspect.
+  // Not a string: no argument order to suspect. Nor in addBulk's entries, one entry too.
   expect(await problems(() => q.add({ a: 1 }, { reportId: 1 } as never))).toEqual([known]);
+  const one = [{ data: 'render', opts: { reportId: 1 } }] as never;
+  expect(await problems(() => q.addBulk(one))).toEqual([known]);
 });
 
 it("BullMQ's positional arguments, unknown keys of a method's options and a { connection } in place of the client are refused, never ignored", async () => {
@@ -264,4 +266,19 @@ it("BullMQ's positional arguments, unknown keys of a method's options and a { co
     'leaseMs must be a positive integer, got 0',
   ]);
   expect(await problems(() => new FlowProducer(bullmq))).toEqual([clientProblem]);
+  expect(await problems(() => new QueueEvents(bullmq, 'q'))).toEqual([clientProblem]);
+  // BullMQ's Worker(name, processor, { connection }): typed, with the others' problems (a bare
+  // TypeError reading the queue's options before).
+  expect(await problems(() => new Worker('q' as never, () => 1, { concurrency: 0 }))).toEqual([
+    expect.stringMatching(/^queue must be a WorkQueue, got "q": BullMQ's new Worker\(name, /),
+    'concurrency must be a positive integer, got 0',
+  ]);
+  expect(await problems(() => new Worker(undefined as never, () => 1))).toEqual([
+    'queue must be a WorkQueue, got undefined',
+  ]);
+  // A sparse array's holes are entries too (they were skipped, the results shifted).
+  // eslint-disable-next-line no-sparse-arrays
+  expect(await problems(() => q.addBulk([, { data: 1 }] as never))).toEqual([
+    'job 0: must be an object { data, opts? }',
+  ]);
 });
