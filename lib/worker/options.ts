@@ -109,7 +109,8 @@ export function resolveWorkerOptions<T, R>(
   options: WorkerOptions,
   handler: unknown,
 ): WorkerSettings {
-  const problems = [...queueProblems(queue), ...handlerProblems(handler)];
+  const noQueue = queueProblems(queue);
+  const problems = [...noQueue, ...handlerProblems(handler)];
   if (typeof options !== 'object' || options === null)
     problems.push(`options must be an object, got ${shown(options)}`);
   else
@@ -119,7 +120,7 @@ export function resolveWorkerOptions<T, R>(
     );
   // (Against the queue's heartbeat timeout: when there is a queue.)
   const beat =
-    problems.length === 0 &&
+    noQueue.length === 0 &&
     heartbeatIntervalProblem(
       (options as WorkerOptions | null)?.heartbeatIntervalMs,
       queue.options.heartbeatTimeoutMs,
