@@ -145,7 +145,11 @@ export class Groups {
       if (left > 0) this.running.set(g, left);
       else this.running.delete(g);
     }
-    for (const g of n.keys()) if (!this.ready.has(g) && !this.refresh(g)) this.tidy(g);
+    for (const g of n.keys()) {
+      if (!this.ready.has(g)) {
+        if (!this.refresh(g)) this.tidy(g);
+      } else if (!this.running.has(g)) this.tidy(g); // idle now, maybe nothing left: forgotten
+    }
   }
 
   /** The ready members in lease order: score, then member bytes. */
