@@ -122,8 +122,10 @@ export class Admin<T, R> {
     // Schedules and dead workers seen by this clean: a full batch calls again while it brought
     // new ones (any number of schedules due at once get their ticks in one clean), and one whose
     // top-up failed (logged) is not tried again until the next clean.
-    const seen = new Set<string>();
-    const unseen = (ids: string[]) => ids.filter((id) => !seen.has(id) && seen.add(id));
+    const seenSchedules = new Set<string>();
+    const seenWorkers = new Set<string>();
+    const unseen = (seen: Set<string>, ids: string[]) =>
+      ids.filter((id) => !seen.has(id) && seen.add(id));
     for (;;) {
       // { promoted, reclaimed, dead-lettered, results dropped, caller ids freed, flow work left,
       //   Redis now, kept completed jobs trimmed, s, s schedules due, dead worker ids… }
@@ -148,7 +150,7 @@ export class Admin<T, R> {
       report.completedTrimmed += trimmed;
       if (num(r[5]) === 1) flowWork = true;
       const s = num(r[8]);
-      const due = unseen(r.slice(9, 9 + s).map((x) => `s${str(x)}`)).map((x) => x.slice(1));
+      const due = unseen(seenSchedules, r.slice(9, 9 + s).map(str));
       if (due.length > 0 && this.schedules) {
         const made = await this.schedules.topUpDue(due);
         if (made > 0) report.ticksMade = (report.ticksMade ?? 0) + made;
@@ -161,8 +163,8 @@ export class Admin<T, R> {
           [workerId, hb, o.maxLeaseExpiries, o.maxDead, sweep],
           { workerId },
         )) as number[];
-      const silent = unseen(r.slice(10 + s, 10 + s + d).map((x) => `w${str(x)}`));
-      for (const workerId of silent.map((x) => x.slice(1))) {
+      const silent = unseen(seenWorkers, r.slice(10 + s, 10 + s + d).map(str));
+      for (const workerId of silent) {
         const x = await reclaim(workerId, 0);
         if (x[0] === -1) continue;
         report.deadWorkers += 1;

@@ -62,10 +62,8 @@ export function boardAddOptions(options: QueueJobOptions): AddOptions {
   // every problem listed: INVALID_ARGUMENT.)
   const groupName = typeof group === 'object' && group !== null ? group.id : group;
   return {
-    ...(delay !== undefined && delay !== null && delay !== 0 ? { delayMs: delay } : {}),
-    ...(attempts !== undefined && attempts !== null && attempts !== 0
-      ? { maxAttempts: attempts }
-      : {}),
+    ...(delay ? { delayMs: delay } : {}),
+    ...(attempts ? { maxAttempts: attempts } : {}),
     ...(priority !== undefined ? { priority } : {}),
     ...(jobId !== undefined && jobId !== '' ? { id: jobId } : {}),
     ...(groupName !== undefined ? { group: groupName } : {}),
