@@ -1,18 +1,8 @@
 // Queue administration over HTTP: queue-wide pause/resume, paged job listings, the groups of a
 // queue, promoting a delayed job. Queues are found by name among those the app registered.
-import {
-  BadRequestException,
-  Controller,
-  Get,
-  HttpCode,
-  NotFoundException,
-  Param,
-  Post,
-  Query,
-} from '@nestjs/common';
+import { Controller, Get, HttpCode, NotFoundException, Param, Post, Query } from '@nestjs/common';
 import {
   WorkQueueContext,
-  WorkQueueError,
   type GroupInfo,
   type JobInfo,
   type ListState,
@@ -46,7 +36,7 @@ export class QueuesController {
 
   /**
    * `?state=pending|delayed|leased|dead&offset=0&limit=100`: one page of jobs in that state.
-   * Bad input is 400 with every problem, as the core words them.
+   * Bad input is 400 with every problem, as the core words them (sample/http-errors.ts).
    */
   @Get('queues/:name/jobs')
   async jobs(
@@ -55,15 +45,10 @@ export class QueuesController {
     @Query('offset') offset?: string,
     @Query('limit') limit?: string,
   ): Promise<JobInfo[]> {
-    const queue = this.queue(name);
-    try {
-      return await queue.getJobs(state as ListState, {
-        offset: queryInt(offset),
-        limit: queryInt(limit),
-      });
-    } catch (e) {
-      throw badRequest(e);
-    }
+    return this.queue(name).getJobs(state as ListState, {
+      offset: queryInt(offset),
+      limit: queryInt(limit),
+    });
   }
 
   /**
@@ -76,12 +61,7 @@ export class QueuesController {
     @Query('offset') offset?: string,
     @Query('limit') limit?: string,
   ): Promise<GroupInfo[]> {
-    const queue = this.queue(name);
-    try {
-      return await queue.getGroups({ offset: queryInt(offset), limit: queryInt(limit) });
-    } catch (e) {
-      throw badRequest(e);
-    }
+    return this.queue(name).getGroups({ offset: queryInt(offset), limit: queryInt(limit) });
   }
 
   /**
@@ -103,11 +83,7 @@ export class QueuesController {
   @HttpCode(200)
   async promote(@Param('id') id: string): Promise<{ id: string; queue: string; promoted: true }> {
     for (const queue of this.context.queues) {
-      try {
-        if (await queue.promote(id)) return { id, queue: queue.name, promoted: true };
-      } catch (e) {
-        throw badRequest(e);
-      }
+      if (await queue.promote(id)) return { id, queue: queue.name, promoted: true };
     }
     throw new NotFoundException(`no delayed job ${id}`);
   }
@@ -126,12 +102,4 @@ export class QueuesController {
 function queryInt(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   return (/^-?\d+$/.test(value) ? Number(value) : value) as number;
-}
-
-/** The core's INVALID_ARGUMENT as a 400 listing every problem; anything else as it is. */
-export function badRequest(e: unknown): unknown {
-  if (e instanceof WorkQueueError && e.code === 'INVALID_ARGUMENT') {
-    return new BadRequestException(e.problems.length > 0 ? [...e.problems] : [e.message]);
-  }
-  return e;
 }

@@ -51,7 +51,7 @@ try {
 app = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'sample/main.ts'], {
   cwd: root,
   stdio: 'inherit',
-  env: { ...process.env, REDIS_URL: redis.url },
+  env: { ...process.env, REDIS_URL: redis.url, SAMPLE_LAUNCHER_PID: String(process.pid) },
 });
 
 app.on('exit', (code, signal) => {

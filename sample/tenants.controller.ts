@@ -3,7 +3,6 @@
 import { Body, Controller, Param, Post } from '@nestjs/common';
 import { IsDefined, IsInt, IsOptional, Max, Min } from 'class-validator';
 import { InjectQueue, type WorkQueue } from '../src/index.js';
-import { badRequest } from './queues.controller.js';
 import { TENANTS, type TenantJob, type TenantResult } from './tenants.js';
 
 /** Body of `POST /tenants/:id/jobs`. */
@@ -28,11 +27,7 @@ export class TenantsController {
     @Param('id') id: string,
     @Body() body: CreateTenantJobDto,
   ): Promise<{ id: string; added: boolean; tenant: string }> {
-    try {
-      const r = await this.tenants.add(body.data, { group: id, priority: body.priority });
-      return { ...r, tenant: id };
-    } catch (e) {
-      throw badRequest(e);
-    }
+    const r = await this.tenants.add(body.data, { group: id, priority: body.priority });
+    return { ...r, tenant: id };
   }
 }

@@ -3,13 +3,19 @@
  * REDIS_URL) and the app serves. A Ctrl-C (SIGINT to the terminal's foreground process group)
  * shuts the app down cleanly — its Redis is still there while the workers close — and then stops
  * that Redis; so does the end of its parent (npm and its shell exit on a SIGTERM without passing
- * it on).
+ * it on), or of a SIGKILL of start.ts itself. The app itself (sample/main.ts) refuses a bad PORT,
+ * and one it cannot listen on closes its workers (started at bootstrap) before it exits.
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { createServer } from 'node:net';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { WorkQueue } from '../../lib/index.js';
+import { EMAILS } from '../../sample/emails.js';
 import { getFreePort, pingOnce } from '../../src/testing/redis-launcher.js';
+import { startRedis } from '../support/redis-server.js';
 import { waitFor } from '../support/wait.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -100,6 +106,61 @@ describe('npm start', () => {
       await stoppedCleanly(s);
     } finally {
       await cleanup(s);
+    }
+  }, 120_000);
+
+  it('start.ts killed (SIGKILL): the app it started stops too', async () => {
+    let s: Started | undefined;
+    try {
+      s = await start(process.execPath, START);
+      s.child.kill('SIGKILL');
+      await waitFor(s.ended, { what: 'the app to stop', timeoutMs: 30_000 });
+    } finally {
+      await cleanup(s);
+    }
+  }, 120_000);
+});
+
+describe('sample/main.ts', () => {
+  /** The app run directly on `redisUrl` with PORT `port`: its exit code and output. */
+  const run = (redisUrl: string, port: string) =>
+    new Promise<{ code: number | null; out: string }>((resolve) => {
+      const env = { ...process.env, REDIS_URL: redisUrl, PORT: port, LOG_LEVEL: '' };
+      const app = spawn(
+        process.execPath,
+        ['--import', './scripts/register-ts.mjs', 'sample/main.ts'],
+        {
+          cwd: root,
+          env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let out = '';
+      app.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      app.stderr.on('data', (c: Buffer) => (out += c.toString()));
+      const killer = setTimeout(() => app.kill('SIGKILL'), 60_000);
+      app.on('exit', (code) => (clearTimeout(killer), resolve({ code, out })));
+    });
+
+  it('a bad PORT, or one taken: a clear error, exit 1, and no worker left registered', async () => {
+    const redis = await startRedis();
+    const busy = createServer();
+    const client = new Redis(redis.url);
+    try {
+      const bad = await run(redis.url, 'abc');
+      expect(bad.code).toBe(1);
+      expect(bad.out).toContain('PORT must be a port number 0-65535, got "abc"');
+      await new Promise<void>((r) => busy.listen(0, '::', r));
+      const port = (busy.address() as { port: number }).port;
+      const taken = await run(redis.url, String(port));
+      expect(taken.code).toBe(1);
+      expect(taken.out).toContain(`cannot listen on port ${port}`);
+      // Its workers had started (bootstrap comes before the listen): they left on the way out.
+      expect((await new WorkQueue(client, EMAILS).counts()).workers).toBe(0);
+    } finally {
+      busy.close();
+      client.disconnect();
+      await redis.dispose();
     }
   }, 120_000);
 });
