@@ -150,7 +150,9 @@ const READONLY = /^READONLY\b/;
  *   demote it — about 10 s after the promotion (Sentinel waits 8 s before reconfiguring an old
  *   master that still says it is one) — and what it writes then is lost.
  * - `reconnectOnError`: a write refused with READONLY (a replica now) reconnects, asking the
- *   sentinels for the master again, and the refused command is sent again (it did not run).
+ *   sentinels for the master again, and the refused command is sent again (it did not run) —
+ *   not for a client made with `role: 'slave'`: it asks for a replica again, which refuses the
+ *   write again (a reconnect loop with the cause lost); its writes fail as READONLY.
  * - `retryStrategy`: reconnect within a second at most (ioredis waits up to 5 s by default), so
  *   that a client finds the promoted master soon after a failover.
  * `WorkQueueModule` uses them for Sentinel connections it opens (your options win).
@@ -159,7 +161,10 @@ export const SENTINEL_CLIENT_OPTIONS: Readonly<
   Pick<RedisOptions, 'failoverDetector' | 'reconnectOnError' | 'retryStrategy'>
 > = Object.freeze({
   failoverDetector: true,
-  reconnectOnError: (e: Error) => (READONLY.test(e.message) ? 2 : false),
+  // (ioredis calls it as a method of the client's options: `this` is them.)
+  reconnectOnError(this: RedisOptions | undefined, e: Error) {
+    return READONLY.test(e.message) && this?.role !== 'slave' ? 2 : false;
+  },
   retryStrategy: (times: number) => Math.min(50 * times, 1_000),
 });
 

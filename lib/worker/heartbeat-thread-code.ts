@@ -195,7 +195,7 @@ function ioredisClient(m) {
     ? new ioredis.Cluster(m.nodes, { ...m.options, lazyConnect: false })
     : new ioredis.Redis({
         retryStrategy: backoff,
-        reconnectOnError: (e) => READONLY.test(e.message),
+        reconnectOnError: (e) => m.options.role !== 'slave' && READONLY.test(e.message),
         ...m.options,
         lazyConnect: false,
         maxRetriesPerRequest: 1,

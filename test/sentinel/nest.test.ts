@@ -1,7 +1,8 @@
 /**
  * WorkQueueModule over Redis Sentinel: both connection forms process jobs and the health
  * indicator is up; a master name the sentinels do not know fails the bootstrap in bounded time
- * with one message; a core client built without failoverDetector is warned about.
+ * with one message; a core client built without failoverDetector is warned about; one built to
+ * reach a replica fails its writes at once.
  */
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -121,6 +122,29 @@ describe('WorkQueueModule over Redis Sentinel', () => {
     } finally {
       plain.disconnect();
       following.disconnect();
+    }
+  });
+
+  it("core: a role 'slave' client built with SENTINEL_CLIENT_OPTIONS: a write fails at once naming READONLY, without a reconnect loop", async () => {
+    const replica = new Redis({
+      ...SENTINEL_CLIENT_OPTIONS,
+      sentinels: setup.sentinels,
+      name: setup.name,
+      role: 'slave',
+    });
+    replica.on('error', () => undefined);
+    let reconnects = 0;
+    replica.on('reconnecting', () => reconnects++);
+    const queue = new WorkQueue(replica, uniqueName('replica'), { logger: false });
+    try {
+      const e = (await errorOf(queue.add({ a: 1 }))) as WorkQueueError;
+      expect(e.code).toBe('REDIS_UNAVAILABLE');
+      expect(e.message).toMatch(/READONLY/);
+      expect(replica.status).toBe('ready');
+      expect(reconnects).toBe(0);
+    } finally {
+      await queue.close();
+      replica.disconnect();
     }
   });
 
