@@ -19,8 +19,9 @@ export class ResultsController {
 
   /**
    * 200 with the result once the job completed (at once if it already had), 409 when it was
-   * dead-lettered or cancelled, 404 when there is no such job, 504 after `timeoutMs`
-   * (default 10 000), 400 for a bad `timeoutMs`.
+   * dead-lettered, or cancelled while this waited, 404 when there is no such job (a job
+   * cancelled before is gone), 504 after `timeoutMs` (default 10 000), 400 for a bad
+   * `timeoutMs`.
    */
   @Get(':id/result')
   async result(
