@@ -174,10 +174,6 @@ export const KEY_TABLE = {
     part: 'fv',
     doc: "seqs reserved by a flow add not written yet (zset '<first>:<last>:<reserved ms>' -> first)",
   },
-  flowClaims: {
-    part: 'fi',
-    doc: "caller ids of flow nodes reserved, not written yet (caller id -> '<seq>:<claimed ms>': void once that seq is not reserved, or after FLOW_CLAIM_MS)",
-  },
   workerLeases: { part: 'wl:', doc: "the calling worker's lease set (seqs)", per: 'worker' },
   workerHandoffs: { part: 'hx:', doc: "the calling worker's hand-off list", per: 'worker' },
   addCallRecords: {

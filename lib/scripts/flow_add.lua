@@ -5,7 +5,7 @@
 -- waits for its children (K_WAITING_CHILDREN, its key d), then applies the notices of children
 -- that ended before it was written. A block whose reservation is gone was written before (a
 -- call sent again after its reply was lost): skipped.
---! keys: per-queue pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress waitingChildren flowParent flowOutbox flowOutboxAt flowCancels flowReserved flowClaims eventLog addedTimes jobLogs metricsCompleted metricsFailed metricsDead
+--! keys: per-queue pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress waitingChildren flowParent flowOutbox flowOutboxAt flowCancels flowReserved eventLog addedTimes jobLogs metricsCompleted metricsFailed metricsDead
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: block_count blocks...
 -- blocks: per block its queue (1-based, in the order of the keys), its reservation
@@ -70,7 +70,7 @@ for _, blk in ipairs(blocks) do
     use_queue(blk.q)
     rcall('ZREM', K_FLOW_RESERVED, blk.res)
     local data_args, meta_args, pending, gpend, delayed, waiting = {}, {}, {}, {}, {}, {}
-    local added, delayed_ids, parents, parent_ids, cids = {}, {}, {}, {}, {}
+    local added, delayed_ids, parents, parent_ids = {}, {}, {}, {}
     local any_group = false
     for _, at in ipairs(blk.nodes) do
       local seq, cid, meta, delay = ARGV[at], ARGV[at + 1], ARGV[at + 3], ARGV[at + 5]
@@ -79,7 +79,6 @@ for _, blk in ipairs(blocks) do
       any_group = any_group or g ~= nil
       if cid ~= '' then
         rcall('HSET', K_CALLER_IDS, cid, seq)
-        cids[#cids + 1] = cid
       end
       data_args[#data_args + 1] = seq
       data_args[#data_args + 1] = ARGV[at + 2]
@@ -112,10 +111,6 @@ for _, blk in ipairs(blocks) do
           pend(pending, ARGV[at + 4], seq)
         end
       end
-    end
-    -- Their claims (flow_reserve.lua) go: the ids are taken now.
-    if #cids > 0 then
-      rcall_each('HDEL', K_FLOW_CLAIMS, cids)
     end
     data_set(data_args)
     times_added_pairs(data_args, now)

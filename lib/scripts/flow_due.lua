@@ -2,9 +2,8 @@
 -- and whoever just ended flow jobs (cancel, drain): notices of its children not delivered yet,
 -- notices delivered once and due for their second delivery, children of its parents to cancel;
 -- and it drops reservations of flow adds older than orphan_ms (a producer that died between
--- reserving and writing) with the notices kept for them, and the caller id claims that no longer
--- hold (flow_reserve.lua).
---! keys: flowParent flowOutbox flowOutboxAt flowRechecks flowCancels flowReserved flowClaims
+-- reserving and writing) with the notices kept for them.
+--! keys: flowParent flowOutbox flowOutboxAt flowRechecks flowCancels flowReserved
 --! argv: mode:due|now|all grace_ms orphan_ms limit
 -- due (clean): notices and cancels older than grace_ms (younger ones are being delivered by the
 -- job's worker), second deliveries that are due; now (after cancel, drain): every notice not
@@ -53,16 +52,6 @@ if mode ~= 'now' then
       end
     end
   end
-end
-if mode ~= 'now' then
-  local void = {}
-  local flat = rcall('HSCAN', K_FLOW_CLAIMS, 0, 'COUNT', limit)[2]
-  for c = 1, #flat, 2 do
-    if not flow_claim_holds(flat[c + 1], now) then
-      void[#void + 1] = flat[c]
-    end
-  end
-  rcall_each('HDEL', K_FLOW_CLAIMS, void)
 end
 out[#out + 1] = dropped
 return out

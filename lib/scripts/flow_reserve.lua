@@ -1,13 +1,9 @@
 -- flow_reserve: the first step of a flow add (docs/internals/flows.md): check that no caller id of
--- the flow is taken (nor claimed by another flow's reservation), and reserve the seqs of its
--- nodes, one range per level of each queue, so that a child can name its parent before the
--- parent is written (flow_add.lua); its caller ids are claimed until written (K_FLOW_CLAIMS: on
--- a Cluster the levels are written one by one, children first, and two adds of one flow at once
--- both passed the check, each writing children before the root whose id refused one of them).
--- A reservation not written within the orphan age is dropped by clean() (flow_due.lua). Called
--- with the keys of every queue of the flow on one Redis, with those of one queue per call on a
--- Cluster.
---! keys: per-queue seqCounter callerIds flowReserved flowClaims
+-- the flow is taken, and reserve the seqs of its nodes, one range per level of each queue, so that
+-- a child can name its parent before the parent is written (flow_add.lua). A reservation not
+-- written within the orphan age is dropped by clean() (flow_due.lua). Called with the keys of
+-- every queue of the flow on one Redis, with those of one queue per call on a Cluster.
+--! keys: per-queue seqCounter callerIds flowReserved
 --! argv: queue_count per_queue...
 -- per_queue: for each queue, in the order of its keys: id_count, its caller ids, range_count,
 -- the size of each range.
@@ -18,15 +14,12 @@ local queues = tonumber(ARGV[1])
 local now = now_ms()
 local taken = {}
 local ranges = {}
--- Per queue, where its id_count is.
-local id_at = {}
 local i = 1
 for q = 1, queues do
   use_queue(q)
-  id_at[q] = i + 1
   local ids = tonumber(ARGV[i + 1])
   for k = i + 2, i + 1 + ids do
-    if flow_id_taken(ARGV[k], now) or flow_claim_holds(rcall('HGET', K_FLOW_CLAIMS, ARGV[k]), now) then
+    if flow_id_taken(ARGV[k], now) then
       taken[#taken + 1] = q
       taken[#taken + 1] = ARGV[k]
     end
@@ -43,24 +36,12 @@ local out = { 1 }
 for q = 1, queues do
   use_queue(q)
   local at = ranges[q]
-  local claim
   for r = at + 1, at + tonumber(ARGV[at]) do
     local size = tonumber(ARGV[r])
     local last = rcall('INCRBY', K_SEQ_COUNTER, size)
     local range = int(last - size + 1) .. ':' .. int(last)
     rcall('ZADD', K_FLOW_RESERVED, last - size + 1, range .. ':' .. int(now))
     out[#out + 1] = range
-    claim = int(last - size + 1) .. ':' .. int(now)
-  end
-  -- This queue's caller ids, claimed by its last range (its top level, written last here).
-  local ids = tonumber(ARGV[id_at[q]])
-  if ids > 0 then
-    local fields = {}
-    for k = id_at[q] + 1, id_at[q] + ids do
-      fields[#fields + 1] = ARGV[k]
-      fields[#fields + 1] = claim
-    end
-    rcall_each('HSET', K_FLOW_CLAIMS, fields)
   end
 end
 return out

@@ -9,18 +9,6 @@ local function flow_reserved(seq)
   return last ~= nil and tonumber(seq) <= last
 end
 
--- How long a caller id claimed by a flow's reservation (K_FLOW_CLAIMS) holds at most: a flow
--- is written within seconds of its reservation; a claim left by an add that stopped on the way
--- (refused, or its producer gone) then blocks that id for no longer than this.
-local FLOW_CLAIM_MS = 30000
-
--- Whether caller id claim `v` (K_FLOW_CLAIMS: '<seq>:<claimed ms>') still holds at `now`: its seq
--- is still reserved (not written, not dropped) and it is younger than FLOW_CLAIM_MS.
-local function flow_claim_holds(v, now)
-  local seq, at = string.match(v or '', '^(%d+):(%d+)$')
-  return seq ~= nil and now - tonumber(at) < FLOW_CLAIM_MS and flow_reserved(seq)
-end
-
 -- Parent `pseq` awaits no child any more: it becomes pending (or delayed by its meta W).
 local function flow_parent_ready(pseq, now)
   if rcall('ZREM', K_WAITING_CHILDREN, pseq) == 0 then
