@@ -69,7 +69,7 @@ do
   -- (Not past jobs of its priority already pending: they were added first.)
   local parked = ARGV[2] ~= '0'
     and wake_len == 0
-    and #rcall('ZRANGEBYSCORE', K_PARKED, now_s or int(now), '+inf', 'LIMIT', 0, 1) > 0
+    and #rcall('ZRANGEBYSCORE', K_PARKED, now_s or int(now), '+inf', 'LIMIT', '0', '1') > 0
     and rcall('LLEN', pending_key(width == 3 and ARGV[first + 2] or ARGV[1])) == 0
   -- Several jobs, or a hand-off that may be allowed: the cold definitions (not for an add while
   -- the workers are busy: no wake-up waits, none is parked).
