@@ -65,7 +65,13 @@ export class SandboxPool<T, R> {
    */
   async start(): Promise<void> {
     if (this.boxes.size > 0) return;
-    const box = this.spawn(true);
+    let box: Sandbox;
+    try {
+      box = this.spawn(true);
+    } catch (e) {
+      // (Node refused to start it at all: a thread's execArgv it does not take.)
+      throw invalidOptions(`sandbox ${this.settings.file} cannot run jobs`, [errorMessage(e)]);
+    }
     try {
       await box.ready;
     } catch (e) {

@@ -84,6 +84,20 @@ describe('sandbox options', () => {
 });
 
 describe.each(MODES)('a %s sandbox whose module cannot run', (mode) => {
+  it('a Node option Node refuses: start() fails with INVALID_OPTIONS naming it', async () => {
+    const q = fx.queue();
+    const options = { file: fixture('handler.ts'), mode, execArgv: [...TS_LOADER, '--no-such'] };
+    const w = worker(q, options, { autostart: false });
+    const e = (await w.start().then(
+      () => undefined,
+      (x: unknown) => x,
+    )) as WorkQueueError;
+    expect(e).toBeInstanceOf(WorkQueueError);
+    expect(e.code).toBe('INVALID_OPTIONS');
+    expect(e.problems.join(' ')).toMatch(/--no-such|exited with code 9/);
+    expect((await q.counts()).workers).toBe(0);
+  });
+
   it('a setup that never ends: start() rejects once startTimeoutMs passed, not a hang', async () => {
     const q = fx.queue();
     const options = { file: fixture('setup-hangs.ts'), mode, execArgv: TS_LOADER };
