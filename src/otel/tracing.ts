@@ -68,6 +68,8 @@ async function inSpan<X>(span: Span, work: () => Promise<X>): Promise<X> {
   try {
     return await work();
   } catch (e) {
+    // (Ended already: the run was aborted, see tracingRunHook.)
+    if (!span.isRecording()) throw e;
     // A handler's DelayedError or RateLimitError is a step, not an error: noted, status unset.
     const step = stepOf(e);
     if (step) {
@@ -78,7 +80,7 @@ async function inSpan<X>(span: Span, work: () => Promise<X>): Promise<X> {
     span.setStatus({ code: SpanStatusCode.ERROR, message: e instanceof Error ? e.message : '' });
     throw e;
   } finally {
-    span.end();
+    if (span.isRecording()) span.end();
   }
 }
 
@@ -119,10 +121,25 @@ export const tracingRunHook: RunHook = {
       `process ${job.queueName}`,
       { kind: SpanKind.CONSUMER, attributes: attrs },
       parent,
-      (span) => inSpan(span, run),
+      (span) => {
+        // A run aborted (its jobTimeoutMs, a cancel, its lease lost, a close) ends its span with
+        // the reason, whether or not its handler ever settles (one in-process cannot be stopped).
+        const aborted = () => {
+          if (!span.isRecording()) return;
+          const reason: unknown = job.signal.reason;
+          span.setStatus({ code: SpanStatusCode.ERROR, message: errorText(reason) });
+          span.setAttribute('work_queue.outcome', 'aborted');
+          span.end();
+        };
+        if (job.signal.aborted) aborted();
+        else job.signal.addEventListener('abort', aborted, { once: true });
+        return inSpan(span, run).finally(() => job.signal.removeEventListener('abort', aborted));
+      },
     );
   },
 };
+
+const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 const queues = new WeakMap<TracedQueue, () => void>();
 const workers = new WeakMap<TracedWorker, () => void>();

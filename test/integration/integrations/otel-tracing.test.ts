@@ -102,4 +102,23 @@ describe('nestjs-work-queue/otel', () => {
       expect(byName('inside')[i]!.parentSpanContext?.spanId).toBe(span.spanContext().spanId);
     }
   });
+
+  // (With the provider the test above set.)
+  it('a run aborted (jobTimeoutMs) ends its span with the reason, though its handler never settles', async () => {
+    const q = fx.queue<string>({ maxAttempts: 1 });
+    const w = worker(q, () => new Promise<never>(() => undefined), { jobTimeoutMs: 200 });
+    instrumentWorker(w);
+    const { id } = await q.add('hangs');
+    await waitFor(async () => (await q.getJob(id))?.state === 'dead');
+    await waitFor(() =>
+      exporter.getFinishedSpans().some((s) => s.attributes['messaging.message.id'] === id),
+    );
+    const span = exporter
+      .getFinishedSpans()
+      .find((s) => s.attributes['messaging.message.id'] === id && s.name === `process ${q.name}`);
+    expect(span).toMatchObject({
+      status: { code: SpanStatusCode.ERROR, message: expect.stringMatching(/200 ms/) },
+      attributes: { 'work_queue.outcome': 'aborted' },
+    });
+  });
 });
