@@ -55,15 +55,6 @@ export class Sandbox {
         problems ? reject(invalidOptions('the sandbox could not start', problems)) : resolve();
     });
     this.ready.catch(() => undefined); // the pool looks at it
-    // Never a start without end: a module or setup that does not finish is terminated.
-    const startTimer = setTimeout(() => {
-      if (!this.started) this.kill(`not ready within ${settings.startTimeoutMs} ms`);
-    }, settings.startTimeoutMs);
-    startTimer.unref();
-    void this.ready.then(
-      () => clearTimeout(startTimer),
-      () => clearTimeout(startTimer),
-    );
     let onExit!: (how: string) => void;
     this.exited = new Promise((resolve) => (onExit = resolve));
     const onMessage = (m: FromSandbox) => this.receive(m, onReady);
@@ -109,6 +100,16 @@ export class Sandbox {
       };
       this.stop = () => void child.kill('SIGKILL');
     }
+    // Never a start without end: a module or setup that does not finish is terminated. (Armed
+    // once started: a thread Node refuses to start throws above, and left no timer behind.)
+    const startTimer = setTimeout(() => {
+      if (!this.started) this.kill(`not ready within ${settings.startTimeoutMs} ms`);
+    }, settings.startTimeoutMs);
+    startTimer.unref();
+    void this.ready.then(
+      () => clearTimeout(startTimer),
+      () => clearTimeout(startTimer),
+    );
     try {
       this.post({ t: 'init', file: settings.file, setupData: settings.setupData });
     } catch (e) {

@@ -87,7 +87,8 @@ describe.each(MODES)('a %s sandbox whose module cannot run', (mode) => {
   it('a Node option Node refuses: start() fails with INVALID_OPTIONS naming it', async () => {
     const q = fx.queue();
     const options = { file: fixture('handler.ts'), mode, execArgv: [...TS_LOADER, '--no-such'] };
-    const w = worker(q, options, { autostart: false });
+    // (A start timer left armed would fire within the next test, failing this file.)
+    const w = worker(q, { ...options, startTimeoutMs: 200 }, { autostart: false });
     const e = (await w.start().then(
       () => undefined,
       (x: unknown) => x,
