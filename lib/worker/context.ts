@@ -37,6 +37,13 @@ export class WorkerContext<T, R> {
   started = false;
   paused = false;
   closing = false;
+  /**
+   * Whether leased jobs must not start now: this worker paused (`pause()`), or the queue, as far
+   * as it knows (a hand-off or a lease reply that comes after a queue-wide pause goes back too).
+   */
+  get holding(): boolean {
+    return this.paused || this.queuePause.paused;
+  }
   /** close() has resolved: nothing more is reported (calls it gave up on may fail later). */
   closed = false;
   /** Once close() drained: when its Redis calls' budget ends (Date.now() ms). */

@@ -88,7 +88,7 @@ export class Handoffs<T, R> implements HandoffsPart<T> {
     if (ctx.cancels.admitHandoff(job.token)) {
       this.adopting.push(job);
       this.unadopted.set(job.token, deferred<boolean>());
-      if (ctx.paused || ctx.closing) this.late.add(job.token);
+      if (ctx.holding || ctx.closing) this.late.add(job.token);
       else if (this.stale(job)) this.held.add(job.token);
       else ctx.runs.place([job]);
     }
@@ -117,7 +117,7 @@ export class Handoffs<T, R> implements HandoffsPart<T> {
     if (!ok) {
       // Cancelled, or its hand-off lease lapsed and the job went back: not ours to finish.
       this.ctx.runs.forget(lease.token, 'hand-off lost before adoption (cancelled or reclaimed)');
-    } else if (late || (held && (this.ctx.paused || this.ctx.closing))) {
+    } else if (late || (held && (this.ctx.holding || this.ctx.closing))) {
       this.ctx.runs.giveBack([lease]);
     } else if (held) {
       this.ctx.runs.place([lease]);

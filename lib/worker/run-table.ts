@@ -117,7 +117,7 @@ export class RunTable<T, R> implements RunTablePart<T> {
     }
     if (back) this.giveBack(back);
     this.fill();
-    if (this.ctx.paused) void this.release();
+    if (this.ctx.holding) void this.release();
   }
 
   /** Hold `group`'s lease replies (see place()) until the returned function is called. */
@@ -164,7 +164,7 @@ export class RunTable<T, R> implements RunTablePart<T> {
     const max = ctx.settings.concurrency;
     while (this.buffer.length > 0 && this.running.size < max && !this.refillsHeld) {
       // (Asked before each start: a handler may block the loop before it returns to us.)
-      if (ctx.paused || ctx.closing || !ctx.renewer.mayStart()) return;
+      if (ctx.holding || ctx.closing || !ctx.renewer.mayStart()) return;
       this.start(this.buffer.shift()!);
     }
   }
