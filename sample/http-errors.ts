@@ -18,10 +18,8 @@ export const MAX_DEPTH = 64;
 @Catch(WorkQueueError)
 export class WorkQueueErrorFilter extends BaseExceptionFilter {
   override catch(e: WorkQueueError, host: ArgumentsHost): void {
-    if (e.code === 'INVALID_ARGUMENT') {
-      const problems = e.problems.length > 0 ? [...e.problems] : [e.message];
-      return super.catch(new BadRequestException(problems), host);
-    }
+    if (e.code === 'INVALID_ARGUMENT')
+      return super.catch(new BadRequestException([...e.problems]), host);
     return super.catch(e, host);
   }
 }

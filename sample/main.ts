@@ -70,6 +70,8 @@ async function main(): Promise<void> {
     }, 500);
     watch.unref();
   }
+  // (Bootstrap, workers started, before the listen: a failure here is not the port's.)
+  await app.init();
   try {
     await app.listen(port);
   } catch (e) {

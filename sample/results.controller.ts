@@ -1,7 +1,6 @@
 // GET /jobs/:id/result?timeoutMs=: waits for a job's outcome (queue.waitForResult) and answers
 // with the processor's result; the emails queue keeps results (storeResults).
 import {
-  BadRequestException,
   ConflictException,
   Controller,
   Get,
@@ -36,7 +35,6 @@ export class ResultsController {
       if (!(e instanceof WorkQueueError)) throw e;
       if (e.code === 'TIMEOUT') throw new GatewayTimeoutException(e.message);
       if (e.code === 'NOT_FOUND') throw new NotFoundException(e.message);
-      if (e.code === 'INVALID_ARGUMENT') throw new BadRequestException([...e.problems]);
       throw e;
     }
   }

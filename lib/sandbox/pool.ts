@@ -69,8 +69,11 @@ export class SandboxPool<T, R> {
     try {
       box = this.spawn(true);
     } catch (e) {
-      // (Node refused to start it at all: a thread's execArgv it does not take.)
-      throw invalidOptions(`sandbox ${this.settings.file} cannot run jobs`, [errorMessage(e)]);
+      // Node refused to start it at all: a thread's execArgv it does not take is ours to fix.
+      const problem = errorMessage(e);
+      if ((e as { code?: unknown }).code === 'ERR_WORKER_INVALID_EXEC_ARGV')
+        throw invalidOptions(`sandbox ${this.settings.file} cannot run jobs`, [problem]);
+      throw new WorkQueueError('SANDBOX_DIED', `sandbox could not be started: ${problem}`);
     }
     try {
       await box.ready;

@@ -53,10 +53,14 @@ describe('sample app: bad input', () => {
       const res = await http().post(path).send(body).expect(400);
       expect(messages(res.body)).toContain('nested deeper than 64 levels');
     }
-    // The body, `data`, `x`, then 61 levels of arrays: 64 in all.
+    // The body, `data`, then `x` and the 61 arrays inside it: 64 levels in all; one more is refused.
     await http()
       .post('/jobs')
-      .send({ data: { to: 'a@example.com', x: nest(61) } })
+      .send({ data: { to: 'a@example.com', x: nest(62) } })
       .expect(201);
+    await http()
+      .post('/jobs')
+      .send({ data: { to: 'a@example.com', x: nest(63) } })
+      .expect(400);
   });
 });
