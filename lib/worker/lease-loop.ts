@@ -102,11 +102,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
     }
     if (this.reconciling) return;
     const free =
-      ctx.closing ||
-      ctx.paused ||
-      ctx.queuePause.paused ||
-      this.timers.retrying ||
-      this.holdingBack()
+      ctx.closing || ctx.holding || this.timers.retrying || this.holdingBack()
         ? 0
         : Math.max(0, this.freeSlots());
     // At most LEASE_SHARES calls lease at once (more calls than shares would split the room

@@ -133,7 +133,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   get liveness(): WorkerLiveness {
     const { ctx, heartbeat } = this;
     return {
-      paused: ctx.closing || ctx.paused || ctx.queuePause.paused,
+      paused: ctx.closing || ctx.holding,
       unansweredMs: ctx.progress.unansweredMs(),
       heartbeat: heartbeat?.source() ?? 'main thread',
       heartbeatLostMs: heartbeat?.lostMs() ?? 0,

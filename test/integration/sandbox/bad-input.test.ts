@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
 import { Worker, WorkQueueError } from '../../../lib/index.js';
 import type { SandboxOptions } from '../../../lib/index.js';
+import { errorOf } from '../../support/core.js';
 import { QueueFixture } from '../../support/queue.js';
 import { fixture, MODES, sandboxWorkers, TS_LOADER } from './support.js';
 
@@ -89,10 +90,7 @@ describe.each(MODES)('a %s sandbox whose module cannot run', (mode) => {
     const options = { file: fixture('handler.ts'), mode, execArgv: [...TS_LOADER, '--no-such'] };
     // (A start timer left armed would fire within the next test, failing this file.)
     const w = worker(q, { ...options, startTimeoutMs: 200 }, { autostart: false });
-    const e = (await w.start().then(
-      () => undefined,
-      (x: unknown) => x,
-    )) as WorkQueueError;
+    const e = (await errorOf(w.start())) as WorkQueueError;
     expect(e).toBeInstanceOf(WorkQueueError);
     expect(e.code).toBe('INVALID_OPTIONS');
     expect(e.problems.join(' ')).toMatch(/--no-such|exited with code 9/);
@@ -103,10 +101,7 @@ describe.each(MODES)('a %s sandbox whose module cannot run', (mode) => {
     const q = fx.queue();
     const options = { file: fixture('setup-hangs.ts'), mode, execArgv: TS_LOADER };
     const w = worker(q, { ...options, startTimeoutMs: 1_500 }, { autostart: false });
-    const e = (await w.start().then(
-      () => undefined,
-      (x: unknown) => x,
-    )) as WorkQueueError;
+    const e = (await errorOf(w.start())) as WorkQueueError;
     expect(e).toBeInstanceOf(WorkQueueError);
     expect(e.problems).toEqual([expect.stringMatching(/not ready within 1500 ms/)]);
     expect((await q.counts()).workers).toBe(0);
