@@ -12,6 +12,8 @@ export class IdleWait<T, R> implements IdleWaitPart {
   private conn: Redis | Cluster | undefined;
   /** A wait is on. */
   waiting = false;
+  /** Entries (wake-ups or hand-offs) the waits popped so far: see LeaseLoop.covered. */
+  wakes = 0;
   /** The current wait's BLMOVE went out (before that, it waits for its connection). */
   private sent = false;
   /** Ends the current wait (see wait). */
@@ -112,7 +114,10 @@ export class IdleWait<T, R> implements IdleWaitPart {
     });
     const answer = ctx.queue.waitForWork(conn, timeout, ctx.id).then(
       (got) => {
-        if (got !== false) ctx.handoffs.noteSweep();
+        if (got !== false) {
+          this.wakes++;
+          ctx.handoffs.noteSweep();
+        }
         if (typeof got === 'object') ctx.handoffs.receive(got);
         return true;
       },

@@ -39,6 +39,8 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   redisNow(): number | undefined {
     return this.redisAt > 0 ? this.redisAt + (performance.now() - this.redisAtLocal) : undefined;
   }
+  /** Wake-ups (IdleWait.wakes) read before an answered lease call went out: it saw their jobs. */
+  private covered = 0;
   private reconciling = false;
   private queued = false;
   private readonly timers = new LeaseTimers(() => this.schedule());
@@ -87,10 +89,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
     return settings.concurrency + this.prefetch - runs.held - this.requested;
   }
 
-  /**
-   * Send finished jobs' completes and lease into free slots, in one round trip. Several may be in
-   * flight at once (a pipeline): each asks only for slots nobody asked for yet.
-   */
+  /** Completes and a lease into free slots, one round trip; several in flight ask for slots apart. */
   async flush(): Promise<void> {
     const { ctx } = this;
     if (!ctx.started) return; // (start() schedules the first flush)
@@ -129,6 +128,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
     const { adopt, sweep } = handoffs.take();
     this.requested += want;
     if (want > 0) this.leasing++;
+    const wakes = ctx.idle.wakes;
     const sentAt = performance.now();
     ctx.progress.sent();
     try {
@@ -151,9 +151,10 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       this.redisAt = r.now;
       this.redisAtLocal = performance.now();
       this.requested -= want;
-      if (want > 0) this.leasing--;
       this.timers.answered();
       if (want > 0) {
+        this.leasing--;
+        this.covered = Math.max(this.covered, wakes);
         this.sizing.sampleCall(performance.now() - sentAt);
         this.backlog = r.jobs.length === want;
       }
@@ -208,7 +209,11 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
           // The queue ran dry (or flow control allowed fewer; nextDue is then the next time it
           // allows a lease): wait on Redis for more. Already waiting: the wait may end later
           // than the next delayed job is due (its wake-up can race this lease), so look again then.
-          if (!ctx.idle.waiting) void ctx.idle.wait(r.nextDue, r.now);
+          // A wake-up read since this call went out (its own flush leased nothing: every slot was
+          // asked for) may be for a job added after the call ran — spent, a new wait would leave
+          // that job until the idle timeout: lease again.
+          if (ctx.idle.wakes > this.covered) this.schedule();
+          else if (!ctx.idle.waiting) void ctx.idle.wait(r.nextDue, r.now);
           else if (r.nextDue > 0) this.timers.lookAgainAt(r.nextDue - r.now + 1);
         } else if (r.jobs.length === want) {
           this.schedule();
@@ -245,10 +250,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
     return this.requested === 0 && runs.tokens().length === 0 && handoffs.tokens().length === 0;
   }
 
-  /**
-   * Lease nothing while a suspect job waits for us to finish what we hold (`draining`), or while
-   * we hold a suspect's solo run: it must run alone (see lease_jobs).
-   */
+  /** Lease nothing while a suspect waits for what we hold (`draining`) or runs alone with us. */
   private holdingBack(): boolean {
     if (this.draining) {
       if (this.ctx.runs.held + this.requested > 0) return true;
@@ -261,10 +263,10 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
    * After a dropped connection or an unanswered call: give back at once what Redis says we hold
    * but we do not know of (a lease whose reply was lost, an entry our cut wait took), instead of
    * leaving it until its lease lapses. Runs with nothing else in flight that could lease.
-   * Finished runs come first (guarantee 11): their completes go out again — a complete whose
-   * reply was lost finds its job completed by us and answers true (while it is kept; else false,
-   * a leaseLost for a job we did complete) — and whatever is still
-   * unanswered (a fail on its way) counts as known: never given back as if it had not run.
+   * Finished runs come first (guarantee 11): their completes go out again — a complete whose reply
+   * was lost finds its job completed by us and answers true (while it is kept; else false, a
+   * leaseLost for a job we did complete) — and what is still unanswered (a fail on its way) counts
+   * as known: never given back as if it had not run.
    */
   private async reconcile(): Promise<void> {
     const { ctx } = this;

@@ -89,6 +89,8 @@ export interface LeaseLoopPart<T, R> {
 /** Parking on Redis while idle (idle-wait.ts). */
 export interface IdleWaitPart {
   readonly waiting: boolean;
+  /** Entries (wake-ups or hand-offs) the idle waits popped so far. */
+  readonly wakes: number;
   unpark(): void;
   wait(nextDue: number, now: number): Promise<void>;
   cut(): Promise<void>;
