@@ -214,6 +214,41 @@ describe('flows on a Redis Cluster, parent and children on different masters', (
     expect((await queue(parents!).repair()).fixes).toEqual([]);
   });
 
+  it('two adds of one flow at once, a caller id on every node (docs/flows.md): one is refused, none of its children runs', async () => {
+    const [orders, pays] = await apart(uniqueName('dup'), ['orders', 'pays']);
+    const ran: string[] = [];
+    // An idle worker on the children's queue: a child written is taken within milliseconds.
+    worker(pays!, (job) => void ran.push(job.data as string));
+    const [a, b] = [producer(), producer()];
+    const refused: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const flow = (who: string): FlowNode => ({
+        queue: orders!,
+        id: `order-${i}`,
+        data: i,
+        children: [{ queue: pays!, id: `order-${i}:pay`, data: `${who}${i}` }],
+      });
+      const outcomes = await Promise.allSettled([a.add(flow('a')), b.add(flow('b'))]);
+      expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+      outcomes.forEach((o, k) => {
+        if (o.status === 'fulfilled') return;
+        expect(String(o.reason)).toMatch(/flow refused: .*id: job "order-\d+(:pay)?"/);
+        refused.push(`${k === 0 ? 'a' : 'b'}${i}`);
+      });
+    }
+    // Every child written has run (with an id on the root alone, a refused flow's child could
+    // have been written and taken before its root was refused: 20 of 20 such races ran it).
+    await waitFor(
+      async () => {
+        const c = await queue(pays!).counts();
+        return ran.length >= 10 && c.pending === 0 && c.leased === 0;
+      },
+      { what: "the flows' children to run" },
+    );
+    expect(ran.filter((r) => refused.includes(r))).toEqual([]);
+    expect(ran).toHaveLength(10);
+  });
+
   it('no CROSSSLOT error anywhere', async () => {
     const stats = await clusterErrorStats(cluster);
     expect(stats.CROSSSLOT ?? 0).toBe(0);
