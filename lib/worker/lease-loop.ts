@@ -176,11 +176,12 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
         ctx.runner.afterComplete(it.run, it.result as R, r.completed[i]!, r.now),
       );
       deliverFlowNotices(ctx, items, r.completed);
-      if (ctx.closing || ctx.paused) {
+      if (ctx.closing || ctx.holding) {
         // Too late to start them: back to the front, once every lease call in flight answered
-        // (all together, so that they keep their order).
+        // (all together, so that they keep their order; paused by us or queue-wide).
         this.late.push(...r.jobs);
         this.giveBackLate();
+        ctx.queuePause.fromReply(r.paused);
         return true;
       }
       this.giveBackLate(); // resumed meanwhile: they go back all the same
