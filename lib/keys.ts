@@ -174,6 +174,10 @@ export const KEY_TABLE = {
     part: 'fv',
     doc: "seqs reserved by a flow add not written yet (zset '<first>:<last>:<reserved ms>' -> first)",
   },
+  flowClaims: {
+    part: 'fk',
+    doc: "roots' caller ids claimed by a flow add on a Cluster until it writes them (hash caller id -> '<add token>\\t<first>:<last>': the root level's reservation, while which the claim lives)",
+  },
   workerLeases: { part: 'wl:', doc: "the calling worker's lease set (seqs)", per: 'worker' },
   workerHandoffs: { part: 'hx:', doc: "the calling worker's hand-off list", per: 'worker' },
   addCallRecords: {

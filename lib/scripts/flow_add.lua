@@ -5,7 +5,7 @@
 -- waits for its children (K_WAITING_CHILDREN, its key d), then applies the notices of children
 -- that ended before it was written. A block whose reservation is gone was written before (a
 -- call sent again after its reply was lost): skipped.
---! keys: per-queue pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress waitingChildren flowParent flowOutbox flowOutboxAt flowCancels flowReserved eventLog addedTimes jobLogs metricsCompleted metricsFailed metricsDead
+--! keys: per-queue pending data dataBuckets meta callerIds delayed leased leaseHolders dead wake progress waitingChildren flowParent flowOutbox flowOutboxAt flowCancels flowReserved eventLog addedTimes jobLogs metricsCompleted metricsFailed metricsDead flowClaims
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
 --! argv: block_count blocks...
 -- blocks: per block its queue (1-based, in the order of the keys), its reservation
@@ -69,6 +69,8 @@ for _, blk in ipairs(blocks) do
   if blk.live then
     use_queue(blk.q)
     rcall('ZREM', K_FLOW_RESERVED, blk.res)
+    -- Its roots' claims (flow_reserve.lua, on a Cluster) end: their ids are taken now.
+    local claims = rcall('EXISTS', K_FLOW_CLAIMS) == 1
     local data_args, meta_args, pending, gpend, delayed, waiting = {}, {}, {}, {}, {}, {}
     local added, delayed_ids, parents, parent_ids = {}, {}, {}, {}
     local any_group = false
@@ -79,6 +81,9 @@ for _, blk in ipairs(blocks) do
       any_group = any_group or g ~= nil
       if cid ~= '' then
         rcall('HSET', K_CALLER_IDS, cid, seq)
+        if claims then
+          rcall('HDEL', K_FLOW_CLAIMS, cid)
+        end
       end
       data_args[#data_args + 1] = seq
       data_args[#data_args + 1] = ARGV[at + 2]

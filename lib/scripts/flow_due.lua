@@ -2,8 +2,8 @@
 -- and whoever just ended flow jobs (cancel, drain): notices of its children not delivered yet,
 -- notices delivered once and due for their second delivery, children of its parents to cancel;
 -- and it drops reservations of flow adds older than orphan_ms (a producer that died between
--- reserving and writing) with the notices kept for them.
---! keys: flowParent flowOutbox flowOutboxAt flowRechecks flowCancels flowReserved
+-- reserving and writing) with the notices kept for them and the claims that named them.
+--! keys: flowParent flowOutbox flowOutboxAt flowRechecks flowCancels flowReserved flowClaims
 --! argv: mode:due|now|all grace_ms orphan_ms limit
 -- due (clean): notices and cancels older than grace_ms (younger ones are being delivered by the
 -- job's worker), second deliveries that are due; now (after cancel, drain): every notice not
@@ -49,6 +49,15 @@ if mode ~= 'now' then
       dropped = dropped + 1
       for seq = tonumber(first or 1), tonumber(last or 0) do
         rcall('DEL', flow_pkey('e', int(seq)))
+      end
+    end
+  end
+  -- Claims whose reservation is gone (their add died before writing its roots) go with it.
+  if dropped > 0 and rcall('EXISTS', K_FLOW_CLAIMS) == 1 then
+    local claims = rcall('HGETALL', K_FLOW_CLAIMS)
+    for k = 1, #claims, 2 do
+      if not flow_reservation(string.match(claims[k + 1], '\t(.*)$') or '') then
+        rcall('HDEL', K_FLOW_CLAIMS, claims[k])
       end
     end
   end

@@ -19,14 +19,14 @@ import type { FlowDelivery } from './delivery.js';
 import { ORPHAN_MS } from './delivery.js';
 import type { FlowRunner } from './runner.js';
 import type { FlowPlan, PlannedNode } from './tree.js';
-
-/** One level of one queue: its nodes (indexes in the plan) and its reservation. */
-interface Block {
-  queue: string;
-  depth: number;
-  nodes: number[];
-  reservation: string;
-}
+import {
+  claimsOf,
+  refused,
+  releaseBlocks,
+  reserveBlocks,
+  type Block,
+  type Claims,
+} from './reserve.js';
 
 /** Tries of one write whose reply did not come (it is idempotent: its reservation says). */
 const WRITE_TRIES = 4;
@@ -52,7 +52,8 @@ export class FlowWriter {
     const started = performance.now();
     const blocks = blocksOf(plan);
     const queues = [...new Set(blocks.map((b) => b.queue))];
-    if (!(await this.reserve(plan, blocks, queues))) return;
+    const claims = claimsOf(this.runner, plan);
+    if (!(await this.reserve(plan, blocks, queues, claims))) return;
     for (const n of plan.nodes) {
       if (n.parent >= 0) {
         const p = plan.nodes[n.parent]!;
@@ -86,54 +87,31 @@ export class FlowWriter {
       }
     } catch (e) {
       await this.undo(plan, written);
+      await releaseBlocks(this.runner, blocks, claims);
       throw e;
     }
     if (unconfirmed) throw unconfirmed;
   }
 
   /**
-   * Check the caller ids and reserve one seq range per block; give each node its seq. False: with
-   * `replicaAcks`, every caller id is taken (the flow was added before), confirmed by replicas.
+   * Check the caller ids and reserve one seq range per block (reserve.ts); give each node its
+   * seq. False: with `replicaAcks`, every caller id is taken (the flow was added before),
+   * confirmed by replicas.
    */
-  private async reserve(plan: FlowPlan, blocks: Block[], queues: string[]): Promise<boolean> {
-    const argsOf = (qs: readonly string[]) => {
-      const args: ScriptArgs['flow_reserve'] = [qs.length];
-      for (const q of qs) {
-        const ids = plan.nodes.filter((n) => n.queue === q && n.cid !== '').map((n) => n.cid);
-        const own = blocks.filter((b) => b.queue === q);
-        args.push(ids.length, ...ids, own.length, ...own.map((b) => b.nodes.length));
-      }
-      return args;
-    };
-    const calls = isCluster(this.runner.client) ? queues.map((q) => [q]) : [queues];
-    const replies = await Promise.all(
-      calls.map(async (qs) => ({
-        qs,
-        reply: (await this.runner.runOn(qs, 'flow_reserve', argsOf(qs))) as Array<string | number>,
-      })),
-    );
-    const taken: string[] = [];
-    for (const { qs, reply } of replies) {
-      if (Number(reply[0]) === 1) {
-        let i = 1;
-        for (const q of qs)
-          for (const b of blocks) if (b.queue === q) b.reservation = String(reply[i++]);
-        continue;
-      }
-      for (let i = 1; i + 1 < reply.length; i += 2) {
-        const q = qs[Number(reply[i]) - 1]!;
-        const node = plan.nodes.find((n) => n.queue === q && n.cid === String(reply[i + 1]))!;
-        taken.push(
-          `${pathOf(node, 'id')}: job ${JSON.stringify(node.cid)} already exists in queue ${JSON.stringify(q)} (or completed within its dedupe window)`,
-        );
-      }
-    }
-    if (taken.length === plan.nodes.length && this.runner.options.replicaAcks > 0) {
+  private async reserve(
+    plan: FlowPlan,
+    blocks: Block[],
+    queues: string[],
+    claims: Claims | undefined,
+  ): Promise<boolean> {
+    const taken = await reserveBlocks(this.runner, plan, blocks, queues, claims);
+    const byJob = taken.filter((t) => t.why === 't');
+    if (byJob.length === plan.nodes.length && this.runner.options.replicaAcks > 0) {
       // (Every node has a caller id: each taken one is listed once.)
       await this.confirmAdded(plan, queues);
       return false;
     }
-    if (taken.length > 0) throw invalid(taken, 'flow refused');
+    if (taken.length > 0) throw refused(plan, taken, (i) => pathOf(plan.nodes[i]!, 'id'));
     for (const b of blocks) {
       const first = Number(b.reservation.split(':')[0]);
       b.nodes.forEach((n, k) => (plan.nodes[n]!.seq = String(first + k)));
