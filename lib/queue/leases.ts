@@ -48,7 +48,8 @@ export class Leases<T, R> {
   ): Promise<CompleteReply<T>> {
     if (!Array.isArray(items)) throw invalid(['completeAndLease takes an array of { lease }']);
     const adopt = worker?.adopt ?? [];
-    const workerId = items[0]?.lease?.workerId ?? adopt[0]?.workerId ?? next?.workerId ?? '0';
+    const workerId =
+      items[0]?.lease?.workerId ?? adopt[0]?.workerId ?? next?.workerId ?? worker?.workerId ?? '0';
     const o = this.ctx.options;
     const { count, leaseMs } = next
       ? leaseArgs(this.ctx, { ...next, workerId })
@@ -65,6 +66,7 @@ export class Leases<T, R> {
       count,
       leaseMs,
       worker?.parkMs ?? 0,
+      worker?.parkBelow ?? count,
       worker?.sweep ? 1 : 0,
       worker?.byRef ? 1 : 0,
       worker?.ownResends ? 1 : 0,

@@ -45,9 +45,10 @@ for i = #lost, 1, -1 do
   lost[i] = seq
 end
 emit_jobs('released', lost)
-local keep, unhanded = {}, 0
+local keep, unhanded, plain = {}, 0, false
 for _, e in ipairs(rcall('LRANGE', K_WORKER_HANDOFFS, 0, -1)) do
   local h = parse_hand(e)
+  plain = plain or not h
   if h and hand_live(h) then
     if known[h.token] then
       keep[#keep + 1] = e
@@ -58,7 +59,8 @@ for _, e in ipairs(rcall('LRANGE', K_WORKER_HANDOFFS, 0, -1)) do
   end
 end
 keep_handoffs(keep)
-if #lost > 0 then
+-- (A plain wake-up its cut wait took is passed on: the worker may not lease next.)
+if #lost > 0 or plain then
   wake()
 end
 return { #lost, unhanded }

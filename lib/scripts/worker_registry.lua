@@ -53,6 +53,10 @@ for i = #taken, 1, -1 do
     unhand(taken[i], false)
   end
 end
+-- (A plain wake-up its wait took is passed on to another worker.)
+if rcall('LLEN', K_WORKER_HANDOFFS) > #taken then
+  wake()
+end
 rcall('DEL', K_WORKER_HANDOFFS, K_WORKER_REGISTRATION)
 rcall('ZREM', K_WORKERS, wid)
 note_left(wid, now)

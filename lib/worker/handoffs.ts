@@ -88,7 +88,9 @@ export class Handoffs<T, R> implements HandoffsPart<T> {
     if (ctx.cancels.admitHandoff(job.token)) {
       this.adopting.push(job);
       this.unadopted.set(job.token, deferred<boolean>());
-      if (ctx.holding || ctx.closing) this.late.add(job.token);
+      // No slot for it (full, paused, closing): adopted to go back first in line, which wakes
+      // a worker that can start it (release.lua) — not buffered behind a running job.
+      if (!ctx.canStart) this.late.add(job.token);
       else if (this.stale(job)) this.held.add(job.token);
       else ctx.runs.place([job]);
     }

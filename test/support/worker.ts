@@ -100,3 +100,18 @@ export async function waitParked(admin: Redis, q: WorkQueue, workerId: string): 
     what: `worker ${workerId} parked`,
   });
 }
+
+/**
+ * Whether worker `w`'s idle wait is blocked in Redis now: its BLMOVE, by CLIENT LIST (internals:
+ * the wait's own connection). Redis serves blocked clients first come, first served, so tests
+ * start workers one after the other, each once the one before is blocked, to fix who pops first.
+ */
+export async function idleWaitBlocked(admin: Redis, w: object): Promise<boolean> {
+  const { ctx } = w as { ctx: { idle: { conn?: { stream: { localPort?: number } } } } };
+  const port = ctx.idle.conn?.stream.localPort;
+  if (port === undefined) return false;
+  const clients = (await admin.client('LIST')) as string;
+  return clients
+    .split('\n')
+    .some((c) => c.includes(`:${port} `) && /flags=\S*b.* cmd=blmove/.test(c));
+}

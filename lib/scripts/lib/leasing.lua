@@ -24,10 +24,20 @@ local function payloads_exist(seqs)
   return out
 end
 
+-- Whether a job waits to be leased: in a pending list, or in a group ready to start one.
+local function any_pending()
+  local keys = {}
+  for p = 0, 9 do
+    keys[p + 1] = pending_key(p)
+  end
+  return rcall('EXISTS', unpack(keys)) > 0 or rcall('ZCARD', K_GROUPS_READY) > 0
+end
+
 -- Take a lease on up to `count` pending jobs for worker `wid` ("0" = no worker).
 -- A job handed off to parked workers and still in the wake list is taken in its turn (first
--- of its priority: its list was empty when it came). A worker left with free slots is marked
--- parked for `park_ms` (0 = not a worker that parks), so that adds hand jobs off to it.
+-- of its priority: its list was empty when it came). A worker that leased fewer than
+-- `park_below` jobs (it has a slot to run one more at once) is marked parked for `park_ms` (0 =
+-- not a worker that parks), so that adds hand jobs off to it.
 -- A suspect job (meta s) runs alone: it is leased only as the single job of a batch, to a
 -- worker holding no other job, with an 's' token; met anywhere else it goes back first in line
 -- and the batch ends there, and a worker holding other jobs is told to drain (finish what it
@@ -39,7 +49,7 @@ end
 -- returns the number leased, whether the worker
 -- should drain, when to look again when limited (see leases_allowed; 0: not limited) and the
 -- pause version (0: not paused).
-local function lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref)
+local function lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref, park_below)
   if wid ~= '0' then
     rcall('ZREM', K_PARKED, wid)
   end
@@ -188,7 +198,7 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref)
     rcall('LPUSH', K_WAKE, hand.entry)
   end
   local live = #seqs
-  if park_ms > 0 and live < count and not drain and not solo then
+  if park_ms > 0 and live < park_below and not drain and not solo then
     rcall('ZADD', K_PARKED, int(now + park_ms), wid)
   elseif hand and not hand.taken then
     -- This worker parks no more: with no other worker parked to pop it, the hand-off waits
@@ -269,9 +279,9 @@ end
 
 -- Lease up to `count` jobs for worker `wid` into lease reply `out` (lease_jobs: its ids, per job
 -- payload, or '' `by_ref`, and meta) and fill in the head's next due, drain and paused.
-local function lease_into(out, count, lease_ms, wid, now, park_ms, by_ref)
+local function lease_into(out, count, lease_ms, wid, now, park_ms, by_ref, park_below)
   local live, drain, limited_until, paused, group_due =
-    lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref)
+    lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref, park_below)
   if drain then
     out[4] = 1
   end

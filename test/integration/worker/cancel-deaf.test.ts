@@ -6,7 +6,7 @@
  */
 import { expect, it } from '@jest/globals';
 import { Worker, WorkQueue } from '../../../lib/index.js';
-import type { Job } from '../../../lib/index.js';
+import type { AddResult, Job } from '../../../lib/index.js';
 import { uniqueName } from '../../support/keys.js';
 import { deafen } from '../../support/deafen.js';
 import { privateRedis } from '../../support/private-redis.js';
@@ -33,10 +33,13 @@ it('cancels the holder missed are acknowledged at its catch-up renewal, long bef
   worker.on('error', () => undefined);
   try {
     await worker.start();
-    const { id } = await q.add('held');
+    // One call: 'held' is handed off to the idle worker, and the call that adopts it leases
+    // 'queued', which waits in the worker's buffer (prefetched).
+    const [{ id }, queued] = (await q.addBulk([{ data: 'held' }, { data: 'queued' }])) as [
+      AddResult,
+      AddResult,
+    ];
     await waitFor(() => runs.length === 1, { what: 'the job started' });
-    // A second one waits in the worker's buffer (prefetched).
-    const queued = await q.add('queued');
     await waitFor(async () => (await q.counts()).leased === 2, { what: 'the second prefetched' });
 
     // Deaf: its notice connection dropped (back in 3 s).

@@ -32,8 +32,12 @@ describe('a frozen worker', () => {
     await child.ready;
     await beatingWorker(q);
 
-    const ids: string[] = [];
-    for (let i = 1; i <= 4; i++) ids.push((await q.add(String(i), { id: `p-${i}` })).id);
+    // One call: the first is handed off to the idle worker, the call that adopts it leases the
+    // other three (a busy worker does not wait for jobs added later).
+    const added = await q.addBulk(
+      [1, 2, 3, 4].map((i) => ({ data: String(i), opts: { id: `p-${i}` } })),
+    );
+    const ids = added.map((a) => a.id);
     const [first, ...prefetched] = ids as [string, ...string[]];
     // The first runs (its handler holds), the other three wait in the child's buffer.
     await waitFor(

@@ -30,10 +30,15 @@ afterAll(async () => {
 type Data = { block?: boolean; n: number };
 
 /**
- * A worker (concurrency 1, prefetch 3) whose handler records starts and can be held. `retry`:
- * its client's (and so its subscriber's) reconnect delay, or null: never.
+ * A worker (concurrency 1, prefetch 3) whose handler records starts and can be held, running a
+ * blocking job `a` with `more` jobs prefetched (added with it, before its first lease: a busy
+ * worker does not wait for jobs added later, docs/internals/hand-off.md). `retry`: its client's
+ * (and so its subscriber's) reconnect delay, or null: never.
  */
-async function setUp(retry: number | null = 50) {
+async function setUp(
+  retry: number | null = 50,
+  more: Array<{ data: Data; opts?: { group?: string } }> = [],
+) {
   const client = new Redis(redis.url, { retryStrategy: () => retry });
   clients.push(client);
   const q = new WorkQueue<Data>(client, uniqueName(), { logger: false, commandTimeoutMs: 500 });
@@ -41,6 +46,8 @@ async function setUp(retry: number | null = 50) {
   const aborted: string[] = [];
   let release!: () => void;
   const held = new Promise<void>((r) => (release = r));
+  const a = await q.add({ block: true, n: 0 }, { priority: 1 }); // (leased first, so it runs)
+  const extra = await q.addBulk(more);
   const worker = new Worker(
     q,
     async (job) => {
@@ -57,9 +64,11 @@ async function setUp(retry: number | null = 50) {
     async () => ((await admin.pubsub('NUMSUB', q.keys.noticeChannel)) as unknown[])[1] === 1,
     { what: 'the worker subscribed' },
   );
-  const a = await q.add({ block: true, n: 0 });
   await waitFor(() => started.includes(a.id), { what: 'the blocking job running' });
-  return { q, worker, started, aborted, release, a, errors };
+  await waitFor(async () => (await q.counts()).leased === 1 + more.length, {
+    what: 'the jobs added with it prefetched',
+  });
+  return { q, worker, started, aborted, release, a, extra, errors };
 }
 
 /** Drop the worker's notice channel; resolves once it is down (it reconnects by itself). */
@@ -69,9 +78,8 @@ async function dropNotices(): Promise<void> {
 
 describe('notices sent while the notice channel reconnects', () => {
   it('a prefetched job cancelled meanwhile never starts', async () => {
-    const { q, worker, started, release } = await setUp();
-    const b = await q.add({ n: 1 });
-    await waitFor(async () => (await q.getJob(b.id))?.state === 'leased', { what: 'b prefetched' });
+    const { q, worker, started, release, extra } = await setUp(50, [{ data: { n: 1 } }]);
+    const b = extra[0]!;
     await dropNotices();
     expect(await q.cancel(b.id)).toBe(true);
     release();
@@ -93,16 +101,14 @@ describe('notices sent while the notice channel reconnects', () => {
     await worker.close();
   });
 
-  it('a group paused meanwhile: its prefetched jobs go back, not started; they run once it resumes', async () => {
-    const { q, worker, started, release } = await setUp();
-    const grouped = await q.addBulk([
-      { data: { n: 1 }, opts: { group: 'g' } },
-      { data: { n: 2 }, opts: { group: 'g' } },
-    ]);
-    await waitFor(
-      async () => (await q.counts()).leased === 3, // the running job and both prefetched
-      { what: 'the group jobs prefetched' },
-    );
+  it('a group paused meanwhile: its prefetched job goes back, not started; it runs once the group resumes', async () => {
+    const {
+      q,
+      worker,
+      started,
+      release,
+      extra: grouped,
+    } = await setUp(50, [{ data: { n: 1 }, opts: { group: 'g' } }]);
     await dropNotices();
     await q.pauseGroup('g');
     release();
@@ -122,9 +128,8 @@ describe('notices sent while the notice channel reconnects', () => {
   });
 
   it('a queue paused meanwhile: its prefetched jobs go back, not started; they run once it resumes', async () => {
-    const { q, worker, started, release, a } = await setUp(1_000);
-    const b = await q.add({ n: 1 });
-    await waitFor(async () => (await q.getJob(b.id))?.state === 'leased', { what: 'b prefetched' });
+    const { q, worker, started, release, a, extra } = await setUp(1_000, [{ data: { n: 1 } }]);
+    const b = extra[0]!;
     await dropNotices();
     await q.counts(); // (a round trip: the worker has seen its channel close)
     release();
@@ -145,9 +150,8 @@ describe('notices sent while the notice channel reconnects', () => {
   });
 
   it('a notice channel that ends for good (a retryStrategy that gives up) holds no job: prefetched jobs start', async () => {
-    const { q, worker, started, release, errors } = await setUp(null);
-    const b = await q.add({ n: 1 });
-    await waitFor(async () => (await q.getJob(b.id))?.state === 'leased', { what: 'b prefetched' });
+    const { worker, started, release, errors, extra } = await setUp(null, [{ data: { n: 1 } }]);
+    const b = extra[0]!;
     await dropNotices();
     await waitFor(() => errors.some((e) => /notice channel ended/.test(e)), {
       what: 'the worker told its notice channel ended',

@@ -110,19 +110,20 @@ it('a canceller whose SUBSCRIBE is refused: cancel() resolves once the worker ho
     prefix,
     commandTimeoutMs: 20_000,
   });
-  const running = await q.add('running');
-  await waitFor(() => readLog(execLog).some((l) => l.id === running.id), {
+  // One call: 'running' is handed off to the idle worker, the call that adopts it leases 'held'
+  // (a busy worker does not wait for jobs added later).
+  const [running, held] = await q.addBulk([{ data: 'running' }, { data: 'held' }]);
+  await waitFor(() => readLog(execLog).some((l) => l.id === running!.id), {
     what: 'the first job running',
   });
-  const held = await q.add('held');
-  await waitFor(async () => (await q.getJob(held.id))?.state === 'leased', {
+  await waitFor(async () => (await q.getJob(held!.id))?.state === 'leased', {
     what: 'the second job prefetched by the worker',
   });
 
   // Frozen, the worker cannot acknowledge.
   child.process.kill('SIGSTOP');
   let resolved = false;
-  const cancelled = q.cancel(held.id).then((r) => ((resolved = true), r));
+  const cancelled = q.cancel(held!.id).then((r) => ((resolved = true), r));
   // (Its SUBSCRIBE, on a connection it opens then, is refused a few round trips later.)
   await waitFor(
     async () => {
@@ -132,7 +133,7 @@ it('a canceller whose SUBSCRIBE is refused: cancel() resolves once the worker ho
     { what: "the canceller's SUBSCRIBE refused" },
   );
   await q.counts();
-  expect(await q.getJob(held.id)).toBeNull(); // cancelled in Redis
+  expect(await q.getJob(held!.id)).toBeNull(); // cancelled in Redis
   expect(resolved).toBe(false); // but not acknowledged: the worker is frozen
 
   child.process.kill('SIGCONT');
