@@ -18,9 +18,13 @@ afterAll(() => fx.cleanup());
  * A worker of `queue` busy with a job that runs until released, prefetching what comes next
  * (leased, not started). Its handler's runs are listed by job id.
  */
-async function busyWorker(queue: string) {
+async function busyWorker(queue: string, addMore: () => Promise<unknown>) {
   const release = deferred();
   const ran: string[] = [];
+  // The blocker, then what its first lease takes with it into its prefetch buffer (a busy worker
+  // does not wait for jobs added later).
+  await fx.queue(queue).add(0, { id: 'blocker' });
+  await addMore();
   fx.worker(
     queue,
     async (job) => {
@@ -29,7 +33,6 @@ async function busyWorker(queue: string) {
     },
     { concurrency: 1, prefetch: 2 },
   );
-  await fx.queue(queue).add(0, { id: 'blocker' });
   await waitFor(() => ran.length === 1, { what: 'the blocker running' });
   /** Release the blocker; once nothing is leased, the jobs that ran. */
   return async (): Promise<string[]> => {
@@ -225,13 +228,14 @@ describe('administration', () => {
   });
 
   it('cancelling a parent cancels a child its worker prefetched and has not started', async () => {
-    const finish = await busyWorker('pf-kids');
-    await fx.producer().add({
-      queue: 'pf-top',
-      data: 0,
-      id: 'par',
-      children: [{ queue: 'pf-kids', data: 1, id: 'kid' }],
-    });
+    const finish = await busyWorker('pf-kids', () =>
+      fx.producer().add({
+        queue: 'pf-top',
+        data: 0,
+        id: 'par',
+        children: [{ queue: 'pf-kids', data: 1, id: 'kid' }],
+      }),
+    );
     await leased('pf-kids', 'kid');
     expect(await fx.queue('pf-top').cancel('par')).toBe(true);
     await gone('pf-kids', 'kid', 'the prefetched child cancelled');
@@ -239,16 +243,17 @@ describe('administration', () => {
   });
 
   it('a child that fails its parent: a sibling prefetched and not started is cancelled', async () => {
-    const finish = await busyWorker('pf-sibs');
-    await fx.producer().add({
-      queue: 'pf-parents',
-      data: 0,
-      id: 'par',
-      children: [
-        { queue: 'pf-sibs', data: 1, id: 'sib' },
-        { queue: 'pf-bad', data: 2, id: 'bad' },
-      ],
-    });
+    const finish = await busyWorker('pf-sibs', () =>
+      fx.producer().add({
+        queue: 'pf-parents',
+        data: 0,
+        id: 'par',
+        children: [
+          { queue: 'pf-sibs', data: 1, id: 'sib' },
+          { queue: 'pf-bad', data: 2, id: 'bad' },
+        ],
+      }),
+    );
     await leased('pf-sibs', 'sib');
     fx.worker('pf-bad', () => Promise.reject(new Error('no')));
     await gone('pf-sibs', 'sib', 'the prefetched sibling cancelled');
