@@ -176,7 +176,7 @@ export const KEY_TABLE = {
   },
   flowClaims: {
     part: 'fk',
-    doc: "roots' caller ids claimed by a flow add on a Cluster until it writes them (hash caller id -> '<add token>\\t<first>:<last>': the root level's reservation, while which the claim lives)",
+    doc: "roots' caller ids claimed by a flow add on a Cluster until it writes them (hash caller id -> '<add token>\\t<first>:<last>\\t<ms>': the root level's reservation, while which the claim lives, a minute at most)",
   },
   workerLeases: { part: 'wl:', doc: "the calling worker's lease set (seqs)", per: 'worker' },
   workerHandoffs: { part: 'hx:', doc: "the calling worker's hand-off list", per: 'worker' },

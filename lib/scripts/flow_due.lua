@@ -56,7 +56,7 @@ if mode ~= 'now' then
   if dropped > 0 and rcall('EXISTS', K_FLOW_CLAIMS) == 1 then
     local claims = rcall('HGETALL', K_FLOW_CLAIMS)
     for k = 1, #claims, 2 do
-      if not flow_reservation(string.match(claims[k + 1], '\t(.*)$') or '') then
+      if not flow_reservation(string.match(claims[k + 1], '^[^\t]*\t([^\t]*)') or '') then
         rcall('HDEL', K_FLOW_CLAIMS, claims[k])
       end
     end

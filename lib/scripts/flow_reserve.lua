@@ -5,20 +5,21 @@
 -- every queue of the flow on one Redis, with those of one queue per call on a Cluster, where the
 -- queues of the roots go first and claim their roots' caller ids for the add (token): an id
 -- claimed by another add counts as taken until its root is written or the add is released
--- (flow_release.lua) — a claim lives while the reservation it names does.
+-- (flow_release.lua), for claim_ms at most, and only while the reservation it names exists.
 --! keys: per-queue seqCounter callerIds flowReserved flowClaims
---! argv: queue_count token per_queue...
+--! argv: queue_count token claim_ms per_queue...
 -- token: the add's own ('' on one Redis: no claims). per_queue: for each queue, in the order of
 -- its keys: id_count, its caller ids, claim_count, the ids to claim (its roots'), range_count, the
 -- size of each range (the roots' level last: the claims name that range; none: check only).
 -- Returns: { 1, then per range (queue by queue, in order) '<first>:<last>' } when reserved
---   (K_FLOW_RESERVED holds '<first>:<last>:<reserved ms>'); { 0, then queue (1-based), caller id
---   and t (taken) or c (claimed by another add) of each } when nothing was.
-local queues, token = tonumber(ARGV[1]), ARGV[2]
+--   (K_FLOW_RESERVED holds '<first>:<last>:<reserved ms>'; K_FLOW_CLAIMS id -> '<token>\t<range>\t<ms>');
+--   { 0, then queue (1-based), caller id and t (taken) or c (claimed by another add) of each }
+--   when nothing was.
+local queues, token, claim_ms = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
 local now = now_ms()
 local taken = {}
 local at = {}
-local i = 2
+local i = 3
 for q = 1, queues do
   use_queue(q)
   local claims = rcall('EXISTS', K_FLOW_CLAIMS) == 1
@@ -28,8 +29,8 @@ for q = 1, queues do
     local why = flow_id_taken(cid, now) and 't' or nil
     if not why and claims then
       local v = rcall('HGET', K_FLOW_CLAIMS, cid)
-      local by, range = string.match(v or '', '^([^\t]*)\t(.*)$')
-      if by and by ~= token and flow_reservation(range) then
+      local by, range, ms = string.match(v or '', '^([^\t]*)\t([^\t]*)\t(%d+)$')
+      if by and by ~= token and now - tonumber(ms) <= claim_ms and flow_reservation(range) then
         why = 'c'
       end
     end
@@ -63,7 +64,7 @@ for q = 1, queues do
   end
   if token ~= '' and range then
     for k = c + 1, c + tonumber(ARGV[c]) do
-      rcall('HSET', K_FLOW_CLAIMS, ARGV[k], token .. '\t' .. range)
+      rcall('HSET', K_FLOW_CLAIMS, ARGV[k], token .. '\t' .. range .. '\t' .. int(now))
     end
   end
 end

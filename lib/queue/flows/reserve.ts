@@ -1,10 +1,11 @@
 /**
  * The first step of writing a flow (docs/internals/flows.md, "Writing a flow"): check its caller
  * ids and reserve one seq range per block (flow_reserve.lua). On one Redis one call for every
- * queue. On a Cluster one call per queue — the queues of roots with a caller id first, each
- * claiming those ids for this add, the others only once every claim is held: two adds of one
- * flow at once (same root id) — the second is refused before it writes anything, in any queue.
- * A refused or failed add releases what it reserved (flow_release.lua).
+ * queue. On a Cluster one call per queue — the queues of roots with a caller id first, one after
+ * the other in name order, each claiming those ids for this add (for CLAIM_MS at most), the
+ * others only once every claim is held: of two adds of one flow at once (same root id) the
+ * second is refused before it writes anything, in any queue. A refused or failed add releases
+ * what it reserved and claimed (flow_release.lua).
  */
 import { randomBytes } from 'node:crypto';
 import { invalid } from '../../errors.js';
@@ -21,6 +22,12 @@ export interface Block {
   reservation: string;
 }
 
+/**
+ * How long a root's claim holds against other adds: a producer that died after claiming blocks
+ * the id no longer. The add itself writes nothing after half of it (writer.ts).
+ */
+export const CLAIM_MS = 60_000;
+
 /** What an add claimed and reserved on a Cluster, per queue (to release it if it fails). */
 export interface Claims {
   token: string;
@@ -30,7 +37,7 @@ export interface Claims {
   reserved: Set<string>;
 }
 
-/** On a Cluster, the roots' caller ids this add claims (none: undefined). */
+/** On a Cluster, what the add claims (its roots' caller ids) and reserves; on one Redis none. */
 export function claimsOf(runner: FlowRunner, plan: FlowPlan): Claims | undefined {
   if (!isCluster(runner.client)) return undefined;
   const ids = new Map<string, string[]>();
@@ -38,7 +45,6 @@ export function claimsOf(runner: FlowRunner, plan: FlowPlan): Claims | undefined
     const n = plan.nodes[r]!;
     if (n.cid !== '') ids.set(n.queue, [...(ids.get(n.queue) ?? []), n.cid]);
   }
-  if (ids.size === 0) return undefined;
   return { token: randomBytes(9).toString('base64url'), ids, reserved: new Set() };
 }
 
@@ -53,9 +59,9 @@ export interface Taken {
 }
 
 /**
- * Check the ids and reserve (phase by phase on a Cluster: see the header); give each block its
- * reservation. Resolves what was taken (nothing reserved anywhere then: what a phase reserved
- * was released).
+ * Check the ids and reserve (step by step on a Cluster: see the header); give each block its
+ * reservation. Resolves what was taken (then what a Cluster's calls reserved and claimed was
+ * released; on one Redis nothing was reserved).
  */
 export async function reserveBlocks(
   runner: FlowRunner,
@@ -68,6 +74,7 @@ export async function reserveBlocks(
     const args: ScriptArgs['flow_reserve'] = [
       qs.length,
       mode === 'reserve' ? (claims?.token ?? '') : '',
+      CLAIM_MS,
     ];
     for (const q of qs) {
       const ids = plan.nodes.filter((n) => n.queue === q && n.cid !== '').map((n) => n.cid);
@@ -109,13 +116,16 @@ export async function reserveBlocks(
     }
   };
   if (!claims) {
-    const calls = isCluster(runner.client) ? queues.map((q) => [q]) : [queues];
-    await all(calls.map((qs) => call(qs, 'reserve')));
+    await all([call(queues, 'reserve')]);
   } else {
-    await all(queues.filter((q) => claims.ids.has(q)).map((q) => call([q], 'reserve')));
+    // The roots' queues one at a time, in one order for every add (two adds of flows sharing
+    // root ids in several queues: the first queue decides, one of them goes on).
+    const roots = queues.filter((q) => claims.ids.has(q)).sort();
+    const rest = queues.filter((q) => !claims.ids.has(q));
+    while (roots.length > 0 && taken.length === 0) await all([call([roots.shift()!], 'reserve')]);
     // Every claim held: the others are reserved; else only checked (every problem listed).
     const mode: Mode = taken.length === 0 ? 'reserve' : 'check';
-    await all(queues.filter((q) => !claims.ids.has(q)).map((q) => call([q], mode)));
+    await all([...roots, ...rest].map((q) => call([q], mode)));
   }
   if (taken.length > 0) await releaseBlocks(runner, blocks, claims);
   return taken;
@@ -154,7 +164,7 @@ export function refused(plan: FlowPlan, taken: Taken[], path: (i: number) => str
       const i = plan.nodes.findIndex((n) => n.queue === queue && n.cid === cid);
       const job = `${path(i)}: job ${JSON.stringify(cid)}`;
       return why === 'c'
-        ? `${job} is being added to queue ${JSON.stringify(queue)} by another flow add`
+        ? `${job} is being added to queue ${JSON.stringify(queue)} by another flow add (or one that failed: its claim lapses within ${CLAIM_MS / 1000} s)`
         : `${job} already exists in queue ${JSON.stringify(queue)} (or completed within its dedupe window)`;
     }),
     'flow refused',

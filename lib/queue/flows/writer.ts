@@ -20,6 +20,7 @@ import { ORPHAN_MS } from './delivery.js';
 import type { FlowRunner } from './runner.js';
 import type { FlowPlan, PlannedNode } from './tree.js';
 import {
+  CLAIM_MS,
   claimsOf,
   refused,
   releaseBlocks,
@@ -49,10 +50,11 @@ export class FlowWriter {
 
   /** Reserve and write `plan`; its nodes get their seqs. */
   async write(plan: FlowPlan): Promise<void> {
-    const started = performance.now();
     const blocks = blocksOf(plan);
     const queues = [...new Set(blocks.map((b) => b.queue))];
     const claims = claimsOf(this.runner, plan);
+    // Nothing written after half the reservations' life (its roots' claims', when it has some).
+    const deadline = performance.now() + (claims?.ids.size ? CLAIM_MS : ORPHAN_MS) / 2;
     if (!(await this.reserve(plan, blocks, queues, claims))) return;
     for (const n of plan.nodes) {
       if (n.parent >= 0) {
@@ -62,7 +64,7 @@ export class FlowWriter {
       if (n.children.length > 0) n.meta.W = n.delayMs;
     }
     if (!isCluster(this.runner.client)) {
-      await this.writeBlocks(plan, blocks, queues, started);
+      await this.writeBlocks(plan, blocks, queues, deadline);
       return;
     }
     const written: Block[] = [];
@@ -72,7 +74,7 @@ export class FlowWriter {
       for (const depth of [...new Set(blocks.map((b) => b.depth))]) {
         const level = blocks.filter((b) => b.depth === depth);
         const outcomes = await Promise.allSettled(
-          level.map((b) => this.writeBlocks(plan, [b], [b.queue], started)),
+          level.map((b) => this.writeBlocks(plan, [b], [b.queue], deadline)),
         );
         let failed: PromiseRejectedResult | undefined;
         outcomes.forEach((o, i) => {
@@ -140,14 +142,14 @@ export class FlowWriter {
     plan: FlowPlan,
     blocks: Block[],
     queues: string[],
-    started: number,
+    deadline: number,
   ): Promise<void> {
     const args: ScriptArgs['flow_add'] = [blocks.length];
     for (const b of blocks) {
       args.push(queues.indexOf(b.queue) + 1, b.reservation, b.nodes.length);
       for (const i of b.nodes) pushNode(args, plan, plan.nodes[i]!);
     }
-    const acked = await this.sendWrite(queues, args, started);
+    const acked = await this.sendWrite(queues, args, deadline);
     const reply = acked.reply as Array<string | number>;
     if (Number(reply[0]) === 0) {
       const taken: string[] = [];
@@ -175,11 +177,11 @@ export class FlowWriter {
   private async sendWrite(
     queues: string[],
     args: ScriptArgs['flow_add'],
-    started: number,
+    deadline: number,
   ): Promise<Acked> {
     for (let attempt = 1; ; attempt++) {
-      // A reservation older than half the orphan age might be dropped while this writes.
-      if (performance.now() - started > ORPHAN_MS / 2) {
+      // A reservation (or claim) past half its life might lapse while this writes.
+      if (performance.now() > deadline) {
         throw new WorkQueueError(
           'TIMEOUT',
           'flow add: took too long to write, nothing more written',

@@ -145,7 +145,7 @@ describe('notices across crashes', () => {
       const r = runner();
       // Reserve one seq in each queue (flow_reserve), write the child's level only.
       const reserve = async (q: string) =>
-        String(((await r.runOn([q], 'flow_reserve', [1, '', 0, 0, 1, 1])) as string[])[1]);
+        String(((await r.runOn([q], 'flow_reserve', [1, '', 0, 0, 0, 1, 1])) as string[])[1]);
       const pRes = await reserve('e-parent');
       const cRes = await reserve('e-kids');
       const pSeq = pRes.split(':')[0]!;
@@ -184,7 +184,7 @@ describe('notices across crashes', () => {
       const r = runner();
       const q = fx.queue('o-parent');
       const range = String(
-        ((await r.runOn(['o-parent'], 'flow_reserve', [1, '', 0, 0, 1, 3])) as string[])[1],
+        ((await r.runOn(['o-parent'], 'flow_reserve', [1, '', 0, 0, 0, 1, 3])) as string[])[1],
       );
       expect((await q.clean()).flows).toBeUndefined();
       // Ten minutes later (its time written back instead of waiting).
@@ -201,51 +201,68 @@ describe('notices across crashes', () => {
       const r = runner();
       const q = fx.queue('k-root');
       const claims = q.keys.key('flowClaims');
-      // Add A reserves the root's level and claims its id; B (another token) is refused, A's
+      const reserved = q.keys.key('flowReserved');
+      const MIN = 60_000;
+      // Add A reserves a child level and the root's level in this queue (the root's last), and
+      // claims the root's id: the claim names the root's level. B (another token) is refused, A's
       // own call sent again is not.
-      const reserve = (token: string) =>
-        r.runOn(['k-root'], 'flow_reserve', [1, token, 1, 'order-1', 1, 'order-1', 1, 1]);
+      const reserve = async (token: string, cid = 'order-1', claimMs = MIN) =>
+        (await r.runOn(['k-root'], 'flow_reserve', [
+          1,
+          token,
+          claimMs,
+          1,
+          cid,
+          1,
+          cid,
+          2,
+          3,
+          1,
+        ])) as Array<string | number>;
       const first = (await reserve('A')) as string[];
       expect(first[0]).toBe(1);
+      expect(await fx.client.hget(claims, 'order-1')).toMatch(new RegExp(`^A\t${first[2]}\t\\d+$`));
       expect(await reserve('B')).toEqual([0, 1, 'order-1', 'c']);
       const again = (await reserve('A')) as string[];
       expect(again[0]).toBe(1);
       // A fails and releases: B reserves at once.
-      expect(await r.run('k-root', 'flow_release', ['A', 1, 'order-1', first[1]!, again[1]!])).toBe(
-        1,
-      );
-      expect(await fx.client.zcard(q.keys.key('flowReserved'))).toBe(0);
+      expect(
+        await r.run('k-root', 'flow_release', [
+          'A',
+          1,
+          'order-1',
+          ...first.slice(1),
+          ...again.slice(1),
+        ]),
+      ).toBe(1);
+      expect(await fx.client.zcard(reserved)).toBe(0);
       const b = (await reserve('B')) as string[];
       expect(b[0]).toBe(1);
       // B writes its root: the claim ends with it, the id is taken.
-      const root = [b[1]!.split(':')[0]!, 'order-1', '"r"', '', 5, '', 0];
-      const wrote = (await r.runOn(['k-root'], 'flow_add', [1, 1, b[1]!, 1, ...root])) as number[];
+      const root = [b[2]!.split(':')[0]!, 'order-1', '"r"', '', 5, '', 0];
+      const wrote = (await r.runOn(['k-root'], 'flow_add', [1, 1, b[2]!, 1, ...root])) as number[];
       expect(wrote[0]).toBe(1);
       expect(await fx.client.exists(claims)).toBe(0);
       expect(await reserve('C')).toEqual([0, 1, 'order-1', 't']);
-      // An add that died after claiming: its claim lapses with its reservation (orphan age).
-      const dead = (await r.runOn(['k-root'], 'flow_reserve', [
-        1,
-        'D',
-        1,
-        'order-2',
-        1,
-        'order-2',
-        1,
-        1,
-      ])) as string[];
-      expect(await r.runOn(['k-root'], 'flow_reserve', [1, 'E', 1, 'order-2', 0, 0])).toEqual([
-        0,
-        1,
-        'order-2',
-        'c',
-      ]);
-      const key = q.keys.key('flowReserved');
-      await fx.client.zrem(key, (await fx.client.zrange(key, '0', '0'))[0]!);
-      await fx.client.zadd(key, dead[1]!.split(':')[0]!, `${dead[1]!}:1`);
-      expect((await q.clean()).flows).toMatchObject({ reservationsDropped: 1 });
+      // A claim whose root level's reservation is gone holds nothing, nor one past claim_ms.
+      const d = (await reserve('D', 'order-2')) as string[];
+      await fx.client.zrem(
+        reserved,
+        (await fx.client.zrangebyscore(reserved, d[2]!.split(':')[0]!, d[2]!.split(':')[0]!))[0]!,
+      );
+      expect((await reserve('E', 'order-2'))[0]).toBe(1);
+      expect(await reserve('F', 'order-2', MIN)).toEqual([0, 1, 'order-2', 'c']);
+      expect((await reserve('F', 'order-2', -1))[0]).toBe(1); // (past its claim_ms)
+      // A producer that died after claiming: clean() drops its reservations (orphan age) and the
+      // claims naming them.
+      const all = await fx.client.zrange(reserved, '0', '-1');
+      await fx.client.del(reserved);
+      for (const m of all) {
+        const [first1, last] = m.split(':');
+        await fx.client.zadd(reserved, Number(first1), `${first1}:${last}:1`);
+      }
+      expect((await q.clean()).flows).toMatchObject({ reservationsDropped: all.length });
       expect(await fx.client.exists(claims)).toBe(0);
-      expect(await r.runOn(['k-root'], 'flow_reserve', [1, 'E', 1, 'order-2', 0, 0])).toEqual([1]);
     });
   });
 });
