@@ -105,7 +105,7 @@ export class Handoffs<T, R> implements HandoffsPart<T> {
    * millisecond, far under half the heartbeat timeout.
    */
   private stale(job: LeasedJob<T>): boolean {
-    const now = this.ctx.loop.redisNow();
+    const now = this.ctx.loop.clock.now();
     if (now === undefined || job.addedAt <= 0) return false;
     return now - job.addedAt > this.ctx.queue.options.heartbeatTimeoutMs / 2;
   }

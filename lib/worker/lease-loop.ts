@@ -13,8 +13,9 @@ import { LeaseTimers, RedisClock } from './lease-timers.js';
 export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   /** Completes of finished runs, sent with the next call. */
   private completes: Array<CompleteItem<R> & { run: Run<T> }> = [];
-  /** Jobs asked for by lease calls still in flight. */
+  /** Jobs asked for by lease calls still in flight, and how many of them for free slots. */
   private requested = 0;
+  private requestedRun = 0;
   /** Lease calls (asking for jobs) in flight. */
   private leasing = 0;
   /** The last lease call got all it asked for: the queue has a backlog (lease in shares). */
@@ -28,11 +29,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   /** Redis may hold jobs for us that we do not know of (a reply was lost): reconcile first. */
   needReconcile = false;
   /** Redis time, from the last lease reply's. */
-  private readonly clock = new RedisClock();
-
-  redisNow(): number | undefined {
-    return this.clock.now();
-  }
+  readonly clock = new RedisClock();
   /** Wake-ups (IdleWait.wakes) read before an answered lease call went out: it saw their jobs. */
   private covered = 0;
   /** The idle wait took a wake-up this worker cannot act on: the next call passes it on. */
@@ -96,11 +93,12 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       await this.reconcile();
     }
     if (this.reconciling) return;
+    const passOn = this.passOn && !ctx.canStart;
+    this.passOn = false;
     const free =
-      ctx.closing || ctx.holding || this.timers.retrying || this.holdingBack() || this.passOn
+      ctx.closing || ctx.holding || this.timers.retrying || this.holdingBack() || passOn
         ? 0
         : Math.max(0, this.freeSlots());
-    this.passOn = false;
     // At most LEASE_SHARES calls lease at once (more calls than shares would split the room
     // into ever smaller calls); the rest of the room goes to the next call, in its own turn.
     // Without a backlog (idle, starting) one call asks for the whole room: a second would only
@@ -124,8 +122,10 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
     if ((this.completes = rest).length > 0) this.schedule();
     const { adopt, sweep } = handoffs.take();
     // Parked (handed jobs) only if a slot to run one stays free: not for prefetch room alone.
-    const runRoom = settings.concurrency - runs.held - this.requested;
+    const runRoom = settings.concurrency - runs.held - this.requestedRun;
+    const runAsk = Math.max(0, Math.min(want, runRoom));
     this.requested += want;
+    this.requestedRun += runAsk;
     if (want > 0) this.leasing++;
     const wakes = ctx.idle.wakes;
     const sentAt = performance.now();
@@ -151,6 +151,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       ctx.progress.answered();
       this.clock.set(r.now);
       this.requested -= want;
+      this.requestedRun -= runAsk;
       this.timers.answered();
       if (want > 0) {
         this.leasing--;
@@ -207,13 +208,12 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
         if (r.jobs.length < want && this.requested === 0) {
           // The queue ran dry (or flow control allowed fewer; nextDue: when it allows a lease):
           // wait on Redis — with a slot free only (a busy worker that waited would take jobs an
-          // idle one can start; its next completion leases). Already waiting: look again at
-          // nextDue (its wake-up can race this lease). A wake-up read since this call went out may
-          // be for a job added after it ran (its flush leased nothing: every slot asked for).
+          // idle one can start). Else, or already waiting, look again at nextDue (a wait's
+          // wake-up can race this lease). A wake-up read since this call went out may be for a
+          // job added after it ran (its flush leased nothing: every slot asked for): lease.
           if (ctx.idle.wakes > this.covered) this.schedule();
-          else if (ctx.idle.waiting) {
-            if (r.nextDue > 0) this.timers.lookAgainAt(r.nextDue - r.now + 1);
-          } else if (ctx.canStart) void ctx.idle.wait(r.nextDue, r.now);
+          else if (!ctx.idle.waiting && ctx.canStart) void ctx.idle.wait(r.nextDue, r.now);
+          else if (r.nextDue > 0) this.timers.lookAgainAt(r.nextDue - r.now + 1);
         } else if (r.jobs.length === want) {
           this.schedule();
         }
@@ -223,6 +223,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       // Keep the completes (the work is done) and adoptions, and try again shortly. Unanswered,
       // the call may still have run: what it leased is ours without our knowing (reconcile).
       this.requested -= want;
+      this.requestedRun -= runAsk;
       if (want > 0) this.leasing--;
       this.completes = items.concat(this.completes);
       handoffs.putBack(adopt, sweep);

@@ -80,7 +80,7 @@ export interface LeaseLoopPart<T, R> {
   passOn: boolean;
   readonly prefetch: number;
   /** Redis time now (ms), from the last lease reply and this process's monotonic clock. */
-  redisNow(): number | undefined;
+  readonly clock: { now(): number | undefined };
   sampleJob(ms: number): void;
   complete(item: CompleteItem<R> & { run: Run<T> }): void;
   schedule(): void;

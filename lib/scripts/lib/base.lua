@@ -71,6 +71,15 @@ local function wake()
   end
 end
 
+-- Whether a job waits to be leased: in a pending list, or in a group ready to start one.
+local function any_pending()
+  local keys = {}
+  for p = 0, 9 do
+    keys[p + 1] = pending_key(p)
+  end
+  return rcall('EXISTS', unpack(keys)) > 0 or rcall('ZCARD', K_GROUPS_READY) > 0
+end
+
 -- How many jobs are leased (the leased set without its pad, LEASE_PAD in lib/keys.ts).
 local function leased_count()
   return rcall('ZCOUNT', K_LEASED, '-inf', '(+inf')

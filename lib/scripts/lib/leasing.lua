@@ -24,15 +24,6 @@ local function payloads_exist(seqs)
   return out
 end
 
--- Whether a job waits to be leased: in a pending list, or in a group ready to start one.
-local function any_pending()
-  local keys = {}
-  for p = 0, 9 do
-    keys[p + 1] = pending_key(p)
-  end
-  return rcall('EXISTS', unpack(keys)) > 0 or rcall('ZCARD', K_GROUPS_READY) > 0
-end
-
 -- Take a lease on up to `count` pending jobs for worker `wid` ("0" = no worker).
 -- A job handed off to parked workers and still in the wake list is taken in its turn (first
 -- of its priority: its list was empty when it came). A worker that leased fewer than
@@ -56,6 +47,15 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref, park_
   local allowed, limited_until, paused, rate_ms = leases_allowed(now, count)
   if allowed == 0 then
     return 0, false, limited_until, paused
+  end
+  if park_below <= 0 and rcall('ZRANGEBYSCORE', K_PARKED, now, '+inf', 'LIMIT', '0', '1')[1] then
+    -- Room to prefetch only (every slot of this worker runs a job) while a worker waits idle:
+    -- that one takes the jobs (woken), not this one's buffer behind its runs.
+    promote(now, 1000)
+    if any_pending() then
+      wake()
+    end
+    return 0, false, 0, paused
   end
   local limited = allowed < count
   count = allowed

@@ -92,6 +92,28 @@ describe('notices sent while the notice channel reconnects', () => {
     await worker.close();
   });
 
+  it('a prefetched job dropped once the cancel is heard, after the last run ended: the worker takes new jobs', async () => {
+    const { q, worker, release, a, extra } = await setUp(1_000, [{ data: { n: 1 } }]);
+    await dropNotices();
+    await q.counts(); // (a round trip: the worker has seen its channel close)
+    expect(await q.cancel(extra[0]!.id)).toBe(true);
+    release();
+    await waitFor(async () => (await q.getJob(a.id))?.state === 'completed', {
+      what: 'a completed',
+    });
+    const { ctx } = worker as unknown as { ctx: { runs: { held: number } } };
+    await waitFor(() => ctx.runs.held === 0, {
+      what: 'the cancelled job dropped',
+      timeoutMs: 8_000,
+    });
+    // Nothing runs, nothing is prefetched, no call is in flight: the worker must wait for work.
+    const c = await q.add({ n: 2 });
+    await waitFor(async () => (await q.getJob(c.id))?.state === 'completed', {
+      what: 'a job added afterwards completed',
+    });
+    await worker.close();
+  });
+
   it("a running job cancelled meanwhile: its signal aborts once the channel is back, not at the lease's next renewal", async () => {
     const { q, worker, aborted, a, release } = await setUp();
     await dropNotices();

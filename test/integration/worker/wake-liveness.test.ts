@@ -93,18 +93,58 @@ describe('a wake-up or hand-off taken by a worker that cannot start the job reac
     await waitFor(() => started.get('woken'), { ...PROMPT, what: 'the job to run on w2' });
   });
 
-  it('an add whose first job is handed off to a worker it fills: the rest wake another', async () => {
-    const { producer, started, make, release } = await twoIdleWorkers();
-    await make('w2');
-    try {
-      await producer.addBulk([{ data: 'L' }, { data: 'Z' }]);
-      await waitFor(() => started.get('L'), { what: 'L to start' });
-      await waitFor(() => started.get('Z'), { ...PROMPT, what: 'Z to start' });
-      expect(started.get('Z')).not.toBe(started.get('L'));
-    } finally {
-      release();
-    }
+  it.each([
+    ['no prefetch', { prefetch: 0 }],
+    ['default prefetch', {}],
+  ] as const)(
+    'an add whose first job is handed off to a worker it fills (%s): the rest go to another',
+    async (_, opts) => {
+      const { producer, started, make, release } = await twoIdleWorkers(opts);
+      await make('w2');
+      try {
+        await producer.addBulk([{ data: 'L' }, { data: 'Z' }]);
+        await waitFor(() => started.get('L'), { what: 'L to start' });
+        await waitFor(() => started.get('Z'), { ...PROMPT, what: 'Z to start' });
+        expect(started.get('Z')).not.toBe(started.get('L'));
+      } finally {
+        release();
+      }
+    },
+  );
+});
+
+it('a wake-up passed on by a paused worker whose slot frees in the same turn: it leases itself', async () => {
+  const { q, producer, started, w1, delayed, release } = await twoIdleWorkers();
+  const loop = (w1 as unknown as { ctx: { loop: { passOn: boolean } } }).ctx.loop;
+  let v = false;
+  Object.defineProperty(loop, 'passOn', {
+    get: () => v,
+    set: (x: boolean) => {
+      v = x;
+      if (x) w1.resume(); // the slot frees (here a resume; as well a run ending) in that turn
+    },
   });
+  try {
+    w1.pause();
+    await waitFor(async () => !(await parked(q, w1)), { what: 'w1 unparked' });
+    expect(await producer.promote(delayed)).toBe(true);
+    await waitFor(() => started.get('woken'), { ...PROMPT, what: 'the job to run on w1' });
+  } finally {
+    release();
+  }
+});
+
+it('a worker that drained a backlog with two lease calls in flight parks again (adds hand off to it)', async () => {
+  const prefix = uniqueName('t');
+  const q = fx.queue<string>({ prefix });
+  const producer = new WorkQueue<string>(fx.client(), q.name, { logger: false, prefix });
+  await producer.addBulk(Array.from({ length: 40 }, (_, i) => ({ data: `j${i}` })));
+  let done = 0;
+  const w = worker(q, () => void done++, { concurrency: 1, prefetch: 4, idleTimeoutMs: 60_000 });
+  await w.start();
+  await waitFor(() => done === 40, { what: 'the backlog done' });
+  await waitFor(() => idleWaitBlocked(admin, w), { what: 'the worker waiting' });
+  expect(await parked(q, w)).toBe(true);
 });
 
 describe('a busy worker with prefetch room only does not park (default prefetch)', () => {
