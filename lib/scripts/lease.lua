@@ -10,7 +10,6 @@ local now = now_ms()
 ev_gather() -- this call's events (promoted, active): one entry
 local lease_ms = tonumber(ARGV[2])
 local out = lease_reply(now, lease_ms)
-local count = tonumber(ARGV[1])
-lease_into(out, count, lease_ms, ARGV[3], now, 0, false, count)
+lease_into(out, tonumber(ARGV[1]), lease_ms, ARGV[3], now, 0, false)
 ev_flush()
 return out

@@ -44,14 +44,6 @@ export class WorkerContext<T, R> {
   get holding(): boolean {
     return this.paused || this.queuePause.paused;
   }
-  /**
-   * Whether a job that came now would start at once: a slot free (prefetched jobs fill slots
-   * first), not holding nor closing. A wake-up or hand-off the idle wait takes otherwise is
-   * passed on to a worker that can (docs/internals/hand-off.md).
-   */
-  get canStart(): boolean {
-    return !this.holding && !this.closing && this.runs.held < this.settings.concurrency;
-  }
   /** close() has resolved: nothing more is reported (calls it gave up on may fail later). */
   closed = false;
   /** Once close() drained: when its Redis calls' budget ends (Date.now() ms). */

@@ -88,9 +88,7 @@ export class Handoffs<T, R> implements HandoffsPart<T> {
     if (ctx.cancels.admitHandoff(job.token)) {
       this.adopting.push(job);
       this.unadopted.set(job.token, deferred<boolean>());
-      // No slot for it (full, paused, closing): adopted to go back first in line, which wakes
-      // a worker that can start it (release.lua) — not buffered behind a running job.
-      if (!ctx.canStart) this.late.add(job.token);
+      if (ctx.holding || ctx.closing) this.late.add(job.token);
       else if (this.stale(job)) this.held.add(job.token);
       else ctx.runs.place([job]);
     }
@@ -105,7 +103,7 @@ export class Handoffs<T, R> implements HandoffsPart<T> {
    * millisecond, far under half the heartbeat timeout.
    */
   private stale(job: LeasedJob<T>): boolean {
-    const now = this.ctx.loop.clock.now();
+    const now = this.ctx.loop.redisNow();
     if (now === undefined || job.addedAt <= 0) return false;
     return now - job.addedAt > this.ctx.queue.options.heartbeatTimeoutMs / 2;
   }

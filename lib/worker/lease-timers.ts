@@ -52,18 +52,3 @@ export class LeaseTimers {
     clearTimeout(this.dueTimer);
   }
 }
-
-/** Redis time now (ms): a reply's Redis time, moved on by this process's monotonic clock. */
-export class RedisClock {
-  private at = 0;
-  private local = 0;
-
-  set(redisMs: number): void {
-    this.at = redisMs;
-    this.local = performance.now();
-  }
-
-  now(): number | undefined {
-    return this.at > 0 ? this.at + (performance.now() - this.local) : undefined;
-  }
-}

@@ -76,11 +76,9 @@ export interface RunnerPart<T, R> {
 export interface LeaseLoopPart<T, R> {
   /** Set after a dropped connection: the next flush reconciles first. */
   needReconcile: boolean;
-  /** Set by the idle wait: the next call leases nothing, passing on a wake-up it took. */
-  passOn: boolean;
   readonly prefetch: number;
   /** Redis time now (ms), from the last lease reply and this process's monotonic clock. */
-  readonly clock: { now(): number | undefined };
+  redisNow(): number | undefined;
   sampleJob(ms: number): void;
   complete(item: CompleteItem<R> & { run: Run<T> }): void;
   schedule(): void;
