@@ -138,8 +138,13 @@ describe('schedules: missed ticks after an outage (nobody leases or cleans)', ()
     expect((next - first) % 300).toBe(0);
     const after = (
       await leasedSoon(q, { count: 100 }, { what: 'the next tick after the restart' })
-    ).map((j) => j.id);
-    expect(after).toEqual([`s:${next}`]);
+    ).map((j) => tickOf(j.id));
+    // The first tick after the restart, on schedule: `next`, or the one before it when the
+    // machine was slow enough for it to pass between the clean and the read of nextFireAt.
+    expect(after).toHaveLength(1);
+    expect(after[0]).toBeGreaterThan(restart);
+    expect((after[0]! - first) % 300).toBe(0);
+    expect(after[0]).toBeLessThanOrEqual(next);
     expect(await q.counts()).toMatchObject({ pending: 0 });
     expect((await q.repair()).fixes).toEqual([]);
     return { fired, last };
