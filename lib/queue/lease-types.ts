@@ -46,8 +46,10 @@ export interface FailRecord {
 export interface WorkerCallOptions {
   /** The calling worker (a call with no complete, adoption nor lease names it by nothing else). */
   workerId?: string;
-  /** Mark the worker parked for this long when the lease comes back short (0: do not). */
+  /** Mark the worker parked for this long when the lease comes back short (0: do not)… */
   parkMs?: number;
+  /** …of fewer than this many jobs (its free slots: room to prefetch alone does not park it). */
+  parkBelow?: number;
   /** Hand-off leases popped from the wake list by `waitForWork`, to take over first. */
   adopt?: readonly Lease[];
   /** The worker's idle wait moved entries into its hand-off list since its last call. */

@@ -66,6 +66,7 @@ export class Leases<T, R> {
       count,
       leaseMs,
       worker?.parkMs ?? 0,
+      worker?.parkBelow ?? count,
       worker?.sweep ? 1 : 0,
       worker?.byRef ? 1 : 0,
       worker?.ownResends ? 1 : 0,

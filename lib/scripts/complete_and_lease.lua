@@ -2,11 +2,12 @@
 -- in one call: the Worker's round trip (lease.lua serves only the manual lease()).
 --! keys: pending tokenCounter data dataBuckets meta callerIds delayed leased leaseHolders dead wake results resultExpiries progress noticeChannel parked keptCallerIds workerLeases workerHandoffs scheduleLatestJobs flowControl rateLog eventLog waitingChildren flowParent flowOutbox flowOutboxAt addedTimes jobLogs completedJobs metricsCompleted metricsFailed metricsDead completedInfo
 --! keys: seqCounter groupPending groupsReady groupTurnCounter groupRunning groupLimits groupsLimited groupRate groupsPaused groups groupedPending
---! argv: worker_id result_ttl_ms dedupe_window_ms lease_count lease_ms park_ms sweep by_ref own
+--! argv: worker_id result_ttl_ms dedupe_window_ms lease_count lease_ms park_ms park_below sweep by_ref own
 --! argv: keep_count keep_age_ms max_log_lines adopt_count complete_count
 --! argv: adopt_tokens*adopt_count completions logs results...
 -- result_ttl_ms: 0 = results off; lease_count: 0 = lease none; park_ms: 0 = do not mark the
--- worker parked; sweep: 1 when the worker's idle wait moved entries into its hand-off list since
+-- worker parked; park_below: it is parked only when it leased fewer jobs than this (its free
+-- slots: room to prefetch alone does not park it, it does not wait); sweep: 1 when the worker's idle wait moved entries into its hand-off list since
 -- its last sweep (plain wake-ups it took are passed on when it leases nothing: it cannot act); by_ref: 1 to lease by reference (each payload '' in the reply: the worker reads
 -- them itself, see lease_reply); own: 1 from a Worker (a complete of a kept job it completed
 -- itself answers '1': the re-send of a call whose reply was lost); keep_count, keep_age_ms: keepCompleted (0 = completed jobs are not kept;
@@ -37,9 +38,10 @@ local function run()
   local wid = ARGV[1]
   local ttl, window = tonumber(ARGV[2]), tonumber(ARGV[3])
   local lease_count, lease_ms, park_ms = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-  local sweep, by_ref, own = ARGV[7] == '1', ARGV[8] == '1', ARGV[9] == '1'
-  local keep_count, keep_age, max_log_lines = tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
-  local adopt_count, count = tonumber(ARGV[13]), tonumber(ARGV[14])
+  local park_below = tonumber(ARGV[7])
+  local sweep, by_ref, own = ARGV[8] == '1', ARGV[9] == '1', ARGV[10] == '1'
+  local keep_count, keep_age, max_log_lines = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
+  local adopt_count, count = tonumber(ARGV[14]), tonumber(ARGV[15])
   local keeping = keep_count > 0
   local now = now_ms()
   ev_gather() -- this call's events: one entry, written before it returns
@@ -48,8 +50,8 @@ local function run()
   local named, adopt_seqs = {}, {}
   for j = 1, adopt_count do
     adopted[j] = '0' -- (flags are strings: table.concat formats a number with printf)
-    local token, seq = string.match(ARGV[14 + j], '^(%d+):(.+)$')
-    named[token or ARGV[14 + j]] = j
+    local token, seq = string.match(ARGV[15 + j], '^(%d+):(.+)$')
+    named[token or ARGV[15 + j]] = j
     adopt_seqs[j] = seq
   end
   local plain = false -- the sweep dropped a plain wake-up
@@ -81,7 +83,7 @@ local function run()
       for j = 1, adopt_count do
         local seq = adopt_seqs[j]
         if adopted[j] == '0' and seq then
-          local token = string.match(ARGV[14 + j], '^(%d+):')
+          local token = string.match(ARGV[15 + j], '^(%d+):')
           if rcall('HGET', K_LEASE_HOLDERS, seq) == token .. ':' .. wid then
             adopted[j] = '1'
           end
@@ -90,7 +92,7 @@ local function run()
     end
     emit_jobs('active', adopted_seqs, nil, { 'w', wid, 'T', int(now) }, time_deltas(now, adopted_added))
   end
-  local o = 14 + adopt_count
+  local o = 15 + adopt_count
   local seqs, sent, n = {}, {}, 0
   for seq, token in string.gmatch(ARGV[o + 1], '(%S+) (%S+)') do
     n = n + 1
@@ -243,7 +245,7 @@ local function run()
   end
   out[6] = table.concat(flags)
   if lease_count > 0 then
-    lease_into(out, lease_count, lease_ms, wid, now, park_ms, by_ref)
+    lease_into(out, lease_count, lease_ms, wid, now, park_ms, by_ref, park_below)
   else
     if (adopt_count > 0 or sweep) and wid ~= '0' then
       -- Its idle wait took something and it has no room to lease: it is parked no longer (adds

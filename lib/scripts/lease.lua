@@ -10,6 +10,7 @@ local now = now_ms()
 ev_gather() -- this call's events (promoted, active): one entry
 local lease_ms = tonumber(ARGV[2])
 local out = lease_reply(now, lease_ms)
-lease_into(out, tonumber(ARGV[1]), lease_ms, ARGV[3], now, 0, false)
+local count = tonumber(ARGV[1])
+lease_into(out, count, lease_ms, ARGV[3], now, 0, false, count)
 ev_flush()
 return out

@@ -44,6 +44,13 @@ export class WorkerContext<T, R> {
   get holding(): boolean {
     return this.paused || this.queuePause.paused;
   }
+  /**
+   * Whether a job that came now would start at once: a slot free (prefetched jobs fill slots
+   * first), not holding nor closing. Only such a worker waits for work (docs/internals/hand-off.md).
+   */
+  get canStart(): boolean {
+    return !this.holding && !this.closing && this.runs.held < this.settings.concurrency;
+  }
   /** close() has resolved: nothing more is reported (calls it gave up on may fail later). */
   closed = false;
   /** Once close() drained: when its Redis calls' budget ends (Date.now() ms). */

@@ -88,7 +88,9 @@ export class Handoffs<T, R> implements HandoffsPart<T> {
     if (ctx.cancels.admitHandoff(job.token)) {
       this.adopting.push(job);
       this.unadopted.set(job.token, deferred<boolean>());
-      if (ctx.holding || ctx.closing) this.late.add(job.token);
+      // No slot for it (a wait that outlived its free slot; pausing, closing): adopted to go back
+      // first in line, which wakes a worker that can start it — not buffered behind a run.
+      if (!ctx.canStart) this.late.add(job.token);
       else if (this.stale(job)) this.held.add(job.token);
       else ctx.runs.place([job]);
     }

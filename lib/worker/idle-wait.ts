@@ -115,8 +115,11 @@ export class IdleWait<T, R> implements IdleWaitPart {
     const answer = ctx.queue.waitForWork(conn, timeout, ctx.id).then(
       (got) => {
         if (got !== false) {
-          this.wakes++;
           ctx.handoffs.noteSweep();
+          // Ours to act on only with a slot to start a job: else passed on (a hand-off goes
+          // back first in line, see Handoffs.receive; a wake-up with the next call's sweep).
+          if (ctx.canStart) this.wakes++;
+          else if (got === true) ctx.loop.passOn = true;
         }
         if (typeof got === 'object') ctx.handoffs.receive(got);
         return true;

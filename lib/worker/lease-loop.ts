@@ -7,13 +7,8 @@ import { within } from '../util/timeout.js';
 import type { WorkerContext } from './context.js';
 import type { LeaseLoopPart, Run } from './parts.js';
 import { deliverFlowNotices } from './flow-notices.js';
-import { LEASE_SHARES, leaseShare, LeaseSizing } from './lease-sizing.js';
+import * as L from './lease-sizing.js';
 import { LeaseTimers } from './lease-timers.js';
-
-/** Most jobs one lease call may ask for (`lease({ count })`'s maximum). */
-const MAX_LEASE_COUNT = 10_000;
-/** A parked worker counts as parked this much longer than its longest idle wait. */
-const PARK_MARGIN_MS = 1_000;
 
 export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   /** Completes of finished runs, sent with the next call. */
@@ -27,7 +22,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   /** Jobs leased by calls answered while closing or paused, given back together (giveBackLate). */
   private late: LeasedJob<T>[] = [];
   /** Averages for 'auto' prefetch and leases by reference. */
-  private readonly sizing = new LeaseSizing();
+  private readonly sizing = new L.LeaseSizing();
   /** A suspect job waits to run alone: lease nothing until nothing is held (see lease_jobs). */
   private draining = false;
   /** Redis may hold jobs for us that we do not know of (a reply was lost): reconcile first. */
@@ -35,12 +30,13 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   /** Redis time of the last lease reply, and when it came (performance.now()): see redisNow. */
   private redisAt = 0;
   private redisAtLocal = 0;
-
   redisNow(): number | undefined {
     return this.redisAt > 0 ? this.redisAt + (performance.now() - this.redisAtLocal) : undefined;
   }
   /** Wake-ups (IdleWait.wakes) read before an answered lease call went out: it saw their jobs. */
   private covered = 0;
+  /** The idle wait took a wake-up this worker cannot act on: the next call passes it on. */
+  passOn = false;
   private reconciling = false;
   private queued = false;
   private readonly timers = new LeaseTimers(() => this.schedule());
@@ -100,17 +96,19 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       await this.reconcile();
     }
     if (this.reconciling) return;
+    const passOn = this.passOn && !ctx.canStart; // (a slot freed meanwhile: we lease it)
+    this.passOn = false;
     const free =
-      ctx.closing || ctx.holding || this.timers.retrying || this.holdingBack()
+      ctx.closing || ctx.holding || this.timers.retrying || this.holdingBack() || passOn
         ? 0
         : Math.max(0, this.freeSlots());
     // At most LEASE_SHARES calls lease at once (more calls than shares would split the room
     // into ever smaller calls); the rest of the room goes to the next call, in its own turn.
     // Without a backlog (idle, starting) one call asks for the whole room: a second would only
     // come back empty as well.
-    const most = this.backlog ? leaseShare(this.ctx.settings.concurrency, this.prefetch) : free;
-    const want = this.leasing < LEASE_SHARES ? Math.min(MAX_LEASE_COUNT, free, most) : 0;
-    if (want > 0 && want < free && this.leasing + 1 < LEASE_SHARES) this.schedule();
+    const most = this.backlog ? L.leaseShare(this.ctx.settings.concurrency, this.prefetch) : free;
+    const want = this.leasing < L.LEASE_SHARES ? Math.min(L.MAX_LEASE_COUNT, free, most) : 0;
+    if (want > 0 && want < free && this.leasing + 1 < L.LEASE_SHARES) this.schedule();
     await this.call(want);
   }
 
@@ -126,6 +124,8 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
     const [items, rest] = firstShare(this.completes, resultUnits);
     if ((this.completes = rest).length > 0) this.schedule();
     const { adopt, sweep } = handoffs.take();
+    // Parked (handed jobs) only if a slot to run one stays free: not for prefetch room alone.
+    const parkBelow = Math.max(0, settings.concurrency - runs.held);
     this.requested += want;
     if (want > 0) this.leasing++;
     const wakes = ctx.idle.wakes;
@@ -138,7 +138,8 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
           want > 0 ? { count: want, leaseMs: settings.leaseMs, workerId: ctx.id } : undefined,
           {
             workerId: ctx.id,
-            parkMs: settings.idleTimeoutMs + PARK_MARGIN_MS,
+            parkMs: settings.idleTimeoutMs + L.PARK_MARGIN_MS,
+            parkBelow,
             adopt,
             sweep,
             leaseMs: settings.leaseMs,
@@ -187,9 +188,8 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       }
       this.giveBackLate(); // resumed meanwhile: they go back all the same
       runs.place(r.jobs, sentAt);
-      // Jobs that finished at once (in this turn's microtasks) go out with the next call now,
-      // before the answer to another call in flight is read: merged into one later call, the
-      // two would fall back into lockstep with Redis.
+      // Jobs that finished at once (this turn's microtasks) go out now, before the answer to
+      // another call in flight is read: merged into one later call, the two fall into lockstep.
       if (r.jobs.length > 0) process.nextTick(() => this.flushFinished());
       if (r.drain && this.holdsNothing()) {
         // A suspect waits for what Redis says we hold, and we hold nothing, nor is anything on
@@ -199,22 +199,24 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
         this.needReconcile = true;
         this.schedule();
       } else if (this.draining && !r.drain && runs.held + this.requested === 0) {
-        // Draining, and the last of what we held settled with this call (its completes: a call
-        // leasing nothing, sent while a drain answer was on its way). Nothing else would call
-        // again — no run left to end, no idle wait: lease now (the suspect may be ours to run).
+        // Draining, and the last of what we held settled with this call (a call leasing nothing,
+        // sent while a drain answer was on its way): nothing else would call again — lease now.
         this.schedule();
       }
       // The queue is paused: wait for 'resumed' (see QueuePause), not on the wake list.
       if (r.paused > 0) ctx.queuePause.fromReply(r.paused);
       else if (want > 0 && this.freeSlots() > 0 && !r.drain) {
         if (r.jobs.length < want && this.requested === 0) {
-          // The queue ran dry (or flow control allowed fewer; nextDue is then the next time it
-          // allows a lease): wait on Redis for more. Already waiting: the wait may end later
-          // than the next delayed job is due (its wake-up can race this lease), so look again then.
-          // A wake-up read since this call went out (its own flush leased nothing: every slot was
-          // asked for) may be for a job added after the call ran — spent, a new wait would leave
-          // that job until the idle timeout: lease again.
+          // The queue ran dry (or flow control allowed fewer; nextDue: when it allows a lease):
+          // wait on Redis for more — with a slot free only: a busy worker that waited would pop
+          // jobs an idle one can start (each run's end calls again). Not parked by this call (a
+          // slot freed since it went out): lease again, to park. Already waiting: the wait may
+          // end later than the next delayed job is due (its wake-up can race this lease): look
+          // again then. A wake-up read since this call went out (its flush leased nothing: every
+          // slot was asked for) may be for a job added after it ran — lease again.
           if (ctx.idle.wakes > this.covered) this.schedule();
+          else if (!ctx.canStart) return true;
+          else if (r.jobs.length >= parkBelow) this.schedule();
           else if (!ctx.idle.waiting) void ctx.idle.wait(r.nextDue, r.now);
           else if (r.nextDue > 0) this.timers.lookAgainAt(r.nextDue - r.now + 1);
         } else if (r.jobs.length === want) {
@@ -223,8 +225,8 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       }
       return true;
     } catch (e) {
-      // Keep the completes (the work is done) and adoptions, and try again shortly. Unanswered,
-      // the call may still have run: what it leased is ours without our knowing (reconcile).
+      // Keep the completes and adoptions, and try again shortly. Unanswered, the call may still
+      // have run: what it leased is ours without our knowing (reconcile).
       this.requested -= want;
       if (want > 0) this.leasing--;
       this.completes = items.concat(this.completes);
@@ -264,11 +266,10 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   /**
    * After a dropped connection or an unanswered call: give back at once what Redis says we hold
    * but we do not know of (a lease whose reply was lost, an entry our cut wait took), instead of
-   * leaving it until its lease lapses. Runs with nothing else in flight that could lease.
-   * Finished runs come first (guarantee 11): their completes go out again — a complete whose reply
-   * was lost finds its job completed by us and answers true (while it is kept; else false, a
-   * leaseLost for a job we did complete) — and what is still unanswered (a fail on its way) counts
-   * as known: never given back as if it had not run.
+   * leaving it until its lease lapses. Runs with nothing else in flight that could lease. Finished
+   * runs come first (guarantee 11): their completes go out again (one whose reply was lost finds
+   * its job completed by us: true while kept, else false, a leaseLost) and what is unanswered
+   * (a fail on its way) counts as known: never given back as if it had not run.
    */
   private async reconcile(): Promise<void> {
     const { ctx } = this;
@@ -294,7 +295,5 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
     this.schedule();
   }
 
-  private retryLater(): void {
-    if (!this.ctx.closing) this.timers.retryLater();
-  }
+  private retryLater = () => void (this.ctx.closing || this.timers.retryLater());
 }

@@ -6,6 +6,10 @@
  * worker runs one reply's jobs, Redis answers the next call.
  */
 export const LEASE_SHARES = 2;
+/** Most jobs one lease call may ask for (`lease({ count })`'s maximum). */
+export const MAX_LEASE_COUNT = 10_000;
+/** A parked worker counts as parked this much longer than its longest idle wait. */
+export const PARK_MARGIN_MS = 1_000;
 /**
  * 'auto' prefetch for jobs far shorter than a round trip: each lease call may bring as many jobs
  * as fill every slot plus this many (so the room is LEASE_SHARES × (concurrency + this)).

@@ -76,6 +76,8 @@ export interface RunnerPart<T, R> {
 export interface LeaseLoopPart<T, R> {
   /** Set after a dropped connection: the next flush reconciles first. */
   needReconcile: boolean;
+  /** Set by the idle wait: the next call passes on a wake-up this worker cannot act on. */
+  passOn: boolean;
   readonly prefetch: number;
   /** Redis time now (ms), from the last lease reply and this process's monotonic clock. */
   redisNow(): number | undefined;

@@ -171,7 +171,10 @@ export class RunTable<T, R> implements RunTablePart<T> {
 
   /** Take a prefetched lease out of the buffer (cancelled, or its lease is gone). */
   drop(token: string): void {
+    const n = this.buffer.length;
     this.buffer = this.buffer.filter((l) => l.token !== token);
+    // A slot may be free with no run to end nor wait on (a busy worker does not wait): look.
+    if (this.buffer.length < n) this.ctx.loop.schedule();
   }
 
   /** The job leased with `token` is not ours: its run ends as lost, or it leaves the buffer. */

@@ -26,8 +26,9 @@ end
 
 -- Take a lease on up to `count` pending jobs for worker `wid` ("0" = no worker).
 -- A job handed off to parked workers and still in the wake list is taken in its turn (first
--- of its priority: its list was empty when it came). A worker left with free slots is marked
--- parked for `park_ms` (0 = not a worker that parks), so that adds hand jobs off to it.
+-- of its priority: its list was empty when it came). A worker that leased fewer than
+-- `park_below` jobs (a slot of its stays free to run one at once) is marked parked for `park_ms`
+-- (0 = not a worker that parks), so that adds hand jobs off to it.
 -- A suspect job (meta s) runs alone: it is leased only as the single job of a batch, to a
 -- worker holding no other job, with an 's' token; met anywhere else it goes back first in line
 -- and the batch ends there, and a worker holding other jobs is told to drain (finish what it
@@ -39,13 +40,22 @@ end
 -- returns the number leased, whether the worker
 -- should drain, when to look again when limited (see leases_allowed; 0: not limited) and the
 -- pause version (0: not paused).
-local function lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref)
+local function lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref, park_below)
   if wid ~= '0' then
     rcall('ZREM', K_PARKED, wid)
   end
   local allowed, limited_until, paused, rate_ms = leases_allowed(now, count)
   if allowed == 0 then
     return 0, false, limited_until, paused
+  end
+  if park_below <= 0 and rcall('ZRANGEBYSCORE', K_PARKED, now, '+inf', 'LIMIT', '0', '1')[1] then
+    -- Room to prefetch only (every slot of this worker runs a job) while another worker waits
+    -- idle: that one takes the jobs (woken), not this one's buffer behind its runs.
+    promote(now, 1000)
+    if any_pending() then
+      wake()
+    end
+    return 0, false, 0, paused
   end
   local limited = allowed < count
   count = allowed
@@ -188,7 +198,7 @@ local function lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref)
     rcall('LPUSH', K_WAKE, hand.entry)
   end
   local live = #seqs
-  if park_ms > 0 and live < count and not drain and not solo then
+  if park_ms > 0 and live < count and live < park_below and not drain and not solo then
     rcall('ZADD', K_PARKED, int(now + park_ms), wid)
   elseif hand and not hand.taken then
     -- This worker parks no more: with no other worker parked to pop it, the hand-off waits
@@ -269,9 +279,9 @@ end
 
 -- Lease up to `count` jobs for worker `wid` into lease reply `out` (lease_jobs: its ids, per job
 -- payload, or '' `by_ref`, and meta) and fill in the head's next due, drain and paused.
-local function lease_into(out, count, lease_ms, wid, now, park_ms, by_ref)
+local function lease_into(out, count, lease_ms, wid, now, park_ms, by_ref, park_below)
   local live, drain, limited_until, paused, group_due =
-    lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref)
+    lease_jobs(count, lease_ms, wid, now, out, park_ms, by_ref, park_below)
   if drain then
     out[4] = 1
   end

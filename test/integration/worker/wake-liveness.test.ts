@@ -1,9 +1,10 @@
 /**
- * A job that an idle worker can start does not wait for that worker's idle timeout (60 s here).
- * Two workers on one queue, w1 blocked in its idle wait before w2 (Redis serves blocked clients
- * in that order, so w1 pops first): a wake-up that w1 takes but cannot act on (paused, closing)
- * reaches w2; an add whose first job is handed off to a worker it fills wakes another for the
- * rest; a worker that drained a backlog parks again.
+ * A job that an idle worker can start starts at once — it does not wait for a busy worker's
+ * running job, nor for an idle worker's idle timeout (60 s here). Two workers on one queue, w1
+ * blocked in its idle wait before w2 (Redis serves blocked clients in that order, so w1 pops
+ * first): a wake-up or hand-off that w1 takes but cannot act on (paused, full, closing) reaches
+ * w2; a busy worker with prefetch room only does not park, so adds go to the idle one; an add
+ * whose first job is handed off wakes another worker for the rest.
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { WorkQueue, type Worker, type WorkerOptions } from '../../../lib/index.js';
@@ -18,7 +19,14 @@ const worker = workersClosedAfterEach();
 const admin = fx.client();
 
 interface Internals {
-  ctx: { id: string; idle: { conn?: { stream: import('node:net').Socket }; waiting: boolean } };
+  ctx: {
+    id: string;
+    idle: {
+      conn?: { stream: import('node:net').Socket };
+      waiting: boolean;
+      wait(nextDue: number, now: number): Promise<void>;
+    };
+  };
 }
 const internals = (w: Worker<string, unknown>) => (w as unknown as Internals).ctx;
 
@@ -92,18 +100,45 @@ describe('a wake-up or hand-off taken by a worker that cannot start the job reac
     await waitFor(() => started.get('woken'), { ...PROMPT, what: 'the job to run on w2' });
   });
 
-  it('an add whose first job is handed off to a worker it fills: the rest go to another', async () => {
-    const { producer, started, make, release } = await twoIdleWorkers();
-    await make('w2');
-    try {
-      await producer.addBulk([{ data: 'L' }, { data: 'Z' }]);
-      await waitFor(() => started.get('L'), { what: 'L to start' });
-      await waitFor(() => started.get('Z'), { ...PROMPT, what: 'Z to start' });
-      expect(started.get('Z')).not.toBe(started.get('L'));
-    } finally {
-      release();
-    }
+  it.each([
+    ['no prefetch', { prefetch: 0 }],
+    ['default prefetch', {}],
+  ] as const)(
+    'an add whose first job is handed off to a worker it fills (%s): the rest go to another',
+    async (_, opts) => {
+      const { producer, started, make, release } = await twoIdleWorkers(opts);
+      await make('w2');
+      try {
+        await producer.addBulk([{ data: 'L' }, { data: 'Z' }]);
+        await waitFor(() => started.get('L'), { what: 'L to start' });
+        await waitFor(() => started.get('Z'), { ...PROMPT, what: 'Z to start' });
+        expect(started.get('Z')).not.toBe(started.get('L'));
+      } finally {
+        release();
+      }
+    },
+  );
+});
+
+it('a wake-up passed on by a paused worker whose slot frees in the same turn: it leases itself', async () => {
+  const { q, producer, started, w1, delayed, release } = await twoIdleWorkers();
+  const loop = (w1 as unknown as { ctx: { loop: { passOn: boolean } } }).ctx.loop;
+  let v = false;
+  Object.defineProperty(loop, 'passOn', {
+    get: () => v,
+    set: (x: boolean) => {
+      v = x;
+      if (x) w1.resume(); // the slot frees (here a resume; as well a run ending) in that turn
+    },
   });
+  try {
+    w1.pause();
+    await waitFor(async () => !(await parked(q, w1)), { what: 'w1 unparked' });
+    expect(await producer.promote(delayed)).toBe(true);
+    await waitFor(() => started.get('woken'), { ...PROMPT, what: 'the job to run on w1' });
+  } finally {
+    release();
+  }
 });
 
 it('a worker that drained a backlog with two lease calls in flight parks again (adds hand off to it)', async () => {
@@ -117,4 +152,51 @@ it('a worker that drained a backlog with two lease calls in flight parks again (
   await waitFor(() => done === 40, { what: 'the backlog done' });
   await waitFor(() => idleWaitBlocked(admin, w), { what: 'the worker waiting' });
   expect(await parked(q, w)).toBe(true);
+});
+
+describe('a busy worker with prefetch room only does not park (default prefetch)', () => {
+  for (const how of ['handed off', 'delayed 100 ms'] as const) {
+    it(`a job ${how} goes to the idle worker, not behind the running one`, async () => {
+      const { q, producer, started, w1, make, release } = await twoIdleWorkers({});
+      try {
+        await producer.add('L'); // handed off to w1, which runs it
+        await waitFor(() => started.get('L'), { what: 'L to start' });
+        // Its adopting call leased into its prefetch room (nothing there): not parked again.
+        await waitFor(async () => !(await parked(q, w1)) && !internals(w1).idle.waiting, {
+          what: 'w1 running L, not parked nor waiting',
+        });
+        await make('w2');
+        await producer.add('J', how === 'handed off' ? {} : { delayMs: 100 });
+        await waitFor(() => started.get('J'), { ...PROMPT, what: 'J to start' });
+        expect(started.get('J')).toBe('w2');
+      } finally {
+        release();
+      }
+    });
+  }
+});
+
+describe('a wait that outlived its free slot (a lease filled it meanwhile)', () => {
+  for (const how of ['a hand-off', 'a plain wake-up'] as const) {
+    it(`${how} it pops goes to the idle worker, not behind the running job`, async () => {
+      const { producer, started, w1, make, delayed, release } = await twoIdleWorkers();
+      try {
+        await producer.add('L'); // handed off to w1, which runs it (its only slot)
+        await waitFor(() => started.get('L') && !internals(w1).idle.waiting, {
+          what: 'w1 running L, not waiting',
+        });
+        // As when a lease call (a timer's look at a due job) fills the slot during a wait.
+        void internals(w1).idle.wait(0, Date.now());
+        await waitFor(() => idleWaitBlocked(admin, w1), { what: 'w1 blocked again' });
+        await make('w2'); // blocked after w1: w1 pops first
+        if (how === 'a hand-off') await producer.add('J');
+        else expect(await producer.promote(delayed)).toBe(true);
+        const job = how === 'a hand-off' ? 'J' : 'woken';
+        await waitFor(() => started.get(job), { ...PROMPT, what: `${job} to start` });
+        expect(started.get(job)).toBe('w2');
+      } finally {
+        release();
+      }
+    });
+  }
 });
