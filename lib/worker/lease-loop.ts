@@ -70,9 +70,8 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   }
 
   /** Send the completes waiting now (see call), unless a call is being held back. */
-  private flushFinished(): void {
-    if (this.completes.length > 0 && !this.timers.retrying && !this.reconciling) void this.flush();
-  }
+  private flushFinished = () =>
+    void (this.completes.length > 0 && !this.timers.retrying && !this.reconciling && this.flush());
 
   /** close(): no more retries nor looks at due jobs. */
   stop(): void {
@@ -208,15 +207,17 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       else if (want > 0 && this.freeSlots() > 0 && !r.drain) {
         if (r.jobs.length < want && this.requested === 0) {
           // The queue ran dry (or flow control allowed fewer; nextDue: when it allows a lease):
-          // wait on Redis for more — with a slot free only: a busy worker that waited would pop
-          // jobs an idle one can start (each run's end calls again). Not parked by this call (a
-          // slot freed since it went out): lease again, to park. Already waiting: the wait may
-          // end later than the next delayed job is due (its wake-up can race this lease): look
-          // again then. A wake-up read since this call went out (its flush leased nothing: every
-          // slot was asked for) may be for a job added after it ran — lease again.
+          // wait on Redis — with a slot free only: a busy worker that waited would pop jobs an
+          // idle one can start (unparked if this call parked it, it looks again when a run ends,
+          // or after idleTimeoutMs). Not parked by this call (a slot freed since it went out):
+          // lease again, to park. Already waiting: the wait may end after the next delayed job
+          // is due (its wake-up can race this lease): look then. A wake-up read since this call
+          // went out (every slot was asked for) may be for a job added after it ran: lease again.
           if (ctx.idle.wakes > this.covered) this.schedule();
-          else if (!ctx.canStart) return true;
-          else if (r.jobs.length >= parkBelow) this.schedule();
+          else if (!ctx.canStart) {
+            if (r.jobs.length < parkBelow) ctx.idle.unpark();
+            this.timers.lookAgainAt(settings.idleTimeoutMs);
+          } else if (r.jobs.length >= parkBelow) this.schedule();
           else if (!ctx.idle.waiting) void ctx.idle.wait(r.nextDue, r.now);
           else if (r.nextDue > 0) this.timers.lookAgainAt(r.nextDue - r.now + 1);
         } else if (r.jobs.length === want) {

@@ -147,12 +147,19 @@ export class RunTable<T, R> implements RunTablePart<T> {
    */
   refill(): void {
     const { handoffs } = this.ctx;
-    this.buffer = this.buffer.filter((l) => {
+    this.keepWaiting((l) => {
       if (!handoffs.isUnadopted(l.token)) return true;
       handoffs.startOnceAdopted(l.token);
       return false;
     });
     this.fill();
+  }
+
+  /** Keep what `keep` says of the buffer; a lease left: a slot freed, no run ended: look again. */
+  private keepWaiting(keep: (l: LeasedJob<T>) => boolean): void {
+    const n = this.buffer.length;
+    this.buffer = this.buffer.filter(keep);
+    if (this.buffer.length < n) this.ctx.loop.schedule();
   }
 
   /**
@@ -170,12 +177,7 @@ export class RunTable<T, R> implements RunTablePart<T> {
   }
 
   /** Take a prefetched lease out of the buffer (cancelled, or its lease is gone). */
-  drop(token: string): void {
-    const n = this.buffer.length;
-    this.buffer = this.buffer.filter((l) => l.token !== token);
-    // A slot may be free with no run to end nor wait on (a busy worker does not wait): look.
-    if (this.buffer.length < n) this.ctx.loop.schedule();
-  }
+  drop = (token: string) => this.keepWaiting((l) => l.token !== token);
 
   /** The job leased with `token` is not ours: its run ends as lost, or it leaves the buffer. */
   forget(token: string, reason: string): void {
@@ -199,7 +201,7 @@ export class RunTable<T, R> implements RunTablePart<T> {
   takeWaiting(group: string | undefined): LeasedJob<T>[] {
     const { handoffs } = this.ctx;
     const taken: LeasedJob<T>[] = [];
-    this.buffer = this.buffer.filter((l) => {
+    this.keepWaiting((l) => {
       if (group !== undefined && l.group !== group) return true;
       if (handoffs.isUnadopted(l.token)) handoffs.releaseLater(l.token);
       else taken.push(l);
@@ -220,9 +222,7 @@ export class RunTable<T, R> implements RunTablePart<T> {
   /** Resolves once no handler runs. */
   drained(): Promise<void> {
     if (this.running.size === 0) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      this.onDrained = resolve;
-    });
+    return new Promise<void>((resolve) => (this.onDrained = resolve));
   }
 
   /** The run's signal, created on first read (aborted already if the run was). */
