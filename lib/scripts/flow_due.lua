@@ -43,20 +43,18 @@ end
 local dropped = 0
 if mode ~= 'now' then
   for _, r in ipairs(rcall('ZRANGE', K_FLOW_RESERVED, 0, limit - 1)) do
-    local first, last, at = string.match(r, '^(%d+):(%d+):(%d+)$')
-    if not first or now - tonumber(at) > orphan then
-      rcall('ZREM', K_FLOW_RESERVED, r)
+    local at = string.match(r, '^%d+:%d+:(%d+)$')
+    if not at or now - tonumber(at) > orphan then
+      flow_unreserve(r)
       dropped = dropped + 1
-      for seq = tonumber(first or 1), tonumber(last or 0) do
-        rcall('DEL', flow_pkey('e', int(seq)))
-      end
     end
   end
   -- Claims whose reservation is gone (their add died before writing its roots) go with it.
   if dropped > 0 and rcall('EXISTS', K_FLOW_CLAIMS) == 1 then
     local claims = rcall('HGETALL', K_FLOW_CLAIMS)
     for k = 1, #claims, 2 do
-      if not flow_reservation(string.match(claims[k + 1], '^[^\t]*\t([^\t]*)') or '') then
+      local _, range = flow_claim(claims[k + 1])
+      if not flow_reservation(range or '') then
         rcall('HDEL', K_FLOW_CLAIMS, claims[k])
       end
     end

@@ -11,8 +11,7 @@
 local token, n = ARGV[1], tonumber(ARGV[2])
 local released = 0
 for k = 3, 2 + n do
-  local v = rcall('HGET', K_FLOW_CLAIMS, ARGV[k])
-  if v and string.sub(v, 1, #token + 1) == token .. '\t' then
+  if flow_claim(rcall('HGET', K_FLOW_CLAIMS, ARGV[k])) == token then
     rcall('HDEL', K_FLOW_CLAIMS, ARGV[k])
     released = released + 1
   end
@@ -20,11 +19,7 @@ end
 for k = 3 + n, #ARGV do
   local m = flow_reservation(ARGV[k])
   if m then
-    rcall('ZREM', K_FLOW_RESERVED, m)
-    local first, last = string.match(ARGV[k], '^(%d+):(%d+)$')
-    for seq = tonumber(first), tonumber(last) do
-      rcall('DEL', flow_pkey('e', int(seq)))
-    end
+    flow_unreserve(m)
   end
 end
 return released

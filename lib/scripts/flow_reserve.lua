@@ -28,9 +28,8 @@ for q = 1, queues do
     local cid = ARGV[k]
     local why = flow_id_taken(cid, now) and 't' or nil
     if not why and claims then
-      local v = rcall('HGET', K_FLOW_CLAIMS, cid)
-      local by, range, ms = string.match(v or '', '^([^\t]*)\t([^\t]*)\t(%d+)$')
-      if by and by ~= token and now - tonumber(ms) <= claim_ms and flow_reservation(range) then
+      local by, range, ms = flow_claim(rcall('HGET', K_FLOW_CLAIMS, cid))
+      if by and by ~= token and now - ms <= claim_ms and flow_reservation(range) then
         why = 'c'
       end
     end

@@ -39,6 +39,23 @@ local function flow_pkey(kind, seq)
   return K_FLOW_PARENT .. kind .. ':' .. seq
 end
 
+-- Drop reservation `m` of K_FLOW_RESERVED ('<first>:<last>:<ms>') with the early notices ('e'
+-- keys) kept for its jobs.
+local function flow_unreserve(m)
+  rcall('ZREM', K_FLOW_RESERVED, m)
+  local first, last = string.match(m, '^(%d+):(%d+):')
+  for seq = tonumber(first or 1), tonumber(last or 0) do
+    rcall('DEL', flow_pkey('e', int(seq)))
+  end
+end
+
+-- A root caller id's claim (K_FLOW_CLAIMS, flow_reserve.lua) as its add's token, the range of
+-- the reservation it names, and its Redis time (ms); nil when `v` is none.
+local function flow_claim(v)
+  local by, range, ms = string.match(v or '', '^([^\t]*)\t([^\t]*)\t(%d+)$')
+  return by, range, tonumber(ms)
+end
+
 -- Job `seq` (meta `meta`) ended: if it is a child, note for its parent that it completed ('c',
 -- payload its result), is dead ('f', its reason) or was cancelled ('x').
 local function flow_notify(seq, meta, outcome, payload, now)
