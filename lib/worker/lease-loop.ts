@@ -8,7 +8,7 @@ import type { WorkerContext } from './context.js';
 import type { LeaseLoopPart, Run } from './parts.js';
 import { deliverFlowNotices } from './flow-notices.js';
 import * as L from './lease-sizing.js';
-import { LeaseTimers } from './lease-timers.js';
+import { LeaseTimers, RedisClock } from './lease-timers.js';
 
 export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   /** Completes of finished runs, sent with the next call. */
@@ -27,12 +27,9 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   private draining = false;
   /** Redis may hold jobs for us that we do not know of (a reply was lost): reconcile first. */
   needReconcile = false;
-  /** Redis time of the last lease reply, and when it came (performance.now()): see redisNow. */
-  private redisAt = 0;
-  private redisAtLocal = 0;
-  redisNow(): number | undefined {
-    return this.redisAt > 0 ? this.redisAt + (performance.now() - this.redisAtLocal) : undefined;
-  }
+  /** Redis time now, from the last lease reply's. */
+  private readonly clock = new RedisClock();
+  redisNow = () => this.clock.now();
   /** Wake-ups (IdleWait.wakes) read before an answered lease call went out: it saw their jobs. */
   private covered = 0;
   /** The idle wait took a wake-up this worker cannot act on: the next call passes it on. */
@@ -149,8 +146,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
         ),
       );
       ctx.progress.answered();
-      this.redisAt = r.now;
-      this.redisAtLocal = performance.now();
+      this.clock.set(r.now);
       this.requested -= want;
       this.timers.answered();
       if (want > 0) {
@@ -206,20 +202,23 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       if (r.paused > 0) ctx.queuePause.fromReply(r.paused);
       else if (want > 0 && this.freeSlots() > 0 && !r.drain) {
         if (r.jobs.length < want && this.requested === 0) {
-          // The queue ran dry (or flow control allowed fewer; nextDue: when it allows a lease):
-          // wait on Redis — with a slot free only: a busy worker that waited would pop jobs an
-          // idle one can start (unparked if this call parked it, it looks again when a run ends,
-          // or after idleTimeoutMs). Not parked by this call (a slot freed since it went out):
-          // lease again, to park. Already waiting: the wait may end after the next delayed job
-          // is due (its wake-up can race this lease): look then. A wake-up read since this call
-          // went out (every slot was asked for) may be for a job added after it ran: lease again.
+          // The queue ran dry (or flow control allowed fewer; nextDue: when it allows a lease).
+          // A wake-up read since this call went out (every slot was asked for) may be for a job
+          // added after it ran: lease again. Busy (no slot free): no wait — it would pop jobs an
+          // idle worker can start; unparked if this call parked it, it looks again when a run
+          // ends, or after idleTimeoutMs. Not parked by this call (a slot freed since it went
+          // out): lease again, to park. Else wait on Redis, and look at nextDue ourselves: Redis
+          // ends a blocking wait on its timer tick (up to 1000/hz ms late); our call, just after
+          // the wait's deadline, ends it too (Redis checks timeouts after each command).
           if (ctx.idle.wakes > this.covered) this.schedule();
           else if (!ctx.canStart) {
             if (r.jobs.length < parkBelow) ctx.idle.unpark();
             this.timers.lookAgainAt(settings.idleTimeoutMs);
           } else if (r.jobs.length >= parkBelow) this.schedule();
-          else if (!ctx.idle.waiting) void ctx.idle.wait(r.nextDue, r.now);
-          else if (r.nextDue > 0) this.timers.lookAgainAt(r.nextDue - r.now + 1);
+          else {
+            if (!ctx.idle.waiting) void ctx.idle.wait(r.nextDue, r.now);
+            if (r.nextDue > 0) this.timers.lookAgainAt(r.nextDue - r.now + 2);
+          }
         } else if (r.jobs.length === want) {
           this.schedule();
         }

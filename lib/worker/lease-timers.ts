@@ -1,5 +1,6 @@
 // When the lease loop looks again without being asked: after a failed call (a retry, backing off
-// 50 ms → 2 s) and when the next delayed job is due.
+// 50 ms → 2 s), when the next delayed job is due (on time: Redis ends a blocking wait only on its
+// timer tick), and a busy worker's safety net; and the lease loop's estimate of Redis time.
 
 import { MAX_TIMER_MS } from '../util/checks.js';
 
@@ -50,5 +51,20 @@ export class LeaseTimers {
   stop(): void {
     clearTimeout(this.retryTimer);
     clearTimeout(this.dueTimer);
+  }
+}
+
+/** Redis time now (ms): a reply's Redis time, moved on by this process's monotonic clock. */
+export class RedisClock {
+  private at = 0;
+  private local = 0;
+
+  set(redisMs: number): void {
+    this.at = redisMs;
+    this.local = performance.now();
+  }
+
+  now(): number | undefined {
+    return this.at > 0 ? this.at + (performance.now() - this.local) : undefined;
   }
 }
