@@ -49,7 +49,11 @@ export class WorkerContext<T, R> {
    * first), not holding nor closing. Only such a worker waits for work (docs/internals/hand-off.md).
    */
   get canStart(): boolean {
-    return !this.holding && !this.closing && this.runs.held < this.settings.concurrency;
+    const { runs } = this;
+    // (A suspect job runs alone with us: nothing starts beside it.)
+    return (
+      !this.holding && !this.closing && runs.held < this.settings.concurrency && !runs.soloHeld()
+    );
   }
   /** close() has resolved: nothing more is reported (calls it gave up on may fail later). */
   closed = false;

@@ -9,6 +9,7 @@ import type { LeaseLoopPart, Run } from './parts.js';
 import { deliverFlowNotices } from './flow-notices.js';
 import * as L from './lease-sizing.js';
 import { LeaseTimers, RedisClock } from './lease-timers.js';
+import { ParkState } from './park-state.js';
 
 export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   /** Completes of finished runs, sent with the next call. */
@@ -27,15 +28,15 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   private draining = false;
   /** Redis may hold jobs for us that we do not know of (a reply was lost): reconcile first. */
   needReconcile = false;
-  /** Redis time now, from the last lease reply's. */
-  private readonly clock = new RedisClock();
+  private readonly clock = new RedisClock(); // (from the last lease reply's Redis time)
   redisNow = () => this.clock.now();
   /** Wake-ups (IdleWait.wakes) read before an answered lease call went out: it saw their jobs. */
   private covered = 0;
+  private readonly park = new ParkState();
   /** The idle wait took a wake-up this worker cannot act on: the next call passes it on. */
   passOn = false;
   private reconciling = false;
-  private queued = false;
+  private queued = false; // (a flush is scheduled)
   private readonly timers = new LeaseTimers(() => this.schedule());
 
   constructor(private readonly ctx: WorkerContext<T, R>) {}
@@ -98,10 +99,9 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       ctx.closing || ctx.holding || this.timers.retrying || this.holdingBack() || passOn
         ? 0
         : Math.max(0, this.freeSlots());
-    // At most LEASE_SHARES calls lease at once (more calls than shares would split the room
-    // into ever smaller calls); the rest of the room goes to the next call, in its own turn.
-    // Without a backlog (idle, starting) one call asks for the whole room: a second would only
-    // come back empty as well.
+    // At most LEASE_SHARES calls lease at once (more would split the room ever smaller); the
+    // rest goes to the next call, in its own turn. Without a backlog (idle, starting) one call
+    // asks for the whole room: a second would only come back empty as well.
     const most = this.backlog ? L.leaseShare(this.ctx.settings.concurrency, this.prefetch) : free;
     const want = this.leasing < L.LEASE_SHARES ? Math.min(L.MAX_LEASE_COUNT, free, most) : 0;
     if (want > 0 && want < free && this.leasing + 1 < L.LEASE_SHARES) this.schedule();
@@ -122,6 +122,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
     const { adopt, sweep } = handoffs.take();
     // Parked (handed jobs) only if a slot to run one stays free: not for prefetch room alone.
     const parkBelow = Math.max(0, settings.concurrency - runs.held);
+    const parked = this.park.send(want > 0, adopt.length > 0 || sweep);
     this.requested += want;
     if (want > 0) this.leasing++;
     const wakes = ctx.idle.wakes;
@@ -150,6 +151,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       this.requested -= want;
       this.timers.answered();
       if (want > 0) {
+        this.park.answered(parked, r.jobs.length, parkBelow);
         this.leasing--;
         this.covered = Math.max(this.covered, wakes);
         this.sizing.sampleCall(performance.now() - sentAt);
@@ -198,21 +200,23 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
         // sent while a drain answer was on its way): nothing else would call again — lease now.
         this.schedule();
       }
-      // The queue is paused: wait for 'resumed' (see QueuePause), not on the wake list.
-      if (r.paused > 0) ctx.queuePause.fromReply(r.paused);
-      else if (want > 0 && this.freeSlots() > 0 && !r.drain) {
+      // The queue is paused: wait for 'resumed' (see QueuePause), not on the wake list. A pause
+      // we know was resumed since (a newer version): nothing else calls — lease again.
+      if (r.paused > 0) {
+        ctx.queuePause.fromReply(r.paused);
+        if (!ctx.holding) this.schedule();
+      } else if (want > 0 && this.freeSlots() > 0 && !r.drain) {
         if (r.jobs.length < want && this.requested === 0) {
-          // The queue ran dry (or flow control allowed fewer; nextDue: when it allows a lease).
-          // A wake-up read since this call went out (every slot was asked for) may be for a job
-          // added after it ran: lease again. Busy (no slot free): no wait — it would pop jobs an
-          // idle worker can start; unparked if this call parked it, it looks again when a run
-          // ends, or after idleTimeoutMs. Not parked by this call (a slot freed since it went
-          // out): lease again, to park. Else wait on Redis, and look at nextDue ourselves: Redis
-          // ends a blocking wait on its timer tick (up to 1000/hz ms late); our call, just after
-          // the wait's deadline, ends it too (Redis checks timeouts after each command).
+          // Ran dry (or flow control allowed fewer; nextDue: when it allows a lease). A wake-up
+          // read since this call went out may be for a job added after it ran: lease again.
+          // Busy: no wait (it would pop jobs an idle worker can start); unparked if this call
+          // parked it; it looks when a run ends, or after idleTimeoutMs. Not parked by this call
+          // (a slot freed since): lease again, to park. Else wait on Redis, and look at nextDue
+          // ourselves: Redis ends a blocking wait on its timer tick (1000/hz ms); our call, just
+          // after the wait's deadline, ends it too (Redis checks timeouts after each command).
           if (ctx.idle.wakes > this.covered) this.schedule();
           else if (!ctx.canStart) {
-            if (r.jobs.length < parkBelow) ctx.idle.unpark();
+            if (this.park.unparking()) ctx.idle.unpark();
             this.timers.lookAgainAt(settings.idleTimeoutMs);
           } else if (r.jobs.length >= parkBelow) this.schedule();
           else {
@@ -232,9 +236,8 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
       this.completes = items.concat(this.completes);
       handoffs.putBack(adopt, sweep);
       this.giveBackLate();
-      if (!(e instanceof WorkQueueError) || e.code === 'REDIS_UNAVAILABLE') {
+      if (!(e instanceof WorkQueueError) || e.code === 'REDIS_UNAVAILABLE')
         this.needReconcile = true;
-      }
       ctx.report(e);
       this.retryLater();
       return false;
@@ -249,10 +252,8 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
   }
 
   /** No job of ours anywhere: running, finishing, prefetched, handed off, or asked for. */
-  private holdsNothing(): boolean {
-    const { runs, handoffs } = this.ctx;
-    return this.requested === 0 && runs.tokens().length === 0 && handoffs.tokens().length === 0;
-  }
+  private holdsNothing = () =>
+    this.requested + this.ctx.runs.tokens().length + this.ctx.handoffs.tokens().length === 0;
 
   /** Lease nothing while a suspect waits for what we hold (`draining`) or runs alone with us. */
   private holdingBack(): boolean {
@@ -265,8 +266,7 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
 
   /**
    * After a dropped connection or an unanswered call: give back at once what Redis says we hold
-   * but we do not know of (a lease whose reply was lost, an entry our cut wait took), instead of
-   * leaving it until its lease lapses. Runs with nothing else in flight that could lease. Finished
+   * but we do not know of (a lease whose reply was lost, an entry our cut wait took). Finished
    * runs come first (guarantee 11): their completes go out again (one whose reply was lost finds
    * its job completed by us: true while kept, else false, a leaseLost) and what is unanswered
    * (a fail on its way) counts as known: never given back as if it had not run.

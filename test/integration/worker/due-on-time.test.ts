@@ -6,7 +6,7 @@
  * blocking wait of 1 ms, which Redis ends on the tick), the next tick a second later, and nothing
  * else talks to this Redis meanwhile (heartbeats and cleans far apart).
  */
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { beforeAll, expect, it } from '@jest/globals';
 import { Worker, WorkQueue } from '../../../lib/index.js';
 import { uniqueName } from '../../support/keys.js';
 import { privateRedis } from '../../support/private-redis.js';
@@ -15,7 +15,6 @@ import { waitFor } from '../../support/wait.js';
 
 const redis = privateRedis();
 beforeAll(async () => void (await redis.admin.config('SET', 'hz', '1')));
-afterAll(async () => void (await redis.admin.config('SET', 'hz', '10')));
 
 it('a delayed job starts at its due time, not at the next timer tick of Redis', async () => {
   const q = new WorkQueue<string>(redis.client(), uniqueName(), {

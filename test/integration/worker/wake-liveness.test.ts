@@ -200,3 +200,41 @@ describe('a wait that outlived its free slot (a lease filled it meanwhile)', () 
     });
   }
 });
+
+it('a worker running a suspect alone: a hand-off its wait pops goes to another worker', async () => {
+  const prefix = uniqueName('t');
+  const q = fx.queue<string>({ prefix });
+  const producer = new WorkQueue<string>(fx.client(), q.name, { logger: false, prefix });
+  // A suspect: its lease lapsed and clean() took it back (it runs alone next).
+  await producer.add('LS');
+  expect((await producer.lease({ leaseMs: 1 })).length).toBe(1);
+  await waitFor(async () => (await producer.clean()).reclaimed === 1, { what: 'LS reclaimed' });
+  const gate = deferred();
+  const started = new Map<string, string>();
+  const make = async (name: string, concurrency: number) => {
+    const w = worker(
+      q,
+      async (job) => {
+        started.set(job.data, name);
+        if (job.data.startsWith('L')) await gate.promise;
+      },
+      { concurrency, prefetch: 0, idleTimeoutMs: 60_000 },
+    );
+    await w.start();
+    return w;
+  };
+  try {
+    const w1 = await make('w1', 2); // leases LS alone: its other slot free, does it wait?
+    await waitFor(() => started.get('LS'), { what: 'LS to start' });
+    await waitFor(async () => !internals(w1).idle.waiting || (await idleWaitBlocked(admin, w1)), {
+      what: 'w1 blocked, if it waits',
+    });
+    const w2 = await make('w2', 1);
+    await waitFor(() => idleWaitBlocked(admin, w2), { what: 'w2 blocked in its idle wait' });
+    await producer.add('J'); // handed off: w1's wait pops it first
+    await waitFor(() => started.get('J'), { ...PROMPT, what: 'J to start' });
+    expect(started.get('J')).toBe('w2');
+  } finally {
+    gate.resolve();
+  }
+});
