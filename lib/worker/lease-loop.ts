@@ -211,18 +211,16 @@ export class LeaseLoop<T, R> implements LeaseLoopPart<T, R> {
           // read since this call went out may be for a job added after it ran: lease again.
           // Busy: no wait (it would pop jobs an idle worker can start); unparked if this call
           // parked it; it looks when a run ends, or after idleTimeoutMs. Not parked by this call
-          // (a slot freed since): lease again, to park. Else wait on Redis, and look at nextDue
-          // ourselves: Redis ends a blocking wait on its timer tick (1000/hz ms); our call, just
-          // after the wait's deadline, ends it too (Redis checks timeouts after each command).
+          // (a slot freed since): lease again, to park. Else wait on Redis. Already waiting: the
+          // wait may end after the next delayed job is due (its wake-up can race this lease):
+          // look again then.
           if (ctx.idle.wakes > this.covered) this.schedule();
           else if (!ctx.canStart) {
             if (this.park.unparking()) ctx.idle.unpark();
             this.timers.lookAgainAt(settings.idleTimeoutMs);
           } else if (r.jobs.length >= parkBelow) this.schedule();
-          else {
-            if (!ctx.idle.waiting) void ctx.idle.wait(r.nextDue, r.now);
-            if (r.nextDue > 0) this.timers.lookAgainAt(r.nextDue - r.now + 2);
-          }
+          else if (!ctx.idle.waiting) void ctx.idle.wait(r.nextDue, r.now);
+          else if (r.nextDue > 0) this.timers.lookAgainAt(r.nextDue - r.now + 1);
         } else if (r.jobs.length === want) {
           this.schedule();
         }

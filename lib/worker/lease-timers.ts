@@ -1,6 +1,6 @@
 // When the lease loop looks again without being asked: after a failed call (a retry, backing off
-// 50 ms → 2 s), when the next delayed job is due (on time: Redis ends a blocking wait only on its
-// timer tick), and a busy worker's safety net; and the lease loop's estimate of Redis time.
+// 50 ms → 2 s), when the next delayed job is due, and a busy worker's safety net; and the lease
+// loop's estimate of Redis time.
 
 import { MAX_TIMER_MS } from '../util/checks.js';
 
