@@ -30,15 +30,23 @@ async function historyString(part: string, key: string, now: number): Promise<un
   return total;
 }
 
+/** Redis time (ms): the base of a snapshot's buckets, read just before the script it follows ran. */
+export async function redisTime(): Promise<number> {
+  const [s, us] = await adminClient().time();
+  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+}
+
 /**
  * Every key of the queue's prefix (the queue, and the other queues of its flows), relative to the
- * prefix, with contents; scores in 10 s buckets of now.
+ * prefix, with contents; scores in 10 s buckets of `now` (redisTime before the script ran: a
+ * twin whose script ran or whose snapshot was taken seconds later, under load, compares equal).
  */
-export async function snapshot(q: WorkQueue<unknown>): Promise<Record<string, unknown>> {
+export async function snapshot(
+  q: WorkQueue<unknown>,
+  now: number,
+): Promise<Record<string, unknown>> {
   const admin = adminClient();
   const base = `${q.options.prefix}:`;
-  const [s, us] = await admin.time();
-  const now = Number(s) * 1000 + Math.floor(Number(us) / 1000);
   const out: Record<string, unknown> = {};
   for (const key of await keysMatching(admin, `${base}*`)) {
     const part = key.slice(base.length);

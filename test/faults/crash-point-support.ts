@@ -22,7 +22,7 @@ import {
   VARIANTS,
   type Recorded,
 } from './crash-point-redis.js';
-import { snapshot } from './crash-point-snapshot.js';
+import { redisTime, snapshot } from './crash-point-snapshot.js';
 
 // Heartbeats are judged on timing (a beat after a gap longer than the timeout starts a new
 // judging period: the `s` field of the heartbeat record), so the twins A and B, set up at
@@ -158,11 +158,13 @@ export async function crashEverywhere(op: Op): Promise<void> {
         await admin.call(done.name, ...toA(done).args);
         await admin.call(done.name, ...toB(done).args);
       }
-      const before = await snapshot(b);
+      const atB = await redisTime();
+      const before = await snapshot(b, atB);
       await admin.call(steps[k]!.name, ...toB(steps[k]!).args);
-      const after = await snapshot(b);
+      const after = await snapshot(b, atB);
+      const atA = await redisTime();
       const expected = await crash(toA(steps[k]!), variant);
-      const got = await snapshot(a);
+      const got = await snapshot(a, atA);
       const where = `${op.name}, script ${k + 1}/${steps.length}, ${variant}`;
       expect({ where, state: got }).toEqual({
         where,
