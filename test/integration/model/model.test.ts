@@ -27,9 +27,9 @@ import { deleteKeys, testRedisUrl } from '../../support/keys.js';
 import { waitFor } from '../../support/wait.js';
 import { steps } from '../../support/model/arbitraries.js';
 import { checkAll } from '../../support/model/check.js';
-import type { Real } from '../../support/model/snapshot.js';
+import { redisTime, type Real } from '../../support/model/snapshot.js';
 import { Advance, Clean, drain } from '../../support/model/maintenance.js';
-import { Cancel, type Step } from '../../support/model/commands.js';
+import { Add, Cancel, type Step } from '../../support/model/commands.js';
 import { Death } from '../../support/model/death.js';
 import { AddFlow } from '../../support/model/flow-steps.js';
 import { MODEL_QUEUE, Model, type Payload } from '../../support/model/model.js';
@@ -182,5 +182,33 @@ describe('completeAndLease: two leases of one job in one batch complete it once'
     expect(current!.seq).toBe(stale!.seq);
     const { completed } = await q.completeAndLease([{ lease: current! }, { lease: stale! }]);
     expect(completed).toEqual([true, false]);
+  });
+});
+
+// Found by the model in CI (seed 983387991): a clean() whose report judges nobody fits any Redis
+// time of its bracket, and the model took the earliest; but a first look at a silence of every
+// beat notes the time it ran (lapsed() in lib/scripts/lib/reclaim.lua), and a later clean judges
+// half a timeout after that. When the clean ran later than its bracket began, the model expected
+// a dead worker half a timeout after the wrong time. Here the first clean starts ≥ 30 ms late.
+describe('a first look at a silence, made later than the clean was asked for', () => {
+  it('the next clean judges half a timeout after the noted look', async () => {
+    const redis = fx.client();
+    const q = fx.queue<Payload>(MODEL_QUEUE, redis);
+    const real: Real = { q, redis, newClient: () => new Redis(testRedisUrl()), note };
+    const clean = q.clean.bind(q);
+    q.clean = async () => {
+      q.clean = clean; // the first one only (the look); the next runs when asked
+      const t = await redisTime(real);
+      await waitFor(async () => (await redisTime(real)) >= t + 30, { intervalMs: 2 });
+      return clean();
+    };
+    const model = new Model();
+    await checkAll(model, real);
+    await fc.asyncModelRun(
+      () => ({ model, real }),
+      [new Add([{ priority: 0, retryMs: 0 }]), new Death(1, true, 0, 'none')],
+    );
+    await drain(model, real);
+    expect(model.heartbeats.workers.size).toBe(0);
   });
 });

@@ -8,7 +8,7 @@ import { expect } from '@jest/globals';
 import fc from 'fast-check';
 import type { AddOptions } from '../../../lib/index.js';
 import { checkAll } from './check.js';
-import { redisTime, type Real } from './snapshot.js';
+import { lookNoted, redisTime, type Real } from './snapshot.js';
 import type { AddSpec, Leased, Model } from './model.js';
 
 export type Step = fc.AsyncCommand<Model, Real>;
@@ -169,6 +169,9 @@ export class Cancel extends Checked {
     const id = pool.length > 0 ? pool[this.pick % pool.length] : `never-${this.pick}`;
     const got = await r.q.cancel(id);
     expect({ cancel: id, got }).toEqual({ cancel: id, got: m.cancel(id) });
+    // Asking whether a lapsed worker holds it may be a first look at a silence of every beat.
+    const looked = await lookNoted(r);
+    if (looked !== m.heartbeats.looked) m.heartbeats.lookNoted(looked);
     r.note(`cancel: ${pool.length > 0 ? this.target : 'never'} -> ${got}`);
   }
   toString(): string {

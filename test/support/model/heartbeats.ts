@@ -44,15 +44,30 @@ export class Heartbeats {
     return lapsed;
   }
 
+  /** When the first look at the silence noted now was (0: none yet). */
+  get looked(): number {
+    return this.lookedAt;
+  }
+
   /**
-   * Whether a clean at `now` is the first look at a silence of every beat past half a timeout:
-   * it judges nobody, and notes when it looked.
+   * Whether a clean (or a cancel that asks whether a holder lapsed) at `now` is the first look at
+   * a silence of every beat past half a timeout: it judges nobody, and notes when it looked.
    */
-  private firstLookAt(now: number): boolean {
+  firstLookAt(now: number): boolean {
     const hb = MODEL_QUEUE.heartbeatTimeoutMs;
     if (this.workers.size === 0 || this.judgedSince > now - hb) return false;
     const last = this.lastBeat ?? 0;
     return now - last > hb / 2 && this.lookedAt <= last;
+  }
+
+  /**
+   * A first look Redis noted at `q` (read back from the heartbeat record: its time is exact) by
+   * a cancel that asked whether a holder lapsed.
+   */
+  lookNoted(q: number): void {
+    if (!this.firstLookAt(q))
+      throw new Error(`Redis noted a first look at a silence at ${q}; the model sees none then`);
+    this.lookedAt = q;
   }
 
   /** Workers whose heartbeat lapsed at `now`, in the order clean() finds them. */

@@ -23,6 +23,11 @@ export async function redisTime(r: Real): Promise<number> {
   return Number(s) * 1000 + Math.floor(Number(us) / 1000);
 }
 
+/** When the queue's heartbeat record says a first look at a silence of every beat was (0: none). */
+export async function lookNoted(r: Real): Promise<number> {
+  return Number(await r.redis.hget(r.q.keys.heartbeatRecord, 'q')) || 0;
+}
+
 /** The queue's job keys, read in one MULTI (a consistent snapshot). */
 export interface Snapshot {
   data: string[];
