@@ -7,7 +7,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { invalid, redisError, SCRIPT_CODES, scriptError, WorkQueueError } from '../errors.js';
 import { queueKeys, type QueueKeys } from '../redis/queue-keys.js';
 import { clientProblems, resolveQueueOptions, type ResolvedQueueOptions } from '../options.js';
-import { bounded } from '../redis/bounded.js';
+import { bounded, timeLeft } from '../redis/bounded.js';
 import { guardFailoverDetector } from '../redis/connection.js';
 import { checkRedis } from '../redis/info.js';
 import type { ScriptName } from '../scripts/assemble.js';
@@ -73,8 +73,27 @@ export class QueueContext {
     this.scriptKeys = new ScriptKeys(this.keys, this.options.eventMaxLen);
   }
 
-  /** Checks Redis once (version >= 6.2; warns when eviction can drop jobs). */
-  ready(): Promise<void> {
+  /**
+   * Checks Redis once (version >= 6.2; warns when eviction can drop jobs), then writes the
+   * limits the options name. Each caller waits `commandTimeoutMs` at most in all (the check's
+   * steps, each bounded, could take longer together when Redis answers slowly).
+   */
+  ready(op = 'ready'): Promise<void> {
+    if (this.isReady) return this.checked!;
+    const check = this.check();
+    const context = `queue ${this.name}: ${op}`;
+    return new Promise<void>((resolve, reject) => {
+      check.then(resolve, reject);
+      // A step of the check that times out at this same moment (its first) names itself: its
+      // error goes first, this one a turn of the event loop later.
+      bounded(this.client, this.options.commandTimeoutMs, context, () => check).catch(
+        (e: unknown) => setImmediate(() => reject(e)),
+      );
+    });
+  }
+
+  /** The check and the limits' writes: once per queue object (again after a failure). */
+  private check(): Promise<void> {
     const o = this.options;
     this.checked ??= checkRedis(this.client, `queue ${this.name}`, o.commandTimeoutMs, o.logger)
       .then(async () => {
@@ -102,6 +121,18 @@ export class QueueContext {
   }
 
   /**
+   * `ready()`, then `send` given the time left of one `commandTimeoutMs` for both (the first
+   * operation of a queue object is bounded as any other); none left: REDIS_UNAVAILABLE, and
+   * nothing sent.
+   */
+  readyThen<X>(op: string, send: (timeoutMs: number) => Promise<X>): Promise<X> {
+    const timeoutMs = this.options.commandTimeoutMs;
+    if (this.isReady) return send(timeoutMs);
+    const since = performance.now();
+    return this.ready(op).then(() => send(timeLeft(timeoutMs, since, `queue ${this.name}: ${op}`)));
+  }
+
+  /**
    * Run a script with its keys and its arguments (typed by its `--! argv:` header); a negative
    * reply other than E_LEASE_LOST becomes an error.
    */
@@ -110,8 +141,8 @@ export class QueueContext {
     args: Readonly<ScriptArgs[N]>,
     o: RunOptions = {},
   ): Promise<unknown> {
-    if (!this.isReady) return this.ready().then(() => this.script(name, args, o));
-    return this.script(name, args, o);
+    if (this.isReady) return this.script(name, args, o);
+    return this.readyThen(o.op ?? name, (ms) => this.script(name, args, o, ms));
   }
 
   /** (Not async: a promise fewer per call on the hot paths, e.g. every add.) */
@@ -119,10 +150,11 @@ export class QueueContext {
     name: N,
     args: Readonly<ScriptArgs[N]>,
     o: RunOptions = {},
+    timeoutMs = this.options.commandTimeoutMs,
   ): Promise<unknown> {
     const buffers = o.binary === true || (o.buffers === true && this.options.codec === 'buffer');
     const context = `queue ${this.name}: ${o.op ?? name}`;
-    return bounded(this.client, this.options.commandTimeoutMs, context, () =>
+    return bounded(this.client, timeoutMs, context, () =>
       callScript(this.scripts, name, o.keys ?? this.scriptKeys.of(name, o), args, buffers),
     ).then(
       (reply) => {

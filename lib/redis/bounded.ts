@@ -82,3 +82,16 @@ export function bounded<X>(
   });
   return watch ? answer.finally(() => unwatchErrors(client, watch)) : answer;
 }
+
+/**
+ * What is left of `timeoutMs` since `since` (performance.now()) for the last step of a bounded
+ * operation, in whole ms; none: REDIS_UNAVAILABLE (the step is not sent: no doubt whether it ran).
+ */
+export function timeLeft(timeoutMs: number, since: number, context: string): number {
+  const left = Math.floor(timeoutMs - (performance.now() - since));
+  if (left > 0) return left;
+  throw new WorkQueueError(
+    'REDIS_UNAVAILABLE',
+    `${context}: no reply from Redis within ${timeoutMs} ms (its start-up check took it all; nothing sent)`,
+  );
+}

@@ -46,14 +46,13 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   /** What an unfinished start() waits for (see `startWaits`). */
   private readonly waits = new StartWaits();
   private closed: Promise<void> | undefined;
+  private startRelease: Promise<void> | undefined; // a failed start's: not waited for by start()
   private readonly events: EventsChannel<T, R>;
   private heartbeat: Heartbeat | undefined;
   private readonly cleans: CleanRounds<T, R>;
   /** The handler's sandboxes, when it is `{ file, mode }` (docs/sandboxes.md). */
   private readonly sandbox: SandboxPool<T, R> | undefined;
-  private readonly onClientClose = () => {
-    this.ctx.loop.needReconcile = true;
-  };
+  private readonly onClientClose = () => void (this.ctx.loop.needReconcile = true);
   private readonly onClientReady = () => {
     if (!this.ctx.loop.needReconcile) return;
     this.heartbeat?.reconnected();
@@ -194,7 +193,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
         untilAnswered(() => q.registerWorker(info, grace), keep),
       );
     } catch (e) {
-      await this.releaseConnections();
+      this.startRelease = this.releaseConnections(); // (its notice connection's QUIT: ≤ 1 s)
       throw e;
     }
     // The thread beats from now on (the main thread too until then, covering its start-up).
@@ -223,6 +222,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
 
   /** Stop timers, the heartbeat, our own connections and sandboxes (waited for unless told not). */
   private async releaseConnections(waitSandboxes = true): Promise<void> {
+    await this.startRelease; // (close() after a failed start waits for its release)
     const sandboxes = this.sandbox?.close();
     this.ctx.renewer.stop();
     this.ctx.queuePause.stop();

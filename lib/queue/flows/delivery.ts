@@ -9,7 +9,7 @@
  */
 import { errorMessage } from '../../errors.js';
 import type { FlowCleanReport } from '../../types/index.js';
-import { bounded } from '../../redis/bounded.js';
+import { bounded, timeLeft } from '../../redis/bounded.js';
 import type { ScriptArgs } from '../../scripts/define.js';
 import type { FlowRunner } from './runner.js';
 
@@ -51,10 +51,10 @@ export class FlowDelivery {
     const r = this.runner;
     const key = r.keysOf(queue).key('flowOutbox');
     const at = `queue ${queue}: flow notices`;
+    const since = performance.now();
     await r.ready();
-    const got = await bounded(r.client, r.options.commandTimeoutMs, at, () =>
-      r.client.hmget(key, ...seqs),
-    );
+    const ms = timeLeft(r.options.commandTimeoutMs, since, at);
+    const got = await bounded(r.client, ms, at, () => r.client.hmget(key, ...seqs));
     const first: Notice[] = [];
     got.forEach((n, i) => n !== null && first.push([seqs[i]!, n]));
     await this.process([{ kind: 'notices', queue, first, second: [] }], report);

@@ -8,7 +8,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { redisError, SCRIPT_CODES, scriptError } from '../../errors.js';
 import { queueKeys, type QueueKeys } from '../../redis/queue-keys.js';
 import type { ResolvedQueueOptions } from '../../options.js';
-import { bounded } from '../../redis/bounded.js';
+import { bounded, timeLeft } from '../../redis/bounded.js';
 import { isCluster } from '../../redis/connection.js';
 import { checkRedis } from '../../redis/info.js';
 import { perQueueKeys, scriptShape, type ScriptName } from '../../scripts/assemble.js';
@@ -124,11 +124,14 @@ export class FlowRunner {
     keys: readonly Arg[],
     args: Readonly<ScriptArgs[N]>,
   ): Promise<unknown> {
-    await this.ready();
     const context = `queue ${where}: ${name}`;
+    const since = performance.now();
+    await this.ready();
+    // (One commandTimeoutMs for the start-up check and the call.)
+    const ms = timeLeft(this.options.commandTimeoutMs, since, context);
     let reply: unknown;
     try {
-      reply = await bounded(this.client, this.options.commandTimeoutMs, context, () =>
+      reply = await bounded(this.client, ms, context, () =>
         callScript(this.scripts, name, keys, args),
       );
     } catch (e) {
