@@ -87,9 +87,14 @@ export function checkRateLimit(what: string, r: unknown, problems: string[]): vo
 /** Longest group name, in UTF-8 bytes (a group is named in its keys and in events). */
 export const MAX_GROUP_BYTES = 256;
 
-/** A group name: a non-empty string of at most MAX_GROUP_BYTES bytes. */
+/**
+ * A group name: a non-empty string of at most MAX_GROUP_BYTES bytes (BullMQ Pro's `{ id }`
+ * object is named as such wherever a group is taken: add, addBulk, templates, flow nodes).
+ */
 export function checkGroupName(what: string, v: unknown, problems: string[]): void {
-  if (typeof v !== 'string' || v.length === 0 || Buffer.byteLength(v) > MAX_GROUP_BYTES) {
+  if (typeof v === 'object' && v !== null && 'id' in v) {
+    problems.push(`${what} must be a string (BullMQ Pro's group: { id } is group: id here)`);
+  } else if (typeof v !== 'string' || v.length === 0 || Buffer.byteLength(v) > MAX_GROUP_BYTES) {
     const got = typeof v === 'string' ? `${Buffer.byteLength(v)} bytes` : JSON.stringify(v);
     problems.push(
       `${what} must be a non-empty string of at most ${MAX_GROUP_BYTES} bytes, got ${got}`,

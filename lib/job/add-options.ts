@@ -143,11 +143,11 @@ function bullmqAddShape(data: unknown, opts: object): string | undefined {
   if (typeof data !== 'string') return undefined;
   const keys = Object.keys(opts);
   if (keys.every((k) => ADD_OPTION_KEYS.has(k) || BULLMQ_HINTS[k] !== undefined)) return undefined;
-  const name = JSON.stringify(data.length > 40 ? `${data.slice(0, 40)}…` : data);
+  // (The string is not shown: here it is the job's data, which no message shows.)
   const given = `{ ${keys.slice(0, 3).join(', ')}${keys.length > 3 ? ', …' : ''} }`;
   return (
-    `add(${name}, ${given}) reads as BullMQ's add(name, data): add takes (data, opts?) here — ` +
-    `a job named ${name} is add(${given}, { name: ${name} })`
+    `add(<a string>, ${given}) reads as BullMQ's add(name, data): add takes (data, opts?) here — ` +
+    `a named job is add(${given}, { name })`
   );
 }
 
@@ -180,15 +180,7 @@ export function prepareAdd(
   if (shape !== undefined) problems.push(shape);
   const { id, name, priority = 5, delayMs, runAt, maxAttempts, backoff, dedupe, group } = opts;
   const window = checkDedupe(dedupe, id, at, problems);
-  if (group !== undefined) {
-    if (typeof group === 'object' && group !== null && 'id' in group) {
-      problems.push(`${at}group must be a string (BullMQ Pro's group: { id } is group: id here)`);
-    } else {
-      const found: string[] = [];
-      checkGroupName(`${at}group`, group, found);
-      found.forEach((p) => problems.push(p));
-    }
-  }
+  if (group !== undefined) checkGroupName(`${at}group`, group, problems.list);
   if (id !== undefined) {
     if (typeof id !== 'string' || id.length === 0 || id.length > 256) {
       problems.push(`${at}id must be a string of 1-256 characters`);

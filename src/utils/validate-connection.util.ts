@@ -13,7 +13,7 @@ export function connectionProblems(c: unknown, problems: string[], path = 'conne
     return;
   }
   if (!isObject(c)) {
-    problems.push(msg.connectionNotObject(path, msg.show(c)));
+    problems.push(msg.connectionNotObject(path, seen(c)));
     return;
   }
   const given = CONNECTION_KINDS.filter((k) => c[k] !== undefined);
@@ -44,12 +44,11 @@ export function connectionProblems(c: unknown, problems: string[], path = 'conne
       }
     }
     if (!ok) {
-      const got = typeof c.url === 'string' ? JSON.stringify(redactUrl(c.url)) : msg.show(c.url);
-      problems.push(msg.badUrl(path, got));
+      problems.push(msg.badUrl(path, seen(c.url)));
     }
   }
   if (c.redis !== undefined && !isObject(c.redis)) {
-    problems.push(msg.badRedisOptions(path, msg.show(c.redis)));
+    problems.push(msg.badRedisOptions(path, seen(c.redis)));
   } else if (c.redis?.sentinels !== undefined || c.redis?.name !== undefined) {
     sentinelProblems(c.redis, `${path}.redis`, problems);
   }
@@ -70,7 +69,7 @@ export function connectionProblems(c: unknown, problems: string[], path = 'conne
     } else {
       const { nodes, options } = c.cluster;
       if (!Array.isArray(nodes) || nodes.length === 0) {
-        problems.push(msg.badClusterNodes(path, msg.show(nodes)));
+        problems.push(msg.badClusterNodes(path, seen(nodes)));
       }
       if (options !== undefined && !isObject(options)) {
         problems.push(msg.badClusterOptions(path));
@@ -84,7 +83,7 @@ export function connectionProblems(c: unknown, problems: string[], path = 'conne
 function sentinelProblems(o: Bag, path: string, problems: string[]): void {
   const { sentinels, name, role } = o;
   if (!Array.isArray(sentinels) || sentinels.length === 0) {
-    problems.push(msg.badSentinels(path, msg.show(sentinels)));
+    problems.push(msg.badSentinels(path, seen(sentinels)));
   } else {
     sentinels.forEach((s: unknown, i) => {
       const ok =
@@ -92,16 +91,33 @@ function sentinelProblems(o: Bag, path: string, problems: string[]): void {
         (s.host === undefined || (typeof s.host === 'string' && s.host !== '')) &&
         (s.port === undefined ||
           (typeof s.port === 'number' && Number.isInteger(s.port) && s.port > 0 && s.port < 65536));
-      if (!ok) problems.push(msg.badSentinel(path, i, msg.show(s)));
+      if (!ok) problems.push(msg.badSentinel(path, i, seen(s)));
     });
   }
-  if (typeof name !== 'string' || name === '')
-    problems.push(msg.badSentinelName(path, msg.show(name)));
-  if (role !== undefined && role !== 'master')
-    problems.push(msg.badSentinelRole(path, msg.show(role)));
+  if (typeof name !== 'string' || name === '') problems.push(msg.badSentinelName(path, seen(name)));
+  if (role !== undefined && role !== 'master') problems.push(msg.badSentinelRole(path, seen(role)));
 }
 
 /** The URL with its password (if any) masked, for error messages that get logged. */
 function redactUrl(url: string): string {
   return url.replace(/^([^/]*\/\/[^/@:]*:)[^@/]*@/, '$1***@');
+}
+
+/** Keys whose values a message never shows (ioredis' password, sentinelPassword, …). */
+const SECRET_KEY = /pass|secret|token|auth|cred/i;
+
+/**
+ * What was given, for a message, without a secret in it (docs/reliability-and-security.md: no
+ * passwords in error messages): URLs' passwords and secret-named fields masked, at any depth.
+ */
+export function seen(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(redactUrl(v));
+  if (typeof v !== 'object' || v === null) return msg.show(v);
+  try {
+    const masked = (k: string, x: unknown): unknown =>
+      SECRET_KEY.test(k) ? '***' : typeof x === 'string' ? redactUrl(x) : x;
+    return JSON.stringify(v, masked) ?? 'an object';
+  } catch {
+    return 'an object'; // (a cycle, a BigInt)
+  }
 }

@@ -21,7 +21,7 @@ import type {
 } from '../interfaces/work-queue-module-options.interface.js';
 import * as msg from '../work-queue.messages.js';
 import { scheduleProblems } from './validate-schedules.util.js';
-import { connectionProblems } from './validate-connection.util.js';
+import { connectionProblems, seen } from './validate-connection.util.js';
 import { isObject, unknownKeys, type Bag } from './validate-bag.util.js';
 
 // Records (not arrays) so that the compiler notices an option added to the interfaces.
@@ -78,15 +78,17 @@ export function moduleOptionProblems(options: unknown): string[] {
   const problems: string[] = [];
   if (!isObject(options)) {
     // BullMQ's forRoot(configKey, options): a named connection is connections: { [key] } here.
-    const named = typeof options === 'string' ? msg.namedForRoot(options) : '';
-    return [msg.optionsNotObject(msg.show(options)) + named];
+    // (Not for a URL: its password would be shown.)
+    const named =
+      typeof options === 'string' && !options.includes('//') ? msg.namedForRoot(options) : '';
+    return [msg.optionsNotObject(seen(options)) + named];
   }
   unknownKeys(options, MODULE_KEYS, '', problems);
   connectionProblems(options.connection, problems);
   const named = options.connections;
   if (named !== undefined) {
     if (!isObject(named)) {
-      problems.push(msg.badConnections(msg.show(named)));
+      problems.push(msg.badConnections(seen(named)));
     } else {
       for (const [key, c] of Object.entries(named)) {
         if (!CONFIG_KEY.test(key)) problems.push(msg.badConnectionName(key));

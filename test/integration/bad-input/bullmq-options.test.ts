@@ -195,11 +195,12 @@ it("BullMQ's two-argument add(name, data) whose data has keys of no option of ou
   expect(await problems(() => q.add('render', { reportId: 1, page: 2 } as never))).toEqual([
     expect.stringMatching(/^unknown option "reportId"; known: id, name, /),
     expect.stringMatching(/^unknown option "page"; known: id, name, /),
-    `add("render", { reportId, page }) reads as BullMQ's add(name, data): add takes (data, opts?) here — a job named "render" is add({ reportId, page }, { name: "render" })`,
+    // (The string is not shown: it is the job's data here, and no message shows data.)
+    `add(<a string>, { reportId, page }) reads as BullMQ's add(name, data): add takes (data, opts?) here — a named job is add({ reportId, page }, { name })`,
   ]);
   expect(await problems(() => q.add('render', { name: 'r', reportId: 1 } as never))).toEqual([
     known,
-    expect.stringMatching(/^add\("render", \{ name, reportId \}\) reads as BullMQ's add/),
+    expect.stringMatching(/^add\(<a string>, \{ name, reportId \}\) reads as BullMQ's add/),
   ]);
   // Our order with BullMQ's option names: their own hints, no word of the argument order.
   expect(await problems(() => q.add('report', { jobId: 'j', delay: 5 } as never))).toEqual([

@@ -20,13 +20,18 @@ describe('flow nodes with a group', () => {
         queue: 'gf-bad',
         data: 'p',
         group: '' as string,
-        children: [{ queue: 'gf-bad', data: 1, group: 'x'.repeat(257) }],
+        children: [
+          { queue: 'gf-bad', data: 1, group: 'x'.repeat(257) },
+          // BullMQ Pro's shape, named as such (as add() names it)
+          { queue: 'gf-bad', data: 2, group: { id: 'x' } as unknown as string },
+        ],
       }),
     );
     expect(e).toBeInstanceOf(WorkQueueError);
     expect((e as WorkQueueError).problems).toEqual([
       'group must be a non-empty string of at most 256 bytes, got 0 bytes',
       'children[0].group must be a non-empty string of at most 256 bytes, got 257 bytes',
+      "children[1].group must be a string (BullMQ Pro's group: { id } is group: id here)",
     ]);
     expect(await fx.queue('gf-bad').counts()).toMatchObject({ pending: 0, waitingChildren: 0 });
   });
