@@ -49,10 +49,19 @@ local function flow_apply(pseq, cq, cseq, outcome, payload, now)
   local entry = rcall('HGET', awaited, key)
   if not entry then
     -- A parent that stopped (dead) keeps the children it still awaited in its key x, counted
-    -- as cancelled: one that ended by itself since (it was running) was not stopped and leaves
-    -- it (its result goes nowhere). One cancelled ('x') stays.
-    if outcome ~= 'x' then
-      rcall('HDEL', flow_pkey('x', pseq), key)
+    -- as cancelled: one that ended by itself since (it was running: not stopped) is counted by
+    -- how it ended instead, its result or error kept with the others' (a parent retried from the
+    -- dead-letter set reads them); it wakes nobody. One cancelled ('x') stays.
+    local stopped = flow_pkey('x', pseq)
+    local was = outcome ~= 'x' and rcall('HGET', stopped, key)
+    if was then
+      rcall('HDEL', stopped, key)
+      local shown = cq .. ':' .. string.sub(was, 2)
+      if outcome == 'c' then
+        rcall('HSET', flow_pkey('r', pseq), shown, payload)
+      elseif string.sub(was, 1, 1) ~= 'r' then
+        rcall('HSET', flow_pkey('f', pseq), shown, payload)
+      end
     end
     return 0
   end

@@ -69,13 +69,13 @@ describe("a child's failure", () => {
     }
   });
 
-  it('a running sibling finishes; its result goes nowhere; the parent ran never', async () => {
+  it('a running sibling finishes: the dead parent counts it completed, not cancelled, and a retried parent reads its result', async () => {
     const flows = fx.producer();
     const tree = await flows.add({
       queue: 'r-parent',
       data: 'p',
       children: [
-        { queue: 'r-slow', data: 1 },
+        { queue: 'r-slow', data: 1, id: 'slow-1' },
         { queue: 'r-bad', data: 2 },
       ],
     });
@@ -96,18 +96,22 @@ describe("a child's failure", () => {
     release();
     const slow = fx.queue('r-slow');
     await waitFor(async () => (await slow.counts()).leased === 0, { what: 'the slow one done' });
-    let parentRan = false;
-    fx.worker('r-parent', () => void (parentRan = true));
+    const ran: Array<Record<string, unknown>> = [];
+    fx.worker('r-parent', async (job) => void ran.push(await job.getChildrenResults()));
     await parents.clean();
-    expect(parentRan).toBe(false);
-    // It counts among the children its death stopped no more, once its notice came.
+    expect(ran).toEqual([]); // a dead parent does not run
+    // Once its notice came, it counts as what it did (completed), no more as stopped.
     await waitFor(async () => (await parents.getJob(tree.job.id))?.children?.cancelled === 0, {
       what: 'the slow one not counted as cancelled',
     });
     expect(await parents.getJob(tree.job.id)).toMatchObject({
       state: 'dead',
-      children: { pending: 0, completed: 0, failed: 1, cancelled: 0 },
+      children: { pending: 0, completed: 1, failed: 1, cancelled: 0 },
     });
+    // Retried from the dead-letter set, the parent reads the result of the child that finished.
+    expect(await parents.retryDead(tree.job.id)).toBe(true);
+    await waitFor(() => ran.length === 1, { what: 'the retried parent to run' });
+    expect(ran[0]).toEqual({ 'r-slow:slow-1': 'late' });
   });
 
   it("propagates up by the failed parent's own policy", async () => {

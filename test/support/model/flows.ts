@@ -175,11 +175,14 @@ export class FlowModel {
     const p = this.parents.get(parent);
     const job = m.jobs.get(parent);
     if (!p || !job || job.state !== 'waiting-children' || !p.awaited.includes(seq)) {
-      // A child its parent's end stopped that ended by itself (it ran on): not one it stopped.
+      // A child its parent's end stopped that ended by itself (it ran on): not one it stopped,
+      // counted by how it ended.
       if (p && outcome !== 'x' && p.stopped.includes(seq)) {
         FlowModel.note('flow: a stopped child ended by itself');
         p.stopped = p.stopped.filter((s) => s !== seq);
         p.counts.cancelled--;
+        if (outcome === 'c') p.counts.completed++;
+        else if (policy !== 'r') p.counts.failed++;
       } else FlowModel.note('flow: notice with nothing to do');
       return false;
     }
