@@ -4,6 +4,7 @@
  * n lines dropped before sending; read by logs_apply in lib/scripts/lib/history.lua).
  */
 import { errorMessage } from '../errors.js';
+import { lineUnits } from '../util/call-share.js';
 import { printable } from '../util/checks.js';
 
 /** Longest line kept, in UTF-8 bytes (a longer one is cut there and ends with '…'). */
@@ -44,6 +45,23 @@ export function addLine(batch: LogBatch, line: string, max: number): void {
     batch.lines.shift();
     batch.dropped += 1;
   }
+}
+
+/**
+ * `batch` split at `budget` units: the first lines that fit (with the count of those dropped
+ * before them) and the rest (undefined: none left); undefined first when none fits.
+ */
+export function splitLogs(
+  batch: LogBatch,
+  budget: number,
+): [LogBatch | undefined, LogBatch | undefined] {
+  const { lines } = batch;
+  let n = 0;
+  for (let units = 0; n < lines.length && (units += lineUnits(lines[n]!)) <= budget;) n++;
+  if (n === lines.length) return [batch, undefined];
+  const rest = { lines: lines.slice(n), dropped: 0 };
+  if (n === 0 && batch.dropped === 0) return [undefined, rest];
+  return [{ lines: lines.slice(0, n), dropped: batch.dropped }, rest];
 }
 
 /** The lines of jobs as one argument ('' when none). */

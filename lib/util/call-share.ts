@@ -27,6 +27,9 @@ export function callShare<X>(
   return end - from;
 }
 
+/** What a log line costs a call, in UTF-16 units (it goes as '<seq>:<bytes>:<line>'). */
+export const lineUnits = (line: string): number => line.length + 24;
+
 /** What a complete carries of its job: its result, when it is sent, and its log lines. */
 export function resultUnits(item: {
   encoded?: string;
@@ -34,8 +37,7 @@ export function resultUnits(item: {
 }): number {
   let n = item.encoded?.length ?? 0;
   const lines = item.logs?.lines;
-  // (A line goes as '<seq>:<bytes>:<line>'.)
-  if (lines) for (const line of lines) n += line.length + 24;
+  if (lines) for (const line of lines) n += lineUnits(line);
   return n;
 }
 

@@ -4,7 +4,7 @@ import { inspect } from 'node:util';
 import { rateLimited } from '../errors.js';
 import { decode, type Raw } from '../job/codec.js';
 import { RAW_DATA, type WithRaw } from '../job/records.js';
-import { addLine, logLine, type LogBatch } from '../job/logs.js';
+import { addLine, logLine, splitLogs, type LogBatch } from '../job/logs.js';
 import type { Job, ParentRef } from '../types/job.js';
 import type { WorkerContext } from './context.js';
 import type { Run } from './parts.js';
@@ -202,9 +202,14 @@ export function releaseData<T>(run: Run<T>): void {
     (run.lease as { data: unknown }).data = undefined;
 }
 
-/** The log lines of `run` not sent yet (taken: the caller sends them). */
-export function takeLogs<T>(run: Run<T>): LogBatch | undefined {
+/**
+ * The log lines of `run` not sent yet (taken: the caller sends them); with a `budget` (units,
+ * see splitLogs), the first that fit it, the rest left for later.
+ */
+export function takeLogs<T>(run: Run<T>, budget = Infinity): LogBatch | undefined {
   const logs = run.logs;
-  if (logs !== undefined) run.logs = undefined;
-  return logs;
+  if (logs === undefined) return undefined;
+  const [taken, rest] = budget === Infinity ? [logs, undefined] : splitLogs(logs, budget);
+  run.logs = rest;
+  return taken;
 }

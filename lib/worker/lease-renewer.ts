@@ -18,6 +18,7 @@ import type { LogBatch } from '../job/logs.js';
 import type { Lease } from '../types/job.js';
 import type { WorkerContext } from './context.js';
 import { takeLogs } from './job.js';
+import { CALL_UNITS, lineUnits } from '../util/call-share.js';
 import type { RenewerPart } from './parts.js';
 
 /**
@@ -189,9 +190,13 @@ export class LeaseRenewer<T, R> implements RenewerPart {
     const logs = new Map<Lease, LogBatch>();
     let settle: (() => void) | undefined;
     let out: Promise<void> | undefined;
+    // At most CALL_UNITS of lines in a renewal (a longer string fails to build; the rest wait
+    // for the next renewal or the outcome).
+    let budget = CALL_UNITS;
     for (const r of running) {
-      const l = takeLogs(r);
+      const l = takeLogs(r, budget);
       if (!l) continue;
+      for (const line of l.lines) budget -= lineUnits(line);
       logs.set(r.lease, l);
       out ??= new Promise<void>((resolve) => (settle = resolve));
       // (After an earlier renewal still out with lines of the run too, if any.)
