@@ -30,11 +30,20 @@ export type WorkQueueErrorCode =
   /** A sandboxed handler's thread or process died (exit, crash, out of memory) running the job. */
   | 'SANDBOX_DIED';
 
+/** Codes of refused input: their `problems` list what was wrong (at least the message). */
+const LISTED: ReadonlySet<string> = new Set([
+  'INVALID_ARGUMENT',
+  'INVALID_OPTIONS',
+  'ENCODE_FAILED',
+  'PAYLOAD_TOO_LARGE',
+]);
+
 export class WorkQueueError extends Error {
   override readonly name = 'WorkQueueError';
   /**
-   * For INVALID_OPTIONS/INVALID_ARGUMENT: every problem found, one per entry (never empty: a
-   * refusal made of its message alone has that message as its one problem).
+   * For refused input (INVALID_OPTIONS, INVALID_ARGUMENT, ENCODE_FAILED, PAYLOAD_TOO_LARGE): every
+   * problem found, one per entry (never empty: a refusal made of its message alone has that
+   * message as its one problem).
    */
   readonly problems: readonly string[];
   constructor(
@@ -44,10 +53,7 @@ export class WorkQueueError extends Error {
     options?: { cause?: unknown },
   ) {
     super(message, options);
-    this.problems =
-      problems.length === 0 && (code === 'INVALID_ARGUMENT' || code === 'INVALID_OPTIONS')
-        ? [message]
-        : problems;
+    this.problems = problems.length === 0 && LISTED.has(code) ? [message] : problems;
   }
 }
 

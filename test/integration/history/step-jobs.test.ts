@@ -95,6 +95,13 @@ describe('step jobs', () => {
     expect(await q.updateLeasedData(lease!, 'b')).toBe(true);
     await expect(q.updateLeasedData(lease!, 'x'.repeat(200))).rejects.toMatchObject({
       code: 'PAYLOAD_TOO_LARGE',
+      // (Refused input lists its problem, as every refusal does.)
+      problems: ['payload is 202 bytes, over maxPayloadBytes 100'],
+    });
+    // A result over the limit too, from complete() by hand (nothing sent).
+    await expect(q.complete(lease!, 'y'.repeat(200))).rejects.toMatchObject({
+      code: 'PAYLOAD_TOO_LARGE',
+      problems: ['result is 202 bytes, over maxPayloadBytes 100'],
     });
     expect((await q.getJob(id))!.data).toBe('b');
     await q.release(lease!);
