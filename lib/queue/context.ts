@@ -86,7 +86,8 @@ export class QueueContext {
       check.then(resolve, reject);
       // A step of the check that times out at this same moment (its first) names itself: its
       // error goes first, this one a turn of the event loop later.
-      bounded(this.client, this.options.commandTimeoutMs, context, () => check).catch(
+      const unsent = 'in its start-up check: nothing of the operation sent';
+      bounded(this.client, this.options.commandTimeoutMs, context, () => check, unsent).catch(
         (e: unknown) => setImmediate(() => reject(e)),
       );
     });

@@ -61,6 +61,8 @@ export function bounded<X>(
   timeoutMs: number,
   context: string,
   send: () => Promise<X>,
+  /** What may still run if it reconnects (the message says): default "the command". */
+  pending = 'the command may still run if it reconnects',
 ): Promise<X> {
   const watch = client.status !== 'ready' ? watchErrors(client) : undefined;
   let call: Promise<X>;
@@ -77,7 +79,7 @@ export function bounded<X>(
     const why = last ? `: ${last}` : '';
     throw new WorkQueueError(
       'REDIS_UNAVAILABLE',
-      `${context}: no reply from Redis within ${timeoutMs} ms (connection ${client.status}; the command may still run if it reconnects)${why}`,
+      `${context}: no reply from Redis within ${timeoutMs} ms (connection ${client.status}; ${pending})${why}`,
     );
   });
   return watch ? answer.finally(() => unwatchErrors(client, watch)) : answer;
@@ -85,13 +87,15 @@ export function bounded<X>(
 
 /**
  * What is left of `timeoutMs` since `since` (performance.now()) for the last step of a bounded
- * operation, in whole ms; none: REDIS_UNAVAILABLE (the step is not sent: no doubt whether it ran).
+ * operation (its start-up check came first), in whole ms. Less than a quarter of it:
+ * REDIS_UNAVAILABLE, the step not sent — sent with so little time, a reply late but on its way
+ * would reject a call that ran (a caller retrying it without a caller id adds twice).
  */
 export function timeLeft(timeoutMs: number, since: number, context: string): number {
-  const left = Math.floor(timeoutMs - (performance.now() - since));
-  if (left > 0) return left;
+  const left = Math.ceil(timeoutMs - (performance.now() - since));
+  if (left >= timeoutMs / 4) return left;
   throw new WorkQueueError(
     'REDIS_UNAVAILABLE',
-    `${context}: no reply from Redis within ${timeoutMs} ms (its start-up check took it all; nothing sent)`,
+    `${context}: Redis answered its start-up check too slowly to send it within ${timeoutMs} ms (nothing sent)`,
   );
 }

@@ -57,6 +57,8 @@ describe('the first operation of a queue object', () => {
     expect(e).toBeInstanceOf(WorkQueueError);
     expect(e).toMatchObject({ code: 'REDIS_UNAVAILABLE' });
     expect((e as Error).message).toMatch(/^queue .+: add: no reply from Redis within 500 ms/);
+    // (Its check unanswered in time: the add itself was not sent, a retry adds it once.)
+    expect((e as Error).message).toContain('in its start-up check: nothing of the operation sent');
     // ready() alone is bounded as well (three of its steps: 600 ms).
     const q2 = new WorkQueue<number>(c2, uniqueName(), {
       logger: false,
@@ -72,6 +74,18 @@ describe('the first operation of a queue object', () => {
     rules.delayMs = 200;
     expect(await q.add(2)).toMatchObject({ added: true });
     expect(await q2.add(2)).toMatchObject({ added: true });
+  });
+
+  it('an operation the check left too little time is not sent (a late reply would reject an add that ran)', async () => {
+    const c = await client();
+    rules.delayMs = 400; // the check 400 ms of 500: 100 ms left, under a quarter
+    const q = new WorkQueue<number>(c, uniqueName(), { logger: false, commandTimeoutMs: 500 });
+    const e = await errorOf(q.add(1));
+    expect(e).toMatchObject({ code: 'REDIS_UNAVAILABLE' });
+    expect((e as Error).message).toContain('(nothing sent)');
+    rules.delayMs = 0;
+    expect((await q.counts()).pending).toBe(0);
+    expect(await q.add(2)).toMatchObject({ id: '1', added: true });
   });
 
   it("a flow add's first call (after the producer's check) is bounded the same way", async () => {
