@@ -163,7 +163,9 @@ export function prepareAdd(
   const before = problems.list.length;
   const opts = given ?? {};
   if (typeof opts !== 'object' || Array.isArray(opts)) {
-    problems.push(`${at}options must be an object, got ${shown(opts)}`);
+    // (A string is not shown: in BullMQ's add(name, data) it is the data.)
+    const got = typeof opts === 'string' ? 'a string' : shown(opts);
+    problems.push(`${at}options must be an object, got ${got}`);
     return undefined;
   }
   let unknown = false;

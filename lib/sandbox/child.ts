@@ -56,8 +56,9 @@ async function init(file: string, setupData: unknown): Promise<void> {
     step = 'setup failed';
     if (problems.length === 0 && typeof setup === 'function') await (setup as Hook)(setupData);
   } catch (e) {
-    // A setup may list its problems itself (a WorkQueueError's `problems`).
-    const listed = e instanceof WorkQueueError && e.problems.length > 0;
+    // A setup may list its problems itself (an INVALID_* WorkQueueError's `problems`).
+    const listed =
+      e instanceof WorkQueueError && e.code.startsWith('INVALID_') && e.problems.length > 0;
     if (listed) problems.push(...e.problems);
     else problems.push(`${file} ${step}: ${errorMessage(e)}`);
   }

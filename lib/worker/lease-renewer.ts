@@ -194,14 +194,13 @@ export class LeaseRenewer<T, R> implements RenewerPart {
     // for the next renewal or the outcome).
     let budget = CALL_UNITS;
     for (const r of running) {
+      // One renewal at a time carries a run's lines: one that failed puts them back first.
+      if (r.linesOut !== undefined) continue;
       const l = takeLogs(r, budget);
       if (!l) continue;
       for (const line of l.lines) budget -= lineUnits(line);
       logs.set(r.lease, l);
-      out ??= new Promise<void>((resolve) => (settle = resolve));
-      // (After an earlier renewal still out with lines of the run too, if any.)
-      const earlier = r.linesOut;
-      r.linesOut = earlier === undefined ? out : Promise.all([earlier, out]).then(() => undefined);
+      r.linesOut = out ??= new Promise<void>((resolve) => (settle = resolve));
     }
     try {
       const ok = await this.ctx.queue.renew(
@@ -243,7 +242,6 @@ export class LeaseRenewer<T, R> implements RenewerPart {
     } finally {
       if (out !== undefined) {
         for (const r of running) if (r.linesOut === out) r.linesOut = undefined;
-        // (A chained one stays: resolved once both are, it only delays its outcome a turn.)
         settle!();
       }
     }

@@ -100,11 +100,12 @@ function sentinelProblems(o: Bag, path: string, problems: string[]): void {
 
 /** The URL with its password (if any) masked, for error messages that get logged. */
 function redactUrl(url: string): string {
-  return url.replace(/^([^/]*\/\/[^/@:]*:)[^@/]*@/, '$1***@');
+  // (Up to the last '@' before the host: a password may hold '@' or '/'.)
+  return url.replace(/^([^/]*\/\/[^/@:]*:).*@(?=[^@]*$)/, '$1***@');
 }
 
 /** Keys whose values a message never shows (ioredis' password, sentinelPassword, …). */
-const SECRET_KEY = /pass|secret|token|auth|cred/i;
+const SECRET_KEY = /pass|secret|token|auth|cred|^key$|pfx|private/i;
 
 /**
  * What was given, for a message, without a secret in it (docs/reliability-and-security.md: no

@@ -29,6 +29,10 @@ describe('no payload or password in an error message', () => {
     const text = `${(e as Error).message}\n${(e as WorkQueueError).problems.join('\n')}`;
     expect(text).toContain("reads as BullMQ's add(name, data)");
     expect(text).not.toContain('4111');
+    // BullMQ's add(name, data) with a string as data: that string is not shown either.
+    const shape = await errorOf(add('email', SECRET));
+    expect((shape as Error).message).toContain('options must be an object, got a string');
+    expect((shape as Error).message).not.toContain('4111');
     // The same in a flow-less addBulk entry is no BullMQ shape: its option problem alone.
     const bulk = await errorOf(q.addBulk([{ data: SECRET, opts: { reportId: 1 } as never }]));
     expect((bulk as Error).message).not.toContain('4111');
@@ -47,6 +51,8 @@ describe('no payload or password in an error message', () => {
       { connection: { sentinels: [{ host: '', port: 0, password: PASSWORD }], name: 'm' } },
       { connection: { sentinels: URL_WITH_PASSWORD, name: 'm' } },
       { connection: { cluster: { nodes: URL_WITH_PASSWORD } } },
+      { connection: `redis://user:${PASSWORD}@x@h:1/0` }, // an '@' in the password
+      { connection: { cluster: { nodes: { port: 1, tls: { key: PASSWORD, pfx: PASSWORD } } } } },
     ];
     for (const options of cases) {
       const problems = moduleOptionProblems(options);

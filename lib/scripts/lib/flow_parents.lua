@@ -51,11 +51,14 @@ local function flow_apply(pseq, cq, cseq, outcome, payload, now)
     -- A parent that stopped (dead) keeps the children it still awaited in its key x, counted
     -- as cancelled: one that ended by itself since (it was running: not stopped) is counted by
     -- how it ended instead, its result or error kept with the others' (a parent retried from the
-    -- dead-letter set reads them); it wakes nobody. One cancelled ('x') stays.
+    -- dead-letter set reads them); it wakes nobody. One cancelled ('x') stays. (Only while the
+    -- parent lies dead: an obliterate detaching it deletes its keys, and must find every one.)
     local stopped = flow_pkey('x', pseq)
     local was = outcome ~= 'x' and rcall('HGET', stopped, key)
     if was then
       rcall('HDEL', stopped, key)
+    end
+    if was and rcall('ZSCORE', K_DEAD, pseq) then
       local shown = cq .. ':' .. string.sub(was, 2)
       if outcome == 'c' then
         rcall('HSET', flow_pkey('r', pseq), shown, payload)
