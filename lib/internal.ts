@@ -11,6 +11,7 @@ export { infos, summarize } from './redis/info.js';
 export { prepareSchedule } from './schedules/spec.js';
 export { sandboxOptionProblems } from './sandbox/options.js';
 export { MAX_TIMER_MS, shown, timerProblem } from './util/checks.js';
+export { redactUrl, shownMasked } from './util/secrets.js';
 export { within } from './util/timeout.js';
 export { heartbeatIntervalProblem } from './worker/options.js';
 export type { WorkerLiveness } from './worker/liveness.js';

@@ -1,5 +1,6 @@
 import { invalidOptions } from './errors.js';
 import { isPosInt, MAX_DELAY_MS, shown, timerProblem } from './util/checks.js';
+import { shownMasked } from './util/secrets.js';
 import { nestedUnknown, unknownOptionProblems } from './util/unknown-options.js';
 import type {
   BackoffOptions,
@@ -189,7 +190,7 @@ export function clientProblems(client: unknown): string[] {
     typeof client === 'object' && client !== null && 'connection' in client
       ? ": BullMQ's { connection } is given as an ioredis client here (new Redis(connection))"
       : '';
-  return [`client must be an ioredis Redis or Cluster, got ${shown(client)}${bullmq}`];
+  return [`client must be an ioredis Redis or Cluster, got ${shownMasked(client)}${bullmq}`];
 }
 
 /** `o` checked (every problem at once, after `known`: the client's) with the defaults filled in. */
@@ -201,7 +202,7 @@ export function resolveQueueOptions(
   const problems: string[] = [...known];
   checkName('queue name', name, problems);
   if (typeof o !== 'object' || o === null)
-    problems.push(`options must be an object, got ${shown(o)}`);
+    problems.push(`options must be an object, got ${shownMasked(o)}`);
   else problems.push(...unknownOptionProblems(o, QUEUE_OPTION_KEYS), ...queueOptionProblems(o));
   if (problems.length > 0) {
     throw invalidOptions(`invalid options for queue ${JSON.stringify(name)}`, problems);

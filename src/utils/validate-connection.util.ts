@@ -1,5 +1,6 @@
 // Validation of the module's `connection` option (url / redis / client / cluster / Sentinel):
 // every problem found, one string each (the texts are in work-queue.messages.ts).
+import { shownMasked } from '../../lib/internal.js';
 import * as msg from '../work-queue.messages.js';
 import { isObject, unknownKeys, type Bag } from './validate-bag.util.js';
 
@@ -13,7 +14,7 @@ export function connectionProblems(c: unknown, problems: string[], path = 'conne
     return;
   }
   if (!isObject(c)) {
-    problems.push(msg.connectionNotObject(path, seen(c)));
+    problems.push(msg.connectionNotObject(path, shownMasked(c)));
     return;
   }
   const given = CONNECTION_KINDS.filter((k) => c[k] !== undefined);
@@ -44,11 +45,11 @@ export function connectionProblems(c: unknown, problems: string[], path = 'conne
       }
     }
     if (!ok) {
-      problems.push(msg.badUrl(path, seen(c.url)));
+      problems.push(msg.badUrl(path, shownMasked(c.url)));
     }
   }
   if (c.redis !== undefined && !isObject(c.redis)) {
-    problems.push(msg.badRedisOptions(path, seen(c.redis)));
+    problems.push(msg.badRedisOptions(path, shownMasked(c.redis)));
   } else if (c.redis?.sentinels !== undefined || c.redis?.name !== undefined) {
     sentinelProblems(c.redis, `${path}.redis`, problems);
   }
@@ -69,7 +70,7 @@ export function connectionProblems(c: unknown, problems: string[], path = 'conne
     } else {
       const { nodes, options } = c.cluster;
       if (!Array.isArray(nodes) || nodes.length === 0) {
-        problems.push(msg.badClusterNodes(path, seen(nodes)));
+        problems.push(msg.badClusterNodes(path, shownMasked(nodes)));
       }
       if (options !== undefined && !isObject(options)) {
         problems.push(msg.badClusterOptions(path));
@@ -83,7 +84,7 @@ export function connectionProblems(c: unknown, problems: string[], path = 'conne
 function sentinelProblems(o: Bag, path: string, problems: string[]): void {
   const { sentinels, name, role } = o;
   if (!Array.isArray(sentinels) || sentinels.length === 0) {
-    problems.push(msg.badSentinels(path, seen(sentinels)));
+    problems.push(msg.badSentinels(path, shownMasked(sentinels)));
   } else {
     sentinels.forEach((s: unknown, i) => {
       const ok =
@@ -91,34 +92,11 @@ function sentinelProblems(o: Bag, path: string, problems: string[]): void {
         (s.host === undefined || (typeof s.host === 'string' && s.host !== '')) &&
         (s.port === undefined ||
           (typeof s.port === 'number' && Number.isInteger(s.port) && s.port > 0 && s.port < 65536));
-      if (!ok) problems.push(msg.badSentinel(path, i, seen(s)));
+      if (!ok) problems.push(msg.badSentinel(path, i, shownMasked(s)));
     });
   }
-  if (typeof name !== 'string' || name === '') problems.push(msg.badSentinelName(path, seen(name)));
-  if (role !== undefined && role !== 'master') problems.push(msg.badSentinelRole(path, seen(role)));
-}
-
-/** The URL with its password (if any) masked, for error messages that get logged. */
-function redactUrl(url: string): string {
-  // (Up to the last '@' before the host: a password may hold '@' or '/'.)
-  return url.replace(/^([^/]*\/\/[^/@:]*:).*@(?=[^@]*$)/, '$1***@');
-}
-
-/** Keys whose values a message never shows (ioredis' password, sentinelPassword, …). */
-const SECRET_KEY = /pass|secret|token|auth|cred|^key$|pfx|private/i;
-
-/**
- * What was given, for a message, without a secret in it (docs/reliability-and-security.md: no
- * passwords in error messages): URLs' passwords and secret-named fields masked, at any depth.
- */
-export function seen(v: unknown): string {
-  if (typeof v === 'string') return JSON.stringify(redactUrl(v));
-  if (typeof v !== 'object' || v === null) return msg.show(v);
-  try {
-    const masked = (k: string, x: unknown): unknown =>
-      SECRET_KEY.test(k) ? '***' : typeof x === 'string' ? redactUrl(x) : x;
-    return JSON.stringify(v, masked) ?? 'an object';
-  } catch {
-    return 'an object'; // (a cycle, a BigInt)
-  }
+  if (typeof name !== 'string' || name === '')
+    problems.push(msg.badSentinelName(path, shownMasked(name)));
+  if (role !== undefined && role !== 'master')
+    problems.push(msg.badSentinelRole(path, shownMasked(role)));
 }

@@ -2,6 +2,7 @@
 // one string each (the texts are in work-queue.messages.ts).
 import {
   queueOptionProblems,
+  shownMasked,
   workerOptionProblems,
   type WorkQueueOptions,
 } from '../../lib/internal.js';
@@ -21,7 +22,7 @@ import type {
 } from '../interfaces/work-queue-module-options.interface.js';
 import * as msg from '../work-queue.messages.js';
 import { scheduleProblems } from './validate-schedules.util.js';
-import { connectionProblems, seen } from './validate-connection.util.js';
+import { connectionProblems } from './validate-connection.util.js';
 import { isObject, unknownKeys, type Bag } from './validate-bag.util.js';
 
 // Records (not arrays) so that the compiler notices an option added to the interfaces.
@@ -81,14 +82,14 @@ export function moduleOptionProblems(options: unknown): string[] {
     // (Not for a URL: its password would be shown.)
     const named =
       typeof options === 'string' && !options.includes('//') ? msg.namedForRoot(options) : '';
-    return [msg.optionsNotObject(seen(options)) + named];
+    return [msg.optionsNotObject(shownMasked(options)) + named];
   }
   unknownKeys(options, MODULE_KEYS, '', problems);
   connectionProblems(options.connection, problems);
   const named = options.connections;
   if (named !== undefined) {
     if (!isObject(named)) {
-      problems.push(msg.badConnections(seen(named)));
+      problems.push(msg.badConnections(shownMasked(named)));
     } else {
       for (const [key, c] of Object.entries(named)) {
         if (!CONFIG_KEY.test(key)) problems.push(msg.badConnectionName(key));

@@ -38,6 +38,29 @@ describe('no payload or password in an error message', () => {
     expect((bulk as Error).message).not.toContain('4111');
   });
 
+  it("core: a client or options of the wrong shape (a URL, BullMQ's { connection }) are shown masked", () => {
+    const given: Array<[unknown, unknown]> = [
+      [URL_WITH_PASSWORD, {}], // a URL where the ioredis client goes
+      [{ connection: { host: 'h', password: PASSWORD } }, {}], // BullMQ's options as the client
+      [{ host: 'h', port: 1, password: PASSWORD }, {}], // ioredis options, not a client
+      [offline, URL_WITH_PASSWORD], // a URL as the queue's options
+    ];
+    for (const [c, options] of given) {
+      const e = (() => {
+        try {
+          new WorkQueue(c as Redis, 'refusals', options as never);
+        } catch (x) {
+          return x;
+        }
+        throw new Error('expected a refusal');
+      })();
+      expect(e).toBeInstanceOf(WorkQueueError);
+      const text = `${(e as Error).message}\n${(e as WorkQueueError).problems.join('\n')}`;
+      expect(text).toMatch(/client must be|options must be/);
+      expect(text).not.toContain(PASSWORD);
+    }
+  });
+
   it('module options: a connection of the wrong shape is described with its passwords masked', () => {
     const cases: unknown[] = [
       URL_WITH_PASSWORD, // forRoot(url)

@@ -119,16 +119,8 @@ export function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boo
   });
 }
 
-/** The URL with any password replaced by `***`, for logs. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return url;
-  }
-}
+/** The URL with any password replaced by `***`, for logs (lib's). */
+export { redactUrl } from '../../../lib/internal.js';
 
 export function firstLine(text: string): string {
   return text.split('\n', 1)[0] ?? text;
